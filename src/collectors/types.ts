@@ -1,0 +1,50 @@
+/**
+ * The collector interface: `{ name, defaultInterval, families, role, collect(ctx) }`.
+ * A collector knows nothing of fastify, the scheduler or the renderer. It fetches through `ctx.client`,
+ * maps payloads with pure functions, and adds samples to `ctx.out`.
+ */
+import type { Logger } from 'pino';
+import type { CollectorName } from '../config/schema.js';
+import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
+import type { CouchbaseClient } from '../couchbase/client.js';
+import type { FamilyDef, SampleSet } from '../metrics/family.js';
+
+export interface CollectContext<N extends CollectorName = CollectorName> {
+  readonly cluster: ClusterConfig;
+  readonly options: ResolvedCollectorOptions<N>;
+  /** Scoped to this poll: carries its abort signal and records each request for `cbwatch check`. */
+  readonly client: CouchbaseClient;
+  readonly signal: AbortSignal;
+  readonly log: Logger;
+  /** Wall clock, epoch ms (injectable for tests). */
+  readonly now: () => number;
+  readonly out: SampleSet;
+  /** Survives between polls of this (cluster, collector): last sample timestamps, cancelled query ids… */
+  readonly state: Map<string, unknown>;
+  /** Per cluster, shared between collectors: one fetch serves several (e.g. the tasks list). */
+  readonly shared: SharedCache;
+  /** Count an item that was skipped because it did not parse or made no sense (logged at debug by the caller). */
+  skipped(reason: string, detail?: string): void;
+  /** This collector does not apply to the cluster (e.g. no Search service): success, no series. */
+  notApplicable(reason: string): void;
+}
+
+export interface SharedCache {
+  /**
+   * Single-flight memo per key: concurrent callers share one promise; a result is reused for `maxAgeMs`.
+   * Failures are not cached.
+   */
+  get<T>(key: string, maxAgeMs: number, load: () => Promise<T>): Promise<T>;
+}
+
+export interface Collector<N extends CollectorName = CollectorName> {
+  readonly name: N;
+  /** ms */
+  readonly defaultInterval: number;
+  readonly families: readonly FamilyDef[];
+  /** The least Couchbase RBAC role that lets this collector read everything it needs. */
+  readonly role: string;
+  /** One line for docs and the landing page. */
+  readonly description: string;
+  collect(ctx: CollectContext<N>): Promise<void>;
+}

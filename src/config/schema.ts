@@ -1,0 +1,153 @@
+/**
+ * The configuration file's schema (YAML), validated once with strict objects: an unknown key is an error
+ * that names its path. Durations are written `30s`, `5m`; sizes `64MiB`. Secrets come only from files or
+ * environment variables, never from the file itself.
+ */
+import { z } from 'zod';
+import { parseDuration, parseSize } from './units.js';
+
+/** A duration string (or a number of seconds) as milliseconds. */
+export const duration = (min = 0) =>
+  z.union([z.string(), z.number()]).transform((v, ctx) => {
+    const ms = typeof v === 'number' ? Math.round(v * 1000) : parseDuration(v);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: `invalid duration ${JSON.stringify(v)} (use e.g. 30s, 5m, 1h)` });
+      return z.NEVER;
+    }
+    if (ms < min) {
+      ctx.addIssue({ code: 'custom', message: `duration ${JSON.stringify(v)} is below the minimum of ${min}ms` });
+      return z.NEVER;
+    }
+    return ms;
+  });
+
+export const size = () =>
+  z.union([z.string(), z.number().int().positive()]).transform((v, ctx) => {
+    const n = typeof v === 'number' ? v : parseSize(v);
+    if (n === undefined || n <= 0) {
+      ctx.addIssue({ code: 'custom', message: `invalid size ${JSON.stringify(v)} (use e.g. 1048576, 64MiB)` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+
+/** Options every collector has. */
+const base = {
+  enabled: z.boolean().default(true),
+  interval: duration(1000).optional(),
+  /** Deadline of one poll; default: the interval. */
+  timeout: duration(100).optional(),
+};
+
+export const collectorSchemas = {
+  buckets: z.strictObject({ ...base }),
+  bucket_stats: z.strictObject({
+    ...base,
+    per_node: z.boolean().default(false),
+    /** Top N hot keys per bucket; 0 turns the family off (default). */
+    hot_keys: z.number().int().min(0).max(100).default(0),
+  }),
+  xdcr: z.strictObject({ ...base }),
+  nodes: z.strictObject({ ...base }),
+  tasks: z.strictObject({ ...base }),
+  autofailover: z.strictObject({ ...base }),
+  certificates: z.strictObject({ ...base }),
+  security: z.strictObject({ ...base }),
+  collections: z.strictObject({ ...base }),
+  search: z.strictObject({
+    ...base,
+    slow_query_threshold: duration().default(10_000),
+    /** Extra per-index views (GET /api/query/index/{name}). */
+    indexes: z.array(z.string().min(1)).default([]),
+    cancel: z
+      .strictObject({
+        enabled: z.boolean().default(false),
+        longer_than: duration(1000).default(300_000),
+        indexes: z.array(z.string().min(1)).default([]),
+        dry_run: z.boolean().default(true),
+        log_query_text: z.boolean().default(false),
+      })
+      .default({ enabled: false, longer_than: 300_000, indexes: [], dry_run: true, log_query_text: false }),
+  }),
+  backup: z.strictObject({ ...base }),
+} as const;
+
+export type CollectorName = keyof typeof collectorSchemas;
+export const COLLECTOR_NAMES = Object.keys(collectorSchemas) as CollectorName[];
+export type CollectorOptions<N extends CollectorName = CollectorName> = z.output<(typeof collectorSchemas)[N]>;
+
+const collectorsSchema = z
+  .strictObject(
+    Object.fromEntries(COLLECTOR_NAMES.map((n) => [n, collectorSchemas[n].optional()])) as {
+      [K in CollectorName]: z.ZodOptional<(typeof collectorSchemas)[K]>;
+    },
+  )
+  .default({});
+
+const tlsSchema = z
+  .strictObject({
+    ca_file: z.string().min(1).optional(),
+    cert_file: z.string().min(1).optional(),
+    key_file: z.string().min(1).optional(),
+    insecure_skip_verify: z.boolean().default(false),
+  })
+  .refine((t) => (t.cert_file === undefined) === (t.key_file === undefined), {
+    message: 'cert_file and key_file go together',
+  });
+
+export const clusterSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .min(1)
+      .regex(/^[\w.\-:]+$/, 'may hold letters, digits, _ . - : only')
+      .optional(),
+    url: httpUrl,
+    username: z.string().min(1).optional(),
+    password_file: z.string().min(1).optional(),
+    password_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
+    tls: tlsSchema.optional(),
+    search_url: httpUrl.optional(),
+    backup_url: httpUrl.optional(),
+    /** Requests in flight to this cluster at once, over all collectors. */
+    concurrency: z.number().int().min(1).max(256).default(8),
+    connect_timeout: duration(100).default(5000),
+    /** Time to the response headers, and again between body chunks. */
+    request_timeout: duration(100).default(10_000),
+    max_response_bytes: size().default(64 * 1024 * 1024),
+    collectors: collectorsSchema,
+  })
+  .refine((c) => !(c.password_file && c.password_env), {
+    message: 'set password_file or password_env, not both',
+    path: ['password_file'],
+  })
+  .refine((c) => !c.url.includes('@'), { message: 'credentials do not belong in the URL', path: ['url'] });
+
+export const webhookSchema = z
+  .strictObject({
+    enabled: z.boolean().default(false),
+    token_file: z.string().min(1).optional(),
+    token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+    databases: z.array(z.string().regex(/^[a-z0-9][a-z0-9_$()+\-/]*$/, 'not a Sync Gateway database name')).default([]),
+    max_body_bytes: size().default(1024 * 1024),
+    /** Top-level document field whose value is counted per document type (e.g. `type`). */
+    type_field: z.string().min(1).optional(),
+    max_types: z.number().int().min(1).max(1000).default(50),
+    /** Requests handled at once; beyond it, 503 and Sync Gateway drops the event. */
+    max_concurrency: z.number().int().min(1).max(10_000).default(64),
+  })
+  .refine((w) => !w.enabled || w.token_file !== undefined || w.token_env !== undefined, {
+    message: 'an enabled webhook receiver needs token_file or token_env',
+    path: ['enabled'],
+  });
+
+export const fileSchema = z.strictObject({
+  clusters: z.array(clusterSchema).default([]),
+  webhooks: z.strictObject({ sync_gateway: webhookSchema.optional() }).default({}),
+});
+
+export type FileConfig = z.output<typeof fileSchema>;
+export type ClusterFileConfig = z.output<typeof clusterSchema>;
+export type WebhookConfig = z.output<typeof webhookSchema>;

@@ -1,0 +1,51 @@
+import type { CollectorName, CollectorOptions, WebhookConfig } from './schema.js';
+
+export type ResolvedCollectorOptions<N extends CollectorName = CollectorName> = CollectorOptions<N> & {
+  /** Poll interval, ms. */
+  interval: number;
+  /** Deadline of one poll, ms. */
+  timeout: number;
+};
+
+export type ResolvedCollectors = { [K in CollectorName]: ResolvedCollectorOptions<K> };
+
+/** One cluster after defaults, environment and flags have been applied and secrets read. */
+export interface ClusterConfig {
+  readonly name: string;
+  /** Management base URL, no trailing slash, no credentials. */
+  readonly url: string;
+  readonly username: string | undefined;
+  /** Read from a file or the environment; never logged. */
+  readonly password: string | undefined;
+  readonly tls: {
+    readonly caFile?: string;
+    readonly certFile?: string;
+    readonly keyFile?: string;
+    readonly insecureSkipVerify: boolean;
+  };
+  readonly searchUrl: string | undefined;
+  readonly backupUrl: string | undefined;
+  readonly concurrency: number;
+  readonly connectTimeout: number;
+  readonly requestTimeout: number;
+  readonly maxResponseBytes: number;
+  readonly collectors: ResolvedCollectors;
+}
+
+export interface SyncGatewayWebhookConfig extends Omit<WebhookConfig, 'token_file' | 'token_env'> {
+  /** The shared secret carried in the handler URL; never logged. */
+  readonly token: string;
+}
+
+export interface WebConfig {
+  readonly listenHost: string;
+  readonly listenPort: number;
+  readonly configFile: string | undefined;
+}
+
+export interface Config {
+  readonly clusters: readonly ClusterConfig[];
+  readonly webhooks: { readonly syncGateway: SyncGatewayWebhookConfig | undefined };
+  readonly web: WebConfig;
+  readonly log: { readonly level: string; readonly format: 'json' | 'logfmt' | 'pretty' };
+}

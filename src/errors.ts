@@ -1,0 +1,119 @@
+/**
+ * One error base class with stable codes. Match on `code`, never on message text.
+ * Messages carry method, URL (credentials stripped) and status, never a secret.
+ */
+export type ErrorCode =
+  | 'CBW_ERR_HTTP'
+  | 'CBW_ERR_TIMEOUT'
+  | 'CBW_ERR_NETWORK'
+  | 'CBW_ERR_AUTH'
+  | 'CBW_ERR_FORBIDDEN'
+  | 'CBW_ERR_NOT_FOUND'
+  | 'CBW_ERR_SCHEMA'
+  | 'CBW_ERR_TOO_LARGE'
+  | 'CBW_ERR_ABORTED'
+  | 'CBW_ERR_CONFIG';
+
+export class CbwError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+export interface RequestDescription {
+  readonly method: string;
+  /** URL with any userinfo removed. */
+  readonly url: string;
+  /** Route template, e.g. `/pools/default/buckets/{bucket}/stats`. */
+  readonly endpoint: string;
+}
+
+/** Base for every failure of a request to Couchbase. */
+export class RequestError extends CbwError {
+  readonly request: RequestDescription;
+  readonly status: number | undefined;
+  constructor(
+    code: ErrorCode,
+    request: RequestDescription,
+    detail: string,
+    status?: number,
+    options?: { cause?: unknown },
+  ) {
+    const st = status === undefined ? '' : ` ${status}`;
+    super(code, `${request.method} ${request.url}:${st} ${detail}`.replace(/:\s+$/, ''), options);
+    this.request = request;
+    this.status = status;
+  }
+}
+
+export class HttpStatusError extends RequestError {
+  constructor(request: RequestDescription, status: number, detail = 'unexpected status', options?: { cause?: unknown }) {
+    const code: ErrorCode = status === 404 ? 'CBW_ERR_NOT_FOUND' : 'CBW_ERR_HTTP';
+    super(code, request, detail, status, options);
+  }
+}
+
+export class AuthError extends RequestError {
+  constructor(request: RequestDescription) {
+    super('CBW_ERR_AUTH', request, 'authentication failed (401): check the username and password', 401);
+  }
+}
+
+export class ForbiddenError extends RequestError {
+  /** The `permissions` array of Couchbase's 403 body: what the user lacks. */
+  readonly permissions: readonly string[];
+  constructor(request: RequestDescription, permissions: readonly string[]) {
+    const which = permissions.length > 0 ? `missing permission ${permissions.join(' or ')}` : 'insufficient privileges';
+    super('CBW_ERR_FORBIDDEN', request, `forbidden (403): ${which}`, 403);
+    this.permissions = permissions;
+  }
+}
+
+export class TimeoutError extends RequestError {
+  constructor(request: RequestDescription, phase: string, options?: { cause?: unknown }) {
+    super('CBW_ERR_TIMEOUT', request, `timed out (${phase})`, undefined, options);
+  }
+}
+
+export class NetworkError extends RequestError {
+  constructor(request: RequestDescription, detail: string, options?: { cause?: unknown }) {
+    super('CBW_ERR_NETWORK', request, `network error: ${detail}`, undefined, options);
+  }
+}
+
+export class AbortedError extends RequestError {
+  constructor(request: RequestDescription, options?: { cause?: unknown }) {
+    super('CBW_ERR_ABORTED', request, 'aborted (poll deadline reached or shutting down)', undefined, options);
+  }
+}
+
+export class TooLargeError extends RequestError {
+  constructor(request: RequestDescription, limit: number) {
+    super('CBW_ERR_TOO_LARGE', request, `response body larger than the ${limit}-byte cap`);
+  }
+}
+
+export class SchemaError extends RequestError {
+  constructor(request: RequestDescription, detail: string, status?: number, options?: { cause?: unknown }) {
+    super('CBW_ERR_SCHEMA', request, `unexpected response: ${detail}`, status, options);
+  }
+}
+
+export class ConfigError extends CbwError {
+  constructor(message: string) {
+    super('CBW_ERR_CONFIG', message);
+  }
+}
+
+export function isCbwError(err: unknown): err is CbwError {
+  return err instanceof CbwError;
+}
+
+/** Short text for logs, the landing page and `cbwatch check`. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

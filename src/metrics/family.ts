@@ -1,0 +1,119 @@
+/**
+ * Metric family definitions and the sample set a collector fills during one poll.
+ * Every family is declared once, statically, by the collector that owns it; the catalog
+ * (src/metrics/catalog.ts) gathers them all and docs/metrics.md is generated from it.
+ */
+export type MetricType = 'gauge' | 'counter';
+
+export interface FamilyDef {
+  readonly name: string;
+  readonly type: MetricType;
+  readonly help: string;
+  /** Base unit, for documentation: seconds, bytes, ratio, timestamp_seconds, count, per_second, info. */
+  readonly unit: string;
+  /** Label names besides `couchbase_cluster`, which every Couchbase series carries. */
+  readonly labels: readonly string[];
+  /** Owning collector name, or `exporter` for self-metrics, or `webhooks`. */
+  readonly collector: string;
+}
+
+const NAME_RE = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+const LABEL_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** Declare a family. Throws on a name that breaks the conventions, so mistakes fail at import time. */
+export function defineFamily(
+  collector: string,
+  name: string,
+  type: MetricType,
+  help: string,
+  labels: readonly string[] = [],
+  unit = '',
+): FamilyDef {
+  if (!NAME_RE.test(name)) throw new Error(`invalid metric name ${name}`);
+  if (type === 'counter' && !name.endsWith('_total')) throw new Error(`counter ${name} must end in _total`);
+  if (type !== 'counter' && name.endsWith('_total')) throw new Error(`non-counter ${name} must not end in _total`);
+  for (const l of labels) {
+    if (!LABEL_RE.test(l) || l === 'cluster' || l === 'type' || l === 'couchbase_cluster' || l.startsWith('__')) {
+      throw new Error(`invalid label ${l} on ${name}`);
+    }
+  }
+  return Object.freeze({ name, type, help, unit, labels: Object.freeze([...labels]), collector });
+}
+
+/** Turn an arbitrary string into a valid metric-name fragment. */
+export function sanitizeName(raw: string): string {
+  let s = raw.replace(/[^a-zA-Z0-9_]/g, '_').replace(/_+/g, '_');
+  if (/^[0-9]/.test(s)) s = `_${s}`;
+  return s;
+}
+
+export type Labels = Readonly<Record<string, string>>;
+
+export interface Sample {
+  readonly labels: Labels;
+  readonly value: number;
+}
+
+export interface FamilySamples {
+  readonly def: FamilyDef;
+  readonly samples: Sample[];
+}
+
+/**
+ * What one poll of one collector produced. `add` skips null, undefined and NaN values (a missing value
+ * emits nothing, never 0), checks label names against the family, and keeps the first of two samples
+ * with the same labels (counted in `duplicates`) so that one odd payload cannot make /metrics invalid.
+ */
+export class SampleSet {
+  private readonly byName = new Map<string, { def: FamilyDef; samples: Sample[]; keys: Set<string> }>();
+  duplicates = 0;
+  private count = 0;
+
+  add(def: FamilyDef, labels: Labels, value: number | null | undefined | boolean): void {
+    if (value === null || value === undefined) return;
+    const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
+    if (typeof v !== 'number' || Number.isNaN(v)) return;
+    let fam = this.byName.get(def.name);
+    if (fam === undefined) {
+      fam = { def, samples: [], keys: new Set() };
+      this.byName.set(def.name, fam);
+    } else if (fam.def !== def && (fam.def.type !== def.type || fam.def.labels.join() !== def.labels.join())) {
+      throw new Error(`family ${def.name} declared twice with different shapes`);
+    }
+    const names = Object.keys(labels);
+    if (names.length !== def.labels.length || def.labels.some((l) => !(l in labels))) {
+      throw new Error(`family ${def.name} expects labels [${def.labels.join(',')}], got [${names.join(',')}]`);
+    }
+    const key = def.labels.map((l) => labels[l]).join('\u0000');
+    if (fam.keys.has(key)) {
+      this.duplicates++;
+      return;
+    }
+    fam.keys.add(key);
+    fam.samples.push({ labels, value: v });
+    this.count++;
+  }
+
+  /** Declare a family present even with no samples (rendered with HELP/TYPE only: nothing). */
+  families(): FamilySamples[] {
+    return [...this.byName.values()].map(({ def, samples }) => ({ def, samples }));
+  }
+
+  get size(): number {
+    return this.count;
+  }
+
+  /** The value of one series, for tests. */
+  get(name: string, labels: Labels = {}): number | undefined {
+    const fam = this.byName.get(name);
+    if (!fam) return undefined;
+    const want = Object.entries(labels);
+    const hit = fam.samples.find((s) => want.every(([k, v]) => s.labels[k] === v));
+    return hit?.value;
+  }
+
+  /** All samples of one family, for tests. */
+  all(name: string): Sample[] {
+    return this.byName.get(name)?.samples ?? [];
+  }
+}
