@@ -3,7 +3,8 @@
  * Every family is declared once, statically, by the collector that owns it; the catalog
  * (src/metrics/catalog.ts) gathers them all and docs/metrics.md is generated from it.
  */
-export type MetricType = 'gauge' | 'counter';
+/** Histograms exist only among the live self-metrics; collectors emit gauges and counters. */
+export type MetricType = 'gauge' | 'counter' | 'histogram';
 
 export interface FamilyDef {
   readonly name: string;
@@ -11,7 +12,10 @@ export interface FamilyDef {
   readonly help: string;
   /** Base unit, for documentation: seconds, bytes, ratio, timestamp_seconds, count, per_second, info. */
   readonly unit: string;
-  /** Label names besides `couchbase_cluster`, which every Couchbase series carries. */
+  /**
+   * Label names. For collector families, besides `couchbase_cluster`, which the renderer adds to every
+   * series of a cluster's snapshot. Self-metric families (`exporter`, `webhooks`) list all their labels.
+   */
   readonly labels: readonly string[];
   /** Owning collector name, or `exporter` for self-metrics, or `webhooks`. */
   readonly collector: string;
@@ -33,7 +37,8 @@ export function defineFamily(
   if (type === 'counter' && !name.endsWith('_total')) throw new Error(`counter ${name} must end in _total`);
   if (type !== 'counter' && name.endsWith('_total')) throw new Error(`non-counter ${name} must not end in _total`);
   for (const l of labels) {
-    if (!LABEL_RE.test(l) || l === 'cluster' || l === 'type' || l === 'couchbase_cluster' || l.startsWith('__')) {
+    const selfFamily = collector === 'exporter' || collector === 'webhooks';
+    if (!LABEL_RE.test(l) || l === 'cluster' || l === 'type' || (l === 'couchbase_cluster' && !selfFamily) || l.startsWith('__')) {
       throw new Error(`invalid label ${l} on ${name}`);
     }
   }

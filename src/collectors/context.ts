@@ -1,0 +1,103 @@
+/** Builds the context of one poll and runs a collector: used by the scheduler, `cbwatch check` and tests. */
+import pino from 'pino';
+import type { Logger } from 'pino';
+import type { CollectorName } from '../config/schema.js';
+import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
+import type { CouchbaseClient, RequestRecord } from '../couchbase/client.js';
+import { SampleSet } from '../metrics/family.js';
+import { createSharedCache } from './shared.js';
+import type { CollectContext, Collector, SharedCache } from './types.js';
+
+export interface PollOutcome {
+  readonly collector: string;
+  readonly ok: boolean;
+  readonly set: SampleSet;
+  readonly error: unknown;
+  readonly durationSeconds: number;
+  readonly requests: RequestRecord[];
+  /** reason → count */
+  readonly skipped: Map<string, number>;
+  readonly notApplicable: string | undefined;
+  readonly finishedAt: number;
+}
+
+export interface PollInput<N extends CollectorName> {
+  readonly collector: Collector<N>;
+  readonly cluster: ClusterConfig;
+  readonly options: ResolvedCollectorOptions<N>;
+  readonly client: CouchbaseClient;
+  readonly state?: Map<string, unknown>;
+  readonly shared?: SharedCache;
+  readonly log?: Logger;
+  readonly now?: () => number;
+  /** Outer signal (shutdown); the poll adds its own deadline of `options.timeout`. */
+  readonly signal?: AbortSignal;
+}
+
+const silent = pino({ level: 'silent' });
+
+export async function runPoll<N extends CollectorName>(input: PollInput<N>): Promise<PollOutcome> {
+  const now = input.now ?? Date.now;
+  const deadline = AbortSignal.timeout(input.options.timeout);
+  const signal = input.signal ? AbortSignal.any([input.signal, deadline]) : deadline;
+  const requests: RequestRecord[] = [];
+  const skipped = new Map<string, number>();
+  let notApplicable: string | undefined;
+  const log = input.log ?? silent;
+  const set = new SampleSet();
+  const ctx: CollectContext<N> = {
+    cluster: input.cluster,
+    options: input.options,
+    client: input.client.scoped({ signal, onRequest: (r) => requests.push(r) }),
+    signal,
+    log,
+    now,
+    out: set,
+    state: input.state ?? new Map(),
+    shared: input.shared ?? createSharedCache(now),
+    skipped(reason, detail) {
+      skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
+      log.debug({ reason, detail }, 'skipped an item');
+    },
+    notApplicable(reason) {
+      notApplicable = reason;
+    },
+  };
+  const started = performance.now();
+  let error: unknown;
+  try {
+    await raceAbort(input.collector.collect(ctx), signal);
+  } catch (err) {
+    error = err;
+  }
+  return {
+    collector: input.collector.name,
+    ok: error === undefined,
+    set,
+    error,
+    durationSeconds: (performance.now() - started) / 1000,
+    requests,
+    skipped,
+    notApplicable,
+    finishedAt: now(),
+  };
+}
+
+/** A collector that ignores its signal still cannot hold the poll past the deadline. */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * The exporter's own metrics. Per-collector status families are derived from the snapshot store at render
+ * time; request counters, histograms and webhook counters are live prom-client metrics in `selfRegistry`.
+ */
+import client from 'prom-client';
+import type { RequestRecord } from '../couchbase/client.js';
+import { defineFamily } from './family.js';
+import type { FamilyDef } from './family.js';
+
+const X = 'exporter';
+
+export const SELF = {
+  up: defineFamily(X, 'couchbase_up', 'gauge', 'Whether the last poll of the cluster reached its REST API (1) or not (0): any collector got a 2xx answer in its latest poll.', ['couchbase_cluster']),
+  buildInfo: defineFamily(X, 'cbwatch_build_info', 'gauge', 'Build information of the running cbwatch, value 1.', ['version', 'revision', 'nodejs_version'], 'info'),
+  collectorSuccess: defineFamily(X, 'cbwatch_collector_success', 'gauge', 'Whether the latest poll of the collector succeeded (1) or failed (0).', ['couchbase_cluster', 'collector']),
+  collectorDuration: defineFamily(X, 'cbwatch_collector_duration_seconds', 'gauge', 'Wall time of the latest poll of the collector.', ['couchbase_cluster', 'collector'], 'seconds'),
+  collectorLastSuccess: defineFamily(X, 'cbwatch_collector_last_success_timestamp_seconds', 'gauge', 'When the collector last finished a poll successfully (absent before its first success).', ['couchbase_cluster', 'collector'], 'timestamp_seconds'),
+  collectorSeries: defineFamily(X, 'cbwatch_collector_series', 'gauge', 'Number of series the collector produced in its latest poll.', ['couchbase_cluster', 'collector']),
+  collectorRequests: defineFamily(X, 'cbwatch_collector_requests', 'gauge', 'Requests the latest poll of the collector made to Couchbase (request planning: tasks, remote clusters, replications x stats).', ['couchbase_cluster', 'collector']),
+  collectorSkipped: defineFamily(X, 'cbwatch_collector_skipped_items', 'gauge', 'Items the latest poll skipped because they did not parse or no longer exist (logged at debug).', ['couchbase_cluster', 'collector', 'reason']),
+  collectorApplicable: defineFamily(X, 'cbwatch_collector_applicable', 'gauge', 'Whether the collector applies to the cluster (0 when e.g. the cluster runs no Search service).', ['couchbase_cluster', 'collector']),
+  httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (or timeout, network, aborted, too_large).', ['couchbase_cluster', 'endpoint', 'code']),
+  httpDuration: defineFamily(X, 'cbwatch_http_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
+} as const;
+
+export const SELF_FAMILIES: readonly FamilyDef[] = Object.values(SELF);
+
+export const selfRegistry = new client.Registry();
+
+/** Bumped on every change of a live self-metric, so the renderer can memoise their text. */
+let liveVersion = 0;
+export function liveSelfVersion(): number {
+  return liveVersion;
+}
+export function touchSelf(): void {
+  liveVersion++;
+}
+
+const httpRequests = new client.Counter({
+  name: SELF.httpRequests.name,
+  help: SELF.httpRequests.help,
+  labelNames: ['couchbase_cluster', 'endpoint', 'code'] as const,
+  registers: [selfRegistry],
+});
+
+const httpDuration = new client.Histogram({
+  name: SELF.httpDuration.name,
+  help: SELF.httpDuration.help,
+  labelNames: ['couchbase_cluster', 'endpoint'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [selfRegistry],
+});
+
+/** The client's `observe` hook. */
+export function observeRequest(cluster: string, rec: RequestRecord): void {
+  httpRequests.inc({ couchbase_cluster: cluster, endpoint: rec.endpoint, code: rec.code });
+  httpDuration.observe({ couchbase_cluster: cluster, endpoint: rec.endpoint }, rec.durationSeconds);
+  touchSelf();
+}
+
+/** Forget every live series of a cluster (tests, reloads). */
+export function resetSelf(): void {
+  selfRegistry.resetMetrics();
+  touchSelf();
+}

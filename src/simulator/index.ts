@@ -1,0 +1,217 @@
+/**
+ * A Couchbase REST simulator built on real captured payloads: used by the tests, the benchmarks and
+ * `cbwatch demo`. Basic auth (401 without it), latency per request, per-route fault injection, a clock that
+ * can run faster than real time, and a cluster model (nodes, buckets) that the area modules answer from.
+ */
+import { createHash } from 'node:crypto';
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { MODULES } from './modules/index.js';
+import type { FaultController, FaultRule, SimBucket, SimContext, SimNode, SimOptions, SimUsers } from './types.js';
+
+export type { SimOptions, SimContext, FaultRule } from './types.js';
+
+export interface Simulator {
+  readonly app: FastifyInstance;
+  readonly ctx: SimContext;
+  /** Listen on 127.0.0.1 (port 0 = ephemeral); resolves to the base URL. */
+  listen(port?: number, host?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_USERS: SimUsers = {
+  admin: { username: 'Administrator', password: 'password' },
+  limited: { username: 'viewer', password: 'viewer-password' },
+};
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** `none`: answer without credentials (like trustedCAs); default: basic auth required. */
+    auth?: 'none';
+  }
+}
+
+function hashRand(key: string): number {
+  const h = createHash('sha1').update(key).digest();
+  return h.readUInt32BE(0) / 2 ** 32;
+}
+
+export function defaultNodes(count: number, rand: (k: string) => number): SimNode[] {
+  const groups = ['Group 1', 'Group 2', 'Group 3'];
+  const nodes: SimNode[] = [];
+  for (let i = 0; i < count; i++) {
+    const services = i === 0 ? ['kv', 'n1ql', 'index', 'fts', 'backup'] : i % 3 === 1 ? ['kv', 'fts'] : ['kv', 'index', 'n1ql'];
+    nodes.push({
+      hostname: `cb${i + 1}.cbsim.local:8091`,
+      uuid: createHash('md5').update(`node-${i}-${rand(`node${i}`)}`).digest('hex'),
+      status: 'healthy',
+      membership: 'active',
+      services,
+      serverGroup: groups[i % groups.length] as string,
+      version: '7.6.5-5706-enterprise',
+      thisNode: i === 0,
+    });
+  }
+  return nodes;
+}
+
+export function defaultBuckets(count: number): SimBucket[] {
+  const names = ['travel-sample', 'beer-sample', 'gamesim-sample', 'orders.eu', 'sessions_%cache'];
+  const buckets: SimBucket[] = [];
+  for (let i = 0; i < count; i++) {
+    buckets.push({
+      name: names[i] ?? `bucket-${String(i).padStart(3, '0')}`,
+      uuid: createHash('md5').update(`bucket-${i}`).digest('hex'),
+      bucketType: i === 3 ? 'ephemeral' : 'membase',
+      ramQuotaBytes: (256 + 128 * (i % 4)) * 1024 * 1024,
+      replicaNumber: 1,
+      flushEnabled: i % 2 === 1,
+      seed: i,
+    });
+  }
+  return buckets;
+}
+
+export function createSimulator(options: SimOptions = {}): Simulator {
+  const seed = options.seed ?? 42;
+  const rand = (key: string): number => hashRand(`${seed}:${key}`);
+  const users: SimUsers = { ...DEFAULT_USERS, ...(options.users ?? {}) };
+  const opts: SimContext['options'] = {
+    scenario: options.scenario ?? 'default',
+    buckets: options.buckets ?? 3,
+    nodes: options.nodes ?? 3,
+    latencyMs: options.latencyMs ?? 0,
+    replications: options.replications ?? 4,
+    statSet: options.statSet ?? 'fixture',
+    speed: options.speed ?? 1,
+    users,
+    knobs: options.knobs ?? {},
+    seed,
+  };
+  const startedAt = Date.now();
+  let listenPort = 0;
+  const rules: FaultRule[] = [];
+  const faults: FaultController = {
+    add: (r) => void rules.push({ ...r }),
+    clear: () => void rules.splice(0, rules.length),
+    get rules() {
+      return rules;
+    },
+  };
+  const areas = new Map<string, unknown>();
+  const ctx: SimContext = {
+    options: opts,
+    now: () => startedAt + (Date.now() - startedAt) * opts.speed,
+    startedAt,
+    nodes: defaultNodes(opts.nodes, rand),
+    buckets: defaultBuckets(opts.buckets),
+    baseUrl: () => (listenPort ? `http://127.0.0.1:${listenPort}` : ''),
+    port: () => listenPort,
+    area<T>(key: string, init: () => T): T {
+      if (!areas.has(key)) areas.set(key, init());
+      return areas.get(key) as T;
+    },
+    userOf(req: FastifyRequest) {
+      const h = req.headers.authorization;
+      if (!h?.startsWith('Basic ')) return undefined;
+      const [u, ...rest] = Buffer.from(h.slice(6), 'base64').toString('utf8').split(':');
+      const p = rest.join(':');
+      if (u === users.admin.username && p === users.admin.password) return 'admin';
+      if (u === users.limited.username && p === users.limited.password) return 'limited';
+      return undefined;
+    },
+    rand,
+    faults,
+  };
+
+  const app = Fastify({ logger: false, forceCloseConnections: true, bodyLimit: 1024 * 1024 });
+  // Couchbase answers form posts; accept them as text so area modules can parse what they need.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  const faultFor = (req: FastifyRequest): FaultRule | undefined => {
+    const route = req.routeOptions.url ?? '';
+    const path = req.url.split('?')[0] ?? '';
+    const i = rules.findIndex((r) => (typeof r.match === 'string' ? r.match === route : r.match.test(path)));
+    if (i < 0) return undefined;
+    const rule = rules[i] as FaultRule;
+    if (rule.times !== undefined) {
+      rule.times--;
+      if (rule.times <= 0) rules.splice(i, 1);
+    }
+    return rule;
+  };
+
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (opts.latencyMs > 0) await new Promise((r) => setTimeout(r, opts.latencyMs));
+    if (req.routeOptions.config.auth !== 'none' && !req.url.startsWith('/_sim/') && ctx.userOf(req) === undefined) {
+      // Couchbase's cluster manager answers 401 with an empty body.
+      return reply.code(401).header('www-authenticate', 'Basic realm="Couchbase Server Admin / REST"').send('');
+    }
+    const fault = faultFor(req);
+    if (!fault) return;
+    switch (fault.kind) {
+      case 'status':
+        return reply.code(fault.status ?? 500).send({ errors: { _: 'simulated failure' } });
+      case 'forbidden':
+        return reply.code(403).send({
+          message: 'Forbidden. User needs the following permissions',
+          permissions: fault.permissions ?? ['cluster.admin.security!read'],
+        });
+      case 'reset':
+        req.raw.socket.destroy();
+        return reply;
+      case 'hang':
+        await new Promise<void>((resolve) => req.raw.socket.once('close', () => resolve()));
+        return reply;
+      default:
+        (req as unknown as { simFault: FaultRule }).simFault = fault;
+    }
+  });
+
+  app.addHook('onSend', async (req, reply, payload) => {
+    const fault = (req as unknown as { simFault?: FaultRule }).simFault;
+    if (!fault) return payload;
+    const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : '';
+    if (fault.kind === 'invalid_json') return '{"this is": not json';
+    if (fault.kind === 'truncated') return text.slice(0, Math.floor(text.length / 2));
+    if (fault.kind === 'oversize') {
+      void reply.header('content-type', 'application/json');
+      return `[${'0,'.repeat(Math.floor((fault.bytes ?? 200 * 1024 * 1024) / 2))}0]`;
+    }
+    return payload;
+  });
+
+  // Test and demo control: inject and clear faults over HTTP (used by out-of-process runs).
+  app.post('/_sim/faults', async (req) => {
+    const body = req.body as FaultRule & { match: string; regex?: boolean };
+    faults.add({ ...body, match: body.regex ? new RegExp(body.match) : body.match });
+    return { ok: true, rules: rules.length };
+  });
+  app.delete('/_sim/faults', async () => {
+    faults.clear();
+    return { ok: true };
+  });
+  app.get('/_sim/state', async () => ({
+    scenario: opts.scenario,
+    now: ctx.now(),
+    nodes: ctx.nodes,
+    buckets: ctx.buckets.map((b) => b.name),
+  }));
+
+  for (const mod of MODULES) mod(app, ctx);
+
+  return {
+    app,
+    ctx,
+    async listen(port = 0, host = '127.0.0.1') {
+      await app.listen({ port, host });
+      const addr = app.server.address();
+      listenPort = typeof addr === 'object' && addr ? addr.port : port;
+      return ctx.baseUrl();
+    },
+    async close() {
+      await app.close();
+    },
+  };
+}
+
