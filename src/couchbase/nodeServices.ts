@@ -1,0 +1,64 @@
+/**
+ * GET /pools/default/nodeServices, shared by every collector that needs the node list or a service's URL
+ * (search, backup, certificates, nodes). Fetched once per cluster per 10 s through the shared cache.
+ */
+import { z } from 'zod';
+import type { CollectContext } from '../collectors/types.js';
+
+export const nodeServicesSchema = z.looseObject({
+  rev: z.number().optional(),
+  nodesExt: z.array(
+    z.looseObject({
+      services: z.record(z.string(), z.number()).default({}),
+      thisNode: z.boolean().optional(),
+      hostname: z.string().optional(),
+      serverGroup: z.string().optional(),
+      alternateAddresses: z
+        .looseObject({
+          external: z.looseObject({ hostname: z.string().optional(), ports: z.record(z.string(), z.number()).optional() }).optional(),
+        })
+        .optional(),
+    }),
+  ),
+  clusterCapabilitiesVer: z.array(z.number()).optional(),
+  clusterCapabilities: z.record(z.string(), z.array(z.string())).optional(),
+});
+
+export type NodeServices = z.output<typeof nodeServicesSchema>;
+export type NodeExt = NodeServices['nodesExt'][number];
+
+export const NODE_SERVICES_ROUTE = '/pools/default/nodeServices';
+
+export function fetchNodeServices(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<NodeServices> {
+  return ctx.shared.get('nodeServices', 10_000, () => ctx.client.getJson(NODE_SERVICES_ROUTE, {}, nodeServicesSchema));
+}
+
+/** Wrap an IPv6 literal in brackets for use in a URL. */
+export function urlHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+/**
+ * The base URL of a service (`fts`/`ftsSSL`, `backupAPI`/`backupAPIHTTPS`) found from nodeServices.
+ * Prefers the node we talk to (its host is the configured URL's host, since nodesExt may omit or give an
+ * internal address for it), then the first node running the service. TLS when the management URL is https.
+ */
+export function serviceUrl(ns: NodeServices, managementUrl: string, plainPort: string, tlsPort: string): string | undefined {
+  const mgmt = new URL(managementUrl);
+  const secure = mgmt.protocol === 'https:';
+  const key = secure ? tlsPort : plainPort;
+  const candidates = [...ns.nodesExt.filter((n) => n.thisNode), ...ns.nodesExt.filter((n) => !n.thisNode)];
+  for (const n of candidates) {
+    const port = n.services[key];
+    if (port === undefined) continue;
+    const host = n.thisNode || !n.hostname ? mgmt.hostname : urlHost(n.hostname);
+    return `${secure ? 'https' : 'http'}://${host}:${port}`;
+  }
+  return undefined;
+}
+
+/** `host:8091`-style names of the cluster's nodes, as Couchbase writes them in stats and certificates. */
+export function nodeNames(ns: NodeServices, managementUrl: string): string[] {
+  const mgmtHost = new URL(managementUrl).hostname;
+  return ns.nodesExt.map((n) => `${urlHost(n.hostname ?? mgmtHost)}:${n.services.mgmt ?? 8091}`);
+}

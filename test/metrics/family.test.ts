@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { SampleSet, defineFamily, sanitizeName } from '../../src/metrics/family.js';
+import { renderSets } from '../../src/metrics/render.js';
+
+const g = defineFamily('buckets', 'couchbase_test_bytes', 'gauge', 'A test family.', ['bucket'], 'bytes');
+const c = defineFamily('buckets', 'couchbase_test_ops_total', 'counter', 'A test counter.', ['bucket']);
+
+describe('defineFamily', () => {
+  it('rejects names that break the conventions', () => {
+    expect(() => defineFamily('x', 'couchbase_ops', 'counter', 'h')).toThrow(/_total/);
+    expect(() => defineFamily('x', 'couchbase_items_total', 'gauge', 'h')).toThrow(/must not end/);
+    expect(() => defineFamily('x', 'couchbase_a', 'gauge', 'h', ['cluster'])).toThrow(/invalid label/);
+    expect(() => defineFamily('x', 'couchbase_a', 'gauge', 'h', ['type'])).toThrow(/invalid label/);
+    expect(() => defineFamily('x', 'bad-name', 'gauge', 'h')).toThrow(/invalid metric name/);
+  });
+  it('sanitises arbitrary stat names', () => {
+    expect(sanitizeName('ep_foo.bar-baz')).toBe('ep_foo_bar_baz');
+    expect(sanitizeName('9lives')).toBe('_9lives');
+  });
+});
+
+describe('SampleSet', () => {
+  it('emits nothing for null, undefined and NaN', () => {
+    const s = new SampleSet();
+    s.add(g, { bucket: 'a' }, null);
+    s.add(g, { bucket: 'b' }, undefined);
+    s.add(g, { bucket: 'c' }, Number.NaN);
+    expect(s.size).toBe(0);
+  });
+  it('keeps the first of duplicate series and counts the rest', () => {
+    const s = new SampleSet();
+    s.add(g, { bucket: 'a' }, 1);
+    s.add(g, { bucket: 'a' }, 2);
+    expect(s.size).toBe(1);
+    expect(s.duplicates).toBe(1);
+    expect(s.get('couchbase_test_bytes', { bucket: 'a' })).toBe(1);
+  });
+  it('refuses labels that do not match the family', () => {
+    const s = new SampleSet();
+    expect(() => s.add(g, { node: 'x' }, 1)).toThrow(/expects labels/);
+  });
+});
+
+describe('renderSets', () => {
+  it('merges clusters into one block per family, sorted by name', async () => {
+    const a = new SampleSet();
+    a.add(g, { bucket: 'x"y' }, 5);
+    a.add(c, { bucket: 'x' }, 7);
+    const b = new SampleSet();
+    b.add(g, { bucket: 'z' }, 1.5);
+    const text = await renderSets([
+      { base: { couchbase_cluster: 'one' }, set: a },
+      { base: { couchbase_cluster: 'two' }, set: b },
+    ]);
+    expect(text).toBe(
+      [
+        '# HELP couchbase_test_bytes A test family.',
+        '# TYPE couchbase_test_bytes gauge',
+        'couchbase_test_bytes{couchbase_cluster="one",bucket="x\\"y"} 5',
+        'couchbase_test_bytes{couchbase_cluster="two",bucket="z"} 1.5',
+        '# HELP couchbase_test_ops_total A test counter.',
+        '# TYPE couchbase_test_ops_total counter',
+        'couchbase_test_ops_total{couchbase_cluster="one",bucket="x"} 7',
+        '',
+      ].join('\n'),
+    );
+  });
+});
