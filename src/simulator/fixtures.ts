@@ -1,11 +1,9 @@
 /** Access to the real captured payloads in test/fixtures/couchbase, which the simulator serves as templates. */
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../paths.js';
 
-const here = dirname(fileURLToPath(import.meta.url));
-/** src/simulator or dist/simulator → the package root. */
-export const PACKAGE_ROOT = join(here, '..', '..');
+export { PACKAGE_ROOT };
 export const FIXTURES_DIR = join(PACKAGE_ROOT, 'test', 'fixtures', 'couchbase');
 
 const cache = new Map<string, unknown>();

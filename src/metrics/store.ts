@@ -1,0 +1,146 @@
+/**
+ * The snapshot store: the latest result of every (cluster, collector), swapped atomically per poll.
+ * A failed poll drops that collector's series — nothing stale is served as fresh — and its status says why.
+ * `version` moves on every change so the renderer can memoise the exposition text.
+ */
+import type { PollOutcome } from '../collectors/context.js';
+import { describeError } from '../errors.js';
+import { SampleSet } from './family.js';
+import type { LabelledSet } from './render.js';
+import { SELF } from './self.js';
+
+export interface CollectorStatus {
+  readonly cluster: string;
+  readonly collector: string;
+  /** Undefined until the first poll finished. */
+  readonly ok: boolean | undefined;
+  readonly lastError: string | undefined;
+  readonly lastDurationSeconds: number | undefined;
+  /** Epoch ms of the last successful poll. */
+  readonly lastSuccessAt: number | undefined;
+  readonly lastPollAt: number | undefined;
+  readonly series: number;
+  readonly requests: number;
+  readonly skipped: ReadonlyMap<string, number>;
+  readonly notApplicable: string | undefined;
+  /** Missing permission named by a 403, for `check` and the landing page. */
+  readonly missingPermissions: readonly string[];
+  /** Whether any request of the last poll got a 2xx answer. */
+  readonly reached: boolean;
+}
+
+function key(cluster: string, collector: string): string {
+  return `${cluster}\u0000${collector}`;
+}
+
+export class SnapshotStore {
+  private readonly sets = new Map<string, SampleSet>();
+  private readonly statuses = new Map<string, CollectorStatus>();
+  private readonly clusterOrder: string[] = [];
+  private v = 0;
+
+  get version(): number {
+    return this.v;
+  }
+
+  /** Announce a (cluster, collector) before its first poll, so status and readiness know about it. */
+  register(cluster: string, collector: string): void {
+    const k = key(cluster, collector);
+    if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
+    if (this.statuses.has(k)) return;
+    this.statuses.set(k, {
+      cluster,
+      collector,
+      ok: undefined,
+      lastError: undefined,
+      lastDurationSeconds: undefined,
+      lastSuccessAt: undefined,
+      lastPollAt: undefined,
+      series: 0,
+      requests: 0,
+      skipped: new Map(),
+      notApplicable: undefined,
+      missingPermissions: [],
+      reached: false,
+    });
+    this.v++;
+  }
+
+  /** Replace the collector's snapshot with the outcome of a poll. */
+  record(cluster: string, outcome: PollOutcome): void {
+    const k = key(cluster, outcome.collector);
+    const prev = this.statuses.get(k);
+    if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
+    if (outcome.ok) this.sets.set(k, outcome.set);
+    else this.sets.delete(k);
+    const perms = outcome.error && typeof outcome.error === 'object' && 'permissions' in outcome.error ? (outcome.error as { permissions: readonly string[] }).permissions : [];
+    this.statuses.set(k, {
+      cluster,
+      collector: outcome.collector,
+      ok: outcome.ok,
+      lastError: outcome.ok ? undefined : describeError(outcome.error),
+      lastDurationSeconds: outcome.durationSeconds,
+      lastSuccessAt: outcome.ok ? outcome.finishedAt : prev?.lastSuccessAt,
+      lastPollAt: outcome.finishedAt,
+      series: outcome.ok ? outcome.set.size : 0,
+      requests: outcome.requests.length,
+      skipped: outcome.skipped,
+      notApplicable: outcome.notApplicable,
+      missingPermissions: perms,
+      reached: outcome.requests.some((r) => r.status !== undefined && r.status >= 200 && r.status < 300),
+    });
+    this.v++;
+  }
+
+  /** Forget everything of a cluster (it left the configuration). */
+  dropCluster(cluster: string): void {
+    for (const k of [...this.sets.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.sets.delete(k);
+    for (const k of [...this.statuses.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.statuses.delete(k);
+    const i = this.clusterOrder.indexOf(cluster);
+    if (i >= 0) this.clusterOrder.splice(i, 1);
+    this.v++;
+  }
+
+  statusList(): CollectorStatus[] {
+    return [...this.statuses.values()];
+  }
+
+  clusters(): readonly string[] {
+    return this.clusterOrder;
+  }
+
+  /** True once every registered collector has finished its first poll, whatever its outcome. */
+  allPolledOnce(): boolean {
+    return [...this.statuses.values()].every((s) => s.ok !== undefined);
+  }
+
+  /** Every cluster's samples plus the derived status families, ready for the renderer. */
+  labelledSets(): LabelledSet[] {
+    const out: LabelledSet[] = [];
+    for (const [k, set] of this.sets) {
+      const cluster = k.slice(0, k.indexOf('\u0000'));
+      out.push({ base: { couchbase_cluster: cluster }, set });
+    }
+    out.push({ base: {}, set: this.statusSet() });
+    return out;
+  }
+
+  private statusSet(): SampleSet {
+    const s = new SampleSet();
+    const up = new Map<string, boolean>();
+    for (const st of this.statuses.values()) {
+      if (st.ok === undefined) continue;
+      const l = { couchbase_cluster: st.cluster, collector: st.collector };
+      s.add(SELF.collectorSuccess, l, st.ok);
+      s.add(SELF.collectorDuration, l, st.lastDurationSeconds);
+      if (st.lastSuccessAt !== undefined) s.add(SELF.collectorLastSuccess, l, st.lastSuccessAt / 1000);
+      s.add(SELF.collectorSeries, l, st.series);
+      s.add(SELF.collectorRequests, l, st.requests);
+      s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
+      for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
+      up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
+    }
+    for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);
+    return s;
+  }
+}

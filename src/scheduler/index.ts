@@ -1,0 +1,171 @@
+/**
+ * The polling loop. Every (cluster, collector) polls at its own interval: the first poll right at start
+ * (with a little jitter so a large configuration does not hit Couchbase in one burst), never overlapping
+ * itself, each bounded by its timeout. A node-cron task ticks every second and starts the jobs that are due.
+ */
+import cron from 'node-cron';
+import type { ScheduledTask } from 'node-cron';
+import type { Logger } from 'pino';
+import { runPoll } from '../collectors/context.js';
+import type { PollOutcome } from '../collectors/context.js';
+import { createSharedCache } from '../collectors/shared.js';
+import type { Collector, SharedCache } from '../collectors/types.js';
+import type { CollectorName } from '../config/schema.js';
+import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
+import type { CouchbaseClient } from '../couchbase/client.js';
+import type { SnapshotStore } from '../metrics/store.js';
+
+export interface SchedulerDeps {
+  readonly clusters: readonly ClusterConfig[];
+  readonly clients: ReadonlyMap<string, CouchbaseClient>;
+  readonly collectors: readonly Collector[];
+  readonly store: SnapshotStore;
+  readonly log: Logger;
+  readonly now?: () => number;
+  /** Upper bound of the first-poll jitter, ms (default: 10% of the interval, at most 1 s). */
+  readonly maxJitterMs?: number;
+}
+
+interface Job {
+  readonly cluster: ClusterConfig;
+  readonly collector: Collector;
+  readonly options: ResolvedCollectorOptions;
+  readonly client: CouchbaseClient;
+  readonly state: Map<string, unknown>;
+  readonly shared: SharedCache;
+  readonly log: Logger;
+  nextAt: number;
+  running: Promise<void> | undefined;
+  lastErrorText: string | undefined;
+  warnedPermissions: boolean;
+}
+
+export class Scheduler {
+  private readonly jobs: Job[] = [];
+  private ticker: ScheduledTask | undefined;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly stopping = new AbortController();
+  private readonly now: () => number;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.now = deps.now ?? Date.now;
+    for (const cluster of deps.clusters) {
+      const client = deps.clients.get(cluster.name);
+      if (!client) throw new Error(`no client for cluster ${cluster.name}`);
+      const shared = createSharedCache(this.now);
+      for (const collector of deps.collectors) {
+        const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
+        if (!options.enabled) continue;
+        deps.store.register(cluster.name, collector.name);
+        this.jobs.push({
+          cluster,
+          collector,
+          options,
+          client,
+          state: new Map(),
+          shared,
+          log: deps.log.child({ couchbase_cluster: cluster.name, collector: collector.name }),
+          nextAt: 0,
+          running: undefined,
+          lastErrorText: undefined,
+          warnedPermissions: false,
+        });
+      }
+    }
+  }
+
+  get jobCount(): number {
+    return this.jobs.length;
+  }
+
+  start(): void {
+    const t0 = this.now();
+    for (const job of this.jobs) {
+      const jitter = Math.floor(Math.random() * Math.min(this.deps.maxJitterMs ?? 1000, job.options.interval / 10));
+      job.nextAt = t0 + jitter + job.options.interval;
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        this.launch(job);
+      }, jitter);
+      this.timers.add(timer);
+    }
+    this.ticker = cron.schedule('* * * * * *', () => this.tick(), { name: 'cbwatch-scheduler', noOverlap: false });
+  }
+
+  /** Start every job that is due and not already running. */
+  private tick(): void {
+    const now = this.now();
+    for (const job of this.jobs) {
+      if (job.nextAt > now + 50) continue;
+      if (job.running) {
+        // Still busy from the previous slot: skip this one rather than pile up.
+        job.log.debug('previous poll still running; slot skipped');
+        job.nextAt = now + job.options.interval;
+        continue;
+      }
+      job.nextAt += job.options.interval;
+      if (job.nextAt <= now) job.nextAt = now + job.options.interval;
+      this.launch(job);
+    }
+  }
+
+  private launch(job: Job): void {
+    if (job.running || this.stopping.signal.aborted) return;
+    job.running = this.poll(job).finally(() => {
+      job.running = undefined;
+    });
+  }
+
+  private async poll(job: Job): Promise<void> {
+    const outcome = await runPoll({
+      collector: job.collector,
+      cluster: job.cluster,
+      options: job.options as never,
+      client: job.client,
+      state: job.state,
+      shared: job.shared,
+      log: job.log,
+      now: this.now,
+      signal: this.stopping.signal,
+    });
+    if (this.stopping.signal.aborted && !outcome.ok) return; // shutting down: keep the last good snapshot
+    this.deps.store.record(job.cluster.name, outcome);
+    this.report(job, outcome);
+  }
+
+  private report(job: Job, outcome: PollOutcome): void {
+    const fields = { duration_seconds: Number(outcome.durationSeconds.toFixed(3)), series: outcome.set.size, requests: outcome.requests.length };
+    if (outcome.ok) {
+      if (job.lastErrorText !== undefined) job.log.info(fields, 'collector recovered');
+      else job.log.debug(fields, 'poll finished');
+      job.lastErrorText = undefined;
+      if (outcome.set.duplicates > 0) job.log.warn({ duplicates: outcome.set.duplicates }, 'dropped duplicate series');
+      return;
+    }
+    const err = outcome.error as { message?: string; code?: string; permissions?: string[] } | undefined;
+    const text = err?.message ?? String(outcome.error);
+    if (err?.code === 'CBW_ERR_FORBIDDEN' && !job.warnedPermissions) {
+      job.warnedPermissions = true;
+      job.log.warn({ permissions: err.permissions, role: job.collector.role }, `collector lacks a permission; grant the role "${job.collector.role}"`);
+    }
+    // Log a failure when it starts or changes; repeats of the same failure go to debug.
+    if (text !== job.lastErrorText) job.log.warn({ err: { code: err?.code, message: text }, ...fields }, 'poll failed');
+    else job.log.debug({ err: { code: err?.code, message: text } }, 'poll failed again');
+    job.lastErrorText = text;
+  }
+
+  /** Run every job once, now, and wait (used by tests and `cbwatch check`-like flows). */
+  async pollAllOnce(): Promise<void> {
+    for (const job of this.jobs) this.launch(job);
+    await Promise.all(this.jobs.map((j) => j.running));
+  }
+
+  async stop(): Promise<void> {
+    await this.ticker?.stop();
+    await this.ticker?.destroy();
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.stopping.abort(new Error('shutting down'));
+    await Promise.all(this.jobs.map((j) => j.running));
+  }
+}
