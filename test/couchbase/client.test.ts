@@ -1,0 +1,182 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createClient, fillRoute, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
+import type { RequestRecord } from '../../src/couchbase/client.js';
+import { CbwError, ForbiddenError } from '../../src/errors.js';
+import { createSimulator } from '../../src/simulator/index.js';
+import type { Simulator } from '../../src/simulator/index.js';
+
+const loose = z.looseObject({});
+const SECRET = 'pa55-w0rd-never-logged';
+
+let sim: Simulator;
+let url: string;
+
+beforeAll(async () => {
+  sim = createSimulator({ users: { admin: { username: 'Administrator', password: SECRET } } });
+  url = await sim.listen();
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+function client(extra: Partial<Parameters<typeof createClient>[0]> = {}) {
+  return createClient({ cluster: 'c1', url, username: 'Administrator', password: SECRET, requestTimeout: 2000, ...extra });
+}
+
+async function failure(p: Promise<unknown>): Promise<CbwError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(CbwError);
+    const e = err as CbwError;
+    expect(e.message).not.toContain(SECRET);
+    expect(JSON.stringify(e)).not.toContain(SECRET);
+    return e;
+  }
+  throw new Error('expected a failure');
+}
+
+describe('fillRoute', () => {
+  it('encodes each parameter as one path segment', () => {
+    expect(fillRoute('/pools/default/buckets/{bucket}/stats/{stat}', { bucket: 'a%b.c-d_e', stat: 'replications/u/a%b/x/changes_left' })).toBe(
+      '/pools/default/buckets/a%25b.c-d_e/stats/replications%2Fu%2Fa%25b%2Fx%2Fchanges_left',
+    );
+  });
+  it('refuses a missing parameter', () => {
+    expect(() => fillRoute('/a/{b}', {})).toThrow(/missing parameter b/);
+  });
+  it('strips credentials from URLs', () => {
+    expect(stripCredentials('http://u:p@h:8091/x')).toBe('http://h:8091/x');
+  });
+});
+
+describe('client against the simulator', () => {
+  it('GETs and parses with basic auth, recording the route template', async () => {
+    const seen: RequestRecord[] = [];
+    const c = client({ observe: (_cl, r) => seen.push(r) });
+    const body = await c.getJson('/pools/default', {}, z.looseObject({ nodes: z.array(z.unknown()) }));
+    expect(body.nodes.length).toBe(3);
+    expect(seen).toMatchObject([{ endpoint: '/pools/default', code: '200', status: 200 }]);
+    await c.close();
+  });
+
+  it('401 with a wrong password, without the password anywhere', async () => {
+    const c = createClient({ cluster: 'c1', url, username: 'Administrator', password: `${SECRET}x` });
+    const e = await failure(c.getJson('/pools/default', {}, loose));
+    expect(e.code).toBe('CBW_ERR_AUTH');
+    expect(e.message).toContain('401');
+    expect(e.message).not.toContain(`${SECRET}x`);
+    await c.close();
+  });
+
+  it('403 carries the permissions array', async () => {
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'forbidden', permissions: ['cluster.pools!read'], times: 1 });
+    const c = client();
+    const e = await failure(c.getJson('/pools/default', {}, loose));
+    expect(e.code).toBe('CBW_ERR_FORBIDDEN');
+    expect((e as ForbiddenError).permissions).toEqual(['cluster.pools!read']);
+    expect(e.message).toContain('cluster.pools!read');
+    await c.close();
+  });
+
+  it.each([
+    ['status', { kind: 'status', status: 500 }, 'CBW_ERR_HTTP'],
+    ['404', { kind: 'status', status: 404 }, 'CBW_ERR_NOT_FOUND'],
+    ['reset', { kind: 'reset' }, 'CBW_ERR_NETWORK'],
+    ['invalid_json', { kind: 'invalid_json' }, 'CBW_ERR_SCHEMA'],
+    ['truncated', { kind: 'truncated' }, 'CBW_ERR_SCHEMA'],
+  ] as const)('maps the %s fault to a stable code', async (_n, fault, code) => {
+    sim.ctx.faults.add({ match: '/pools/default', ...fault, times: 1 });
+    const c = client();
+    const e = await failure(c.getJson('/pools/default', {}, loose));
+    expect(e.code).toBe(code);
+    await c.close();
+  });
+
+  it('times out a hanging response', async () => {
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'hang', times: 1 });
+    const c = client({ requestTimeout: 300 });
+    const e = await failure(c.getJson('/pools/default', {}, loose));
+    expect(e.code).toBe('CBW_ERR_TIMEOUT');
+    await c.close();
+  });
+
+  it('caps the response size', async () => {
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 4 * 1024 * 1024, times: 1 });
+    const c = client({ maxResponseBytes: 1024 * 1024 });
+    const e = await failure(c.getJson('/pools/default', {}, loose));
+    expect(e.code).toBe('CBW_ERR_TOO_LARGE');
+    await c.close();
+  });
+
+  it('rejects a body that does not match the schema', async () => {
+    const c = client();
+    const e = await failure(c.getJson('/pools/default', {}, z.object({ nodes: z.string() })));
+    expect(e.code).toBe('CBW_ERR_SCHEMA');
+    expect(e.message).toContain('nodes');
+    await c.close();
+  });
+
+  it('returns allowed statuses as data', async () => {
+    const c = client();
+    const r = await c.requestJson('/no/such/{thing}', { thing: 'x' }, loose, { allowStatus: [404] });
+    expect(r.status).toBe(404);
+    expect(r.data).toBeUndefined();
+    await c.close();
+  });
+
+  it('aborts through the scoped signal', async () => {
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'hang', times: 1 });
+    const c = client({ requestTimeout: 10_000 });
+    const scoped = c.scoped({ signal: AbortSignal.timeout(200) });
+    const e = await failure(scoped.getJson('/pools/default', {}, loose));
+    expect(e.code).toBe('CBW_ERR_TIMEOUT');
+    expect(e.message).toContain('poll deadline');
+    await c.close();
+  });
+});
+
+describe('concurrency bound', () => {
+  let server: ReturnType<typeof createServer>;
+  let base: string;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  beforeAll(async () => {
+    server = createServer((_req, res) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.setHeader('content-type', 'application/json');
+        res.end('{}');
+      }, 30);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('never has more than `concurrency` requests in flight per cluster', async () => {
+    const c = createClient({ cluster: 'c', url: base, concurrency: 3 });
+    await Promise.all(Array.from({ length: 12 }, (_, i) => c.getJson('/x/{i}', { i: String(i) }, loose)));
+    expect(maxInFlight).toBe(3);
+    await c.close();
+  });
+
+  it('semaphore hands out slots first come, first served', async () => {
+    const s = new Semaphore(1);
+    const order: number[] = [];
+    const r0 = await s.acquire();
+    const p1 = s.acquire().then((r) => (order.push(1), r));
+    const p2 = s.acquire().then((r) => (order.push(2), r));
+    expect(s.waiting).toBe(2);
+    r0();
+    (await p1)();
+    (await p2)();
+    expect(order).toEqual([1, 2]);
+    expect(s.inFlight).toBe(0);
+  });
+});
