@@ -2,7 +2,7 @@
  * The fastify app, built apart from listening so tests can use `app.inject()`.
  * Routes: /metrics (gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
  */
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
@@ -29,7 +29,7 @@ export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export function buildApp(deps: AppDeps): FastifyInstance {
   const opts: Record<string, unknown> = {
     loggerInstance: deps.log.child({ component: 'http' }),
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
     return503OnClosing: true,
   };

@@ -1,0 +1,109 @@
+import pino from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { Collector } from '../../src/collectors/types.js';
+import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
+import type { CouchbaseClient } from '../../src/couchbase/client.js';
+import { defineFamily } from '../../src/metrics/family.js';
+import { SnapshotStore } from '../../src/metrics/store.js';
+import { Scheduler } from '../../src/scheduler/index.js';
+import { fakeClient } from '../helpers/collect.js';
+
+const fam = defineFamily('buckets', 'couchbase_fake_value', 'gauge', 'A fake value.', ['n']);
+
+/** A collector whose behaviour the test scripts: each poll pops the next action. */
+function scripted(name: 'buckets' | 'nodes', actions: Array<'ok' | 'fail' | 'slow'>, log: string[]): Collector {
+  let i = 0;
+  let running = 0;
+  return {
+    name,
+    defaultInterval: 1000,
+    families: [fam],
+    role: 'Read-Only Admin',
+    description: 'test',
+    async collect(ctx) {
+      running++;
+      if (running > 1) log.push('OVERLAP');
+      const action = actions[Math.min(i, actions.length - 1)];
+      i++;
+      log.push(`${name}:${action}`);
+      try {
+        await ctx.client.getJson('/pools/default', {}, z.looseObject({}));
+        if (action === 'slow') await new Promise((r) => setTimeout(r, 2500));
+        if (action === 'fail') throw new Error('scripted failure');
+        ctx.out.add(fam, { n: String(i) }, i);
+      } finally {
+        running--;
+      }
+    },
+  } as Collector;
+}
+
+function setup(collectors: Collector[], interval = 1000) {
+  const raw = resolveCollectors();
+  for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = collectors.some((c) => c.name === k);
+  for (const c of collectors) Object.assign(raw[c.name], { interval, timeout: 5000 });
+  const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
+  const store = new SnapshotStore();
+  const clients = new Map<string, CouchbaseClient>([['c1', fakeClient({ '/pools/default': {} })]]);
+  const scheduler = new Scheduler({ clusters: [cluster], clients, collectors, store, log: pino({ level: 'silent' }), maxJitterMs: 10 });
+  return { store, scheduler };
+}
+
+async function until(cond: () => boolean, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+let stopMe: Scheduler | undefined;
+afterEach(async () => {
+  await stopMe?.stop();
+  stopMe = undefined;
+});
+
+describe('scheduler', () => {
+  it('polls every collector at start and becomes ready after the first polls, whatever their outcome', async () => {
+    const log: string[] = [];
+    const { store, scheduler } = setup([scripted('buckets', ['ok'], log), scripted('nodes', ['fail'], log)], 60_000);
+    stopMe = scheduler;
+    expect(store.allPolledOnce()).toBe(false);
+    scheduler.start();
+    await until(() => store.allPolledOnce());
+    const st = Object.fromEntries(store.statusList().map((s) => [s.collector, s]));
+    expect(st.buckets?.ok).toBe(true);
+    expect(st.nodes?.ok).toBe(false);
+    expect(st.nodes?.lastError).toContain('scripted failure');
+    expect(log.sort()).toEqual(['buckets:ok', 'nodes:fail']);
+  });
+
+  it('polls again at its interval and never overlaps itself', async () => {
+    const log: string[] = [];
+    const { store, scheduler } = setup([scripted('buckets', ['slow', 'ok', 'ok'], log)], 1000);
+    stopMe = scheduler;
+    scheduler.start();
+    await until(() => log.filter((l) => l === 'buckets:ok').length >= 2, 15_000);
+    expect(log).not.toContain('OVERLAP');
+    expect(store.statusList()[0]?.ok).toBe(true);
+  });
+
+  it('a failed poll drops the series of the previous success', async () => {
+    const log: string[] = [];
+    const { store, scheduler } = setup([scripted('buckets', ['ok', 'fail'], log)], 1000);
+    stopMe = scheduler;
+    scheduler.start();
+    await until(() => store.statusList()[0]?.ok === true);
+    expect(store.labelledSets().some((s) => s.set.all('couchbase_fake_value').length === 1)).toBe(true);
+    await until(() => store.statusList()[0]?.ok === false, 15_000);
+    expect(store.labelledSets().some((s) => s.set.all('couchbase_fake_value').length > 0)).toBe(false);
+    // The last success time survives the failure: staleness stays visible.
+    expect(store.statusList()[0]?.lastSuccessAt).toBeGreaterThan(0);
+  });
+
+  it('skips disabled collectors', () => {
+    const { scheduler } = setup([], 1000);
+    expect(scheduler.jobCount).toBe(0);
+  });
+});

@@ -1,0 +1,96 @@
+import { gunzipSync } from 'node:zlib';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import type { PollOutcome } from '../../src/collectors/context.js';
+import { defineFamily, SampleSet } from '../../src/metrics/family.js';
+import { Exposition } from '../../src/metrics/exposition.js';
+import { SnapshotStore } from '../../src/metrics/store.js';
+import { buildApp } from '../../src/server/app.js';
+
+const fam = defineFamily('buckets', 'couchbase_bucket_fake_bytes', 'gauge', 'Fake.', ['bucket'], 'bytes');
+
+function outcome(ok: boolean, value = 1, error?: unknown): PollOutcome {
+  const set = new SampleSet();
+  if (ok) set.add(fam, { bucket: '<b>' }, value);
+  return { collector: 'buckets', ok, set, error, durationSeconds: 0.012, requests: [{ endpoint: '/pools/default/buckets', method: 'GET', status: ok ? 200 : 500, code: ok ? '200' : '500', durationSeconds: 0.01, error: undefined }], skipped: new Map(), notApplicable: undefined, finishedAt: 1_700_000_000_000 };
+}
+
+function app(authorize?: (h: string | undefined) => Promise<boolean>) {
+  const store = new SnapshotStore();
+  store.register('prod', 'buckets');
+  const exposition = new Exposition(store, { processMetrics: false });
+  const a = buildApp({
+    store,
+    exposition,
+    config: { clusters: [{ name: 'prod', url: 'http://cb:8091' } as never], webhooks: { syncGateway: undefined } },
+    log: pino({ level: 'silent' }),
+    ...(authorize ? { authorize } : {}),
+  });
+  return { a, store };
+}
+
+describe('http app', () => {
+  it('is not ready before the first poll, ready after', async () => {
+    const { a, store } = app();
+    expect((await a.inject('/-/ready')).statusCode).toBe(503);
+    expect((await a.inject('/-/healthy')).statusCode).toBe(200);
+    store.record('prod', outcome(false, 0, new Error('boom')));
+    expect((await a.inject('/-/ready')).statusCode).toBe(200);
+  });
+
+  it('serves the snapshot with status families, and drops series on failure', async () => {
+    const { a, store } = app();
+    store.record('prod', outcome(true, 42));
+    let res = await a.inject('/metrics');
+    expect(res.headers['content-type']).toContain('text/plain; version=0.0.4');
+    expect(res.body).toContain('couchbase_bucket_fake_bytes{couchbase_cluster="prod",bucket="<b>"} 42');
+    expect(res.body).toContain('cbwatch_collector_success{couchbase_cluster="prod",collector="buckets"} 1');
+    expect(res.body).toContain('cbwatch_collector_last_success_timestamp_seconds{couchbase_cluster="prod",collector="buckets"} 1700000000');
+    expect(res.body).toContain('couchbase_up{couchbase_cluster="prod"} 1');
+    expect(res.body).toMatch(/cbwatch_build_info\{version="[^"]+",revision="[^"]+",nodejs_version="v\d+/);
+    store.record('prod', outcome(false, 0, new Error('boom')));
+    res = await a.inject('/metrics');
+    expect(res.body).not.toContain('couchbase_bucket_fake_bytes{');
+    expect(res.body).toContain('cbwatch_collector_success{couchbase_cluster="prod",collector="buckets"} 0');
+    expect(res.body).toContain('couchbase_up{couchbase_cluster="prod"} 0');
+    // last success survives the failure
+    expect(res.body).toContain('cbwatch_collector_last_success_timestamp_seconds{couchbase_cluster="prod",collector="buckets"} 1700000000');
+  });
+
+  it('gzips when asked, with identical content', async () => {
+    const { a, store } = app();
+    store.record('prod', outcome(true, 7));
+    const plain = await a.inject('/metrics');
+    const gz = await a.inject({ url: '/metrics', headers: { 'accept-encoding': 'gzip, deflate' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(gunzipSync(gz.rawPayload).toString('utf8')).toBe(plain.body);
+  });
+
+  it('memoises: the same bytes until the store changes', async () => {
+    const { a, store } = app();
+    store.record('prod', outcome(true, 7));
+    const r1 = await a.inject('/metrics');
+    const r2 = await a.inject('/metrics');
+    expect(r2.body).toBe(r1.body);
+    store.record('prod', outcome(true, 8));
+    expect((await a.inject('/metrics')).body).toContain('} 8');
+  });
+
+  it('the landing page escapes what it shows', async () => {
+    const { a, store } = app();
+    store.record('prod', outcome(false, 0, new Error('<script>alert(1)</script>')));
+    const res = await a.inject('/');
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.body).toContain('&lt;script&gt;');
+    expect(res.body).not.toContain('<script>alert');
+    expect(res.body).toContain('failed');
+  });
+
+  it('guards everything but health with basic auth when configured', async () => {
+    const { a } = app(async (h) => h === `Basic ${Buffer.from('u:p').toString('base64')}`);
+    expect((await a.inject('/metrics')).statusCode).toBe(401);
+    expect((await a.inject('/-/healthy')).statusCode).toBe(200);
+    const ok = await a.inject({ url: '/metrics', headers: { authorization: `Basic ${Buffer.from('u:p').toString('base64')}` } });
+    expect(ok.statusCode).toBe(200);
+  });
+});
