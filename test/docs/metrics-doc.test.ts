@@ -1,0 +1,36 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { collectorList } from '../../src/collectors/index.js';
+import { COLLECTOR_NAMES } from '../../src/config/schema.js';
+import { allFamilies } from '../../src/metrics/catalog.js';
+import { renderMetricsDoc } from '../../src/tools/metrics-doc.js';
+
+const DOC = join(import.meta.dirname, '..', '..', 'docs', 'metrics.md');
+
+describe('metric catalog', () => {
+  it('registers every collector of the configuration schema', () => {
+    expect(collectorList().map((c) => c.name).sort()).toEqual([...COLLECTOR_NAMES].sort());
+  });
+
+  it('has unique names that follow the conventions', () => {
+    const fams = allFamilies();
+    expect(new Set(fams.map((f) => f.name)).size).toBe(fams.length);
+    for (const f of fams) {
+      expect(f.name, f.name).toMatch(/^(couchbase|cbwatch)_[a-z0-9_]+$/);
+      expect(f.help.length, `${f.name} needs a help text`).toBeGreaterThan(5);
+      if (f.collector !== 'exporter' && f.collector !== 'webhooks') expect(f.name.startsWith('couchbase_'), f.name).toBe(true);
+      if (f.name.endsWith('_info')) expect(f.type).toBe('gauge');
+    }
+  });
+
+  it('every collector family is owned by its collector', () => {
+    for (const c of collectorList()) for (const f of c.families) expect(f.collector, f.name).toBe(c.name);
+  });
+});
+
+describe('docs/metrics.md', () => {
+  it('is generated from the catalog (run `npm run generate` when this fails)', () => {
+    expect(readFileSync(DOC, 'utf8')).toBe(renderMetricsDoc());
+  });
+});
