@@ -1,10 +1,14 @@
 /** The registry of collectors. Each collector's name is its file name, config key and `collector` label. */
 import type { CollectorName } from '../config/schema.js';
+import { bucketStatsCollector } from './bucket_stats.js';
+import { bucketsCollector } from './buckets.js';
 import type { Collector } from './types.js';
 
 // One import per collector file; keep this list in the DESIGN.md order.
 
 export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
+  buckets: bucketsCollector,
+  bucket_stats: bucketStatsCollector,
 };
 
 export function collectorList(): Collector[] {

@@ -1,0 +1,89 @@
+/**
+ * GET /pools/default/buckets (the bucket list) and GET /pools/default/buckets/{bucket}/stats (the stats
+ * envelope), shared by the `buckets` and `bucket_stats` collectors: one list fetch per cluster serves both
+ * when their polls meet (the shared cache keeps a result for 5 s and merges concurrent calls).
+ *
+ * Schemas are loose and nearly every field is optional: the list has changed shape since Membase 1.6
+ * (`bucketType: couchbase`, no `controllers`, `flushCacheUri`) and trimmed captures omit whole objects.
+ * The list also carries `saslPassword`, which is deliberately not part of the schema so it never travels
+ * inward (looseObject keeps unknown keys, so it is stripped below in `bucketEntrySchema`'s transform).
+ */
+import { z } from 'zod';
+import type { CollectContext } from '../collectors/types.js';
+
+const num = z.number().nullable().optional();
+
+export const basicStatsSchema = z.looseObject({
+  quotaPercentUsed: num,
+  opsPerSec: num,
+  diskFetches: num,
+  itemCount: num,
+  diskUsed: num,
+  dataUsed: num,
+  memUsed: num,
+  vbActiveNumNonResident: num,
+  /** Memcached buckets of Membase 1.6. */
+  hitRatio: num,
+});
+
+export const bucketNodeSchema = z.looseObject({
+  hostname: z.string().optional(),
+  status: z.string().optional(),
+  clusterMembership: z.string().optional(),
+  thisNode: z.boolean().optional(),
+});
+
+export const bucketEntrySchema = z
+  .looseObject({
+    name: z.string().min(1),
+    uuid: z.string().optional(),
+    bucketType: z.string().optional(),
+    storageBackend: z.string().optional(),
+    evictionPolicy: z.string().optional(),
+    conflictResolutionType: z.string().optional(),
+    durabilityMinLevel: z.string().optional(),
+    compressionMode: z.string().optional(),
+    replicaNumber: z.number().optional(),
+    maxTTL: z.number().optional(),
+    numVBuckets: z.number().optional(),
+    quota: z.looseObject({ ram: num, rawRAM: num }).optional(),
+    basicStats: basicStatsSchema.optional(),
+    controllers: z.record(z.string(), z.unknown()).optional(),
+    /** Membase 1.6 / Couchbase 1.8: flush offered through this URI instead of `controllers.flush`. */
+    flushCacheUri: z.string().optional(),
+    nodes: z.array(bucketNodeSchema).optional(),
+  })
+  .transform(({ saslPassword: _secret, vBucketServerMap: _map, ...rest }) => rest);
+
+export const bucketListSchema = z.array(bucketEntrySchema);
+export type BucketEntry = z.output<typeof bucketEntrySchema>;
+
+export const BUCKETS_ROUTE = '/pools/default/buckets';
+export const BUCKET_ROUTE = '/pools/default/buckets/{bucket}';
+export const BUCKET_STATS_ROUTE = '/pools/default/buckets/{bucket}/stats';
+export const BUCKET_NODE_STATS_ROUTE = '/pools/default/buckets/{bucket}/nodes/{node}/stats';
+
+/** The bucket list, fetched at most once per 5 s per cluster for every collector that needs it. */
+export function fetchBuckets(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<BucketEntry[]> {
+  return ctx.shared.get('buckets', 5_000, () => ctx.client.getJson(BUCKETS_ROUTE, {}, bucketListSchema));
+}
+
+/**
+ * The stats envelope. `samples` maps each stat name to an array of numbers (null for a sample that lacks
+ * the stat), plus `timestamp`. Values are left `unknown` here: the mapper checks each array itself so one
+ * odd stat is skipped instead of failing the whole bucket, and a 100-bucket poll does not pay for a deep
+ * zod walk over ~20k numbers per bucket.
+ */
+export const statsEnvelopeSchema = z.looseObject({
+  op: z.looseObject({
+    samples: z.record(z.string(), z.unknown()),
+    samplesCount: z.number().optional(),
+    isPersistent: z.boolean().optional(),
+    lastTStamp: z.number().optional(),
+    interval: z.number().optional(),
+  }),
+  hot_keys: z.array(z.unknown()).optional(),
+  hostname: z.string().optional(),
+});
+
+export type StatsEnvelope = z.output<typeof statsEnvelopeSchema>;
