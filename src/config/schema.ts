@@ -4,25 +4,25 @@
  * environment variables, never from the file itself.
  */
 import { z } from 'zod';
-import { parseDuration, parseSize } from './units.js';
+import { formatDuration, parseDuration, parseSize } from './units.js';
 
 /** A duration string (or a number of seconds) as milliseconds. */
 export const duration = (min = 0) =>
-  z.union([z.string(), z.number()]).transform((v, ctx) => {
+  z.union([z.string(), z.number()], { error: 'expected a duration such as 30s or 5m (or a number of seconds)' }).transform((v, ctx) => {
     const ms = typeof v === 'number' ? Math.round(v * 1000) : parseDuration(v);
     if (ms === undefined) {
       ctx.addIssue({ code: 'custom', message: `invalid duration ${JSON.stringify(v)} (use e.g. 30s, 5m, 1h)` });
       return z.NEVER;
     }
     if (ms < min) {
-      ctx.addIssue({ code: 'custom', message: `duration ${JSON.stringify(v)} is below the minimum of ${min}ms` });
+      ctx.addIssue({ code: 'custom', message: `duration ${JSON.stringify(v)} is below the minimum of ${formatDuration(min)}` });
       return z.NEVER;
     }
     return ms;
   });
 
 export const size = () =>
-  z.union([z.string(), z.number().int().positive()]).transform((v, ctx) => {
+  z.union([z.string(), z.number().int().positive()], { error: 'expected a size such as 64MiB (or a number of bytes)' }).transform((v, ctx) => {
     const n = typeof v === 'number' ? v : parseSize(v);
     if (n === undefined || n <= 0) {
       ctx.addIssue({ code: 'custom', message: `invalid size ${JSON.stringify(v)} (use e.g. 1048576, 64MiB)` });
@@ -31,7 +31,30 @@ export const size = () =>
     return n;
   });
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' });
+function urlParts(u: string): URL | undefined {
+  try {
+    return new URL(u);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An http(s) base URL. Credentials in it are refused (they would end up in logs and error messages), and so
+ * are a query or fragment, which a base URL cannot keep once paths are appended.
+ */
+export const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+  .refine((u) => urlParts(u)?.username === '' && urlParts(u)?.password === '', {
+    message: 'credentials do not belong in the URL (use username and password_file or password_env)',
+    abort: true,
+  })
+  .refine((u) => urlParts(u)?.search === '' && urlParts(u)?.hash === '', {
+    message: 'must not have a query string or fragment',
+  });
+
+/** What a cluster name (the `couchbase_cluster` label value) may hold. */
+export const CLUSTER_NAME = /^[\w.\-:]+$/;
 
 /** Options every collector has. */
 const base = {
@@ -94,7 +117,7 @@ const tlsSchema = z
     insecure_skip_verify: z.boolean().default(false),
   })
   .refine((t) => (t.cert_file === undefined) === (t.key_file === undefined), {
-    message: 'cert_file and key_file go together',
+    message: 'cert_file and key_file go together (a client certificate needs its key)',
   });
 
 export const clusterSchema = z
@@ -102,7 +125,7 @@ export const clusterSchema = z
     name: z
       .string()
       .min(1)
-      .regex(/^[\w.\-:]+$/, 'may hold letters, digits, _ . - : only')
+      .regex(CLUSTER_NAME, 'may hold letters, digits, _ . - : only')
       .optional(),
     url: httpUrl,
     username: z.string().min(1).optional(),
@@ -122,14 +145,13 @@ export const clusterSchema = z
   .refine((c) => !(c.password_file && c.password_env), {
     message: 'set password_file or password_env, not both',
     path: ['password_file'],
-  })
-  .refine((c) => !c.url.includes('@'), { message: 'credentials do not belong in the URL', path: ['url'] });
+  });
 
 export const webhookSchema = z
   .strictObject({
     enabled: z.boolean().default(false),
     token_file: z.string().min(1).optional(),
-    token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+    token_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').optional(),
     databases: z.array(z.string().regex(/^[a-z0-9][a-z0-9_$()+\-/]*$/, 'not a Sync Gateway database name')).default([]),
     max_body_bytes: size().default(1024 * 1024),
     /** Top-level document field whose value is counted per document type (e.g. `type`). */
@@ -141,6 +163,10 @@ export const webhookSchema = z
   .refine((w) => !w.enabled || w.token_file !== undefined || w.token_env !== undefined, {
     message: 'an enabled webhook receiver needs token_file or token_env',
     path: ['enabled'],
+  })
+  .refine((w) => !(w.token_file !== undefined && w.token_env !== undefined), {
+    message: 'set token_file or token_env, not both',
+    path: ['token_file'],
   });
 
 export const fileSchema = z.strictObject({

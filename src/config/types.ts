@@ -1,4 +1,5 @@
 import type { CollectorName, CollectorOptions, WebhookConfig } from './schema.js';
+import type { WebSettings } from './webconfig.js';
 
 export type ResolvedCollectorOptions<N extends CollectorName = CollectorName> = CollectorOptions<N> & {
   /** Poll interval, ms. */
@@ -17,6 +18,8 @@ export interface ClusterConfig {
   readonly username: string | undefined;
   /** Read from a file or the environment; never logged. */
   readonly password: string | undefined;
+  /** Where the password came from (`file /run/secrets/cb`, `environment variable CB_PW`), for summaries. */
+  readonly passwordSource?: string | undefined;
   readonly tls: {
     readonly caFile?: string;
     readonly certFile?: string;
@@ -41,9 +44,13 @@ export interface WebConfig {
   readonly listenHost: string;
   readonly listenPort: number;
   readonly configFile: string | undefined;
+  /** The loaded `--web.config.file` (TLS key material inside: never log this object). */
+  readonly settings?: WebSettings | undefined;
 }
 
 export interface Config {
+  /** The configuration file read, if any. */
+  readonly file?: string | undefined;
   readonly clusters: readonly ClusterConfig[];
   readonly webhooks: { readonly syncGateway: SyncGatewayWebhookConfig | undefined };
   readonly web: WebConfig;

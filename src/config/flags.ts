@@ -1,0 +1,267 @@
+/**
+ * Command-line parsing: `cbwatch [command] [flags]`. Strict: an unknown flag, a flag given to a command it
+ * does not belong to, or a malformed value is a ConfigError naming the flag (the CLI exits 2). Flags only
+ * record what was typed; defaults and the environment are applied by loadConfig(), so that the precedence
+ * flags > environment > file can be decided in one place.
+ */
+import { parseArgs as nodeParseArgs } from 'node:util';
+import { ConfigError } from '../errors.js';
+import { parseDuration } from './units.js';
+
+export const COMMANDS = ['run', 'check', 'demo', 'simulate', 'help', 'version'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+export const LOG_FORMATS = ['json', 'logfmt', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** What was given on the command line; a field is undefined when its flag was not given. */
+export interface Flags {
+  readonly config?: string | undefined;
+  readonly configCheck: boolean;
+  readonly webListenAddress?: string | undefined;
+  readonly webConfigFile?: string | undefined;
+  readonly logLevel?: LogLevel | undefined;
+  readonly logFormat?: LogFormat | undefined;
+  readonly couchbaseUrl?: string | undefined;
+  readonly couchbaseUsername?: string | undefined;
+  readonly couchbaseClusterName?: string | undefined;
+  readonly couchbasePasswordFile?: string | undefined;
+  readonly couchbaseCaFile?: string | undefined;
+  /** Undefined when not given, so the environment can still decide. */
+  readonly couchbaseInsecureSkipVerify?: boolean | undefined;
+  /** demo: also start a Prometheus from the system packages against the daemon. */
+  readonly withPrometheus: boolean;
+  /** demo, simulate: the simulator scenario (`default`, `demo`, `incident`). */
+  readonly scenario?: string | undefined;
+  /** simulate: the port to listen on (0 = ephemeral). */
+  readonly port?: number | undefined;
+  readonly buckets?: number | undefined;
+  readonly nodes?: number | undefined;
+  /** Added latency per simulated request, ms. */
+  readonly latency?: number | undefined;
+  readonly replications?: number | undefined;
+  /** Simulator clock speed (1 = real time). */
+  readonly speed?: number | undefined;
+  readonly help: boolean;
+  readonly version: boolean;
+}
+
+export interface ParsedArgs {
+  readonly command: Command;
+  readonly flags: Flags;
+}
+
+type OptionSpec = { type: 'string' | 'boolean'; short?: string };
+
+/** Every flag, with the commands that accept it (undefined: all commands). */
+const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; value?: string; help: string }> = {
+  config: { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'configuration file (YAML)' },
+  'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
+  'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
+  'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
+  'log.level': { type: 'string', value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
+  'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json)` },
+  'couchbase.url': { type: 'string', commands: ['run', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },
+  'couchbase.username': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'user name (the password comes from CBWATCH_COUCHBASE_PASSWORD or --couchbase.password-file)' },
+  'couchbase.cluster-name': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'value of the couchbase_cluster label (default: the URL host)' },
+  'couchbase.password-file': { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'file holding the password (trailing newline ignored)' },
+  'couchbase.ca-file': { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'CA bundle (PEM) that signed the cluster certificate' },
+  'couchbase.insecure-skip-verify': { type: 'boolean', commands: ['run', 'check'], help: 'do not verify the cluster TLS certificate (testing only)' },
+  'with-prometheus': { type: 'boolean', commands: ['demo'], help: 'also start Prometheus (from the system packages) scraping the demo' },
+  scenario: { type: 'string', commands: ['demo', 'simulate'], value: 'NAME', help: 'simulator scenario: default, demo, incident' },
+  port: { type: 'string', commands: ['simulate'], value: 'PORT', help: 'simulator port (0 = any free port)' },
+  buckets: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated buckets' },
+  nodes: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated nodes' },
+  latency: { type: 'string', commands: ['demo', 'simulate'], value: 'MS', help: 'added latency per request: milliseconds or a duration (5ms, 0.2s)' },
+  replications: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated XDCR replications' },
+  speed: { type: 'string', commands: ['demo', 'simulate'], value: 'X', help: 'simulator clock speed (1 = real time)' },
+  help: { type: 'boolean', short: 'h', help: 'show this help' },
+  version: { type: 'boolean', help: 'print the version' },
+};
+
+/** Flags that do not exist on purpose, and what to use instead. */
+const REFUSED: Record<string, string> = {
+  'couchbase.password':
+    'there is no --couchbase.password flag (command lines are visible to every user of the machine): set CBWATCH_COUCHBASE_PASSWORD or use --couchbase.password-file FILE',
+};
+
+function flagName(arg: string): string | undefined {
+  if (!arg.startsWith('--')) return undefined;
+  // Never keep what follows `=`: it may be a secret typed by mistake.
+  return arg.slice(2).split('=', 1)[0];
+}
+
+function intFlag(name: string, text: string | undefined, min: number, max: number): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text.trim())) throw new ConfigError(`--${name}: expected a whole number, got ${JSON.stringify(text)}`);
+  const n = Number(text);
+  if (n < min || n > max) throw new ConfigError(`--${name}: ${n} is out of range (${min}..${max})`);
+  return n;
+}
+
+function enumFlag<T extends string>(name: string, text: string | undefined, allowed: readonly T[]): T | undefined {
+  if (text === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(text)) {
+    throw new ConfigError(`--${name}: ${JSON.stringify(text)} is not one of ${allowed.join(', ')}`);
+  }
+  return text as T;
+}
+
+/** `--latency 5`, `--latency 5ms`, `--latency 0.2s` → ms. */
+function latencyFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const t = text.trim();
+  const ms = /^\d+(?:\.\d+)?$/.test(t) ? Number(t) : parseDuration(t);
+  if (ms === undefined) throw new ConfigError(`--latency: expected milliseconds or a duration such as 5ms, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+function speedFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new ConfigError(`--speed: expected a positive number, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+function nonEmpty(name: string, text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (text.trim() === '') throw new ConfigError(`--${name}: must not be empty`);
+  return text;
+}
+
+/**
+ * Parses `argv` (without the node and script entries, i.e. `process.argv.slice(2)`).
+ * The command is the first positional (default `run`); `--help` and `--version` win over any command.
+ */
+export function parseArgs(argv: readonly string[]): ParsedArgs {
+  for (const arg of argv) {
+    if (arg === '--') break;
+    const name = flagName(arg);
+    if (name !== undefined && REFUSED[name] !== undefined) throw new ConfigError(`--${name}: ${REFUSED[name]}`);
+  }
+
+  const parse = () => nodeParseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse();
+  } catch (err) {
+    throw translateParseError(err);
+  }
+  const { values, positionals, tokens } = parsed;
+
+  if (positionals.length > 1) {
+    throw new ConfigError(`unexpected argument ${JSON.stringify(positionals[1])} (commands take flags only)`);
+  }
+  const first = positionals[0];
+  if (first !== undefined && !(COMMANDS as readonly string[]).includes(first)) {
+    throw new ConfigError(`unknown command ${JSON.stringify(first)} (commands: ${COMMANDS.join(', ')})`);
+  }
+  const v = values as Record<string, string | boolean | undefined>;
+  const help = v['help'] === true || first === 'help';
+  const version = v['version'] === true || first === 'version';
+  const command: Command = help ? 'help' : version ? 'version' : ((first as Command | undefined) ?? 'run');
+
+  if (command !== 'help' && command !== 'version') {
+    for (const token of tokens) {
+      if (token.kind !== 'option') continue;
+      const allowed = OPTIONS[token.name]?.commands;
+      if (allowed !== undefined && !allowed.includes(command)) {
+        throw new ConfigError(`--${token.name} is not a flag of "${command}" (it belongs to: ${allowed.join(', ')})`);
+      }
+    }
+  }
+
+  const str = (k: string): string | undefined => {
+    const x = v[k];
+    return typeof x === 'string' ? x : undefined;
+  };
+  const bool = (k: string): boolean | undefined => {
+    const x = v[k];
+    return typeof x === 'boolean' ? x : undefined;
+  };
+
+  const flags: Flags = {
+    config: nonEmpty('config', str('config')),
+    configCheck: bool('config.check') ?? false,
+    webListenAddress: nonEmpty('web.listen-address', str('web.listen-address')),
+    webConfigFile: nonEmpty('web.config.file', str('web.config.file')),
+    logLevel: enumFlag('log.level', str('log.level'), LOG_LEVELS),
+    logFormat: enumFlag('log.format', str('log.format'), LOG_FORMATS),
+    couchbaseUrl: nonEmpty('couchbase.url', str('couchbase.url')),
+    couchbaseUsername: nonEmpty('couchbase.username', str('couchbase.username')),
+    couchbaseClusterName: nonEmpty('couchbase.cluster-name', str('couchbase.cluster-name')),
+    couchbasePasswordFile: nonEmpty('couchbase.password-file', str('couchbase.password-file')),
+    couchbaseCaFile: nonEmpty('couchbase.ca-file', str('couchbase.ca-file')),
+    couchbaseInsecureSkipVerify: bool('couchbase.insecure-skip-verify'),
+    withPrometheus: bool('with-prometheus') ?? false,
+    scenario: nonEmpty('scenario', str('scenario')),
+    port: intFlag('port', str('port'), 0, 65535),
+    buckets: intFlag('buckets', str('buckets'), 0, 10_000),
+    nodes: intFlag('nodes', str('nodes'), 1, 1000),
+    latency: latencyFlag(str('latency')),
+    replications: intFlag('replications', str('replications'), 0, 10_000),
+    speed: speedFlag(str('speed')),
+    help,
+    version,
+  };
+  return { command, flags };
+}
+
+function translateParseError(err: unknown): ConfigError {
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  // Node's messages quote the offending token; rebuild ours from the flag name only (no `=value`).
+  const quoted = /'(-[^'\s=]*)/.exec(message)?.[1];
+  const name = quoted === undefined ? undefined : quoted.replace(/^-+/, '');
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const shown = quoted ?? 'an unknown flag';
+    const hint = name === undefined ? undefined : closest(name, Object.keys(OPTIONS));
+    return new ConfigError(`unknown flag ${shown}${hint === undefined ? '' : ` (did you mean --${hint}?)`}; see cbwatch --help`);
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    if (name !== undefined && OPTIONS[name]?.type === 'boolean') return new ConfigError(`--${name} takes no value`);
+    if (name !== undefined) return new ConfigError(`--${name} needs a value (--${name} ${OPTIONS[name]?.value ?? 'VALUE'})`);
+    return new ConfigError(`a flag is missing its value; see cbwatch --help`);
+  }
+  return new ConfigError(`invalid command line: ${message.split('\n', 1)[0] ?? ''}`);
+}
+
+/** The known name nearest to `name` (edit distance ≤ 3), for "did you mean". */
+export function closest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = 4;
+  for (const k of known) {
+    const d = editDistance(name, k);
+    if (d < bestD) {
+      bestD = d;
+      best = k;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = prev[0] as number;
+    prev[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = prev[j] as number;
+      prev[j] = Math.min(up + 1, (prev[j - 1] as number) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diag = up;
+    }
+  }
+  return prev[b.length] as number;
+}
+
+/** The flags section of `cbwatch --help`. */
+export function flagsHelp(): string {
+  const rows = Object.entries(OPTIONS).map(([name, o]) => {
+    const left = `--${name}${o.value === undefined ? '' : ` ${o.value}`}`;
+    const where = o.commands === undefined ? '' : ` [${o.commands.join(', ')}]`;
+    return `  ${left.padEnd(36)} ${o.help}${where}`;
+  });
+  return rows.join('\n');
+}

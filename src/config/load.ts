@@ -1,0 +1,473 @@
+/**
+ * loadConfig(): the YAML file, the environment and the flags, merged once with the precedence
+ * flags > environment > file, validated, secrets read, collector defaults applied. Every problem is a
+ * ConfigError whose lines name where it is (file:line:col, a flag or an environment variable), the key path
+ * and why; the CLI prints it and exits 2. Secret values never appear in a message.
+ *
+ * The single-cluster shortcut (`--couchbase.*` flags and `CBWATCH_COUCHBASE_*` variables):
+ * - without a file, or with a file that lists no clusters, `--couchbase.url` defines the one cluster;
+ * - with a file that lists clusters, giving a URL as well is an error (which cluster would it replace?);
+ * - the other shortcut settings (name, username, password, CA file, skip-verify) override the file's values
+ *   when the file lists exactly one cluster, and are an error when it lists several.
+ */
+import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import { resolveCollectors } from './defaults.js';
+import type { Flags, LogFormat, LogLevel } from './flags.js';
+import { LOG_FORMATS, LOG_LEVELS } from './flags.js';
+import { CLUSTER_NAME, COLLECTOR_NAMES, clusterSchema, fileSchema } from './schema.js';
+import type { ClusterFileConfig, FileConfig } from './schema.js';
+import type { ClusterConfig, Config, SyncGatewayWebhookConfig } from './types.js';
+import { formatDuration } from './units.js';
+import { loadWebConfig } from './webconfig.js';
+import type { WebSettings } from './webconfig.js';
+import { formatPath, issueLines, linesToConfigError, parseYamlFile } from './yamlfile.js';
+import type { PathSegment, Position } from './yamlfile.js';
+
+/** Every environment variable cbwatch reads, with what it sets. */
+export const ENV_VARS = {
+  CBWATCH_CONFIG: 'configuration file (as --config)',
+  CBWATCH_COUCHBASE_URL: 'single-cluster shortcut: management URL (as --couchbase.url)',
+  CBWATCH_COUCHBASE_USERNAME: 'user name (as --couchbase.username)',
+  CBWATCH_COUCHBASE_PASSWORD: 'password (there is no flag for it)',
+  CBWATCH_COUCHBASE_PASSWORD_FILE: 'file holding the password (as --couchbase.password-file)',
+  CBWATCH_COUCHBASE_CLUSTER_NAME: 'couchbase_cluster label value (as --couchbase.cluster-name)',
+  CBWATCH_COUCHBASE_CA_FILE: 'CA bundle for the cluster certificate (as --couchbase.ca-file)',
+  CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY: 'true/false (as --couchbase.insecure-skip-verify)',
+  CBWATCH_WEB_LISTEN_ADDRESS: 'HOST:PORT to serve on (as --web.listen-address)',
+  CBWATCH_WEB_CONFIG_FILE: 'TLS and basic auth file (as --web.config.file)',
+  CBWATCH_LOG_LEVEL: `log level: ${LOG_LEVELS.join(', ')} (as --log.level)`,
+  CBWATCH_LOG_FORMAT: `log format: ${LOG_FORMATS.join(', ')} (as --log.format)`,
+} as const;
+type EnvName = keyof typeof ENV_VARS;
+
+export const DEFAULT_LISTEN_ADDRESS = ':9420';
+
+export interface LoadOptions {
+  /**
+   * Accept a configuration that watches no cluster (e.g. only the Sync Gateway webhook receiver, or a
+   * command that builds its own cluster such as `demo`). Default: false, which makes it an error.
+   */
+  readonly allowNoClusters?: boolean;
+}
+
+/** A setting together with where it came from (`--couchbase.url`, `CBWATCH_COUCHBASE_URL`). */
+interface Sourced<T> {
+  readonly value: T;
+  readonly source: string;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function fromEnv(env: Env, name: EnvName): Sourced<string> | undefined {
+  const v = env[name];
+  // An empty variable counts as unset: compose files and Helm charts often pass `VAR=` for "not set".
+  return v === undefined || v === '' ? undefined : { value: v, source: name };
+}
+
+function pick(flag: string | undefined, flagName: string, env: Env, envName: EnvName): Sourced<string> | undefined {
+  return flag !== undefined ? { value: flag, source: `--${flagName}` } : fromEnv(env, envName);
+}
+
+function parseBool(s: Sourced<string>): Sourced<boolean> {
+  const t = s.value.trim().toLowerCase();
+  if (['true', '1', 'yes'].includes(t)) return { value: true, source: s.source };
+  if (['false', '0', 'no'].includes(t)) return { value: false, source: s.source };
+  throw new ConfigError(`${s.source}: expected true or false, got ${JSON.stringify(s.value)}`);
+}
+
+/** `:9420` (all IPv4 interfaces), `0.0.0.0:9420`, `localhost:9420`, `[::1]:9420`, `[::]:9420`. */
+export function parseListenAddress(text: string, source = '--web.listen-address'): { host: string; port: number } {
+  const t = text.trim();
+  const m = /^\[([0-9A-Fa-f:.%\w]+)\]:(\d{1,5})$/.exec(t) ?? /^([^:[\]\s]*):(\d{1,5})$/.exec(t);
+  if (!m) {
+    const hint = (t.match(/:/g) ?? []).length > 1 ? ' (put an IPv6 address in brackets: [::1]:9420)' : '';
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} is not HOST:PORT, e.g. :9420, 0.0.0.0:9420 or [::1]:9420${hint}`);
+  }
+  const port = Number(m[2]);
+  if (port > 65535) throw new ConfigError(`${source}: port ${port} is out of range (0..65535)`);
+  const host = m[1] === '' ? '0.0.0.0' : (m[1] as string);
+  return { host, port };
+}
+
+/** Reads a secret file: trailing newlines trimmed; errors name the key and the path, never the content. */
+function readSecret(path: string, key: string, problems: string[]): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    problems.push(`${key}: cannot read ${JSON.stringify(path)} (${errCode(err)})`);
+    return undefined;
+  }
+  const value = text.replace(/(?:\r?\n)+$/, '');
+  if (value === '') {
+    problems.push(`${key}: ${JSON.stringify(path)} is empty`);
+    return undefined;
+  }
+  return value;
+}
+
+function errCode(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES') return 'permission denied';
+  if (code === 'EISDIR') return 'is a directory';
+  return code ?? 'unreadable';
+}
+
+function checkReadable(path: string, key: string, problems: string[]): void {
+  try {
+    accessSync(path, fsConstants.R_OK);
+  } catch (err) {
+    problems.push(`${key}: cannot read ${JSON.stringify(path)} (${errCode(err)})`);
+  }
+}
+
+/** The cluster name when none is given: the URL's host name (no port, so switching to TLS keeps it). */
+export function nameFromUrl(url: string): string {
+  return new URL(url).hostname.replace(/^\[|\]$/g, '');
+}
+
+/** The webhook token is carried in a URL path, so it must be URL-safe, and long enough not to be guessed. */
+const TOKEN = /^[A-Za-z0-9._~-]{16,}$/;
+
+/**
+ * Loads the whole configuration. `flags` is what parseArgs() returned (any subset); `env` is usually
+ * process.env. Throws ConfigError (code CBW_ERR_CONFIG) listing every problem found.
+ */
+export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, options: LoadOptions = {}): Config {
+  const configFile = pick(flags.config, 'config', env, 'CBWATCH_CONFIG');
+  let file: FileConfig = { clusters: [], webhooks: {} };
+  let locate: (path: readonly PathSegment[]) => Position | undefined = () => undefined;
+  const fileName = configFile?.value ?? '(no file)';
+  if (configFile !== undefined) {
+    const data = parseYamlFile(configFile.value, configFile.source);
+    locate = data.locate;
+    const parsed = fileSchema.safeParse(data.value ?? {});
+    if (!parsed.success) {
+      throw linesToConfigError(
+        configFile.value,
+        issueLines(configFile.value, parsed.error.issues, locate, fileSchema, unknownCollectorHint),
+      );
+    }
+    file = parsed.data;
+  }
+  // Problems found after the schema: each line already says where.
+  const problems: string[] = [];
+  const at = (path: readonly PathSegment[]): string => {
+    const pos = locate(path);
+    return `${fileName}${pos === undefined ? '' : `:${pos.line}:${pos.col}`}: ${formatPath(path)}`;
+  };
+
+  // --- the single-cluster shortcut -------------------------------------------------------------------------
+  const url = pick(flags.couchbaseUrl, 'couchbase.url', env, 'CBWATCH_COUCHBASE_URL');
+  const override = {
+    name: pick(flags.couchbaseClusterName, 'couchbase.cluster-name', env, 'CBWATCH_COUCHBASE_CLUSTER_NAME'),
+    username: pick(flags.couchbaseUsername, 'couchbase.username', env, 'CBWATCH_COUCHBASE_USERNAME'),
+    password: passwordOverride(flags, env),
+    caFile: pick(flags.couchbaseCaFile, 'couchbase.ca-file', env, 'CBWATCH_COUCHBASE_CA_FILE'),
+    insecure:
+      flags.couchbaseInsecureSkipVerify !== undefined
+        ? { value: flags.couchbaseInsecureSkipVerify, source: '--couchbase.insecure-skip-verify' }
+        : mapSourced(fromEnv(env, 'CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY'), parseBool),
+  };
+  const overrideSources = Object.values(override)
+    .filter((o): o is NonNullable<typeof o> => o !== undefined)
+    .map((o) => o.source);
+  if (override.name !== undefined && !CLUSTER_NAME.test(override.name.value)) {
+    problems.push(`${override.name.source}: ${JSON.stringify(override.name.value)} may hold letters, digits, _ . - : only`);
+  }
+
+  const raws: { raw: ClusterFileConfig; index: number | undefined }[] = file.clusters.map((raw, index) => ({ raw, index }));
+  if (url !== undefined) {
+    if (file.clusters.length > 0) {
+      throw new ConfigError(
+        `${url.source}: cannot be combined with ${fileName}, which lists ${file.clusters.length} cluster(s); add the cluster to the file instead`,
+      );
+    }
+    const parsed = clusterSchema.safeParse({ url: url.value });
+    if (!parsed.success) {
+      const msg = parsed.error.issues.map((i) => i.message).join('; ');
+      throw new ConfigError(`${url.source}: ${msg}`);
+    }
+    raws.push({ raw: parsed.data, index: undefined });
+  } else if (file.clusters.length === 0 && overrideSources.length > 0 && !options.allowNoClusters) {
+    throw new ConfigError(
+      `${overrideSources.join(', ')}: set for a cluster, but no cluster is configured (give --couchbase.url or CBWATCH_COUCHBASE_URL, or a config file with clusters)`,
+    );
+  } else if (file.clusters.length > 1 && overrideSources.length > 0) {
+    throw new ConfigError(
+      `${overrideSources.join(', ')}: applies to a single cluster, but ${fileName} lists ${file.clusters.length}; set it per cluster in the file`,
+    );
+  }
+
+  const clusters: ClusterConfig[] = [];
+  const seen = new Map<string, string>();
+  for (const { raw, index } of raws) {
+    const key = (...rest: PathSegment[]): string => (index === undefined ? (url?.source ?? '--couchbase.url') : at(['clusters', index, ...rest]));
+    const name = override.name?.value ?? raw.name ?? nameFromUrl(raw.url);
+    const nameWhere =
+      override.name !== undefined ? override.name.source : raw.name !== undefined ? key('name') : `${key('url')} (name taken from the URL host)`;
+    const previous = seen.get(name);
+    if (previous !== undefined) {
+      problems.push(`${nameWhere}: duplicate cluster name ${JSON.stringify(name)} (also ${previous}); names must be unique`);
+    } else seen.set(name, index === undefined ? 'the shortcut' : `clusters[${index}]`);
+
+    // Password: the shortcut (flag, then environment) wins over the file's password_file / password_env.
+    let password: string | undefined;
+    let passwordSource: string | undefined;
+    if (override.password !== undefined) {
+      const p = override.password;
+      if (p.kind === 'file') {
+        password = readSecret(p.value, p.source, problems);
+        passwordSource = `file ${p.value}`;
+      } else {
+        password = p.value;
+        passwordSource = `environment variable ${p.source}`;
+      }
+    } else if (raw.password_file !== undefined) {
+      password = readSecret(raw.password_file, key('password_file'), problems);
+      passwordSource = `file ${raw.password_file}`;
+    } else if (raw.password_env !== undefined) {
+      const v = env[raw.password_env];
+      if (v === undefined || v === '') problems.push(`${key('password_env')}: environment variable ${raw.password_env} is not set`);
+      else password = v;
+      passwordSource = `environment variable ${raw.password_env}`;
+    }
+    const username = override.username?.value ?? raw.username;
+    const passwordGiven = override.password !== undefined || raw.password_file !== undefined || raw.password_env !== undefined;
+    if (username !== undefined && !passwordGiven) {
+      problems.push(
+        `${override.username?.source ?? key('username')}: a username needs a password (${index === undefined ? 'CBWATCH_COUCHBASE_PASSWORD or --couchbase.password-file' : 'password_file or password_env, or CBWATCH_COUCHBASE_PASSWORD'})`,
+      );
+    }
+    if (username === undefined && passwordGiven) {
+      problems.push(`${index === undefined ? '--couchbase.username' : key()}: a password is set but no username`);
+    }
+
+    const caFile = override.caFile?.value ?? raw.tls?.ca_file;
+    if (caFile !== undefined) checkReadable(caFile, override.caFile?.source ?? key('tls', 'ca_file'), problems);
+    if (raw.tls?.cert_file !== undefined) checkReadable(raw.tls.cert_file, key('tls', 'cert_file'), problems);
+    if (raw.tls?.key_file !== undefined) checkReadable(raw.tls.key_file, key('tls', 'key_file'), problems);
+
+    const collectors = resolveCollectors(raw.collectors);
+    for (const c of COLLECTOR_NAMES) {
+      const given = raw.collectors[c]?.timeout;
+      const interval = collectors[c].interval;
+      if (given !== undefined && given > interval) {
+        problems.push(
+          `${key('collectors', c, 'timeout')}: ${formatDuration(given)} is longer than the interval ${formatDuration(interval)} (a poll must end before the next one)`,
+        );
+      }
+    }
+
+    clusters.push({
+      name,
+      url: raw.url.replace(/\/+$/, ''),
+      username,
+      password,
+      passwordSource,
+      tls: {
+        ...(caFile === undefined ? {} : { caFile }),
+        ...(raw.tls?.cert_file === undefined ? {} : { certFile: raw.tls.cert_file }),
+        ...(raw.tls?.key_file === undefined ? {} : { keyFile: raw.tls.key_file }),
+        insecureSkipVerify: override.insecure?.value ?? raw.tls?.insecure_skip_verify ?? false,
+      },
+      searchUrl: raw.search_url?.replace(/\/+$/, ''),
+      backupUrl: raw.backup_url?.replace(/\/+$/, ''),
+      concurrency: raw.concurrency,
+      connectTimeout: raw.connect_timeout,
+      requestTimeout: raw.request_timeout,
+      maxResponseBytes: raw.max_response_bytes,
+      collectors,
+    });
+  }
+
+  // --- webhooks ----------------------------------------------------------------------------------------------
+  let syncGateway: SyncGatewayWebhookConfig | undefined;
+  const sg = file.webhooks.sync_gateway;
+  if (sg !== undefined && sg.enabled) {
+    const { token_file, token_env, ...rest } = sg;
+    let token: string | undefined;
+    let tokenKey: string;
+    if (token_file !== undefined) {
+      tokenKey = at(['webhooks', 'sync_gateway', 'token_file']);
+      token = readSecret(token_file, tokenKey, problems);
+    } else {
+      tokenKey = at(['webhooks', 'sync_gateway', 'token_env']);
+      const v = token_env === undefined ? undefined : env[token_env];
+      if (v === undefined || v === '') problems.push(`${tokenKey}: environment variable ${String(token_env)} is not set`);
+      else token = v.trim();
+    }
+    if (token !== undefined && !TOKEN.test(token)) {
+      problems.push(`${tokenKey}: the token must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it travels in a URL path)`);
+    } else if (token !== undefined) syncGateway = { ...rest, token };
+  }
+
+  if (clusters.length === 0 && !options.allowNoClusters && syncGateway === undefined && problems.length === 0) {
+    throw new ConfigError(
+      configFile === undefined
+        ? 'no cluster to watch: give --couchbase.url URL (password in CBWATCH_COUCHBASE_PASSWORD) or --config FILE'
+        : `${fileName}: clusters: no cluster to watch (list at least one, or give --couchbase.url)`,
+    );
+  }
+
+  // --- web and log -------------------------------------------------------------------------------------------
+  const listen = pick(flags.webListenAddress, 'web.listen-address', env, 'CBWATCH_WEB_LISTEN_ADDRESS') ?? {
+    value: DEFAULT_LISTEN_ADDRESS,
+    source: 'default',
+  };
+  let listenAddr = { host: '0.0.0.0', port: 9420 };
+  try {
+    listenAddr = parseListenAddress(listen.value, listen.source);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  const webConfigFile = pick(flags.webConfigFile, 'web.config.file', env, 'CBWATCH_WEB_CONFIG_FILE');
+  let settings: WebSettings | undefined;
+  if (webConfigFile !== undefined) {
+    try {
+      settings = loadWebConfig(webConfigFile.value);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(err.message.replace(/^invalid configuration: /, ''));
+    }
+  }
+
+  let level: LogLevel = 'info';
+  let format: LogFormat = 'json';
+  try {
+    level = enumSetting(pick(flags.logLevel, 'log.level', env, 'CBWATCH_LOG_LEVEL'), LOG_LEVELS) ?? 'info';
+    format = enumSetting(pick(flags.logFormat, 'log.format', env, 'CBWATCH_LOG_FORMAT'), LOG_FORMATS) ?? 'json';
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+
+  if (problems.length > 0) throw linesToConfigError(fileName, problems);
+
+  return {
+    file: configFile?.value,
+    clusters,
+    webhooks: { syncGateway },
+    web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings },
+    log: { level, format },
+  };
+}
+
+function mapSourced<T, U>(s: Sourced<T> | undefined, f: (s: Sourced<T>) => Sourced<U>): Sourced<U> | undefined {
+  return s === undefined ? undefined : f(s);
+}
+
+function enumSetting<T extends string>(s: Sourced<string> | undefined, allowed: readonly T[]): T | undefined {
+  if (s === undefined) return undefined;
+  const v = s.value.trim().toLowerCase();
+  if (!(allowed as readonly string[]).includes(v)) {
+    throw new ConfigError(`${s.source}: ${JSON.stringify(s.value)} is not one of ${allowed.join(', ')}`);
+  }
+  return v as T;
+}
+
+type PasswordOverride = { kind: 'file' | 'value'; value: string; source: string };
+
+function passwordOverride(flags: Partial<Flags>, env: Env): PasswordOverride | undefined {
+  if (flags.couchbasePasswordFile !== undefined) {
+    return { kind: 'file', value: flags.couchbasePasswordFile, source: '--couchbase.password-file' };
+  }
+  const direct = fromEnv(env, 'CBWATCH_COUCHBASE_PASSWORD');
+  const viaFile = fromEnv(env, 'CBWATCH_COUCHBASE_PASSWORD_FILE');
+  if (direct !== undefined && viaFile !== undefined) {
+    throw new ConfigError('CBWATCH_COUCHBASE_PASSWORD and CBWATCH_COUCHBASE_PASSWORD_FILE are both set; keep one');
+  }
+  if (direct !== undefined) return { kind: 'value', value: direct.value, source: direct.source };
+  if (viaFile !== undefined) return { kind: 'file', value: viaFile.value, source: viaFile.source };
+  return undefined;
+}
+
+/** For unknown keys under `clusters[i].collectors`: say it is a collector and list the real ones. */
+function unknownCollectorHint(path: readonly PathSegment[], key: string): string | undefined {
+  if (path.length === 3 && path[0] === 'clusters' && path[2] === 'collectors') {
+    return `unknown collector ${JSON.stringify(key)} (collectors: ${COLLECTOR_NAMES.join(', ')})`;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+const DURATION_KEYS = new Set(['slow_query_threshold', 'longer_than']);
+
+function formatBytes(n: number): string {
+  if (n % 1024 ** 3 === 0) return `${n / 1024 ** 3}GiB`;
+  if (n % 1024 ** 2 === 0) return `${n / 1024 ** 2}MiB`;
+  if (n % 1024 === 0) return `${n / 1024}KiB`;
+  return `${n}B`;
+}
+
+function optionText(key: string, value: unknown): string[] {
+  if (value === undefined || value === null) return [];
+  if (Array.isArray(value)) return value.length === 0 ? [] : [`${key}=[${value.join(',')}]`];
+  if (typeof value === 'object') {
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => optionText(`${key}.${k}`, v));
+  }
+  const leaf = key.split('.').pop() ?? key;
+  if (typeof value === 'number' && DURATION_KEYS.has(leaf)) return [`${key}=${formatDuration(value)}`];
+  return [`${key}=${String(value)}`];
+}
+
+/**
+ * A human summary of a loaded configuration for `--config.check`: clusters, URLs, where each password comes
+ * from (never the password), TLS files, enabled collectors with their intervals and options, web, webhooks.
+ */
+export function describeConfig(config: Config): string {
+  const out: string[] = [];
+  out.push(`configuration: ${config.file ?? '(flags and environment only)'}`);
+  out.push(`clusters (${config.clusters.length}):`);
+  for (const c of config.clusters) {
+    out.push(`  ${c.name}  (couchbase_cluster="${c.name}")`);
+    out.push(`    url:         ${c.url}`);
+    out.push(`    username:    ${c.username ?? '(none: unauthenticated requests)'}`);
+    out.push(`    password:    ${c.password === undefined ? '(none)' : `set, from ${c.passwordSource ?? 'configuration'}`}`);
+    const tls = [
+      c.tls.caFile === undefined ? undefined : `ca_file=${c.tls.caFile}`,
+      c.tls.certFile === undefined ? undefined : `cert_file=${c.tls.certFile}`,
+      c.tls.keyFile === undefined ? undefined : `key_file=${c.tls.keyFile}`,
+      `insecure_skip_verify=${c.tls.insecureSkipVerify}`,
+    ].filter((x) => x !== undefined);
+    out.push(`    tls:         ${tls.join(', ')}`);
+    out.push(`    search_url:  ${c.searchUrl ?? '(discovered from nodeServices)'}`);
+    out.push(`    backup_url:  ${c.backupUrl ?? '(discovered from nodeServices)'}`);
+    out.push(
+      `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}`,
+    );
+    const disabled: string[] = [];
+    out.push('    collectors:');
+    for (const name of COLLECTOR_NAMES) {
+      const o = c.collectors[name] as unknown as Record<string, unknown> & { enabled: boolean; interval: number; timeout: number };
+      if (!o.enabled) {
+        disabled.push(name);
+        continue;
+      }
+      const extra = Object.entries(o)
+        .filter(([k]) => !['enabled', 'interval', 'timeout'].includes(k))
+        .flatMap(([k, v]) => optionText(k, v));
+      out.push(
+        `      ${name.padEnd(13)} every ${formatDuration(o.interval)}, timeout ${formatDuration(o.timeout)}${extra.length > 0 ? `; ${extra.join(', ')}` : ''}`,
+      );
+    }
+    if (disabled.length > 0) out.push(`    disabled:    ${disabled.join(', ')}`);
+  }
+  const w = config.web;
+  const tls = w.settings?.tls;
+  const users = w.settings?.basicAuthUsers === undefined ? [] : Object.keys(w.settings.basicAuthUsers);
+  const host = w.listenHost.includes(':') ? `[${w.listenHost}]` : w.listenHost;
+  out.push(`web: listen ${host}:${w.listenPort}${w.configFile === undefined ? '' : `, web config ${w.configFile}`}`);
+  out.push(
+    `  tls: ${tls === undefined ? 'off' : `on (cert_file=${tls.certFile}, key_file=${tls.keyFile}, client_auth_type=${tls.clientAuthType}, min_version=${tls.minVersion})`}`,
+  );
+  out.push(`  basic auth: ${users.length === 0 ? 'off' : `on (users: ${users.join(', ')})`}`);
+  const sg = config.webhooks.syncGateway;
+  out.push(
+    `webhooks.sync_gateway: ${sg === undefined ? 'off' : `on (token set; databases: ${sg.databases.length === 0 ? '(none listed)' : sg.databases.join(', ')}; max_body_bytes=${formatBytes(sg.max_body_bytes)}${sg.type_field === undefined ? '' : `; type_field=${sg.type_field}`})`}`,
+  );
+  out.push(`log: level ${config.log.level}, format ${config.log.format}`);
+  return out.join('\n');
+}

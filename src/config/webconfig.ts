@@ -1,0 +1,260 @@
+/**
+ * `--web.config.file`: TLS and basic auth for cbwatch's own HTTP server, in the file format of the Prometheus
+ * exporter-toolkit (the one node_exporter, mysqld_exporter and blackbox_exporter read), so one file can serve
+ * every exporter on a machine:
+ *
+ * ```yaml
+ * tls_server_config:
+ *   cert_file: /etc/cbwatch/tls.crt
+ *   key_file: /etc/cbwatch/tls.key
+ *   client_auth_type: RequireAndVerifyClientCert   # optional
+ *   client_ca_file: /etc/cbwatch/clients-ca.crt     # with a Verify* client_auth_type
+ *   min_version: TLS12                              # default TLS12
+ * basic_auth_users:
+ *   prometheus: $2y$10$...                          # bcrypt hash (htpasswd -nBC 10 "" | tr -d ':\n')
+ * ```
+ *
+ * Only the keys above are supported; any other key (including the toolkit's `http_server_config`,
+ * `cipher_suites`…) is an error naming it rather than silently ignored.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { TLSSocket } from 'node:tls';
+import { z } from 'zod';
+import { ConfigError } from '../errors.js';
+import { parseYamlFile, zodIssuesToConfigError } from './yamlfile.js';
+
+const TLS_VERSIONS = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' } as const;
+type TlsVersionName = keyof typeof TLS_VERSIONS;
+const tlsVersion = z.enum(Object.keys(TLS_VERSIONS) as [TlsVersionName, ...TlsVersionName[]], {
+  error: `expected one of ${Object.keys(TLS_VERSIONS).join(', ')}`,
+});
+
+export const CLIENT_AUTH_TYPES = [
+  'NoClientCert',
+  'RequestClientCert',
+  'RequireAnyClientCert',
+  'VerifyClientCertIfGiven',
+  'RequireAndVerifyClientCert',
+] as const;
+export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
+
+/** A bcrypt hash as htpasswd -B and the toolkit write it: `$2a$`, `$2b$` or `$2y$`, cost, 53 characters. */
+const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+export const webConfigSchema = z.strictObject({
+  tls_server_config: z
+    .strictObject({
+      cert_file: z.string().min(1, 'must not be empty'),
+      key_file: z.string().min(1, 'must not be empty'),
+      client_auth_type: z.enum(CLIENT_AUTH_TYPES, { error: `expected one of ${CLIENT_AUTH_TYPES.join(', ')}` }).default('NoClientCert'),
+      client_ca_file: z.string().min(1, 'must not be empty').optional(),
+      min_version: tlsVersion.default('TLS12'),
+      max_version: tlsVersion.optional(),
+    })
+    .refine((t) => !(t.client_auth_type.startsWith('Verify') || t.client_auth_type === 'RequireAndVerifyClientCert') || t.client_ca_file !== undefined, {
+      message: 'client_auth_type that verifies client certificates needs client_ca_file',
+      path: ['client_ca_file'],
+    })
+    .refine((t) => !(t.client_ca_file !== undefined && t.client_auth_type === 'NoClientCert'), {
+      message: 'client_ca_file is set but client_auth_type is NoClientCert (set client_auth_type, e.g. RequireAndVerifyClientCert)',
+      path: ['client_auth_type'],
+    })
+    .refine((t) => t.max_version === undefined || t.max_version >= t.min_version, {
+      message: 'max_version is below min_version',
+      path: ['max_version'],
+    })
+    .optional(),
+  basic_auth_users: z
+    .record(
+      z.string().min(1, 'user name must not be empty').refine((u) => !u.includes(':'), 'user name must not contain ":"'),
+      // The value is never echoed: a plaintext password pasted here by mistake must not reach a log.
+      z.string({ error: 'expected a bcrypt hash string' }).regex(BCRYPT, 'not a bcrypt hash (generate one with htpasswd -nBC 10 USER)'),
+    )
+    .optional(),
+});
+
+export interface WebTlsSettings {
+  readonly certFile: string;
+  readonly keyFile: string;
+  /** PEM. The key is a secret: never log this object. */
+  readonly cert: Buffer;
+  readonly key: Buffer;
+  readonly clientAuthType: ClientAuthType;
+  readonly clientCaFile: string | undefined;
+  readonly clientCa: Buffer | undefined;
+  readonly minVersion: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
+  readonly maxVersion: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3' | undefined;
+}
+
+export interface WebSettings {
+  readonly file: string;
+  readonly tls: WebTlsSettings | undefined;
+  /** user → bcrypt hash; undefined or empty: no basic auth. */
+  readonly basicAuthUsers: Readonly<Record<string, string>> | undefined;
+}
+
+function readPem(file: string, key: string, what: string): Buffer {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch (err) {
+    const code = (err as { code?: string }).code ?? 'unreadable';
+    throw new ConfigError(`${key}: cannot read ${what} ${JSON.stringify(file)} (${code})`);
+  }
+  // Only the shape is checked, never printed: the key file holds a secret.
+  if (!buf.toString('latin1').includes('-----BEGIN ')) {
+    throw new ConfigError(`${key}: ${JSON.stringify(file)} is not a PEM file (no "-----BEGIN" line)`);
+  }
+  return buf;
+}
+
+/** Reads and validates the web config file; every error names the key (and the file). */
+export function loadWebConfig(file: string): WebSettings {
+  const data = parseYamlFile(file, '--web.config.file');
+  const raw = data.value ?? {};
+  const parsed = webConfigSchema.safeParse(raw);
+  if (!parsed.success) throw zodIssuesToConfigError(file, parsed.error.issues, data.locate, webConfigSchema);
+  const cfg = parsed.data;
+  let tls: WebTlsSettings | undefined;
+  const t = cfg.tls_server_config;
+  if (t !== undefined) {
+    const where = (k: string) => `${file}: tls_server_config.${k}`;
+    tls = {
+      certFile: t.cert_file,
+      keyFile: t.key_file,
+      cert: readPem(t.cert_file, where('cert_file'), 'certificate'),
+      key: readPem(t.key_file, where('key_file'), 'private key'),
+      clientAuthType: t.client_auth_type,
+      clientCaFile: t.client_ca_file,
+      clientCa: t.client_ca_file === undefined ? undefined : readPem(t.client_ca_file, where('client_ca_file'), 'client CA'),
+      minVersion: TLS_VERSIONS[t.min_version],
+      maxVersion: t.max_version === undefined ? undefined : TLS_VERSIONS[t.max_version],
+    };
+  }
+  const users = cfg.basic_auth_users;
+  if (users !== undefined && Object.keys(users).length > 0 && !bcryptAvailable()) {
+    throw new ConfigError(`${file}: basic_auth_users needs the "bcryptjs" package, which is not installed`);
+  }
+  return { file, tls, basicAuthUsers: users };
+}
+
+/** Options for `fastify({ https })` / `https.createServer`. */
+export function httpsOptions(tls: WebTlsSettings): {
+  cert: Buffer;
+  key: Buffer;
+  ca?: Buffer;
+  requestCert: boolean;
+  rejectUnauthorized: boolean;
+  minVersion: WebTlsSettings['minVersion'];
+  maxVersion?: NonNullable<WebTlsSettings['maxVersion']>;
+} {
+  const requestCert = tls.clientAuthType !== 'NoClientCert';
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa }),
+    requestCert,
+    // Node can only require a *verified* certificate in the handshake; the other policies are enforced per
+    // request by checkClientCertificate().
+    rejectUnauthorized: tls.clientAuthType === 'RequireAndVerifyClientCert',
+    minVersion: tls.minVersion,
+    ...(tls.maxVersion === undefined ? {} : { maxVersion: tls.maxVersion }),
+  };
+}
+
+/**
+ * Enforces client_auth_type on a TLS connection: undefined when the request may proceed, else the reason to
+ * refuse it (answer 401/403 and close). Mirrors Go's tls.ClientAuthType semantics used by the toolkit.
+ */
+export function checkClientCertificate(
+  tls: WebTlsSettings,
+  socket: Pick<TLSSocket, 'authorized' | 'authorizationError' | 'getPeerCertificate'>,
+): string | undefined {
+  const policy = tls.clientAuthType;
+  if (policy === 'NoClientCert' || policy === 'RequestClientCert') return undefined;
+  const peer = socket.getPeerCertificate();
+  const given = peer !== null && typeof peer === 'object' && Object.keys(peer).length > 0;
+  if (!given) {
+    return policy === 'VerifyClientCertIfGiven' ? undefined : 'a client certificate is required';
+  }
+  if (policy === 'RequireAnyClientCert') return undefined;
+  if (!socket.authorized) return `client certificate not trusted (${String(socket.authorizationError ?? 'unverified')})`;
+  return undefined;
+}
+
+type BcryptCompare = (password: string, hash: string) => Promise<boolean>;
+
+function bcryptAvailable(): boolean {
+  try {
+    createRequire(import.meta.url).resolve('bcryptjs');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let bcryptCompare: BcryptCompare | undefined;
+async function defaultCompare(password: string, hash: string): Promise<boolean> {
+  if (bcryptCompare === undefined) {
+    // Imported by name at run time: the dependency is only needed when basic_auth_users is configured.
+    const specifier = 'bcryptjs';
+    const mod = (await import(specifier)) as { compare?: BcryptCompare; default?: { compare?: BcryptCompare } };
+    const compare = mod.compare ?? mod.default?.compare;
+    if (typeof compare !== 'function') throw new ConfigError('bcryptjs does not export compare()');
+    bcryptCompare = compare;
+  }
+  return bcryptCompare(password, hash);
+}
+
+/** A valid hash of a random password, compared against when the user is unknown so timing reveals nothing. */
+const DUMMY_HASH = '$2b$10$CwTycUXWue0Thq9StjUM0uJ8Ue7XJ9nGxfoz5v7hW4tBqj4V4hZwK';
+
+/**
+ * bcrypt costs ~50–100 ms per check; Prometheus scrapes every few seconds with the same credentials. Like
+ * the exporter-toolkit, remember successful checks, keyed by a digest of (user, password, hash) so nothing
+ * reversible stays in memory and a changed hash invalidates the entry.
+ */
+const verified = new Map<string, true>();
+const VERIFIED_MAX = 100;
+
+function cacheKey(user: string, password: string, hash: string): string {
+  return createHash('sha256').update(user).update('\0').update(password).update('\0').update(hash).digest('base64');
+}
+
+/**
+ * Checks an `Authorization` header against basic_auth_users. An empty or missing user list allows everything
+ * (auth is off). `compare` is injectable for tests; by default it is bcryptjs's.
+ */
+export async function verifyBasicAuth(
+  users: Readonly<Record<string, string>> | undefined,
+  header: string | undefined,
+  compare: BcryptCompare = defaultCompare,
+): Promise<boolean> {
+  if (users === undefined || Object.keys(users).length === 0) return true;
+  if (header === undefined) return false;
+  const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!m) return false;
+  const decoded = Buffer.from(m[1] as string, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return false;
+  const user = decoded.slice(0, colon);
+  const password = decoded.slice(colon + 1);
+  const known = Object.hasOwn(users, user);
+  const hash = known ? (users[user] as string) : DUMMY_HASH;
+  const key = cacheKey(user, password, hash);
+  if (known && verified.has(key)) return true;
+  const ok = await compare(password, hash);
+  if (ok && known) {
+    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
+    verified.set(key, true);
+  }
+  // An unknown user ran a full compare too, so timing does not tell which user names exist.
+  return ok && known;
+}
+
+/** For tests: forget remembered successful checks. */
+export function clearBasicAuthCache(): void {
+  verified.clear();
+}
