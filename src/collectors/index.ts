@@ -2,6 +2,7 @@
 import type { CollectorName } from '../config/schema.js';
 import { bucketStatsCollector } from './bucket_stats.js';
 import { bucketsCollector } from './buckets.js';
+import { searchCollector } from './search.js';
 import type { Collector } from './types.js';
 
 // One import per collector file; keep this list in the DESIGN.md order.
@@ -9,6 +10,7 @@ import type { Collector } from './types.js';
 export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   buckets: bucketsCollector,
   bucket_stats: bucketStatsCollector,
+  search: searchCollector,
 };
 
 export function collectorList(): Collector[] {

@@ -1,0 +1,311 @@
+/**
+ * Search service active queries (`{search_url}/api/query`, plus `/api/query/index/{index}` for the indexes
+ * listed in `indexes`), and the opt-in runaway-query policy (`cancel`), which cancels queries running longer
+ * than `cancel.longer_than` with `POST /api/query/{queryID}/cancel`.
+ *
+ * The policy never acts twice on one query: every query it has acted on (cancelled, dry run, failed) is
+ * remembered in `ctx.state` until it leaves the active list, so a failing cancel is logged and counted once,
+ * not retried every poll. Its counter lives in `ctx.state` too, because the snapshot model replaces a
+ * collector's series on every poll.
+ */
+import type { Logger } from 'pino';
+import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
+import { tryParseGoDuration } from '../couchbase/goduration.js';
+import {
+  SEARCH_CANCEL_ROUTE,
+  SEARCH_INDEX_QUERIES_ROUTE,
+  SEARCH_QUERIES_ROUTE,
+  activeQueriesSchema,
+  activeQuerySchema,
+  cancelResponseSchema,
+  splitQueryKey,
+} from '../couchbase/search.js';
+import type { ActiveQueries } from '../couchbase/search.js';
+import type { CouchbaseClient } from '../couchbase/client.js';
+import { describeError, isCbwError } from '../errors.js';
+import { defineFamily } from '../metrics/family.js';
+import type { SampleSet } from '../metrics/family.js';
+import type { CollectContext, Collector } from './types.js';
+
+const C = 'search';
+
+export const SEARCH = {
+  totalActive: defineFamily(C, 'couchbase_search_total_active_queries', 'gauge', 'Active search queries in the whole cluster, as the Search service counts them (totalActiveQueryCount).', [], 'count'),
+  active: defineFamily(C, 'couchbase_search_active_queries', 'gauge', 'Active search queries per index (0 for an index listed in the collector\'s indexes option with none running).', ['index'], 'count'),
+  maxDuration: defineFamily(C, 'couchbase_search_active_query_max_duration_seconds', 'gauge', 'Execution time of the longest-running active query on the index (absent when none runs).', ['index'], 'seconds'),
+  slow: defineFamily(C, 'couchbase_search_slow_queries', 'gauge', 'Active queries on the index running longer than the slow-query threshold (couchbase_search_slow_query_threshold_seconds).', ['index'], 'count'),
+  slowThreshold: defineFamily(C, 'couchbase_search_slow_query_threshold_seconds', 'gauge', 'The slow-query threshold configured for this cluster (search collector option slow_query_threshold).', [], 'seconds'),
+  nodeActive: defineFamily(C, 'couchbase_search_node_active_queries', 'gauge', 'Active search queries per node; node is the node uuid from the query key (7.1+; 7.0 keys carry no node).', ['node'], 'count'),
+  cancelled: defineFamily(C, 'couchbase_search_queries_cancelled_total', 'counter', 'Runaway queries the cancel policy acted on, by result: cancelled, dry_run (logged only), failed, forbidden (missing permission), not_found (finished before the cancel).', ['index', 'result'], 'count'),
+} as const;
+
+/** One entry of `filteredActiveQueries.queryMap`, parsed. */
+export interface SearchQuery {
+  /** The queryMap key, unique in the cluster. */
+  readonly key: string;
+  readonly node: string | undefined;
+  readonly id: string;
+  readonly index: string;
+  /** Execution time, or undefined when it did not parse. */
+  readonly seconds: number | undefined;
+  /** The query object: user input, never a label, logged only with `log_query_text`. */
+  readonly query: unknown;
+}
+
+export type Skip = (reason: string, detail?: string) => void;
+
+/** Parse the queryMap of an active-query response; entries that make no sense are skipped, not fatal. */
+export function parseActiveQueries(payload: ActiveQueries, skip: Skip): SearchQuery[] {
+  const out: SearchQuery[] = [];
+  const map = payload.filteredActiveQueries?.queryMap ?? {};
+  for (const [key, raw] of Object.entries(map)) {
+    const parsed = activeQuerySchema.safeParse(raw);
+    if (!parsed.success) {
+      skip('bad_query_entry', key);
+      continue;
+    }
+    const index = parsed.data.QueryContext?.index;
+    if (index === undefined || index === '') {
+      skip('query_without_index', key);
+      continue;
+    }
+    const { node, id } = splitQueryKey(key);
+    const text = parsed.data.executionTime;
+    const seconds = text === undefined ? undefined : tryParseGoDuration(text);
+    if (seconds === undefined) skip('bad_execution_time', key);
+    out.push({ key, node, id, index, seconds, query: parsed.data.QueryContext?.query });
+  }
+  return out;
+}
+
+export interface SearchMapOptions {
+  /** totalActiveQueryCount of the cluster-wide view. */
+  readonly total: number | undefined;
+  readonly slowThresholdSeconds: number;
+  /** Indexes that always get series (0 when idle). */
+  readonly indexes: readonly string[];
+}
+
+/** Pure: parsed queries → samples. */
+export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[], opts: SearchMapOptions): void {
+  out.add(SEARCH.totalActive, {}, opts.total);
+  out.add(SEARCH.slowThreshold, {}, opts.slowThresholdSeconds);
+  const byIndex = new Map<string, { active: number; slow: number; max: number | undefined }>();
+  for (const name of opts.indexes) byIndex.set(name, { active: 0, slow: 0, max: undefined });
+  const byNode = new Map<string, number>();
+  for (const q of queries) {
+    let s = byIndex.get(q.index);
+    if (!s) {
+      s = { active: 0, slow: 0, max: undefined };
+      byIndex.set(q.index, s);
+    }
+    s.active++;
+    if (q.seconds !== undefined) {
+      if (q.seconds > opts.slowThresholdSeconds) s.slow++;
+      s.max = s.max === undefined ? q.seconds : Math.max(s.max, q.seconds);
+    }
+    if (q.node !== undefined) byNode.set(q.node, (byNode.get(q.node) ?? 0) + 1);
+  }
+  for (const [index, s] of [...byIndex].sort(([a], [b]) => a.localeCompare(b))) {
+    out.add(SEARCH.active, { index }, s.active);
+    out.add(SEARCH.slow, { index }, s.slow);
+    out.add(SEARCH.maxDuration, { index }, s.max);
+  }
+  for (const [node, n] of [...byNode].sort(([a], [b]) => a.localeCompare(b))) out.add(SEARCH.nodeActive, { node }, n);
+}
+
+// ---- runaway-query policy -------------------------------------------------------------------------------
+
+export type CancelResult = 'cancelled' | 'dry_run' | 'failed' | 'forbidden' | 'not_found';
+
+export interface CancelPolicy {
+  readonly enabled: boolean;
+  /** ms */
+  readonly longer_than: number;
+  /** Empty: every index. */
+  readonly indexes: readonly string[];
+  readonly dry_run: boolean;
+  readonly log_query_text: boolean;
+}
+
+/** Keys in `ctx.state`. */
+const STATE_ATTEMPTED = 'cancel.attempted';
+const STATE_COUNTS = 'cancel.counts';
+
+/** Cancels per poll at most: a burst of runaways is worked off over a few polls, within the poll deadline. */
+export const MAX_CANCELS_PER_POLL = 10;
+const QUERY_TEXT_MAX = 2000;
+
+/** Pure: the queries the policy should act on now, oldest first. */
+export function cancelCandidates(queries: readonly SearchQuery[], policy: CancelPolicy, attempted: ReadonlySet<string>): SearchQuery[] {
+  if (!policy.enabled) return [];
+  const limit = policy.longer_than / 1000;
+  const allowed = new Set(policy.indexes);
+  return queries
+    .filter((q) => q.seconds !== undefined && q.seconds > limit)
+    .filter((q) => allowed.size === 0 || allowed.has(q.index))
+    .filter((q) => !attempted.has(q.key))
+    .sort((a, b) => (b.seconds ?? 0) - (a.seconds ?? 0));
+}
+
+interface CancelDeps {
+  readonly client: CouchbaseClient;
+  readonly baseUrl: string;
+  readonly log: Logger;
+  readonly state: Map<string, unknown>;
+  readonly skip: Skip;
+}
+
+function stateOf<T>(state: Map<string, unknown>, key: string, init: () => T): T {
+  let v = state.get(key) as T | undefined;
+  if (v === undefined) {
+    v = init();
+    state.set(key, v);
+  }
+  return v;
+}
+
+function countKey(index: string, result: CancelResult): string {
+  return `${index}\u0000${result}`;
+}
+
+function queryText(q: unknown): string {
+  let t: string;
+  try {
+    t = typeof q === 'string' ? q : (JSON.stringify(q) ?? '');
+  } catch {
+    t = '';
+  }
+  return t.length > QUERY_TEXT_MAX ? `${t.slice(0, QUERY_TEXT_MAX)}...` : t;
+}
+
+async function cancelOne(deps: CancelDeps, q: SearchQuery): Promise<{ result: CancelResult; error?: string }> {
+  try {
+    const body = await deps.client.getJson(SEARCH_CANCEL_ROUTE, { queryID: q.id }, cancelResponseSchema, {
+      baseUrl: deps.baseUrl,
+      method: 'POST',
+      // The node uuid tells the service which node runs the query; 7.0 keys carry none (the node we ask).
+      json: q.node !== undefined ? { uuid: q.node } : {},
+    });
+    if (body.status !== undefined && body.status !== 'ok') return { result: 'failed', error: `status ${body.status}` };
+    return { result: 'cancelled' };
+  } catch (err) {
+    const code = isCbwError(err) ? err.code : undefined;
+    const result: CancelResult = code === 'CBW_ERR_FORBIDDEN' ? 'forbidden' : code === 'CBW_ERR_NOT_FOUND' ? 'not_found' : 'failed';
+    return { result, error: describeError(err) };
+  }
+}
+
+/**
+ * Apply the policy to this poll's queries: prune remembered ids that are no longer active, act on new
+ * runaways (at most MAX_CANCELS_PER_POLL), count each result. Never throws: a failing cancel must not fail
+ * the metrics of the poll.
+ */
+export async function applyCancelPolicy(deps: CancelDeps, queries: readonly SearchQuery[], policy: CancelPolicy): Promise<void> {
+  const attempted = stateOf(deps.state, STATE_ATTEMPTED, () => new Set<string>());
+  const counts = stateOf(deps.state, STATE_COUNTS, () => new Map<string, number>());
+  const active = new Set(queries.map((q) => q.key));
+  for (const key of attempted) if (!active.has(key)) attempted.delete(key);
+
+  const todo = cancelCandidates(queries, policy, attempted);
+  for (const q of todo.slice(0, MAX_CANCELS_PER_POLL)) {
+    if (!/^\d+$/.test(q.id)) {
+      // The cancel route takes an integer id; anything else cannot be cancelled (and is not retried).
+      attempted.add(q.key);
+      deps.skip('uncancellable_query_id', q.key);
+      continue;
+    }
+    // Remember before the request: whatever happens, this query is never acted on again.
+    attempted.add(q.key);
+    const outcome = policy.dry_run ? { result: 'dry_run' as const } : await cancelOne(deps, q);
+    counts.set(countKey(q.index, outcome.result), (counts.get(countKey(q.index, outcome.result)) ?? 0) + 1);
+    const fields: Record<string, unknown> = {
+      index: q.index,
+      query_id: q.id,
+      node: q.node ?? '',
+      duration_seconds: q.seconds,
+      longer_than_seconds: policy.longer_than / 1000,
+      result: outcome.result,
+    };
+    if ('error' in outcome && outcome.error !== undefined) fields.error = outcome.error;
+    if (policy.log_query_text) fields.query = queryText(q.query);
+    const msg =
+      outcome.result === 'dry_run'
+        ? 'runaway search query found (dry run: not cancelled)'
+        : outcome.result === 'cancelled'
+          ? 'cancelled a runaway search query'
+          : 'could not cancel a runaway search query (not retried)';
+    deps.log.warn(fields, msg);
+  }
+  if (todo.length > MAX_CANCELS_PER_POLL) {
+    deps.log.warn({ pending: todo.length - MAX_CANCELS_PER_POLL }, 'more runaway search queries than one poll acts on; the rest wait for the next poll');
+  }
+}
+
+/** Emit the running totals (and 0 for each listed index's possible results, so rate() sees the first one). */
+export function emitCancelCounts(out: SampleSet, state: Map<string, unknown>, policy: CancelPolicy): void {
+  const counts = (state.get(STATE_COUNTS) as Map<string, number> | undefined) ?? new Map<string, number>();
+  const rows = new Map(counts);
+  if (policy.enabled) {
+    const results: CancelResult[] = policy.dry_run ? ['dry_run'] : ['cancelled', 'failed', 'forbidden', 'not_found'];
+    for (const index of policy.indexes) for (const r of results) if (!rows.has(countKey(index, r))) rows.set(countKey(index, r), 0);
+  }
+  for (const [key, value] of [...rows].sort(([a], [b]) => a.localeCompare(b))) {
+    const [index, result] = key.split('\u0000') as [string, string];
+    out.add(SEARCH.cancelled, { index, result }, value);
+  }
+}
+
+// ---- the collector --------------------------------------------------------------------------------------
+
+async function searchBaseUrl(ctx: CollectContext<'search'>): Promise<string | undefined> {
+  if (ctx.cluster.searchUrl !== undefined) return ctx.cluster.searchUrl;
+  return serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'fts', 'ftsSSL');
+}
+
+export const searchCollector: Collector<'search'> = {
+  name: 'search',
+  defaultInterval: 15_000,
+  families: Object.values(SEARCH),
+  role: 'Search Reader or Read-Only Admin (cluster.fts!read); the cancel policy needs Search Admin (cluster.fts!manage)',
+  description: 'Active search queries per index and node, the longest and the slow ones; an opt-in policy that cancels runaway queries.',
+  async collect(ctx) {
+    const baseUrl = await searchBaseUrl(ctx);
+    if (baseUrl === undefined) {
+      ctx.notApplicable('no search service');
+      return;
+    }
+    const all = await ctx.client.getJson(SEARCH_QUERIES_ROUTE, {}, activeQueriesSchema, { baseUrl });
+    const byKey = new Map<string, SearchQuery>();
+    for (const q of parseActiveQueries(all, (r, d) => ctx.skipped(r, d))) byKey.set(q.key, q);
+
+    // Per-index views: listed indexes always get series, and their queries are merged in (same keys).
+    const known: string[] = [];
+    for (const index of ctx.options.indexes) {
+      const res = await ctx.client.requestJson(SEARCH_INDEX_QUERIES_ROUTE, { index }, activeQueriesSchema, {
+        baseUrl,
+        allowStatus: [400, 404],
+      });
+      if (res.data === undefined) {
+        ctx.skipped('index_not_found', index);
+        continue;
+      }
+      known.push(index);
+      for (const q of parseActiveQueries(res.data, () => undefined)) if (!byKey.has(q.key)) byKey.set(q.key, q);
+    }
+    const queries = [...byKey.values()];
+
+    mapActiveQueries(ctx.out, queries, {
+      total: all.totalActiveQueryCount,
+      slowThresholdSeconds: ctx.options.slow_query_threshold / 1000,
+      indexes: known,
+    });
+
+    const policy = ctx.options.cancel;
+    const attempted = ctx.state.get(STATE_ATTEMPTED);
+    if (policy.enabled || attempted !== undefined) {
+      await applyCancelPolicy({ client: ctx.client, baseUrl, log: ctx.log, state: ctx.state, skip: (r, d) => ctx.skipped(r, d) }, queries, policy);
+    }
+    emitCancelCounts(ctx.out, ctx.state, policy);
+  },
+};
