@@ -2,7 +2,9 @@
 import type { CollectorName } from '../config/schema.js';
 import { bucketStatsCollector } from './bucket_stats.js';
 import { bucketsCollector } from './buckets.js';
+import { certificatesCollector } from './certificates.js';
 import { searchCollector } from './search.js';
+import { securityCollector } from './security.js';
 import type { Collector } from './types.js';
 
 // One import per collector file; keep this list in the DESIGN.md order.
@@ -10,6 +12,8 @@ import type { Collector } from './types.js';
 export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   buckets: bucketsCollector,
   bucket_stats: bucketStatsCollector,
+  certificates: certificatesCollector,
+  security: securityCollector,
   search: searchCollector,
 };
 

@@ -1,0 +1,206 @@
+/**
+ * Collector `certificates`: when every trusted CA, node certificate and certificate of a node's chain expires.
+ *
+ * Calls: GET /pools/default/trustedCAs (7.1+; a 404 means an older cluster and falls back to the deprecated
+ * GET /pools/default/certificate?extended=true), GET /pools/default/certificate/node/{node} for every node of
+ * /pools/default/nodeServices, and GET /settings/security/allowNonLocalCACertUpload.
+ *
+ * Works with the limited trustedCAs view a low-privilege user gets (id, subject, notBefore, notAfter, pem):
+ * the families that need the other fields (warnings, nodes, origin) are then simply absent. A node whose
+ * certificate call is forbidden, missing or malformed is counted as skipped and never blanks the others.
+ *
+ * The node's `pem` is the chain as loaded (node certificate first, then intermediates); every certificate in
+ * it is parsed with node:crypto, because an intermediate expiring before the leaf is the classic outage.
+ * Subjects are bounded label values: a cluster has a handful of CAs and one chain per node.
+ */
+import {
+  ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE,
+  LEGACY_CERTIFICATE_ROUTE,
+  NODE_CERTIFICATE_ROUTE,
+  TRUSTED_CAS_ROUTE,
+  allowNonLocalCaUploadSchema,
+  isoToSeconds,
+  legacyCertificateSchema,
+  nodeCertificateSchema,
+  parsePemCertificate,
+  splitPemBundle,
+  trustedCaSchema,
+  trustedCasSchema,
+} from '../couchbase/certificates.js';
+import type { LegacyCertificate, NodeCertificate } from '../couchbase/certificates.js';
+import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
+import { isCode, reportForbidden } from '../couchbase/security.js';
+import { defineFamily } from '../metrics/family.js';
+import type { SampleSet } from '../metrics/family.js';
+import type { CollectContext, Collector } from './types.js';
+
+const C = 'certificates';
+const CA = ['id', 'subject'] as const;
+
+export const certificateFamilies = {
+  caCount: defineFamily(C, 'couchbase_trusted_cas', 'gauge', 'Number of trusted CA certificates of the cluster (trustedCAs; 1 for the single root certificate of pre-7.1 clusters).', [], 'count'),
+  caNotAfter: defineFamily(C, 'couchbase_trusted_ca_not_after_timestamp_seconds', 'gauge', 'End of validity of a trusted CA certificate (notAfter). id is "legacy" for the root certificate of a pre-7.1 cluster.', CA, 'timestamp_seconds'),
+  caNotBefore: defineFamily(C, 'couchbase_trusted_ca_not_before_timestamp_seconds', 'gauge', 'Start of validity of a trusted CA certificate (notBefore).', CA, 'timestamp_seconds'),
+  caInfo: defineFamily(C, 'couchbase_trusted_ca_info', 'gauge', 'Trusted CA certificate (always 1); origin is generated (by Couchbase) or uploaded. Needs a security role (full trustedCAs view).', [...CA, 'origin'], 'info'),
+  caWarnings: defineFamily(C, 'couchbase_trusted_ca_warnings', 'gauge', 'Number of warnings Couchbase reports for a trusted CA (e.g. self_signed, not signed by cluster CA, expiring). Needs a security role.', CA, 'count'),
+  caNodes: defineFamily(C, 'couchbase_trusted_ca_nodes', 'gauge', 'Number of nodes whose certificate is signed by this trusted CA (nodes). Needs a security role.', CA, 'count'),
+  caNodeInfo: defineFamily(C, 'couchbase_trusted_ca_node_info', 'gauge', 'A node using this trusted CA (always 1). Needs a security role.', [...CA, 'node'], 'info'),
+  nodeNotAfter: defineFamily(C, 'couchbase_node_certificate_not_after_timestamp_seconds', 'gauge', 'Expiry of the node certificate (expires); origin is generated, uploaded, or unknown on servers that do not say.', ['node', 'subject', 'origin'], 'timestamp_seconds'),
+  nodeWarnings: defineFamily(C, 'couchbase_node_certificate_warnings', 'gauge', 'Number of warnings Couchbase reports for the node certificate.', ['node'], 'count'),
+  nodePlain: defineFamily(C, 'couchbase_node_certificate_plain_passphrase', 'gauge', '1 when a plain private-key passphrase is registered for the node certificate (meant for pre-production only), else 0. The passphrase itself is never read.', ['node'], 'bool'),
+  chainNotAfter: defineFamily(C, 'couchbase_node_certificate_chain_not_after_timestamp_seconds', 'gauge', 'End of validity of each certificate in the node\'s PEM chain, parsed from the PEM; position 0 is the node certificate, then its issuers.', ['node', 'position', 'subject'], 'timestamp_seconds'),
+  chainInfo: defineFamily(C, 'couchbase_node_certificate_chain_info', 'gauge', 'Subject and issuer of each certificate in the node\'s PEM chain (always 1).', ['node', 'position', 'subject', 'issuer'], 'info'),
+  nodeEarliest: defineFamily(C, 'couchbase_node_certificate_earliest_not_after_timestamp_seconds', 'gauge', 'The earliest expiry among the node certificate and every certificate of its chain: when TLS to this node breaks.', ['node'], 'timestamp_seconds'),
+  nonLocalUpload: defineFamily(C, 'couchbase_security_allow_non_local_ca_upload', 'gauge', '1 when CA certificates may be uploaded from hosts other than localhost (allowNonLocalCACertUpload), else 0.', [], 'bool'),
+} as const;
+
+export type Skip = (reason: string, detail?: string) => void;
+
+/** Pure mapping of the trustedCAs array (full or limited view). Elements that do not parse are skipped. */
+export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Skip): void {
+  const f = certificateFamilies;
+  out.add(f.caCount, {}, raw.length);
+  if (raw.length === 0) skip('trusted_cas_empty', 'trustedCAs answered an empty array');
+  for (const [i, el] of raw.entries()) {
+    const parsed = trustedCaSchema.safeParse(el);
+    if (!parsed.success) {
+      skip('trusted_ca_invalid', `element ${i}: ${parsed.error.issues[0]?.message ?? 'does not match'}`);
+      continue;
+    }
+    const ca = parsed.data;
+    const pemSubject = ca.subject === undefined && ca.pem !== undefined ? parsePemCertificate(ca.pem)?.subject : undefined;
+    const l = { id: String(ca.id), subject: ca.subject ?? pemSubject ?? '' };
+    addDate(out, f.caNotAfter, l, ca.notAfter, skip, `trusted CA ${l.id} notAfter`);
+    addDate(out, f.caNotBefore, l, ca.notBefore, skip, `trusted CA ${l.id} notBefore`);
+    if (ca.type !== undefined) out.add(f.caInfo, { ...l, origin: ca.type }, 1);
+    if (ca.warnings !== undefined) out.add(f.caWarnings, l, ca.warnings.length);
+    if (ca.nodes !== undefined) {
+      out.add(f.caNodes, l, ca.nodes.length);
+      for (const node of ca.nodes) out.add(f.caNodeInfo, { ...l, node }, 1);
+    }
+  }
+}
+
+/** Pre-7.1: the single cluster root certificate, reported as the trusted CA with id "legacy". */
+export function mapLegacyCertificate(payload: LegacyCertificate, out: SampleSet, skip: Skip): void {
+  const f = certificateFamilies;
+  const cert = payload.cert;
+  if (cert === undefined) {
+    skip('legacy_certificate_invalid', 'no cert object');
+    return;
+  }
+  const parsed = cert.pem !== undefined ? parsePemCertificate(cert.pem) : undefined;
+  const l = { id: 'legacy', subject: cert.subject ?? parsed?.subject ?? '' };
+  out.add(f.caCount, {}, 1);
+  addDate(out, f.caNotAfter, l, cert.expires, skip, 'legacy root certificate expires');
+  // The extended object has no notBefore: take it from the PEM when it parses.
+  if (parsed !== undefined) out.add(f.caNotBefore, l, parsed.notBefore);
+  if (cert.type !== undefined) out.add(f.caInfo, { ...l, origin: cert.type }, 1);
+  if (payload.warnings !== undefined) out.add(f.caWarnings, l, payload.warnings.length);
+}
+
+/** One node's certificate: the `expires` field, warnings, passphrase type, and every certificate of its chain. */
+export function mapNodeCertificate(node: string, cert: NodeCertificate, out: SampleSet, skip: Skip): void {
+  const f = certificateFamilies;
+  const chain: Array<{ position: number; subject: string; issuer: string; notAfter: number }> = [];
+  if (cert.pem !== undefined) {
+    const blocks = splitPemBundle(cert.pem);
+    if (blocks.length === 0) skip('pem_no_certificate', `node ${node}: pem holds no certificate`);
+    for (const [position, block] of blocks.entries()) {
+      const p = parsePemCertificate(block);
+      if (p === undefined) {
+        skip('pem_unparseable', `node ${node}: certificate ${position} of the chain does not parse`);
+        continue;
+      }
+      chain.push({ position, subject: p.subject, issuer: p.issuer, notAfter: p.notAfter });
+    }
+  }
+  const subject = cert.subject ?? chain.find((c) => c.position === 0)?.subject ?? '';
+  const expires = addDate(out, f.nodeNotAfter, { node, subject, origin: cert.type ?? 'unknown' }, cert.expires, skip, `node ${node} expires`);
+  if (cert.warnings !== undefined) out.add(f.nodeWarnings, { node }, cert.warnings.length);
+  out.add(f.nodePlain, { node }, cert.privateKeyPassphrase);
+  for (const c of chain) {
+    const position = String(c.position);
+    out.add(f.chainNotAfter, { node, position, subject: c.subject }, c.notAfter);
+    out.add(f.chainInfo, { node, position, subject: c.subject, issuer: c.issuer }, 1);
+  }
+  const all = [...chain.map((c) => c.notAfter), ...(expires !== undefined ? [expires] : [])];
+  if (all.length > 0) out.add(f.nodeEarliest, { node }, Math.min(...all));
+}
+
+function addDate(
+  out: SampleSet,
+  def: (typeof certificateFamilies)[keyof typeof certificateFamilies],
+  labels: Readonly<Record<string, string>>,
+  iso: string | undefined,
+  skip: Skip,
+  what: string,
+): number | undefined {
+  if (iso === undefined) return undefined;
+  const s = isoToSeconds(iso);
+  if (s === undefined) {
+    skip('invalid_date', `${what}: not an ISO 8601 timestamp`);
+    return undefined;
+  }
+  out.add(def, labels, s);
+  return s;
+}
+
+async function collectTrustedCAs(ctx: CollectContext<'certificates'>): Promise<void> {
+  const res = await ctx.client.requestJson(TRUSTED_CAS_ROUTE, {}, trustedCasSchema, { allowStatus: [404] });
+  if (res.data !== undefined) {
+    mapTrustedCAs(res.data, ctx.out, ctx.skipped);
+    return;
+  }
+  // 404: a cluster older than 7.1 has no trustedCAs; read its single root certificate instead.
+  const legacy = await ctx.client.requestJson(LEGACY_CERTIFICATE_ROUTE, {}, legacyCertificateSchema, {
+    query: { extended: true },
+    allowStatus: [400],
+  });
+  if (legacy.data === undefined) {
+    // 400 "deprecated, please use /pools/default/trustedCAs" (more than one root CA) or "this API is
+    // disabled": nothing to read here, and nothing an operator must act on.
+    ctx.log.debug({ endpoint: LEGACY_CERTIFICATE_ROUTE, status: legacy.status, message: legacy.text.slice(0, 120) }, 'deprecated root certificate call refused; no CA expiry available');
+    return;
+  }
+  mapLegacyCertificate(legacy.data, ctx.out, ctx.skipped);
+}
+
+async function collectNode(ctx: CollectContext<'certificates'>, node: string): Promise<void> {
+  try {
+    const cert = await ctx.client.getJson(NODE_CERTIFICATE_ROUTE, { node }, nodeCertificateSchema);
+    mapNodeCertificate(node, cert, ctx.out, ctx.skipped);
+  } catch (err) {
+    if (isCode(err, 'CBW_ERR_FORBIDDEN')) return reportForbidden(ctx, NODE_CERTIFICATE_ROUTE, err);
+    if (isCode(err, 'CBW_ERR_ABORTED') || isCode(err, 'CBW_ERR_AUTH')) throw err;
+    // A pre-7.1 node in a mixed cluster, a node that just left, or a malformed answer: skip this node only.
+    const code = (err as { code?: string }).code ?? 'unknown';
+    ctx.skipped('node_certificate_unavailable', `node ${node}: ${code}`);
+    ctx.log.debug({ node, code }, 'node certificate unavailable');
+  }
+}
+
+async function collectNonLocalUpload(ctx: CollectContext<'certificates'>): Promise<void> {
+  try {
+    const res = await ctx.client.requestJson(ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE, {}, allowNonLocalCaUploadSchema, { allowStatus: [404] });
+    // 404 before 7.1, where the restriction does not exist.
+    if (res.data !== undefined) ctx.out.add(certificateFamilies.nonLocalUpload, {}, res.data);
+  } catch (err) {
+    if (isCode(err, 'CBW_ERR_FORBIDDEN')) return reportForbidden(ctx, ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE, err);
+    if (isCode(err, 'CBW_ERR_SCHEMA')) return ctx.skipped('non_local_upload_invalid', 'unexpected answer');
+    throw err;
+  }
+}
+
+export const certificatesCollector: Collector<'certificates'> = {
+  name: 'certificates',
+  defaultInterval: 300_000,
+  families: Object.values(certificateFamilies),
+  role: 'Security Admin (Local or External User Security Admin) for node certificates and the full trustedCAs view; any user gets CA expiry',
+  description: 'Expiry of every trusted CA, node certificate and chain certificate; certificate warnings',
+  async collect(ctx) {
+    await collectTrustedCAs(ctx);
+    const ns = await fetchNodeServices(ctx);
+    await Promise.all([...nodeNames(ns, ctx.cluster.url).map((node) => collectNode(ctx, node)), collectNonLocalUpload(ctx)]);
+  },
+};

@@ -1,0 +1,102 @@
+/**
+ * Security settings endpoints: global and per-service TLS settings, LDAP, and /internalSettings.
+ * The LDAP schema deliberately STRIPS unknown keys (z.object, not looseObject): bindPass, clientTLSKey,
+ * clientTLSCert, cacert, bindDN and the query templates are never part of the parsed value, so no code past
+ * this edge can log or export them by mistake.
+ */
+import { z } from 'zod';
+import type { CollectContext } from '../collectors/types.js';
+
+export const SECURITY_ROUTE = '/settings/security';
+export const SECURITY_SERVICE_ROUTE = '/settings/security/{service}';
+export const LDAP_ROUTE = '/settings/ldap';
+export const INTERNAL_SETTINGS_ROUTE = '/internalSettings';
+
+/** Service names of the per-service security settings (reference, "Security settings"). */
+export const SECURITY_SERVICES = ['data', 'fullTextSearch', 'index', 'eventing', 'query', 'analytics', 'backup', 'clusterManager'] as const;
+export type SecurityService = (typeof SECURITY_SERVICES)[number];
+
+export const TLS_VERSIONS = ['tlsv1', 'tlsv1.1', 'tlsv1.2', 'tlsv1.3'] as const;
+export const ENCRYPTION_LEVELS = ['control', 'all', 'strict'] as const;
+
+/** Couchbase answers booleans as JSON booleans; some older settings come back as strings. */
+const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s === 'true')]);
+
+/** Settings that exist both globally and per service. */
+export const securityServiceSchema = z.looseObject({
+  tlsMinVersion: z.string().optional(),
+  honorCipherOrder: flag.optional(),
+  cipherSuites: z.array(z.string()).optional(),
+  supportedCipherSuites: z.array(z.string()).optional(),
+});
+export type SecurityServiceSettings = z.output<typeof securityServiceSchema>;
+
+/** GET /settings/security. Per-service sub-objects (7.x) stay unknown here and are parsed one by one. */
+export const securityGlobalSchema = z.looseObject({
+  disableUIOverHttp: flag.optional(),
+  disableUIOverHttps: flag.optional(),
+  disableWWWAuthenticate: flag.optional(),
+  clusterEncryptionLevel: z.string().optional(),
+  tlsMinVersion: z.string().optional(),
+  honorCipherOrder: flag.optional(),
+  cipherSuites: z.array(z.string()).optional(),
+});
+export type SecurityGlobalSettings = z.output<typeof securityGlobalSchema>;
+
+/** `hosts` is an array on read, a comma-separated string on write; accept both. */
+const hosts = z.union([
+  z.array(z.string()),
+  z.string().transform((s) =>
+    s
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== ''),
+  ),
+]);
+
+/** GET /settings/ldap, only the posture fields (see the file comment: secrets are stripped here). */
+export const ldapSchema = z.object({
+  authenticationEnabled: flag.optional(),
+  authorizationEnabled: flag.optional(),
+  hosts: hosts.optional(),
+  port: z.number().optional(),
+  /** `StartTLSExtension`, `TLS`, `false` (string or boolean); 7.6 answers `None` when unset. */
+  encryption: z.union([z.string(), z.boolean()]).optional(),
+  serverCertValidation: flag.optional(),
+  maxParallelConnections: z.number().optional(),
+  maxCacheSize: z.number().optional(),
+  /** ms */
+  cacheValueLifetime: z.number().optional(),
+  /** ms */
+  requestTimeout: z.number().optional(),
+  nestedGroupsEnabled: flag.optional(),
+  nestedGroupsMaxDepth: z.number().optional(),
+});
+export type LdapSettings = z.output<typeof ldapSchema>;
+
+export const internalSettingsSchema = z.looseObject({
+  indexAwareRebalanceDisabled: flag.optional(),
+});
+
+/**
+ * A 403 on an optional call: count it as skipped, and log once per (cluster, collector, endpoint) at warn
+ * which permission is missing (Couchbase's `permissions` array); later polls log at debug only.
+ */
+export function reportForbidden(ctx: Pick<CollectContext, 'state' | 'log' | 'skipped'>, endpoint: string, err: unknown): void {
+  const permissions = (err as { permissions?: readonly string[] }).permissions ?? [];
+  const key = `forbidden:${endpoint}`;
+  ctx.skipped('forbidden', endpoint);
+  if (ctx.state.has(key)) {
+    ctx.log.debug({ endpoint, permissions }, 'still forbidden; skipping');
+    return;
+  }
+  ctx.state.set(key, true);
+  ctx.log.warn(
+    { endpoint, permissions },
+    `forbidden: the monitoring user lacks ${permissions.length > 0 ? permissions.join(' or ') : 'a security role'}; skipping this endpoint`,
+  );
+}
+
+export function isCode(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
