@@ -9,7 +9,8 @@ import type { CollectContext } from '../collectors/types.js';
 export const taskSchema = z.looseObject({
   type: z.string(),
   status: z.string().optional(),
-  id: z.string().optional(),
+  // A string for XDCR and rebalance entries; a (64-bit, so imprecise) number for 7.1+ `global_indexes` entries.
+  id: z.union([z.string(), z.number().transform((n) => String(n))]).optional(),
   statusId: z.string().optional(),
   subtype: z.string().optional(),
   bucket: z.string().optional(),
@@ -17,6 +18,8 @@ export const taskSchema = z.looseObject({
   perNode: z.record(z.string(), z.looseObject({ progress: z.number().optional() })).optional(),
   detailedProgress: z.unknown().optional(),
   errorMessage: z.string().optional(),
+  statusIsStale: z.boolean().optional(),
+  lastReportURI: z.string().optional(),
   // XDCR entries
   source: z.string().optional(),
   target: z.string().optional(),

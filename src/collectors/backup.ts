@@ -1,0 +1,140 @@
+/**
+ * Collector `backup`: repositories of the Backup service per state (active, archived, imported), an info
+ * series and the health of each, the next scheduled task, and — for active repositories — the end time of the
+ * last successful task from its task history.
+ *
+ * The service is found at `backup_url`, else from nodeServices (`backupAPI` / `backupAPIHTTPS`); a cluster
+ * without it is not applicable (success, no series). A 404 from the service (a list or a repository that is
+ * gone) is skipped, logged at debug and counted. The archive operation is an administrator's action and is
+ * never called.
+ */
+import { defineFamily } from '../metrics/family.js';
+import type { FamilyDef, SampleSet } from '../metrics/family.js';
+import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
+import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
+import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
+import type { Collector } from './types.js';
+
+const C = 'backup';
+
+/** Task history entries read per active repository: enough to find the last success behind a few failures. */
+export const TASK_HISTORY_LIMIT = 20;
+
+export const F = {
+  repositories: defineFamily(C, 'couchbase_backup_repositories', 'gauge', 'Backup repositories per state (active, archived, imported).', ['state'], 'count'),
+  info: defineFamily(
+    C,
+    'couchbase_backup_repository_info',
+    'gauge',
+    'A backup repository: its list (state), the status it reports (active, paused, …), its plan and bucket; always 1.',
+    ['repository', 'state', 'status', 'plan', 'bucket'],
+    'info',
+  ),
+  healthy: defineFamily(C, 'couchbase_backup_repository_healthy', 'gauge', 'Whether the Backup service reports the repository healthy.', ['repository', 'state']),
+  nextRun: defineFamily(
+    C,
+    'couchbase_backup_repository_next_run_timestamp_seconds',
+    'gauge',
+    'When the next scheduled task of the repository runs (the earliest over its scheduled tasks).',
+    ['repository', 'state'],
+    'timestamp_seconds',
+  ),
+  lastSuccess: defineFamily(
+    C,
+    'couchbase_backup_repository_last_success_timestamp_seconds',
+    'gauge',
+    `End time of the repository's last successful task within its last ${TASK_HISTORY_LIMIT} tasks.`,
+    ['repository', 'state'],
+    'timestamp_seconds',
+  ),
+} as const satisfies Record<string, FamilyDef>;
+
+function seconds(iso: string | undefined): number | undefined {
+  if (iso === undefined) return undefined;
+  const ms = Date.parse(iso);
+  // Go's zero time (0001-01-01) marks "not yet".
+  return Number.isFinite(ms) && ms > 0 ? ms / 1000 : undefined;
+}
+
+export type Skip = (reason: string, detail?: string) => void;
+
+/** One state's list → samples; returns the repositories that parsed. Pure. */
+export function mapRepositories(state: RepositoryState, list: readonly unknown[], out: SampleSet, skip: Skip): Repository[] {
+  const repos: Repository[] = [];
+  for (const raw of list) {
+    const r = repositorySchema.safeParse(raw);
+    if (!r.success) {
+      skip('repository_unparseable', state);
+      continue;
+    }
+    repos.push(r.data);
+  }
+  out.add(F.repositories, { state }, repos.length);
+  for (const r of repos) {
+    const labels = { repository: r.id, state };
+    out.add(F.info, { ...labels, status: r.state ?? '', plan: r.plan_name ?? '', bucket: r.bucket?.name ?? '' }, 1);
+    out.add(F.healthy, labels, r.health?.healthy);
+    const next = Object.values(r.scheduled ?? {})
+      .map((t) => seconds(t.next_run))
+      .filter((v): v is number => v !== undefined);
+    if (next.length > 0) out.add(F.nextRun, labels, Math.min(...next));
+  }
+  return repos;
+}
+
+/** The end of the latest successful (`done`) task, in seconds, or undefined. Pure. */
+export function lastSuccess(history: TaskHistory): number | undefined {
+  let best: number | undefined;
+  for (const t of history) {
+    if (t.status !== 'done') continue;
+    const end = seconds(t.end);
+    if (end !== undefined && (best === undefined || end > best)) best = end;
+  }
+  return best;
+}
+
+export const backupCollector: Collector<'backup'> = {
+  name: 'backup',
+  defaultInterval: 300_000,
+  families: Object.values(F),
+  role: 'ro_admin',
+  description: 'Backup service repositories per state, their health, next scheduled run and last successful task.',
+  async collect(ctx) {
+    const baseUrl = ctx.cluster.backupUrl ?? serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'backupAPI', 'backupAPIHTTPS');
+    if (baseUrl === undefined) {
+      ctx.notApplicable('no backup service');
+      return;
+    }
+    const skip: Skip = (reason, detail) => ctx.skipped(reason, detail);
+    const lists = await Promise.all(
+      REPOSITORY_STATES.map(async (state) => {
+        const res = await ctx.client.requestJson(REPOSITORIES_ROUTE, { state }, repositoryListSchema, { baseUrl, allowStatus: [404] });
+        return { state, res };
+      }),
+    );
+    const active: Repository[] = [];
+    for (const { state, res } of lists) {
+      if (res.data === undefined) {
+        ctx.log.debug({ state, status: res.status }, 'backup repository list not found');
+        ctx.skipped('backup_not_found', state);
+        continue;
+      }
+      const repos = mapRepositories(state, res.data, ctx.out, skip);
+      if (state === 'active') active.push(...repos);
+    }
+    for (const r of active) {
+      const res = await ctx.client.requestJson(TASK_HISTORY_ROUTE, { repository: r.id }, taskHistorySchema, {
+        baseUrl,
+        query: { limit: TASK_HISTORY_LIMIT },
+        allowStatus: [404],
+      });
+      if (res.data === undefined) {
+        // Deleted or archived since the list was read.
+        ctx.log.debug({ repository: r.id }, 'backup task history not found');
+        ctx.skipped('backup_not_found', r.id);
+        continue;
+      }
+      ctx.out.add(F.lastSuccess, { repository: r.id, state: 'active' }, lastSuccess(res.data));
+    }
+  },
+};
