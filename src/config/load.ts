@@ -11,6 +11,7 @@
  *   when the file lists exactly one cluster, and are an error when it lists several.
  */
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { resolveCollectors } from './defaults.js';
 import type { Flags, LogFormat, LogLevel } from './flags.js';
@@ -152,6 +153,9 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     }
     file = parsed.data;
   }
+  // Like Prometheus: relative paths in the file are relative to the file's directory, not to the cwd.
+  const baseDir = configFile === undefined ? process.cwd() : dirname(resolve(configFile.value));
+  const rel = (p: string): string => (isAbsolute(p) ? p : resolve(baseDir, p));
   // Problems found after the schema: each line already says where.
   const problems: string[] = [];
   const at = (path: readonly PathSegment[]): string => {
@@ -226,8 +230,8 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
         passwordSource = `environment variable ${p.source}`;
       }
     } else if (raw.password_file !== undefined) {
-      password = readSecret(raw.password_file, key('password_file'), problems);
-      passwordSource = `file ${raw.password_file}`;
+      password = readSecret(rel(raw.password_file), key('password_file'), problems);
+      passwordSource = `file ${rel(raw.password_file)}`;
     } else if (raw.password_env !== undefined) {
       const v = env[raw.password_env];
       if (v === undefined || v === '') problems.push(`${key('password_env')}: environment variable ${raw.password_env} is not set`);
@@ -245,10 +249,12 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       problems.push(`${index === undefined ? '--couchbase.username' : key()}: a password is set but no username`);
     }
 
-    const caFile = override.caFile?.value ?? raw.tls?.ca_file;
+    const caFile = override.caFile?.value ?? (raw.tls?.ca_file === undefined ? undefined : rel(raw.tls.ca_file));
+    const certFile = raw.tls?.cert_file === undefined ? undefined : rel(raw.tls.cert_file);
+    const keyFile = raw.tls?.key_file === undefined ? undefined : rel(raw.tls.key_file);
     if (caFile !== undefined) checkReadable(caFile, override.caFile?.source ?? key('tls', 'ca_file'), problems);
-    if (raw.tls?.cert_file !== undefined) checkReadable(raw.tls.cert_file, key('tls', 'cert_file'), problems);
-    if (raw.tls?.key_file !== undefined) checkReadable(raw.tls.key_file, key('tls', 'key_file'), problems);
+    if (certFile !== undefined) checkReadable(certFile, key('tls', 'cert_file'), problems);
+    if (keyFile !== undefined) checkReadable(keyFile, key('tls', 'key_file'), problems);
 
     const collectors = resolveCollectors(raw.collectors);
     for (const c of COLLECTOR_NAMES) {
@@ -269,8 +275,8 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       passwordSource,
       tls: {
         ...(caFile === undefined ? {} : { caFile }),
-        ...(raw.tls?.cert_file === undefined ? {} : { certFile: raw.tls.cert_file }),
-        ...(raw.tls?.key_file === undefined ? {} : { keyFile: raw.tls.key_file }),
+        ...(certFile === undefined ? {} : { certFile }),
+        ...(keyFile === undefined ? {} : { keyFile }),
         insecureSkipVerify: override.insecure?.value ?? raw.tls?.insecure_skip_verify ?? false,
       },
       searchUrl: raw.search_url?.replace(/\/+$/, ''),
@@ -292,7 +298,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     let tokenKey: string;
     if (token_file !== undefined) {
       tokenKey = at(['webhooks', 'sync_gateway', 'token_file']);
-      token = readSecret(token_file, tokenKey, problems);
+      token = readSecret(rel(token_file), tokenKey, problems);
     } else {
       tokenKey = at(['webhooks', 'sync_gateway', 'token_env']);
       const v = token_env === undefined ? undefined : env[token_env];

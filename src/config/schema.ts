@@ -45,11 +45,11 @@ function urlParts(u: string): URL | undefined {
  */
 export const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-  .refine((u) => urlParts(u)?.username === '' && urlParts(u)?.password === '', {
+  // An unparsable URL already failed above; these checks only speak about parsable ones.
+  .refine((u) => urlParts(u) === undefined || (urlParts(u)?.username === '' && urlParts(u)?.password === ''), {
     message: 'credentials do not belong in the URL (use username and password_file or password_env)',
-    abort: true,
   })
-  .refine((u) => urlParts(u)?.search === '' && urlParts(u)?.hash === '', {
+  .refine((u) => urlParts(u) === undefined || (urlParts(u)?.search === '' && urlParts(u)?.hash === ''), {
     message: 'must not have a query string or fragment',
   });
 

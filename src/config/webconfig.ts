@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
@@ -121,14 +122,17 @@ export function loadWebConfig(file: string): WebSettings {
   const t = cfg.tls_server_config;
   if (t !== undefined) {
     const where = (k: string) => `${file}: tls_server_config.${k}`;
+    // As in the exporter-toolkit, relative paths are relative to the web config file.
+    const rel = (p: string) => (isAbsolute(p) ? p : resolve(dirname(resolve(file)), p));
+    const clientCaFile = t.client_ca_file === undefined ? undefined : rel(t.client_ca_file);
     tls = {
-      certFile: t.cert_file,
-      keyFile: t.key_file,
-      cert: readPem(t.cert_file, where('cert_file'), 'certificate'),
-      key: readPem(t.key_file, where('key_file'), 'private key'),
+      certFile: rel(t.cert_file),
+      keyFile: rel(t.key_file),
+      cert: readPem(rel(t.cert_file), where('cert_file'), 'certificate'),
+      key: readPem(rel(t.key_file), where('key_file'), 'private key'),
       clientAuthType: t.client_auth_type,
-      clientCaFile: t.client_ca_file,
-      clientCa: t.client_ca_file === undefined ? undefined : readPem(t.client_ca_file, where('client_ca_file'), 'client CA'),
+      clientCaFile,
+      clientCa: clientCaFile === undefined ? undefined : readPem(clientCaFile, where('client_ca_file'), 'client CA'),
       minVersion: TLS_VERSIONS[t.min_version],
       maxVersion: t.max_version === undefined ? undefined : TLS_VERSIONS[t.max_version],
     };
