@@ -1,0 +1,435 @@
+/**
+ * Bucket endpoints answered from the bucket model `ctx.buckets` (scaled by the `buckets` option):
+ *   GET /pools/default/buckets                          list, shaped like netdata-go.d-6.6.0.json (+ 7.6 fields)
+ *   GET /pools/default/buckets/:bucket                  one entry of that list
+ *   GET /pools/default/buckets/:bucket/nodes            the bucket's servers (docs-server-6.5plus.json)
+ *   GET /pools/default/buckets/:bucket/stats            stats envelope, shaped like bucket-stats/telegraf-2021.json
+ *   GET /pools/default/buckets/:bucket/nodes/:node/stats  the same for one node, plus `hostname`
+ * Unknown bucket or node: 404 with Couchbase's text body. Tests may add or remove entries of ctx.buckets at
+ * any time: every request reads the model afresh.
+ *
+ * Stats: `zoom` picks the sampling of the table in the REST reference (minute: 60 samples 1 s apart, the
+ * default; hour: 900 × 4 s; day: 1440 × 1 min; week: 1152 × 10 min; month: 1488 × 30 min; year: 1464 × 6 h);
+ * `haveTStamp` keeps only samples newer than it (the answer then carries `tstampParam`, as Couchbase's does).
+ * Timestamps sit on whole multiples of the interval of the simulated clock. `hot_keys` (10 keys) come with
+ * zoom=minute only. The stat names are those of the real telegraf-2021 envelope (`statSet: 'fixture'`), or
+ * also every name of cbwatch's catalog (the reference's list and names seen in other captures) plus two
+ * per-design-document keys `views/<id>/…` as 4.x-6.x send them (`statSet: 'full'`).
+ *
+ * Values are pure functions of (bucket, stat, sample time): slow sine waves around a per-bucket base drawn
+ * from ctx.rand, or around the value of the real capture for stats with no model of their own. Nothing is
+ * random per request, so two requests for the same second agree, and rates stay consistent with levels
+ * (ops = gets + sets + …, hit_ratio = get_hits / cmd_get).
+ *
+ * Scenarios (deterministic; "bucket 0" is ctx.buckets[0], travel-sample by default):
+ * - default: every bucket 20-45% of its quota, 100% resident, no OOM, no cache misses, a small steady disk
+ *   queue, 5-15% fragmentation.
+ * - demo: bucket 0 at 88% of its quota, 72% resident, 4% cache misses; bucket 1's disk-write queue grows
+ *   by 5 items per simulated second since start; bucket 2 at 45% data fragmentation.
+ * - incident: bucket 0 at 97% of its quota, 35% resident, 12% cache misses, 5 temporary OOM errors per
+ *   second; bucket 1's disk-write queue grows by 20 items per simulated second since start.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply } from 'fastify';
+import { BUCKET_STAT_CATALOG, statSpec } from '../../collectors/bucket-stat-catalog.js';
+import { fixture } from '../fixtures.js';
+import type { SimBucket, SimContext, SimModule, SimNode } from '../types.js';
+import { nodeEntry } from './cluster.js';
+
+const TWO_PI = 2 * Math.PI;
+const ZOOMS: Readonly<Record<string, { interval: number; count: number }>> = {
+  minute: { interval: 1_000, count: 60 },
+  hour: { interval: 4_000, count: 900 },
+  day: { interval: 60_000, count: 1440 },
+  week: { interval: 600_000, count: 1152 },
+  month: { interval: 1_800_000, count: 1488 },
+  year: { interval: 21_600_000, count: 1464 },
+};
+
+interface Profile {
+  usedFrac: number;
+  residentPct: number;
+  missPct: number;
+  tmpOomPerSec: number;
+  queueBase: number;
+  queueGrowthPerSec: number;
+  fragPct: number;
+  opsBase: number;
+  items0: number;
+  itemGrowthPerSec: number;
+}
+
+function profile(ctx: SimContext, index: number, r: (k: string) => number): Profile {
+  const p: Profile = {
+    usedFrac: 0.2 + 0.25 * r('used'),
+    residentPct: 100,
+    missPct: 0,
+    tmpOomPerSec: 0,
+    queueBase: Math.floor(5 + 20 * r('queue')),
+    queueGrowthPerSec: 0,
+    fragPct: 5 + 10 * r('frag'),
+    opsBase: 100 + 900 * r('ops'),
+    items0: 10_000 + Math.floor(90_000 * r('items')),
+    itemGrowthPerSec: Math.round(1 + 4 * r('growth')),
+  };
+  const scenario = ctx.options.scenario;
+  if (scenario === 'demo') {
+    if (index === 0) Object.assign(p, { usedFrac: 0.88, residentPct: 72, missPct: 4 });
+    if (index === 1) p.queueGrowthPerSec = 5;
+    if (index === 2) p.fragPct = 45;
+  } else if (scenario === 'incident') {
+    if (index === 0) Object.assign(p, { usedFrac: 0.97, residentPct: 35, missPct: 12, tmpOomPerSec: 5 });
+    if (index === 1) p.queueGrowthPerSec = 20;
+  }
+  return p;
+}
+
+type Gen = (t: number) => number;
+
+interface Model {
+  readonly key: string;
+  readonly basic: (t: number) => Record<string, number>;
+  /** Stat generators for the configured stat set, in envelope order. */
+  readonly stats: ReadonlyArray<readonly [string, Gen]>;
+  readonly hotKeys: ReadonlyArray<{ name: string; weight: number }>;
+}
+
+/** Additive stats are split over nodes for the per-node answer; ratios, averages and ages are not. */
+function additive(stat: string): boolean {
+  const spec = statSpec(stat);
+  if (!spec) return true;
+  return spec.unit !== 'ratio' && spec.unit !== 'seconds';
+}
+
+function round(v: number): number {
+  return Number.isInteger(v) ? v : Math.round(v * 1000) / 1000;
+}
+
+let templateCache: { names: string[]; last: Map<string, number> } | undefined;
+
+/** Stat names and last values of the real captured envelope (telegraf 2021, a 6.x/7.0-era server). */
+function template(): { names: string[]; last: Map<string, number> } {
+  if (!templateCache) {
+    const t = fixture<{ op: { samples: Record<string, unknown[]> } }>('bucket-stats/telegraf-2021.json');
+    const last = new Map<string, number>();
+    const names: string[] = [];
+    for (const [k, arr] of Object.entries(t.op.samples)) {
+      if (k === 'timestamp') continue;
+      names.push(k);
+      const v = arr[arr.length - 1];
+      if (typeof v === 'number') last.set(k, v);
+    }
+    templateCache = { names, last };
+  }
+  return templateCache;
+}
+
+function statNames(set: 'fixture' | 'full'): string[] {
+  const { names } = template();
+  if (set === 'fixture') return names;
+  const all = new Set(names);
+  for (const s of BUCKET_STAT_CATALOG) all.add(s.stat);
+  all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/accesses');
+  all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/data_size');
+  return [...all];
+}
+
+function kvNodes(ctx: SimContext): SimNode[] {
+  const kv = ctx.nodes.filter((n) => n.services.includes('kv') && n.membership === 'active');
+  return kv.length > 0 ? kv : ctx.nodes.slice(0, 1);
+}
+
+function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: readonly string[]): Model {
+  const r = (k: string): number => ctx.rand(`bucket:${bucket.name}:${k}`);
+  const p = profile(ctx, index, r);
+  const start = ctx.startedAt;
+  const nodes = Math.max(1, kvNodes(ctx).length);
+  const quota = bucket.ramQuotaBytes * nodes;
+  const replicas = Math.min(bucket.replicaNumber, nodes - 1);
+  const ephemeral = bucket.bucketType === 'ephemeral';
+  const wave = (t: number, periodMs: number, key: string): number => Math.sin((TWO_PI * t) / periodMs + TWO_PI * r(key));
+  const since = (t: number): number => Math.max(0, (t - start) / 1000);
+
+  const ops: Gen = (t) => p.opsBase * (1 + 0.25 * wave(t, 300_000, 'ops-phase'));
+  const cmdGet: Gen = (t) => ops(t) * 0.6;
+  const cmdSet: Gen = (t) => ops(t) * 0.35;
+  const getHits: Gen = (t) => cmdGet(t) * 0.98;
+  const items: Gen = (t) => p.items0 + Math.floor(since(t) * p.itemGrowthPerSec);
+  const memUsed: Gen = (t) => Math.round(quota * p.usedFrac * (1 + 0.01 * wave(t, 120_000, 'mem-phase')));
+  const queue: Gen = (t) => Math.round(p.queueBase * (1 + 0.5 * wave(t, 20_000, 'q-phase')) + p.queueGrowthPerSec * since(t));
+  const nonResident: Gen = (t) => Math.round(items(t) * (1 - p.residentPct / 100));
+  const dataSize: Gen = (t) => (ephemeral ? 0 : items(t) * 900);
+  const diskSize: Gen = (t) => (ephemeral ? 0 : Math.round(dataSize(t) / (1 - p.fragPct / 100)));
+  const viewsSize: Gen = () => (ephemeral ? 0 : 800_000);
+
+  const special: Record<string, Gen> = {
+    ops,
+    cmd_get: cmdGet,
+    cmd_set: cmdSet,
+    get_hits: getHits,
+    get_misses: (t) => cmdGet(t) - getHits(t),
+    misses: (t) => cmdGet(t) - getHits(t),
+    hit_ratio: () => 98,
+    ep_bg_fetched: (t) => (cmdGet(t) * p.missPct) / 100,
+    ep_cache_miss_rate: () => p.missPct,
+    bytes_read: (t) => ops(t) * 120,
+    bytes_written: (t) => ops(t) * 800,
+    curr_connections: (t) => Math.round(20 + 5 * wave(t, 600_000, 'conn-phase')),
+    mem_used: memUsed,
+    ep_kv_size: (t) => Math.round(memUsed(t) * 0.8),
+    ep_meta_data_memory: (t) => items(t) * 56,
+    ep_overhead: (t) => Math.round(memUsed(t) * 0.05),
+    ep_max_size: () => quota,
+    ep_max_data_size: () => quota,
+    ep_mem_high_wat: () => Math.round(quota * 0.85),
+    ep_mem_low_wat: () => Math.round(quota * 0.75),
+    curr_items: items,
+    curr_items_tot: (t) => items(t) * (1 + replicas),
+    vb_replica_curr_items: (t) => items(t) * replicas,
+    vb_active_num: () => 1024,
+    vb_replica_num: () => 1024 * replicas,
+    ep_vb_total: () => 1024 * (1 + replicas),
+    ep_resident_items_rate: () => p.residentPct,
+    vb_active_resident_items_ratio: () => p.residentPct,
+    vb_replica_resident_items_ratio: () => p.residentPct,
+    vb_active_num_non_resident: nonResident,
+    ep_num_non_resident: (t) => nonResident(t) * (1 + replicas),
+    vb_replica_num_non_resident: (t) => nonResident(t) * replicas,
+    ep_tmp_oom_errors: () => p.tmpOomPerSec,
+    ep_oom_errors: () => 0,
+    disk_write_queue: queue,
+    ep_queue_size: queue,
+    ep_diskqueue_items: queue,
+    vb_active_queue_size: queue,
+    vb_active_queue_age: (t) => queue(t) * 150,
+    vb_total_queue_age: (t) => queue(t) * 150,
+    vb_avg_active_queue_age: () => 0.15,
+    vb_avg_total_queue_age: () => 0.15,
+    ep_ops_create: () => p.itemGrowthPerSec,
+    vb_active_ops_create: () => p.itemGrowthPerSec,
+    ep_ops_update: (t) => cmdSet(t) - p.itemGrowthPerSec,
+    vb_active_ops_update: (t) => cmdSet(t) - p.itemGrowthPerSec,
+    ep_diskqueue_fill: (t) => cmdSet(t) + p.queueGrowthPerSec,
+    ep_diskqueue_drain: (t) => cmdSet(t),
+    couch_docs_data_size: dataSize,
+    couch_docs_disk_size: diskSize,
+    couch_docs_actual_disk_size: diskSize,
+    couch_total_disk_size: (t) => diskSize(t) + viewsSize(t),
+    couch_docs_fragmentation: () => (ephemeral ? 0 : Math.round(p.fragPct)),
+    couch_views_actual_disk_size: viewsSize,
+    couch_views_disk_size: viewsSize,
+    couch_views_data_size: viewsSize,
+    avg_bg_wait_time: () => (p.missPct > 0 ? 150 + 30 * p.missPct : 0),
+    avg_disk_update_time: () => (ephemeral ? 0 : 320),
+    avg_disk_commit_time: () => (ephemeral ? 0 : 0.012),
+    xdc_ops: () => 0,
+  };
+
+  const last = template().last;
+  const generic = (stat: string): Gen => {
+    const spec = statSpec(stat);
+    const v0 = last.get(stat);
+    if (spec?.unit === 'ratio') {
+      const base = v0 ?? 100;
+      return base === 0 || base === 100 ? () => base : (t) => Math.min(100, base * (1 + 0.1 * wave(t, 90_000, `${stat}-phase`)));
+    }
+    if (v0 !== undefined) {
+      if (v0 === 0 || !Number.isSafeInteger(Math.round(v0))) return () => v0;
+      const amp = spec?.kind === 'rate' ? 0.2 : 0.02;
+      const integral = Number.isInteger(v0);
+      return (t) => {
+        const v = v0 * (1 + amp * wave(t, 180_000, `${stat}-phase`));
+        return integral ? Math.round(v) : v;
+      };
+    }
+    if (spec?.kind === 'rate') return () => 0;
+    if (spec?.unit === 'bytes') return () => Math.round(1_000_000 * r(stat));
+    return () => 0;
+  };
+
+  const stats = names.map((n) => [n, special[n] ?? generic(n)] as const);
+  const hotKeys = Array.from({ length: 10 }, (_, i) => ({ name: `${bucket.name}::doc::${1000 + Math.floor(9000 * r(`hk${i}`))}`, weight: 1 / (i + 1) }));
+  return {
+    key: `${bucket.uuid}:${names.length}`,
+    stats,
+    hotKeys,
+    basic: (t) => ({
+      quotaPercentUsed: (memUsed(t) / quota) * 100,
+      opsPerSec: round(ops(t)),
+      diskFetches: round((cmdGet(t) * p.missPct) / 100),
+      itemCount: items(t),
+      diskUsed: diskSize(t) + viewsSize(t),
+      dataUsed: dataSize(t),
+      memUsed: memUsed(t),
+      vbActiveNumNonResident: nonResident(t),
+    }),
+  };
+}
+
+function model(ctx: SimContext, bucket: SimBucket): Model {
+  const names = statNames(ctx.options.statSet);
+  const cache = ctx.area('buckets.models', () => new Map<string, Model>());
+  const index = ctx.buckets.indexOf(bucket);
+  const key = `${bucket.name}\u0000${bucket.uuid}\u0000${index}\u0000${names.length}`;
+  let m = cache.get(key);
+  if (!m) {
+    m = buildModel(ctx, bucket, index, names);
+    cache.set(key, m);
+  }
+  return m;
+}
+
+function enc(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function bucketEntry(ctx: SimContext, b: SimBucket, nodeEntries: ReadonlyArray<Record<string, unknown>>, now: number): Record<string, unknown> {
+  const name = enc(b.name);
+  const base = `/pools/default/buckets/${name}`;
+  const controllers: Record<string, string> = {};
+  if (b.flushEnabled) controllers.flush = `${base}/controller/doFlush`;
+  Object.assign(controllers, {
+    compactAll: `${base}/controller/compactBucket`,
+    compactDB: `${base}/controller/compactDatabases`,
+    purgeDeletes: `${base}/controller/unsafePurgeBucket`,
+    startRecovery: `${base}/controller/startRecovery`,
+  });
+  const nodes = kvNodes(ctx).length;
+  const memcached = b.bucketType === 'memcached';
+  const entry: Record<string, unknown> = {
+    name: b.name,
+    nodeLocator: memcached ? 'ketama' : 'vbucket',
+    bucketType: b.bucketType,
+    ...(b.bucketType === 'membase' ? { storageBackend: 'couchstore' } : {}),
+    uuid: b.uuid,
+    uri: `${base}?bucket_uuid=${b.uuid}`,
+    streamingUri: `/pools/default/bucketsStreaming/${name}?bucket_uuid=${b.uuid}`,
+    numVBuckets: memcached ? undefined : 1024,
+    bucketCapabilitiesVer: '',
+    bucketCapabilities: ['collections', 'durableWrite', 'tombstonedUserXAttrs', 'couchapi', 'dcp', 'cbhello', 'touch', 'cccp', 'xdcrCheckpointing', 'nodesExt', 'xattr'],
+    collectionsManifestUid: '0',
+    ddocs: { uri: `${base}/ddocs` },
+    localRandomKeyUri: `${base}/localRandomKey`,
+    controllers,
+    nodes: nodeEntries.map((n) => ({
+      ...n,
+      couchApiBase: `http://${String(n.hostname).replace(/:\d+$/, '')}:8092/${name}%2B${b.uuid}`,
+      couchApiBaseHTTPS: `https://${String(n.hostname).replace(/:\d+$/, '')}:18092/${name}%2B${b.uuid}`,
+      replication: 1,
+    })),
+    stats: { uri: `${base}/stats`, directoryURI: `${base}/stats/Directory`, nodeStatsListURI: `${base}/nodes` },
+    authType: 'sasl',
+    // Real answers carry this (a generated secret); the collectors must never export it.
+    saslPassword: createHash('md5').update(`sasl:${b.uuid}`).digest('hex'),
+    autoCompactionSettings: false,
+    replicaIndex: false,
+    maxTTL: 0,
+    compressionMode: 'passive',
+    replicaNumber: b.replicaNumber,
+    threadsNumber: 3,
+    quota: { ram: b.ramQuotaBytes * nodes, rawRAM: b.ramQuotaBytes },
+    basicStats: model(ctx, b).basic(now),
+    evictionPolicy: b.bucketType === 'ephemeral' ? 'noEviction' : 'valueOnly',
+    durabilityMinLevel: 'none',
+    conflictResolutionType: 'seqno',
+  };
+  if (entry.numVBuckets === undefined) delete entry.numVBuckets;
+  return entry;
+}
+
+function notFound(reply: FastifyReply): FastifyReply {
+  // Couchbase's cluster manager answers an unknown bucket with a plain-text 404.
+  return reply.code(404).type('text/plain').send('Requested resource not found.\r\n');
+}
+
+interface StatsQuery {
+  zoom?: string;
+  haveTStamp?: string;
+}
+
+/** The stats envelope of one bucket (node share `share`, 1 for the whole bucket). */
+function envelope(ctx: SimContext, b: SimBucket, q: StatsQuery, share: number): Record<string, unknown> {
+  const zoomName = q.zoom !== undefined && q.zoom in ZOOMS ? q.zoom : 'minute';
+  const zoom = ZOOMS[zoomName] as { interval: number; count: number };
+  const last = Math.floor(ctx.now() / zoom.interval) * zoom.interval;
+  const have = q.haveTStamp === undefined ? undefined : Number(q.haveTStamp);
+  const ts: number[] = [];
+  for (let i = zoom.count - 1; i >= 0; i--) {
+    const t = last - i * zoom.interval;
+    if (have === undefined || !Number.isFinite(have) || t > have) ts.push(t);
+  }
+  const m = model(ctx, b);
+  const samples: Record<string, number[]> = {};
+  for (const [name, gen] of m.stats) {
+    const k = share !== 1 && additive(name) ? share : 1;
+    const arr = new Array<number>(ts.length);
+    for (let i = 0; i < ts.length; i++) arr[i] = round(gen(ts[i] as number) * k);
+    samples[name] = arr;
+  }
+  samples.timestamp = ts;
+  const op: Record<string, unknown> = {
+    samples,
+    samplesCount: zoom.count,
+    isPersistent: b.bucketType !== 'ephemeral' && b.bucketType !== 'memcached',
+    lastTStamp: ts.length > 0 ? ts[ts.length - 1] : 0,
+    interval: zoom.interval,
+  };
+  if (have !== undefined && Number.isFinite(have)) op.tstampParam = have;
+  const out: Record<string, unknown> = { op };
+  if (zoomName === 'minute') {
+    const ops = (m.stats.find(([n]) => n === 'ops')?.[1] ?? (() => 0))(last) * share;
+    // Couchbase reports a hot key's share of operations per second, a small number for most keys.
+    out.hot_keys = m.hotKeys.map((h) => ({ name: h.name, ops: (ops * h.weight) / 1000 }));
+  }
+  return out;
+}
+
+export const bucketsModule: SimModule = (app, ctx) => {
+  const find = (name: string): SimBucket | undefined => ctx.buckets.find((b) => b.name === name);
+
+  app.get('/pools/default/buckets', async () => {
+    const now = ctx.now();
+    const nodes = kvNodes(ctx).map((n) => nodeEntry(ctx, n, ctx.nodes.indexOf(n)));
+    return ctx.buckets.map((b) => bucketEntry(ctx, b, nodes, now));
+  });
+
+  app.get<{ Params: { bucket: string } }>('/pools/default/buckets/:bucket', async (req, reply) => {
+    const b = find(req.params.bucket);
+    if (!b) return notFound(reply);
+    const nodes = kvNodes(ctx).map((n) => nodeEntry(ctx, n, ctx.nodes.indexOf(n)));
+    return bucketEntry(ctx, b, nodes, ctx.now());
+  });
+
+  app.get<{ Params: { bucket: string } }>('/pools/default/buckets/:bucket/nodes', async (req, reply) => {
+    const b = find(req.params.bucket);
+    if (!b) return notFound(reply);
+    const base = `/pools/default/buckets/${enc(b.name)}/nodes`;
+    return {
+      servers: kvNodes(ctx).map((n) => ({
+        hostname: n.hostname,
+        uri: `${base}/${enc(n.hostname)}`,
+        stats: { uri: `${base}/${enc(n.hostname)}/stats` },
+      })),
+    };
+  });
+
+  app.get<{ Params: { bucket: string }; Querystring: StatsQuery }>('/pools/default/buckets/:bucket/stats', async (req, reply) => {
+    const b = find(req.params.bucket);
+    if (!b) return notFound(reply);
+    return envelope(ctx, b, req.query, 1);
+  });
+
+  app.get<{ Params: { bucket: string; node: string }; Querystring: StatsQuery }>(
+    '/pools/default/buckets/:bucket/nodes/:node/stats',
+    async (req, reply) => {
+      const b = find(req.params.bucket);
+      const nodes = kvNodes(ctx);
+      const i = nodes.findIndex((n) => n.hostname === req.params.node);
+      if (!b || i < 0) return notFound(reply);
+      // Uneven shares, as real vBucket maps rarely split evenly; they sum to 1.
+      const weights = nodes.map((_, j) => 1 + 0.1 * (j - (nodes.length - 1) / 2));
+      const share = (weights[i] as number) / weights.reduce((a, w) => a + w, 0);
+      return { hostname: nodes[i]?.hostname, ...envelope(ctx, b, req.query, share) };
+    },
+  );
+};
