@@ -171,7 +171,7 @@ const REFERENCE: Def[] = [
   pct('ep_resident_items_rate', 'Share of items whose value is resident in memory.'),
   bytes('ep_overhead', 'Memory overhead: replication queues, checkpoints and other structures.'),
   level('ep_queue_size', 'Items waiting in the queue to be written to disk.'),
-  level('ep_vb_total', 'Number of vBuckets of the bucket on the node(s).'),
+  level('ep_vb_total', 'Number of vBuckets of the bucket on the node(s), all states.', 'ep_vbuckets'),
   level('disk_write_queue', 'Items waiting to be written to disk (ep_queue_size + ep_flusher_todo).'),
   secsRate('disk_update_total', 'disk_update_seconds_per_second', 1e-6, 'Time spent updating items on disk (Couchbase reports microseconds).'),
   rate('disk_update_count', 'Disk updates.', 'disk_updates_per_second'),
