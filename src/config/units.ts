@@ -12,11 +12,20 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(total);
 }
 
+/** The shortest Prometheus-style text for a number of ms: `1h30m`, `29.5s`, `250ms`, `0s`. */
 export function formatDuration(ms: number): string {
-  if (ms % 3_600_000 === 0 && ms > 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0 && ms > 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
+  if (ms === 0) return '0s';
+  if (ms < 1000 || !Number.isInteger(ms)) return `${ms}ms`;
+  let rest = ms;
+  let out = '';
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]] as const) {
+    if (rest >= size) {
+      out += `${Math.floor(rest / size)}${unit}`;
+      rest %= size;
+    }
+  }
+  if (rest > 0) out += `${rest / 1000}s`;
+  return out;
 }
 
 const SIZE_UNITS: Record<string, number> = {

@@ -1,0 +1,285 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_INTERVALS } from '../../src/config/defaults.js';
+import { parseArgs } from '../../src/config/flags.js';
+import { describeConfig, loadConfig, nameFromUrl, parseListenAddress } from '../../src/config/load.js';
+import { COLLECTOR_NAMES } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/errors.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cbwatch-config-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+const SECRET_FILE_PW = 'file-secret-Qx7';
+const SECRET_ENV_PW = 'env-secret-Zp3';
+const SECRET_TOKEN = 'sg-token-0123456789abcdef';
+write('cb-password', `${SECRET_FILE_PW}\n`);
+write('sg-token', `${SECRET_TOKEN}\r\n`);
+
+function load(argv: string[], env: Record<string, string> = {}) {
+  return loadConfig(parseArgs(argv).flags, env);
+}
+
+describe('single-cluster shortcut and defaults', () => {
+  it('builds one cluster from --couchbase.url with every default', () => {
+    const c = load(['--couchbase.url', 'http://cb1.example.com:8091/', '--couchbase.username', 'cbwatch'], {
+      CBWATCH_COUCHBASE_PASSWORD: SECRET_ENV_PW,
+    });
+    expect(c.file).toBeUndefined();
+    expect(c.clusters).toHaveLength(1);
+    const cl = c.clusters[0]!;
+    expect(cl.name).toBe('cb1.example.com');
+    expect(cl.url).toBe('http://cb1.example.com:8091');
+    expect(cl.username).toBe('cbwatch');
+    expect(cl.password).toBe(SECRET_ENV_PW);
+    expect(cl.passwordSource).toBe('environment variable CBWATCH_COUCHBASE_PASSWORD');
+    expect(cl.tls).toEqual({ insecureSkipVerify: false });
+    expect(cl.searchUrl).toBeUndefined();
+    expect(cl.backupUrl).toBeUndefined();
+    expect(cl.concurrency).toBe(8);
+    expect(cl.connectTimeout).toBe(5000);
+    expect(cl.requestTimeout).toBe(10_000);
+    expect(cl.maxResponseBytes).toBe(64 * 1024 * 1024);
+    for (const n of COLLECTOR_NAMES) {
+      expect(cl.collectors[n].enabled, n).toBe(true);
+      expect(cl.collectors[n].interval, n).toBe(DEFAULT_INTERVALS[n]);
+      expect(cl.collectors[n].timeout, n).toBeLessThanOrEqual(cl.collectors[n].interval);
+    }
+    expect(cl.collectors.search.slow_query_threshold).toBe(10_000);
+    expect(cl.collectors.search.cancel).toEqual({ enabled: false, longer_than: 300_000, indexes: [], dry_run: true, log_query_text: false });
+    expect(cl.collectors.bucket_stats.per_node).toBe(false);
+    expect(cl.collectors.bucket_stats.hot_keys).toBe(0);
+    expect(c.web).toEqual({ listenHost: '0.0.0.0', listenPort: 9420, configFile: undefined, settings: undefined });
+    expect(c.log).toEqual({ level: 'info', format: 'json' });
+    expect(c.webhooks.syncGateway).toBeUndefined();
+  });
+
+  it('takes the whole shortcut from the environment, including a password file and TLS', () => {
+    const ca = write('ca.pem', '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    const c = loadConfig({}, {
+      CBWATCH_COUCHBASE_URL: 'https://cb2.example.com:18091',
+      CBWATCH_COUCHBASE_USERNAME: 'viewer',
+      CBWATCH_COUCHBASE_PASSWORD_FILE: join(dir, 'cb-password'),
+      CBWATCH_COUCHBASE_CLUSTER_NAME: 'eu-2',
+      CBWATCH_COUCHBASE_CA_FILE: ca,
+      CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY: 'false',
+      CBWATCH_WEB_LISTEN_ADDRESS: '[::1]:9999',
+      CBWATCH_LOG_LEVEL: 'debug',
+      CBWATCH_LOG_FORMAT: 'logfmt',
+    });
+    const cl = c.clusters[0]!;
+    expect(cl).toMatchObject({ name: 'eu-2', url: 'https://cb2.example.com:18091', username: 'viewer', password: SECRET_FILE_PW });
+    expect(cl.tls).toEqual({ caFile: ca, insecureSkipVerify: false });
+    expect(c.web).toMatchObject({ listenHost: '::1', listenPort: 9999 });
+    expect(c.log).toEqual({ level: 'debug', format: 'logfmt' });
+  });
+
+  it('treats empty environment variables as unset', () => {
+    const c = loadConfig({ couchbaseUrl: 'http://cb1:8091' }, { CBWATCH_COUCHBASE_USERNAME: '', CBWATCH_LOG_LEVEL: '', CBWATCH_COUCHBASE_PASSWORD: '' });
+    expect(c.clusters[0]!.username).toBeUndefined();
+    expect(c.clusters[0]!.password).toBeUndefined();
+    expect(c.log.level).toBe('info');
+  });
+
+  it('allows a configuration without clusters only when asked', () => {
+    expect(() => loadConfig({}, {})).toThrow(ConfigError);
+    expect(loadConfig({}, {}, { allowNoClusters: true }).clusters).toEqual([]);
+  });
+
+  it('names a cluster after its URL host, without port or brackets', () => {
+    expect(nameFromUrl('https://cb1.example.com:18091')).toBe('cb1.example.com');
+    expect(nameFromUrl('http://[::1]:8091')).toBe('::1');
+    expect(nameFromUrl('http://10.0.0.5')).toBe('10.0.0.5');
+  });
+});
+
+describe('precedence: flags > environment > file', () => {
+  const file = write(
+    'one.yml',
+    [
+      'clusters:',
+      '  - name: from-file',
+      '    url: http://cb1.example.com:8091',
+      '    username: file-user',
+      '    password_env: FILE_PW',
+      '    tls: { insecure_skip_verify: false }',
+    ].join('\n'),
+  );
+  const env = {
+    FILE_PW: 'file-env-pw',
+    CBWATCH_COUCHBASE_USERNAME: 'env-user',
+    CBWATCH_COUCHBASE_CLUSTER_NAME: 'env-name',
+    CBWATCH_LOG_LEVEL: 'debug',
+    CBWATCH_LOG_FORMAT: 'logfmt',
+    CBWATCH_WEB_LISTEN_ADDRESS: '127.0.0.1:9000',
+  };
+
+  it('file values when nothing overrides them', () => {
+    const c = load(['--config', file], { FILE_PW: 'file-env-pw' });
+    expect(c.clusters[0]).toMatchObject({ name: 'from-file', username: 'file-user', password: 'file-env-pw' });
+    expect(c.clusters[0]!.passwordSource).toBe('environment variable FILE_PW');
+    expect(c.file).toBe(file);
+  });
+
+  it('environment over file', () => {
+    const c = load(['--config', file], env);
+    expect(c.clusters[0]).toMatchObject({ name: 'env-name', username: 'env-user', password: 'file-env-pw' });
+    expect(c.log).toEqual({ level: 'debug', format: 'logfmt' });
+    expect(c.web).toMatchObject({ listenHost: '127.0.0.1', listenPort: 9000 });
+  });
+
+  it('flags over environment', () => {
+    const c = load(
+      [
+        '--config',
+        file,
+        '--couchbase.username',
+        'flag-user',
+        '--couchbase.cluster-name',
+        'flag-name',
+        '--log.level',
+        'warn',
+        '--web.listen-address',
+        ':9421',
+        '--couchbase.insecure-skip-verify',
+      ],
+      { ...env, CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY: 'false' },
+    );
+    expect(c.clusters[0]).toMatchObject({ name: 'flag-name', username: 'flag-user' });
+    expect(c.clusters[0]!.tls.insecureSkipVerify).toBe(true);
+    expect(c.log).toEqual({ level: 'warn', format: 'logfmt' });
+    expect(c.web).toMatchObject({ listenHost: '0.0.0.0', listenPort: 9421 });
+  });
+
+  it('password: --couchbase.password-file over CBWATCH_COUCHBASE_PASSWORD over the file', () => {
+    expect(load(['--config', file], { ...env, CBWATCH_COUCHBASE_PASSWORD: SECRET_ENV_PW }).clusters[0]!.password).toBe(SECRET_ENV_PW);
+    const c = load(['--config', file, '--couchbase.password-file', join(dir, 'cb-password')], {
+      ...env,
+      CBWATCH_COUCHBASE_PASSWORD: SECRET_ENV_PW,
+    });
+    expect(c.clusters[0]!.password).toBe(SECRET_FILE_PW);
+    expect(c.clusters[0]!.passwordSource).toBe(`file ${join(dir, 'cb-password')}`);
+  });
+
+  it('an overridden password source is not read at all', () => {
+    // FILE_PW is missing, which would be an error, but the environment's password wins.
+    const c = load(['--config', file], { CBWATCH_COUCHBASE_PASSWORD: SECRET_ENV_PW });
+    expect(c.clusters[0]!.password).toBe(SECRET_ENV_PW);
+  });
+
+  it('CBWATCH_CONFIG names the file when --config is absent, and --config wins over it', () => {
+    expect(loadConfig({}, { CBWATCH_CONFIG: file, FILE_PW: 'x' }).clusters[0]!.name).toBe('from-file');
+    const other = write('other.yml', 'clusters:\n  - name: other\n    url: http://cb7:8091\n');
+    expect(loadConfig({ config: other }, { CBWATCH_CONFIG: file }).clusters[0]!.name).toBe('other');
+  });
+});
+
+describe('a multi-cluster file', () => {
+  const file = write(
+    'multi.yml',
+    `# two clusters, secrets from a file (relative to this file) and from the environment
+clusters:
+  - name: prod-eu
+    url: https://cb1.example.com:18091
+    username: cbwatch
+    password_file: cb-password
+    search_url: https://cb1.example.com:18094/
+    concurrency: 4
+    connect_timeout: 2s
+    request_timeout: 1m
+    max_response_bytes: 16MiB
+    collectors:
+      bucket_stats: { interval: 1m, per_node: true, hot_keys: 5 }
+      search:
+        interval: 15s
+        slow_query_threshold: 2.5s
+        cancel: { enabled: true, longer_than: 10m, dry_run: false }
+      certificates: { interval: 1h, timeout: 30s }
+      backup: { enabled: false }
+  - name: prod-us
+    url: http://cb9.example.com:8091
+    username: cbwatch
+    password_env: US_PW
+    collectors:
+      nodes: { interval: 10 }
+webhooks:
+  sync_gateway:
+    enabled: true
+    token_file: sg-token
+    databases: [travel, inventory]
+    type_field: type
+`,
+  );
+  const config = load(['--config', file], { US_PW: SECRET_ENV_PW });
+
+  it('loads both clusters with their options, durations and sizes parsed', () => {
+    expect(config.clusters.map((c) => c.name)).toEqual(['prod-eu', 'prod-us']);
+    const eu = config.clusters[0]!;
+    expect(eu.password).toBe(SECRET_FILE_PW);
+    expect(eu.passwordSource).toBe(`file ${join(dir, 'cb-password')}`);
+    expect(eu.searchUrl).toBe('https://cb1.example.com:18094');
+    expect(eu).toMatchObject({ concurrency: 4, connectTimeout: 2000, requestTimeout: 60_000, maxResponseBytes: 16 * 1024 * 1024 });
+    expect(eu.collectors.bucket_stats).toMatchObject({ interval: 60_000, per_node: true, hot_keys: 5, enabled: true });
+    expect(eu.collectors.search).toMatchObject({ interval: 15_000, slow_query_threshold: 2500 });
+    expect(eu.collectors.search.cancel).toEqual({ enabled: true, longer_than: 600_000, indexes: [], dry_run: false, log_query_text: false });
+    expect(eu.collectors.certificates).toMatchObject({ interval: 3_600_000, timeout: 30_000 });
+    expect(eu.collectors.backup.enabled).toBe(false);
+    expect(eu.collectors.xdcr.interval).toBe(DEFAULT_INTERVALS.xdcr);
+    const us = config.clusters[1]!;
+    expect(us.password).toBe(SECRET_ENV_PW);
+    expect(us.collectors.nodes.interval).toBe(10_000);
+  });
+
+  it('reads the webhook token from its file (trailing newline trimmed) and drops the file keys', () => {
+    const sg = config.webhooks.syncGateway!;
+    expect(sg.token).toBe(SECRET_TOKEN);
+    expect(sg.databases).toEqual(['travel', 'inventory']);
+    expect(sg.type_field).toBe('type');
+    expect(sg.max_body_bytes).toBe(1024 * 1024);
+    expect(sg).not.toHaveProperty('token_file');
+  });
+
+  it('describeConfig summarises without any secret', () => {
+    const text = describeConfig(config);
+    expect(text).toContain(`configuration: ${file}`);
+    expect(text).toContain('prod-eu  (couchbase_cluster="prod-eu")');
+    expect(text).toContain('url:         https://cb1.example.com:18091');
+    expect(text).toContain(`password:    set, from file ${join(dir, 'cb-password')}`);
+    expect(text).toContain('password:    set, from environment variable US_PW');
+    expect(text).toMatch(/bucket_stats\s+every 1m, timeout \S+; per_node=true, hot_keys=5/);
+    expect(text).toMatch(/search\s+every 15s, timeout \S+; slow_query_threshold=2.5s, cancel.enabled=true, cancel.longer_than=10m, cancel.dry_run=false/);
+    expect(text).toContain('disabled:    backup');
+    expect(text).toContain('webhooks.sync_gateway: on (token set; databases: travel, inventory');
+    expect(text).toContain('web: listen 0.0.0.0:9420');
+    for (const secret of [SECRET_FILE_PW, SECRET_ENV_PW, SECRET_TOKEN]) expect(text).not.toContain(secret);
+  });
+
+  it('refuses a shortcut setting that cannot apply to one of several clusters', () => {
+    expect(() => load(['--config', file, '--couchbase.cluster-name', 'x'], { US_PW: 'p' })).toThrow(/applies to a single cluster/);
+  });
+});
+
+describe('parseListenAddress', () => {
+  it.each([
+    [':9420', '0.0.0.0', 9420],
+    ['0.0.0.0:9420', '0.0.0.0', 9420],
+    ['127.0.0.1:0', '127.0.0.1', 0],
+    ['localhost:9420', 'localhost', 9420],
+    ['[::1]:9420', '::1', 9420],
+    ['[::]:9420', '::', 9420],
+  ])('%s', (text, host, port) => {
+    expect(parseListenAddress(text)).toEqual({ host, port });
+  });
+
+  it.each(['9420', '::1:9420', 'host:', 'host:port', ':65536', '[::1]', 'a b:1'])('rejects %j', (text) => {
+    expect(() => parseListenAddress(text)).toThrow(ConfigError);
+    expect(() => parseListenAddress(text)).toThrow(/--web.listen-address/);
+  });
+});
