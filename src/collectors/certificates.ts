@@ -68,13 +68,13 @@ export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Ski
       continue;
     }
     const ca = parsed.data;
-    const pemSubject = ca.subject === undefined && ca.pem !== undefined ? parsePemCertificate(ca.pem)?.subject : undefined;
+    const pemSubject = (ca.subject ?? undefined) === undefined && typeof ca.pem === 'string' ? parsePemCertificate(ca.pem)?.subject : undefined;
     const l = { id: String(ca.id), subject: ca.subject ?? pemSubject ?? '' };
     addDate(out, f.caNotAfter, l, ca.notAfter, skip, `trusted CA ${l.id} notAfter`);
     addDate(out, f.caNotBefore, l, ca.notBefore, skip, `trusted CA ${l.id} notBefore`);
-    if (ca.type !== undefined) out.add(f.caInfo, { ...l, origin: ca.type }, 1);
-    if (ca.warnings !== undefined) out.add(f.caWarnings, l, ca.warnings.length);
-    if (ca.nodes !== undefined) {
+    if (typeof ca.type === 'string') out.add(f.caInfo, { ...l, origin: ca.type }, 1);
+    if (Array.isArray(ca.warnings)) out.add(f.caWarnings, l, ca.warnings.length);
+    if (Array.isArray(ca.nodes)) {
       out.add(f.caNodes, l, ca.nodes.length);
       for (const node of ca.nodes) out.add(f.caNodeInfo, { ...l, node }, 1);
     }
@@ -103,7 +103,7 @@ export function mapLegacyCertificate(payload: LegacyCertificate, out: SampleSet,
 export function mapNodeCertificate(node: string, cert: NodeCertificate, out: SampleSet, skip: Skip): void {
   const f = certificateFamilies;
   const chain: Array<{ position: number; subject: string; issuer: string; notAfter: number }> = [];
-  if (cert.pem !== undefined) {
+  if (typeof cert.pem === 'string') {
     const blocks = splitPemBundle(cert.pem);
     if (blocks.length === 0) skip('pem_no_certificate', `node ${node}: pem holds no certificate`);
     for (const [position, block] of blocks.entries()) {
@@ -117,7 +117,7 @@ export function mapNodeCertificate(node: string, cert: NodeCertificate, out: Sam
   }
   const subject = cert.subject ?? chain.find((c) => c.position === 0)?.subject ?? '';
   const expires = addDate(out, f.nodeNotAfter, { node, subject, origin: cert.type ?? 'unknown' }, cert.expires, skip, `node ${node} expires`);
-  if (cert.warnings !== undefined) out.add(f.nodeWarnings, { node }, cert.warnings.length);
+  if (Array.isArray(cert.warnings)) out.add(f.nodeWarnings, { node }, cert.warnings.length);
   out.add(f.nodePlain, { node }, cert.privateKeyPassphrase);
   for (const c of chain) {
     const position = String(c.position);
@@ -132,11 +132,11 @@ function addDate(
   out: SampleSet,
   def: (typeof certificateFamilies)[keyof typeof certificateFamilies],
   labels: Readonly<Record<string, string>>,
-  iso: string | undefined,
+  iso: string | null | undefined,
   skip: Skip,
   what: string,
 ): number | undefined {
-  if (iso === undefined) return undefined;
+  if (iso === undefined || iso === null) return undefined;
   const s = isoToSeconds(iso);
   if (s === undefined) {
     skip('invalid_date', `${what}: not an ISO 8601 timestamp`);

@@ -21,14 +21,14 @@ export const trustedCasSchema = z.array(z.unknown());
  */
 export const trustedCaSchema = z.looseObject({
   id: z.union([z.number(), z.string()]),
-  subject: z.string().optional(),
-  notBefore: z.string().optional(),
-  notAfter: z.string().optional(),
-  pem: z.string().optional(),
-  type: z.string().optional(),
-  warnings: z.array(z.unknown()).optional(),
-  nodes: z.array(z.string()).optional(),
-  loadTimestamp: z.string().optional(),
+  subject: z.string().nullish(),
+  notBefore: z.string().nullish(),
+  notAfter: z.string().nullish(),
+  pem: z.string().nullish(),
+  type: z.string().nullish(),
+  warnings: z.array(z.unknown()).nullish(),
+  nodes: z.array(z.string()).nullish(),
+  loadTimestamp: z.string().nullish(),
 });
 export type TrustedCa = z.output<typeof trustedCaSchema>;
 
@@ -46,12 +46,12 @@ export function plainPassphraseRegistered(v: unknown): boolean | undefined {
 }
 
 export const nodeCertificateSchema = z.looseObject({
-  subject: z.string().optional(),
-  expires: z.string().optional(),
+  subject: z.string().nullish(),
+  expires: z.string().nullish(),
   /** `generated` or `uploaded` (7.1+). */
-  type: z.string().optional(),
-  pem: z.string().optional(),
-  warnings: z.array(z.unknown()).optional(),
+  type: z.string().nullish(),
+  pem: z.string().nullish(),
+  warnings: z.array(z.unknown()).nullish(),
   privateKeyPassphrase: z.unknown().optional().transform(plainPassphraseRegistered),
 });
 export type NodeCertificate = z.output<typeof nodeCertificateSchema>;
@@ -80,8 +80,11 @@ export const allowNonLocalCaUploadSchema = z.union([
 const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$/;
 
 /** Epoch seconds of an ISO 8601 timestamp, or undefined when it is not one (Date.parse alone is too lenient). */
-export function isoToSeconds(s: string | undefined): number | undefined {
-  if (s === undefined || !ISO_RE.test(s)) return undefined;
+export function isoToSeconds(s: string | null | undefined): number | undefined {
+  if (s === undefined || s === null || !ISO_RE.test(s)) return undefined;
+  // Date.parse rolls 2031-02-30 over into March: reject dates that do not exist.
+  const [y, m, d] = s.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d) return undefined;
   const ms = Date.parse(s);
   return Number.isFinite(ms) ? ms / 1000 : undefined;
 }
