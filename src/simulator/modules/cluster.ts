@@ -1,14 +1,74 @@
 /**
  * Cluster-level endpoints answered from the node model: /pools, /pools/default, nodeServices, serverGroups.
- * Shapes follow the real 7.0.1 payload in pools-default/docs-server-pools-nodes-7.0.1-2nodes.json.
+ * Shapes follow the real 7.0.1 payload in pools-default/docs-server-pools-nodes-7.0.1-2nodes.json (plus the
+ * 8.0 `serverGroup` per node) and pools-default-nodeServices/goxdcr-ipv6-external.json.
+ *
+ * The node model (`ctx.nodes`) holds what a test sets; scenarios lay their effects over it in
+ * `effectiveNodes()` (simulated time):
+ * - `default`: every node healthy and active, balanced, counters of two past rebalances.
+ * - `demo`: the second node goes unhealthy for 2 minutes every 10 (minute 5 to 7 of each 10), then warms up
+ *   for 30 s; the last node was auto-failed over once (inactiveFailed, healthy again: waiting for a rebalance);
+ *   a rebalance runs 10 minutes out of 15 (rebalance module); alternate (external) addresses are advertised.
+ * - `incident`: nodes are failed over as the auto-failover count grows (autofailover module), from the last
+ *   node on, always keeping the node answering; a failed-over node is unhealthy (down) and sends no
+ *   systemStats; the last rebalance failed.
+ * Three server groups (Group 1..3) with the default three nodes; memory quotas kv 4 GiB, index 1 GiB, fts
+ * 512 MiB, cbas 1 GiB, eventing 256 MiB. Knob `unhealthyNodes` (number): that many nodes after the first are
+ * unhealthy in any scenario.
  */
 import { fixture } from '../fixtures.js';
 import type { SimContext, SimModule, SimNode } from '../types.js';
+import { failoversSoFar } from './autofailover.js';
+import { rebalanceState } from './rebalance.js';
 
 const CLUSTER_UUID = '8ebd144e243c942109c19842bdec9cdd';
 
 function host(node: SimNode): string {
   return node.hostname.replace(/:\d+$/, '');
+}
+
+/** The nodes as the scenario shows them now (copies; the model itself is left as tests set it). */
+export function effectiveNodes(ctx: SimContext): SimNode[] {
+  const scenario = ctx.options.scenario;
+  const elapsed = Math.max(0, (ctx.now() - ctx.startedAt) / 1000);
+  const nodes = ctx.nodes.map((n) => ({ ...n }));
+  const failed = Math.min(failoversSoFar(ctx), Math.max(0, nodes.length - 1));
+  let marked = 0;
+  for (let i = nodes.length - 1; i >= 0 && marked < failed; i--) {
+    const n = nodes[i] as SimNode;
+    if (n.thisNode) continue;
+    n.membership = 'inactiveFailed';
+    if (scenario !== 'demo') n.status = 'unhealthy';
+    marked++;
+  }
+  if (scenario === 'demo' && nodes.length >= 3) {
+    const flapping = nodes[1] as SimNode;
+    const t = elapsed % 600;
+    if (flapping.membership === 'active') {
+      if (t >= 300 && t < 420) flapping.status = 'unhealthy';
+      else if (t >= 420 && t < 450) flapping.status = 'warmup';
+    }
+  }
+  const k = ctx.options.knobs.unhealthyNodes;
+  if (typeof k === 'number') for (let i = 1; i <= k && i < nodes.length; i++) (nodes[i] as SimNode).status = 'unhealthy';
+  return nodes;
+}
+
+/** The cluster manager's `counters`, consistent with the rebalance and auto-failover modules. */
+export function clusterCounters(ctx: SimContext): Record<string, number> {
+  const r = rebalanceState(ctx);
+  const counters: Record<string, number> = {
+    rebalance_start: 2 + r.started + (r.failed ? 1 : 0),
+    rebalance_success: 2 + Math.max(0, r.started - (r.running ? 1 : 0)),
+  };
+  if (r.failed) counters.rebalance_fail = 1;
+  const failovers = failoversSoFar(ctx);
+  if (failovers > 0) {
+    counters.failover = failovers;
+    counters.failover_complete = failovers;
+    counters.failover_node = failovers;
+  }
+  return counters;
 }
 
 /** The node's entry in /pools/default `nodes[]`. */
@@ -17,7 +77,7 @@ export function nodeEntry(ctx: SimContext, node: SimNode, index: number): Record
   const base = t.nodes[0] as Record<string, unknown>;
   const up = Math.floor((ctx.now() - ctx.startedAt) / 1000) + 86_400 * (index + 1);
   const r = ctx.rand(`${node.hostname}:${Math.floor(ctx.now() / 10_000)}`);
-  return {
+  const entry: Record<string, unknown> = {
     ...base,
     clusterMembership: node.membership,
     status: node.status,
@@ -42,6 +102,12 @@ export function nodeEntry(ctx: SimContext, node: SimNode, index: number): Record
       allocstall: 0,
     },
   };
+  // A node that is down answers nothing of its own: the cluster lists it without systemStats and interestingStats.
+  if (node.status === 'unhealthy') {
+    delete entry.systemStats;
+    delete entry.interestingStats;
+  }
+  return entry;
 }
 
 export const clusterModule: SimModule = (app, ctx) => {
@@ -52,19 +118,28 @@ export const clusterModule: SimModule = (app, ctx) => {
 
   app.get('/pools/default', async () => {
     const t = fixture<Record<string, unknown>>('pools-default/docs-server-pools-nodes-7.0.1-2nodes.json');
+    const nodes = effectiveNodes(ctx);
+    const rebalance = rebalanceState(ctx);
     return {
       ...t,
       clusterName: 'cbsim',
       bucketNames: ctx.buckets.map((b) => ({ bucketName: b.name, uuid: b.uuid })),
-      nodes: ctx.nodes.map((n, i) => nodeEntry(ctx, n, i)),
-      balanced: true,
-      rebalanceStatus: 'none',
+      nodes: nodes.map((n, i) => nodeEntry(ctx, n, i)),
+      // A failed-over or added node, or a rebalance under way, leaves the cluster unbalanced.
+      balanced: !rebalance.running && nodes.every((n) => n.membership === 'active'),
+      rebalanceStatus: rebalance.running ? 'running' : 'none',
+      counters: clusterCounters(ctx),
+      memoryQuota: 4096,
+      indexMemoryQuota: 1024,
+      ftsMemoryQuota: 512,
+      cbasMemoryQuota: 1024,
+      eventingMemoryQuota: 256,
     };
   });
 
   app.get('/pools/default/nodeServices', async () => ({
     rev: 1234,
-    nodesExt: ctx.nodes.map((n) => {
+    nodesExt: effectiveNodes(ctx).map((n, i) => {
       const services: Record<string, number> = { mgmt: 8091, mgmtSSL: 18091 };
       if (n.services.includes('kv')) Object.assign(services, { kv: 11210, kvSSL: 11207, capi: 8092, capiSSL: 18092, projector: 9999 });
       if (n.services.includes('n1ql')) Object.assign(services, { n1ql: 8093, n1qlSSL: 18093 });
@@ -75,8 +150,13 @@ export const clusterModule: SimModule = (app, ctx) => {
         // The node the simulator answers as serves every port on the simulator's own port.
         for (const k of Object.keys(services)) if (!/SSL|HTTPS|GRPC/.test(k)) services[k] = ctx.port();
       }
-      const entry: Record<string, unknown> = { services, hostname: n.thisNode ? '127.0.0.1' : host(n) };
+      const entry: Record<string, unknown> = { services, hostname: n.thisNode ? '127.0.0.1' : host(n), serverGroup: n.serverGroup };
       if (n.thisNode) entry.thisNode = true;
+      if (ctx.options.scenario === 'demo') {
+        entry.alternateAddresses = {
+          external: { hostname: `cb${i + 1}.external.cbsim.example`, ports: { mgmt: 31000 + i, mgmtSSL: 32000 + i, kv: 33000 + i, kvSSL: 34000 + i } },
+        };
+      }
       return entry;
     }),
     clusterCapabilitiesVer: [1, 0],
@@ -84,13 +164,14 @@ export const clusterModule: SimModule = (app, ctx) => {
   }));
 
   app.get('/pools/default/serverGroups', async () => {
-    const groups = [...new Set(ctx.nodes.map((n) => n.serverGroup))];
+    const nodes = effectiveNodes(ctx);
+    const groups = [...new Set(nodes.map((n) => n.serverGroup))];
     return {
       groups: groups.map((g, i) => ({
         name: g,
         uri: `/pools/default/serverGroups/${i === 0 ? '0' : `${i}f6a1c0b2e7d4a9${i}`}`,
         addNodeURI: `/pools/default/serverGroups/${i}/addNode`,
-        nodes: ctx.nodes.filter((n) => n.serverGroup === g).map((n, j) => nodeEntry(ctx, n, j)),
+        nodes: nodes.filter((n) => n.serverGroup === g).map((n, j) => nodeEntry(ctx, n, j)),
       })),
       uri: '/pools/default/serverGroups?rev=1234',
     };
