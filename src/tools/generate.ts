@@ -1,0 +1,27 @@
+/**
+ * `npm run generate`: write the generated alert and dashboard files. With `--check`, write nothing and exit 1
+ * listing the stale files (CI uses it; the tests do the same comparison).
+ */
+import { PACKAGE_ROOT } from '../paths.js';
+import { staleFiles, writeFiles } from './files.js';
+import type { Files } from './files.js';
+import { renderAlerts } from './gen-alerts.js';
+import { renderDashboards } from './gen-dashboards.js';
+
+export function renderAll(root: string = PACKAGE_ROOT): Files {
+  return { ...renderAlerts(root), ...renderDashboards() };
+}
+
+function main(argv: readonly string[]): number {
+  const files = renderAll();
+  if (argv.includes('--check')) {
+    const stale = staleFiles(PACKAGE_ROOT, files);
+    for (const f of stale) process.stderr.write(`stale: ${f} (run npm run generate)\n`);
+    return stale.length ? 1 : 0;
+  }
+  const written = writeFiles(PACKAGE_ROOT, files);
+  process.stdout.write(written.length ? written.map((f) => `wrote ${f}\n`).join('') : 'generated files are up to date\n');
+  return 0;
+}
+
+process.exitCode = main(process.argv.slice(2));
