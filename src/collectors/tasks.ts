@@ -5,13 +5,14 @@
  * are ignored here.
  *
  * Couchbase reports progress in percent; it is exported as a 0–1 ratio. Per-node rebalance progress is keyed
- * by Erlang node name (`ns_1@host`); it is translated to the `host:port` node label through nodeServices while a
- * rebalance runs (and only then, to keep the 15 s poll to one request).
+ * by Erlang node name (`ns_1@host`); it is translated to the `host:port` node label (the `nodes` collector's)
+ * through the `otpNode` → `hostname` pairs of GET /pools/default while a rebalance runs (and only then, to keep
+ * the 15 s poll to one request; the answer is shared with the `nodes` collector).
  */
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
-import { fetchNodeServices, urlHost } from '../couchbase/nodeServices.js';
-import type { NodeServices } from '../couchbase/nodeServices.js';
+import { fetchPoolsDefault, poolNodeSchema } from '../couchbase/pools.js';
+import type { PoolsDefault } from '../couchbase/pools.js';
 import { fetchTasks } from '../couchbase/tasks.js';
 import type { Task } from '../couchbase/tasks.js';
 import { oneHot } from './nodes.js';
@@ -44,20 +45,18 @@ export const F = {
   tasks: defineFamily(C, 'couchbase_tasks', 'gauge', 'Tasks listed by the cluster (XDCR excluded) per task type and status.', ['task_type', 'status'], 'count'),
 } as const satisfies Record<string, FamilyDef>;
 
-/** `ns_1@host` → `host:port`, from nodeServices. */
-export function otpNodeNames(ns: NodeServices, managementUrl: string): Map<string, string> {
-  const mgmtHost = new URL(managementUrl).hostname;
+/** `ns_1@host` → `host:port`, from the node list of GET /pools/default. */
+export function otpNodeNames(p: PoolsDefault): Map<string, string> {
   const m = new Map<string, string>();
-  for (const n of ns.nodesExt) {
-    const host = n.hostname ?? mgmtHost;
-    m.set(host, `${urlHost(host)}:${n.services.mgmt ?? 8091}`);
+  for (const raw of p.nodes) {
+    const n = poolNodeSchema.safeParse(raw);
+    if (n.success && n.data.otpNode !== undefined) m.set(n.data.otpNode, n.data.hostname);
   }
   return m;
 }
 
 function nodeLabel(otp: string, names: Map<string, string> | undefined): string {
-  const host = otp.replace(/^[^@]*@/, '');
-  return names?.get(host) ?? names?.get(host.replace(/^\[|\]$/g, '')) ?? host;
+  return names?.get(otp) ?? otp.replace(/^[^@]*@/, '');
 }
 
 function ratio(percent: number | undefined): number | undefined {
@@ -119,10 +118,10 @@ export const tasksCollector: Collector<'tasks'> = {
     let names: Map<string, string> | undefined;
     if (rebalancing) {
       try {
-        names = otpNodeNames(await fetchNodeServices(ctx), ctx.cluster.url);
+        names = otpNodeNames(await fetchPoolsDefault(ctx));
       } catch (err) {
         // Per-node progress then keeps the bare host as its label; the rest of the poll is unaffected.
-        ctx.log.debug({ err }, 'nodeServices unavailable: per-node rebalance progress labelled by host');
+        ctx.log.debug({ err }, '/pools/default unavailable: per-node rebalance progress labelled by host');
         ctx.skipped('node_names_unavailable');
       }
     }
