@@ -125,7 +125,7 @@ function dcpStats(): Def[] {
   const out: Def[] = [];
   for (const [g, word] of DCP_GROUPS) {
     const p = `ep_dcp_${g}_`;
-    const m = `ep_dcp_${sanitizeName(g)}_`;
+    const m = `ep_dcp_${g.replace(/[^a-zA-Z0-9]/g, '_')}_`;
     out.push(
       rate(`${p}backoff`, `Back-offs of ${word} DCP connections.`, `${m}backoff_per_second`),
       level(`${p}count`, `Number of ${word} DCP connections.`, `${m}connections`),
