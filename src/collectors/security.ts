@@ -68,7 +68,7 @@ function oneHot(out: SampleSet, def: (typeof securityFamilies)['tlsMin'], servic
 function mapTlsScope(scope: string, own: SecurityServiceSettings, inherited: SecurityServiceSettings, out: SampleSet, skip: Skip): void {
   const f = securityFamilies;
   const tls = own.tlsMinVersion ?? inherited.tlsMinVersion;
-  if (tls !== undefined) {
+  if (typeof tls === 'string') {
     if ((TLS_VERSIONS as readonly string[]).includes(tls)) oneHot(out, f.tlsMin, scope, tls);
     else skip('unknown_tls_version', `${scope}: tlsMinVersion ${tls.slice(0, 20)}`);
   }
@@ -94,7 +94,7 @@ export function mapSecurity(
   out.add(f.uiHttpsDisabled, {}, global.disableUIOverHttps);
   out.add(f.wwwAuthDisabled, {}, global.disableWWWAuthenticate);
   const level = global.clusterEncryptionLevel;
-  if (level !== undefined) {
+  if (typeof level === 'string') {
     if ((ENCRYPTION_LEVELS as readonly string[]).includes(level)) for (const l of ENCRYPTION_LEVELS) out.add(f.encryptionLevel, { level: l }, l === level);
     else skip('unknown_encryption_level', `clusterEncryptionLevel ${level.slice(0, 20)}`);
   }
@@ -108,7 +108,7 @@ export function mapSecurity(
   }
   for (const service of SECURITY_SERVICES) {
     let own = services.get(service);
-    if (own === undefined && record[service] !== undefined) {
+    if (own === undefined && record[service] !== undefined && record[service] !== null) {
       const sub = securityServiceSchema.safeParse(record[service]);
       if (sub.success) own = sub.data;
       else skip('service_settings_invalid', service);
@@ -126,8 +126,8 @@ function isServiceLike(v: unknown): boolean {
 }
 
 /** `StartTLSExtension` → starttls, `TLS` → tls, false / "false" / "None" → none. */
-export function ldapEncryption(v: string | boolean | undefined): 'starttls' | 'tls' | 'none' | undefined {
-  if (v === undefined) return undefined;
+export function ldapEncryption(v: string | boolean | null | undefined): 'starttls' | 'tls' | 'none' | undefined {
+  if (v === undefined || v === null) return undefined;
   if (v === false) return 'none';
   if (v === true) return undefined;
   const s = v.toLowerCase();
@@ -137,20 +137,22 @@ export function ldapEncryption(v: string | boolean | undefined): 'starttls' | 't
   return undefined;
 }
 
+const msToSeconds = (ms: number | null | undefined): number | undefined => (typeof ms === 'number' ? ms / 1000 : undefined);
+
 export function mapLdap(ldap: LdapSettings, out: SampleSet, skip: Skip): void {
   const f = securityFamilies;
   out.add(f.ldapAuthn, {}, ldap.authenticationEnabled);
   out.add(f.ldapAuthz, {}, ldap.authorizationEnabled);
   const enc = ldapEncryption(ldap.encryption);
   if (enc !== undefined) for (const e of ['starttls', 'tls', 'none'] as const) out.add(f.ldapEncryption, { encryption: e }, e === enc);
-  else if (ldap.encryption !== undefined) skip('unknown_ldap_encryption', 'encryption has an unknown value');
+  else if (ldap.encryption !== undefined && ldap.encryption !== null) skip('unknown_ldap_encryption', 'encryption has an unknown value');
   out.add(f.ldapCertValidation, {}, ldap.serverCertValidation);
   out.add(f.ldapHosts, {}, ldap.hosts?.length);
   out.add(f.ldapPort, {}, ldap.port);
   out.add(f.ldapParallel, {}, ldap.maxParallelConnections);
   out.add(f.ldapCacheSize, {}, ldap.maxCacheSize);
-  out.add(f.ldapCacheLifetime, {}, ldap.cacheValueLifetime === undefined ? undefined : ldap.cacheValueLifetime / 1000);
-  out.add(f.ldapTimeout, {}, ldap.requestTimeout === undefined ? undefined : ldap.requestTimeout / 1000);
+  out.add(f.ldapCacheLifetime, {}, msToSeconds(ldap.cacheValueLifetime));
+  out.add(f.ldapTimeout, {}, msToSeconds(ldap.requestTimeout));
   out.add(f.ldapNested, {}, ldap.nestedGroupsEnabled);
   out.add(f.ldapNestedDepth, {}, ldap.nestedGroupsMaxDepth);
 }

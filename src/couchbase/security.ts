@@ -24,22 +24,22 @@ const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s 
 
 /** Settings that exist both globally and per service. */
 export const securityServiceSchema = z.looseObject({
-  tlsMinVersion: z.string().optional(),
-  honorCipherOrder: flag.optional(),
-  cipherSuites: z.array(z.string()).optional(),
-  supportedCipherSuites: z.array(z.string()).optional(),
+  tlsMinVersion: z.string().nullish(),
+  honorCipherOrder: flag.nullish(),
+  cipherSuites: z.array(z.string()).nullish(),
+  supportedCipherSuites: z.array(z.string()).nullish(),
 });
 export type SecurityServiceSettings = z.output<typeof securityServiceSchema>;
 
 /** GET /settings/security. Per-service sub-objects (7.x) stay unknown here and are parsed one by one. */
 export const securityGlobalSchema = z.looseObject({
-  disableUIOverHttp: flag.optional(),
-  disableUIOverHttps: flag.optional(),
-  disableWWWAuthenticate: flag.optional(),
-  clusterEncryptionLevel: z.string().optional(),
-  tlsMinVersion: z.string().optional(),
-  honorCipherOrder: flag.optional(),
-  cipherSuites: z.array(z.string()).optional(),
+  disableUIOverHttp: flag.nullish(),
+  disableUIOverHttps: flag.nullish(),
+  disableWWWAuthenticate: flag.nullish(),
+  clusterEncryptionLevel: z.string().nullish(),
+  tlsMinVersion: z.string().nullish(),
+  honorCipherOrder: flag.nullish(),
+  cipherSuites: z.array(z.string()).nullish(),
 });
 export type SecurityGlobalSettings = z.output<typeof securityGlobalSchema>;
 
@@ -56,26 +56,26 @@ const hosts = z.union([
 
 /** GET /settings/ldap, only the posture fields (see the file comment: secrets are stripped here). */
 export const ldapSchema = z.object({
-  authenticationEnabled: flag.optional(),
-  authorizationEnabled: flag.optional(),
-  hosts: hosts.optional(),
-  port: z.number().optional(),
+  authenticationEnabled: flag.nullish(),
+  authorizationEnabled: flag.nullish(),
+  hosts: hosts.nullish(),
+  port: z.number().nullish(),
   /** `StartTLSExtension`, `TLS`, `false` (string or boolean); 7.6 answers `None` when unset. */
-  encryption: z.union([z.string(), z.boolean()]).optional(),
-  serverCertValidation: flag.optional(),
-  maxParallelConnections: z.number().optional(),
-  maxCacheSize: z.number().optional(),
+  encryption: z.union([z.string(), z.boolean()]).nullish(),
+  serverCertValidation: flag.nullish(),
+  maxParallelConnections: z.number().nullish(),
+  maxCacheSize: z.number().nullish(),
   /** ms */
-  cacheValueLifetime: z.number().optional(),
+  cacheValueLifetime: z.number().nullish(),
   /** ms */
-  requestTimeout: z.number().optional(),
-  nestedGroupsEnabled: flag.optional(),
-  nestedGroupsMaxDepth: z.number().optional(),
+  requestTimeout: z.number().nullish(),
+  nestedGroupsEnabled: flag.nullish(),
+  nestedGroupsMaxDepth: z.number().nullish(),
 });
 export type LdapSettings = z.output<typeof ldapSchema>;
 
 export const internalSettingsSchema = z.looseObject({
-  indexAwareRebalanceDisabled: flag.optional(),
+  indexAwareRebalanceDisabled: flag.nullish(),
 });
 
 /**
