@@ -131,6 +131,7 @@ export interface CancelPolicy {
 /** Keys in `ctx.state`. */
 const STATE_ATTEMPTED = 'cancel.attempted';
 const STATE_COUNTS = 'cancel.counts';
+const STATE_DECLARED = 'cancel.indexes';
 
 /** Cancels per poll at most: a burst of runaways is worked off over a few polls, within the poll deadline. */
 export const MAX_CANCELS_PER_POLL = 10;
@@ -242,13 +243,21 @@ export async function applyCancelPolicy(deps: CancelDeps, queries: readonly Sear
   }
 }
 
-/** Emit the running totals (and 0 for each listed index's possible results, so rate() sees the first one). */
-export function emitCancelCounts(out: SampleSet, state: Map<string, unknown>, policy: CancelPolicy): void {
+/**
+ * Emit the running totals. While the policy is on, every index it could act on (the listed ones, or every
+ * index seen with an active query since it was turned on) also gets 0 for each possible result, so that
+ * rate() and increase() see the first cancellation or failure instead of a series born at 1.
+ */
+export function emitCancelCounts(out: SampleSet, state: Map<string, unknown>, policy: CancelPolicy, queries: readonly SearchQuery[] = []): void {
   const counts = (state.get(STATE_COUNTS) as Map<string, number> | undefined) ?? new Map<string, number>();
   const rows = new Map(counts);
   if (policy.enabled) {
+    const declared = stateOf(state, STATE_DECLARED, () => new Set<string>());
+    const allowed = new Set(policy.indexes);
+    for (const index of policy.indexes) declared.add(index);
+    if (allowed.size === 0) for (const q of queries) declared.add(q.index);
     const results: CancelResult[] = policy.dry_run ? ['dry_run'] : ['cancelled', 'failed', 'forbidden', 'not_found'];
-    for (const index of policy.indexes) for (const r of results) if (!rows.has(countKey(index, r))) rows.set(countKey(index, r), 0);
+    for (const index of declared) for (const r of results) if (!rows.has(countKey(index, r))) rows.set(countKey(index, r), 0);
   }
   for (const [key, value] of [...rows].sort(([a], [b]) => a.localeCompare(b))) {
     const [index, result] = key.split('\u0000') as [string, string];
@@ -306,6 +315,6 @@ export const searchCollector: Collector<'search'> = {
     if (policy.enabled || attempted !== undefined) {
       await applyCancelPolicy({ client: ctx.client, baseUrl, log: ctx.log, state: ctx.state, skip: (r, d) => ctx.skipped(r, d) }, queries, policy);
     }
-    emitCancelCounts(ctx.out, ctx.state, policy);
+    emitCancelCounts(ctx.out, ctx.state, policy, queries);
   },
 };

@@ -325,6 +325,17 @@ describe('cancel policy through the collector', () => {
     ]);
   });
 
+  it('with no index list, pre-declares 0 for every index seen active, and keeps them', async () => {
+    const state = new Map<string, unknown>();
+    const routes: Record<string, FakeRoute> = { [ALL]: q71() };
+    const opts = { ...withSearch, state, options: { cancel: { enabled: true, longer_than: '5m', dry_run: true } } as unknown as Partial<CollectorOptions<'search'>> };
+    const r1 = await collect(searchCollector, fakeClient(routes), opts);
+    expect(r1.set.all('couchbase_search_queries_cancelled_total').map((s) => `${s.labels.index}/${s.labels.result}=${s.value}`)).toEqual(['DemoIndex1/dry_run=0', 'DemoIndex2/dry_run=0']);
+    routes[ALL] = { status: 'ok' };
+    const r2 = await collect(searchCollector, fakeClient(routes), opts);
+    expect(r2.set.all('couchbase_search_queries_cancelled_total')).toHaveLength(2);
+  });
+
   it('is off by default: no cancel calls, no counter', async () => {
     const client = fakeClient({ [ALL]: q70() });
     const r = await collect(searchCollector, client, withSearch);
