@@ -1,0 +1,230 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUCKET_STAT_CATALOG } from '../../src/collectors/bucket-stat-catalog.js';
+import { createSimulator } from '../../src/simulator/index.js';
+import type { Simulator } from '../../src/simulator/index.js';
+import { loadFixture } from '../helpers/collect.js';
+
+const AUTH = { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}` };
+
+interface Envelope {
+  op: { samples: Record<string, number[]>; samplesCount: number; lastTStamp: number; interval: number; tstampParam?: number };
+  hot_keys?: Array<{ name: string; ops: number }>;
+  hostname?: string;
+}
+
+async function get<T>(sim: Simulator, url: string): Promise<{ status: number; body: T; text: string }> {
+  const res = await sim.app.inject({ method: 'GET', url, headers: AUTH });
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.statusCode, body: body as T, text: res.body };
+}
+
+describe('simulator bucket endpoints', () => {
+  let sim: Simulator;
+  beforeAll(async () => {
+    sim = createSimulator({ buckets: 5 });
+    await sim.app.ready();
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+
+  it('requires credentials', async () => {
+    for (const url of ['/pools/default/buckets', '/pools/default/buckets/travel-sample/stats']) {
+      const res = await sim.app.inject({ method: 'GET', url });
+      expect(res.statusCode).toBe(401);
+    }
+  });
+
+  it('lists every bucket of the model with its settings, quota and moving basic stats', async () => {
+    const { status, body } = await get<Array<Record<string, unknown>>>(sim, '/pools/default/buckets');
+    expect(status).toBe(200);
+    expect(body.map((b) => b.name)).toEqual(sim.ctx.buckets.map((b) => b.name));
+    for (const [i, b] of body.entries()) {
+      const m = sim.ctx.buckets[i];
+      expect(b.bucketType).toBe(m?.bucketType);
+      expect(b.replicaNumber).toBe(m?.replicaNumber);
+      expect((b.quota as { rawRAM: number }).rawRAM).toBe(m?.ramQuotaBytes);
+      expect('flush' in (b.controllers as object)).toBe(m?.flushEnabled);
+      const bs = b.basicStats as Record<string, number>;
+      expect(bs.quotaPercentUsed).toBeGreaterThan(0);
+      expect(bs.quotaPercentUsed).toBeLessThan(100);
+      expect(bs.itemCount).toBeGreaterThan(0);
+      expect((b.nodes as unknown[]).length).toBe(3);
+    }
+  });
+
+  it('answers one bucket by name (URL-encoded), 404 for an unknown one', async () => {
+    const one = await get<Record<string, unknown>>(sim, '/pools/default/buckets/sessions_%25cache');
+    expect(one.status).toBe(200);
+    expect(one.body.name).toBe('sessions_%cache');
+    const missing = await get(sim, '/pools/default/buckets/nope');
+    expect(missing.status).toBe(404);
+    const stats = await get(sim, '/pools/default/buckets/nope/stats');
+    expect(stats.status).toBe(404);
+  });
+
+  it('serves a minute of samples, one per second, with the real envelope\'s stat names', async () => {
+    const { body } = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats?zoom=minute');
+    const ts = body.op.samples.timestamp ?? [];
+    expect(ts).toHaveLength(60);
+    expect(body.op.interval).toBe(1000);
+    expect(body.op.samplesCount).toBe(60);
+    expect(body.op.lastTStamp).toBe(ts.at(-1));
+    expect(ts.every((t, i) => t % 1000 === 0 && (i === 0 || t - (ts[i - 1] as number) === 1000))).toBe(true);
+    expect(ts.at(-1)).toBeLessThanOrEqual(sim.ctx.now());
+    const real = Object.keys(loadFixture<Envelope>('bucket-stats/telegraf-2021.json').op.samples).sort();
+    expect(Object.keys(body.op.samples).sort()).toEqual(real);
+    for (const [k, arr] of Object.entries(body.op.samples)) expect(arr, k).toHaveLength(60);
+    expect(body.hot_keys?.length).toBe(10);
+  });
+
+  it('keeps only samples newer than haveTStamp', async () => {
+    const full = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats');
+    const ts = full.body.op.samples.timestamp ?? [];
+    const have = ts[49] as number;
+    const part = await get<Envelope>(sim, `/pools/default/buckets/travel-sample/stats?zoom=minute&haveTStamp=${have}`);
+    const pts = part.body.op.samples.timestamp ?? [];
+    expect(pts.length).toBeGreaterThanOrEqual(10);
+    expect(pts.every((t) => t > have)).toBe(true);
+    expect(part.body.op.tstampParam).toBe(have);
+    expect(part.body.op.samples.curr_items).toHaveLength(pts.length);
+  });
+
+  it('gives the same value for the same second (deterministic) and values that move over time', async () => {
+    const a = await get<Envelope>(sim, '/pools/default/buckets/beer-sample/stats');
+    const b = await get<Envelope>(sim, '/pools/default/buckets/beer-sample/stats');
+    const ta = a.body.op.samples.timestamp ?? [];
+    const tb = b.body.op.samples.timestamp ?? [];
+    const shared = ta.filter((t) => tb.includes(t));
+    expect(shared.length).toBeGreaterThan(0);
+    for (const t of shared) {
+      expect(a.body.op.samples.ops?.[ta.indexOf(t)]).toBe(b.body.op.samples.ops?.[tb.indexOf(t)]);
+    }
+    expect(new Set(a.body.op.samples.ops).size).toBeGreaterThan(1);
+  });
+
+  it('follows the zoom table of the reference; hot keys only with zoom=minute', async () => {
+    const hour = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats?zoom=hour');
+    expect(hour.body.op.samples.timestamp).toHaveLength(900);
+    expect(hour.body.op.interval).toBe(4000);
+    expect(hour.body.hot_keys).toBeUndefined();
+    const day = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats?zoom=day');
+    expect(day.body.op.samples.timestamp).toHaveLength(1440);
+  });
+
+  it('per-node stats split additive stats over the kv nodes and name the node', async () => {
+    const whole = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats');
+    const t = whole.body.op.lastTStamp;
+    let items = 0;
+    for (const n of sim.ctx.nodes) {
+      const r = await get<Envelope>(sim, `/pools/default/buckets/travel-sample/nodes/${encodeURIComponent(n.hostname)}/stats?haveTStamp=${t - 1}`);
+      expect(r.status).toBe(200);
+      expect(r.body.hostname).toBe(n.hostname);
+      if (r.body.op.lastTStamp !== t) return; // the clock crossed a second between requests: nothing to compare
+      items += r.body.op.samples.curr_items?.at(-1) ?? NaN;
+      expect(r.body.op.samples.vb_active_resident_items_ratio?.at(-1)).toBe(100);
+    }
+    expect(items).toBeCloseTo(whole.body.op.samples.curr_items?.at(-1) ?? NaN, -1);
+    const unknown = await get(sim, '/pools/default/buckets/travel-sample/nodes/nowhere%3A8091/stats');
+    expect(unknown.status).toBe(404);
+  });
+
+  it('lists the bucket\'s servers', async () => {
+    const { body } = await get<{ servers: Array<{ hostname: string; stats: { uri: string } }> }>(sim, '/pools/default/buckets/orders.eu/nodes');
+    expect(body.servers.map((s) => s.hostname)).toEqual(sim.ctx.nodes.map((n) => n.hostname));
+    expect(body.servers[0]?.stats.uri).toBe('/pools/default/buckets/orders.eu/nodes/cb1.cbsim.local%3A8091/stats');
+  });
+
+  it('forgets a bucket removed from the model', async () => {
+    const removed = sim.ctx.buckets.pop();
+    try {
+      const list = await get<Array<{ name: string }>>(sim, '/pools/default/buckets');
+      expect(list.body.map((b) => b.name)).not.toContain(removed?.name);
+      expect((await get(sim, `/pools/default/buckets/${encodeURIComponent(removed?.name ?? '')}/stats`)).status).toBe(404);
+    } finally {
+      if (removed) sim.ctx.buckets.push(removed);
+    }
+  });
+});
+
+describe('simulator stat sets and scale', () => {
+  it('the full set adds every catalog name and per-design-document keys', async () => {
+    const sim = createSimulator({ buckets: 1, statSet: 'full' });
+    try {
+      const { body } = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats');
+      const names = Object.keys(body.op.samples);
+      for (const s of BUCKET_STAT_CATALOG) expect(names, s.stat).toContain(s.stat);
+      expect(names.some((n) => n.startsWith('views/'))).toBe(true);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('scales to 100 buckets with the full stat set', async () => {
+    const sim = createSimulator({ buckets: 100, statSet: 'full' });
+    try {
+      const list = await get<Array<{ name: string }>>(sim, '/pools/default/buckets');
+      expect(list.body).toHaveLength(100);
+      expect(new Set(list.body.map((b) => b.name)).size).toBe(100);
+      const last = list.body.at(-1)?.name ?? '';
+      const stats = await get<Envelope>(sim, `/pools/default/buckets/${encodeURIComponent(last)}/stats`);
+      expect(stats.status).toBe(200);
+      expect(Object.keys(stats.body.op.samples).length).toBeGreaterThan(BUCKET_STAT_CATALOG.length);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
+describe('simulator bucket scenarios', () => {
+  async function firstBucket(scenario: string) {
+    const sim = createSimulator({ scenario, buckets: 3 });
+    try {
+      const list = await get<Array<{ basicStats: { quotaPercentUsed: number } }>>(sim, '/pools/default/buckets');
+      const stats = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats');
+      const s = stats.body.op.samples;
+      return {
+        used: list.body[0]?.basicStats.quotaPercentUsed ?? NaN,
+        resident: s.vb_active_resident_items_ratio?.at(-1),
+        tmpOom: s.ep_tmp_oom_errors?.at(-1),
+        miss: s.ep_cache_miss_rate?.at(-1),
+      };
+    } finally {
+      await sim.close();
+    }
+  }
+
+  it('default: calm', async () => {
+    const r = await firstBucket('default');
+    expect(r.used).toBeLessThan(50);
+    expect(r).toMatchObject({ resident: 100, tmpOom: 0, miss: 0 });
+  });
+  it('demo: bucket 0 near its quota and partly resident', async () => {
+    const r = await firstBucket('demo');
+    expect(r.used).toBeGreaterThan(86.5);
+    expect(r.used).toBeLessThan(89.5);
+    expect(r).toMatchObject({ resident: 72, tmpOom: 0, miss: 4 });
+  });
+  it('incident: bucket 0 at 97% with temporary OOM errors', async () => {
+    const r = await firstBucket('incident');
+    // 97% with a ±1% wave.
+    expect(r.used).toBeGreaterThan(95.5);
+    expect(r.used).toBeLessThan(98.5);
+    expect(r).toMatchObject({ resident: 35, tmpOom: 5, miss: 12 });
+  });
+  it('incident: bucket 1\'s disk-write queue grows with simulated time', async () => {
+    const sim = createSimulator({ scenario: 'incident', buckets: 3, speed: 600 });
+    try {
+      const q = async () => (await get<Envelope>(sim, '/pools/default/buckets/beer-sample/stats')).body.op.samples.disk_write_queue?.at(-1) ?? 0;
+      const before = await q();
+      await expect.poll(q, { timeout: 5000, interval: 20 }).toBeGreaterThan(before + 1000);
+    } finally {
+      await sim.close();
+    }
+  });
+});
