@@ -16,26 +16,30 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const LOG_FORMATS = ['json', 'logfmt', 'pretty'] as const;
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
-/** What was given on the command line; a field is undefined when its flag was not given. */
+/**
+ * What was given on the command line, keyed by the flag's own name (`flags['couchbase.url']`); a flag that
+ * was not given is absent, so the environment can still decide. Numbers and enumerations are already
+ * parsed and checked.
+ */
 export interface Flags {
   readonly config?: string | undefined;
-  readonly configCheck: boolean;
-  readonly webListenAddress?: string | undefined;
-  readonly webConfigFile?: string | undefined;
-  readonly logLevel?: LogLevel | undefined;
-  readonly logFormat?: LogFormat | undefined;
-  readonly couchbaseUrl?: string | undefined;
-  readonly couchbaseUsername?: string | undefined;
-  readonly couchbaseClusterName?: string | undefined;
-  readonly couchbasePasswordFile?: string | undefined;
-  readonly couchbaseCaFile?: string | undefined;
-  /** Undefined when not given, so the environment can still decide. */
-  readonly couchbaseInsecureSkipVerify?: boolean | undefined;
-  /** demo: also start a Prometheus from the system packages against the daemon. */
-  readonly withPrometheus: boolean;
+  readonly 'config.check'?: boolean | undefined;
+  readonly 'web.listen-address'?: string | undefined;
+  readonly 'web.config.file'?: string | undefined;
+  readonly 'log.level'?: LogLevel | undefined;
+  readonly 'log.format'?: LogFormat | undefined;
+  readonly 'couchbase.url'?: string | undefined;
+  readonly 'couchbase.username'?: string | undefined;
+  readonly 'couchbase.cluster-name'?: string | undefined;
+  readonly 'couchbase.password-file'?: string | undefined;
+  readonly 'couchbase.ca-file'?: string | undefined;
+  readonly 'couchbase.insecure-skip-verify'?: boolean | undefined;
+  /** demo: also start Prometheus (and Alertmanager) from the system packages against the daemon. */
+  readonly 'with-prometheus'?: boolean | undefined;
   /** demo, simulate: the simulator scenario (`default`, `demo`, `incident`). */
   readonly scenario?: string | undefined;
-  /** simulate: the port to listen on (0 = ephemeral). */
+  /** simulate: the address and port to listen on (port 0 = any free port). */
+  readonly host?: string | undefined;
   readonly port?: number | undefined;
   readonly buckets?: number | undefined;
   readonly nodes?: number | undefined;
@@ -44,8 +48,12 @@ export interface Flags {
   readonly replications?: number | undefined;
   /** Simulator clock speed (1 = real time). */
   readonly speed?: number | undefined;
-  readonly help: boolean;
-  readonly version: boolean;
+  /** Simulator bucket stats: the real fixture's stat names, or the full documented set. */
+  readonly 'stat-set'?: 'fixture' | 'full' | undefined;
+  readonly help?: boolean | undefined;
+  readonly version?: boolean | undefined;
+  /** Lets callers index by a flag name held in a variable. */
+  readonly [flag: string]: string | number | boolean | undefined;
 }
 
 export interface ParsedArgs {
@@ -71,12 +79,14 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'couchbase.insecure-skip-verify': { type: 'boolean', commands: ['run', 'check'], help: 'do not verify the cluster TLS certificate (testing only)' },
   'with-prometheus': { type: 'boolean', commands: ['demo'], help: 'also start Prometheus (from the system packages) scraping the demo' },
   scenario: { type: 'string', commands: ['demo', 'simulate'], value: 'NAME', help: 'simulator scenario: default, demo, incident' },
-  port: { type: 'string', commands: ['simulate'], value: 'PORT', help: 'simulator port (0 = any free port)' },
+  host: { type: 'string', commands: ['simulate'], value: 'HOST', help: 'simulator listen address (default 127.0.0.1)' },
+  port: { type: 'string', commands: ['simulate'], value: 'PORT', help: 'simulator port (default 8091; 0 = any free port)' },
   buckets: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated buckets' },
   nodes: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated nodes' },
   latency: { type: 'string', commands: ['demo', 'simulate'], value: 'MS', help: 'added latency per request: milliseconds or a duration (5ms, 0.2s)' },
   replications: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated XDCR replications' },
   speed: { type: 'string', commands: ['demo', 'simulate'], value: 'X', help: 'simulator clock speed (1 = real time)' },
+  'stat-set': { type: 'string', commands: ['demo', 'simulate'], value: 'SET', help: 'simulated bucket stats: fixture (the real sample) or full (every documented stat)' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
   version: { type: 'boolean', help: 'print the version' },
 };
@@ -182,30 +192,35 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     return typeof x === 'boolean' ? x : undefined;
   };
 
-  const flags: Flags = {
+  const parsedFlags: Record<string, string | number | boolean | undefined> = {
     config: nonEmpty('config', str('config')),
-    configCheck: bool('config.check') ?? false,
-    webListenAddress: nonEmpty('web.listen-address', str('web.listen-address')),
-    webConfigFile: nonEmpty('web.config.file', str('web.config.file')),
-    logLevel: enumFlag('log.level', str('log.level'), LOG_LEVELS),
-    logFormat: enumFlag('log.format', str('log.format'), LOG_FORMATS),
-    couchbaseUrl: nonEmpty('couchbase.url', str('couchbase.url')),
-    couchbaseUsername: nonEmpty('couchbase.username', str('couchbase.username')),
-    couchbaseClusterName: nonEmpty('couchbase.cluster-name', str('couchbase.cluster-name')),
-    couchbasePasswordFile: nonEmpty('couchbase.password-file', str('couchbase.password-file')),
-    couchbaseCaFile: nonEmpty('couchbase.ca-file', str('couchbase.ca-file')),
-    couchbaseInsecureSkipVerify: bool('couchbase.insecure-skip-verify'),
-    withPrometheus: bool('with-prometheus') ?? false,
+    'config.check': bool('config.check'),
+    'web.listen-address': nonEmpty('web.listen-address', str('web.listen-address')),
+    'web.config.file': nonEmpty('web.config.file', str('web.config.file')),
+    'log.level': enumFlag('log.level', str('log.level'), LOG_LEVELS),
+    'log.format': enumFlag('log.format', str('log.format'), LOG_FORMATS),
+    'couchbase.url': nonEmpty('couchbase.url', str('couchbase.url')),
+    'couchbase.username': nonEmpty('couchbase.username', str('couchbase.username')),
+    'couchbase.cluster-name': nonEmpty('couchbase.cluster-name', str('couchbase.cluster-name')),
+    'couchbase.password-file': nonEmpty('couchbase.password-file', str('couchbase.password-file')),
+    'couchbase.ca-file': nonEmpty('couchbase.ca-file', str('couchbase.ca-file')),
+    'couchbase.insecure-skip-verify': bool('couchbase.insecure-skip-verify'),
+    'with-prometheus': bool('with-prometheus'),
     scenario: nonEmpty('scenario', str('scenario')),
+    host: nonEmpty('host', str('host')),
     port: intFlag('port', str('port'), 0, 65535),
     buckets: intFlag('buckets', str('buckets'), 0, 10_000),
     nodes: intFlag('nodes', str('nodes'), 1, 1000),
     latency: latencyFlag(str('latency')),
     replications: intFlag('replications', str('replications'), 0, 10_000),
     speed: speedFlag(str('speed')),
-    help,
-    version,
+    'stat-set': enumFlag('stat-set', str('stat-set'), ['fixture', 'full'] as const),
+    help: help || undefined,
+    version: version || undefined,
   };
+  // Absent, not undefined: `'x' in flags` and spreading behave as "not given".
+  for (const k of Object.keys(parsedFlags)) if (parsedFlags[k] === undefined) delete parsedFlags[k];
+  const flags = parsedFlags as Flags;
   return { command, flags };
 }
 
@@ -264,4 +279,28 @@ export function flagsHelp(): string {
     return `  ${left.padEnd(36)} ${o.help}${where}`;
   });
   return rows.join('\n');
+}
+
+/** The whole `cbwatch --help` text. */
+export function usage(): string {
+  return `Usage: cbwatch [command] [flags]
+
+A Prometheus exporter for Couchbase Server.
+
+Commands:
+  run        poll the clusters and serve /metrics (the default)
+  check      poll every enabled collector once and print a table; exit 0 all ok, 1 any failed, 2 bad config
+  demo       start a simulated cluster and the exporter against it; print the URLs
+  simulate   start only the simulated cluster (for trials and benchmarks)
+  help       show this help
+  version    print the version
+
+Flags (commands that accept each in brackets; no brackets: every command):
+${flagsHelp()}
+
+The Couchbase password is never a flag: set CBWATCH_COUCHBASE_PASSWORD or use --couchbase.password-file.
+Every flag has an environment variable (CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...); flags win over the
+environment, which wins over the file. Exit code 2 means a bad command line or configuration.
+Reference: docs/configuration.md
+`;
 }

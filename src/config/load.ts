@@ -66,8 +66,11 @@ function fromEnv(env: Env, name: EnvName): Sourced<string> | undefined {
   return v === undefined || v === '' ? undefined : { value: v, source: name };
 }
 
-function pick(flag: string | undefined, flagName: string, env: Env, envName: EnvName): Sourced<string> | undefined {
-  return flag !== undefined ? { value: flag, source: `--${flagName}` } : fromEnv(env, envName);
+/** A string flag by its name, else the environment variable. */
+function pick(flags: Partial<Flags>, flagName: string, env: Env, envName: EnvName): Sourced<string> | undefined {
+  const v = flags[flagName];
+  if (v !== undefined && typeof v !== 'string') throw new ConfigError(`--${flagName}: expected a value, got ${typeof v}`);
+  return v !== undefined ? { value: v, source: `--${flagName}` } : fromEnv(env, envName);
 }
 
 function parseBool(s: Sourced<string>): Sourced<boolean> {
@@ -137,7 +140,7 @@ const TOKEN = /^[A-Za-z0-9._~-]{16,}$/;
  * process.env. Throws ConfigError (code CBW_ERR_CONFIG) listing every problem found.
  */
 export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, options: LoadOptions = {}): Config {
-  const configFile = pick(flags.config, 'config', env, 'CBWATCH_CONFIG');
+  const configFile = pick(flags, 'config', env, 'CBWATCH_CONFIG');
   let file: FileConfig = { clusters: [], webhooks: {} };
   let locate: (path: readonly PathSegment[]) => Position | undefined = () => undefined;
   const fileName = configFile?.value ?? '(no file)';
@@ -164,15 +167,15 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   };
 
   // --- the single-cluster shortcut -------------------------------------------------------------------------
-  const url = pick(flags.couchbaseUrl, 'couchbase.url', env, 'CBWATCH_COUCHBASE_URL');
+  const url = pick(flags, 'couchbase.url', env, 'CBWATCH_COUCHBASE_URL');
   const override = {
-    name: pick(flags.couchbaseClusterName, 'couchbase.cluster-name', env, 'CBWATCH_COUCHBASE_CLUSTER_NAME'),
-    username: pick(flags.couchbaseUsername, 'couchbase.username', env, 'CBWATCH_COUCHBASE_USERNAME'),
+    name: pick(flags, 'couchbase.cluster-name', env, 'CBWATCH_COUCHBASE_CLUSTER_NAME'),
+    username: pick(flags, 'couchbase.username', env, 'CBWATCH_COUCHBASE_USERNAME'),
     password: passwordOverride(flags, env),
-    caFile: pick(flags.couchbaseCaFile, 'couchbase.ca-file', env, 'CBWATCH_COUCHBASE_CA_FILE'),
+    caFile: pick(flags, 'couchbase.ca-file', env, 'CBWATCH_COUCHBASE_CA_FILE'),
     insecure:
-      flags.couchbaseInsecureSkipVerify !== undefined
-        ? { value: flags.couchbaseInsecureSkipVerify, source: '--couchbase.insecure-skip-verify' }
+      typeof flags['couchbase.insecure-skip-verify'] === 'boolean'
+        ? { value: flags['couchbase.insecure-skip-verify'], source: '--couchbase.insecure-skip-verify' }
         : mapSourced(fromEnv(env, 'CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY'), parseBool),
   };
   const overrideSources = Object.values(override)
@@ -319,7 +322,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   }
 
   // --- web and log -------------------------------------------------------------------------------------------
-  const listen = pick(flags.webListenAddress, 'web.listen-address', env, 'CBWATCH_WEB_LISTEN_ADDRESS') ?? {
+  const listen = pick(flags, 'web.listen-address', env, 'CBWATCH_WEB_LISTEN_ADDRESS') ?? {
     value: DEFAULT_LISTEN_ADDRESS,
     source: 'default',
   };
@@ -329,7 +332,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   } catch (err) {
     problems.push((err as Error).message);
   }
-  const webConfigFile = pick(flags.webConfigFile, 'web.config.file', env, 'CBWATCH_WEB_CONFIG_FILE');
+  const webConfigFile = pick(flags, 'web.config.file', env, 'CBWATCH_WEB_CONFIG_FILE');
   let settings: WebSettings | undefined;
   if (webConfigFile !== undefined) {
     try {
@@ -343,8 +346,8 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   let level: LogLevel = 'info';
   let format: LogFormat = 'json';
   try {
-    level = enumSetting(pick(flags.logLevel, 'log.level', env, 'CBWATCH_LOG_LEVEL'), LOG_LEVELS) ?? 'info';
-    format = enumSetting(pick(flags.logFormat, 'log.format', env, 'CBWATCH_LOG_FORMAT'), LOG_FORMATS) ?? 'json';
+    level = enumSetting(pick(flags, 'log.level', env, 'CBWATCH_LOG_LEVEL'), LOG_LEVELS) ?? 'info';
+    format = enumSetting(pick(flags, 'log.format', env, 'CBWATCH_LOG_FORMAT'), LOG_FORMATS) ?? 'json';
   } catch (err) {
     problems.push((err as Error).message);
   }
@@ -376,9 +379,8 @@ function enumSetting<T extends string>(s: Sourced<string> | undefined, allowed: 
 type PasswordOverride = { kind: 'file' | 'value'; value: string; source: string };
 
 function passwordOverride(flags: Partial<Flags>, env: Env): PasswordOverride | undefined {
-  if (flags.couchbasePasswordFile !== undefined) {
-    return { kind: 'file', value: flags.couchbasePasswordFile, source: '--couchbase.password-file' };
-  }
+  const file = pick(flags, 'couchbase.password-file', {}, 'CBWATCH_COUCHBASE_PASSWORD_FILE');
+  if (file !== undefined) return { kind: 'file', value: file.value, source: file.source };
   const direct = fromEnv(env, 'CBWATCH_COUCHBASE_PASSWORD');
   const viaFile = fromEnv(env, 'CBWATCH_COUCHBASE_PASSWORD_FILE');
   if (direct !== undefined && viaFile !== undefined) {

@@ -258,6 +258,31 @@ export async function verifyBasicAuth(
   return ok && known;
 }
 
+export interface WebServerOptions {
+  /** fastify's `https` option; undefined: plain HTTP. */
+  readonly https?: ReturnType<typeof httpsOptions>;
+  /** Checks the Authorization header (basic_auth_users); undefined: no auth. */
+  readonly authorize?: (header: string | undefined) => Promise<boolean>;
+  /**
+   * For client_auth_type RequireAnyClientCert and VerifyClientCertIfGiven, which Node cannot enforce in the
+   * handshake: call with the request's socket and refuse the request (403) when it returns a reason.
+   */
+  readonly checkClientCertificate?: (socket: TLSSocket) => string | undefined;
+}
+
+/** What the HTTP server needs from a loaded web config file. */
+export function webConfigToServerOptions(web: WebSettings | undefined): WebServerOptions {
+  if (web === undefined) return {};
+  const users = web.basicAuthUsers;
+  const tls = web.tls;
+  const perRequest = tls !== undefined && (tls.clientAuthType === 'RequireAnyClientCert' || tls.clientAuthType === 'VerifyClientCertIfGiven');
+  return {
+    ...(tls === undefined ? {} : { https: httpsOptions(tls) }),
+    ...(users === undefined || Object.keys(users).length === 0 ? {} : { authorize: (header: string | undefined) => verifyBasicAuth(users, header) }),
+    ...(perRequest ? { checkClientCertificate: (socket: TLSSocket) => checkClientCertificate(tls, socket) } : {}),
+  };
+}
+
 /** For tests: forget remembered successful checks. */
 export function clearBasicAuthCache(): void {
   verified.clear();

@@ -82,7 +82,7 @@ describe('single-cluster shortcut and defaults', () => {
   });
 
   it('treats empty environment variables as unset', () => {
-    const c = loadConfig({ couchbaseUrl: 'http://cb1:8091' }, { CBWATCH_COUCHBASE_USERNAME: '', CBWATCH_LOG_LEVEL: '', CBWATCH_COUCHBASE_PASSWORD: '' });
+    const c = loadConfig({ 'couchbase.url': 'http://cb1:8091' }, { CBWATCH_COUCHBASE_USERNAME: '', CBWATCH_LOG_LEVEL: '', CBWATCH_COUCHBASE_PASSWORD: '' });
     expect(c.clusters[0]!.username).toBeUndefined();
     expect(c.clusters[0]!.password).toBeUndefined();
     expect(c.log.level).toBe('info');
