@@ -147,16 +147,24 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
   const quota = bucket.ramQuotaBytes * nodes;
   const replicas = Math.min(bucket.replicaNumber, nodes - 1);
   const ephemeral = bucket.bucketType === 'ephemeral';
-  const wave = (t: number, periodMs: number, key: string): number => Math.sin((TWO_PI * t) / periodMs + TWO_PI * r(key));
+  // A sine of the given period with a per-bucket phase; the phase is hashed once here, not per sample.
+  const wave = (periodMs: number, key: string): ((t: number) => number) => {
+    const phase = TWO_PI * r(key);
+    const k = TWO_PI / periodMs;
+    return (t) => Math.sin(k * t + phase);
+  };
   const since = (t: number): number => Math.max(0, (t - start) / 1000);
 
-  const ops: Gen = (t) => p.opsBase * (1 + 0.25 * wave(t, 300_000, 'ops-phase'));
+  const opsWave = wave(300_000, 'ops-phase');
+  const ops: Gen = (t) => p.opsBase * (1 + 0.25 * opsWave(t));
   const cmdGet: Gen = (t) => ops(t) * 0.6;
   const cmdSet: Gen = (t) => ops(t) * 0.35;
   const getHits: Gen = (t) => cmdGet(t) * 0.98;
   const items: Gen = (t) => p.items0 + Math.floor(since(t) * p.itemGrowthPerSec);
-  const memUsed: Gen = (t) => Math.round(quota * p.usedFrac * (1 + 0.01 * wave(t, 120_000, 'mem-phase')));
-  const queue: Gen = (t) => Math.round(p.queueBase * (1 + 0.5 * wave(t, 20_000, 'q-phase')) + p.queueGrowthPerSec * since(t));
+  const memWave = wave(120_000, 'mem-phase');
+  const memUsed: Gen = (t) => Math.round(quota * p.usedFrac * (1 + 0.01 * memWave(t)));
+  const queueWave = wave(20_000, 'q-phase');
+  const queue: Gen = (t) => Math.round(p.queueBase * (1 + 0.5 * queueWave(t)) + p.queueGrowthPerSec * since(t));
   const nonResident: Gen = (t) => Math.round(items(t) * (1 - p.residentPct / 100));
   const dataSize: Gen = (t) => (ephemeral ? 0 : items(t) * 900);
   const diskSize: Gen = (t) => (ephemeral ? 0 : Math.round(dataSize(t) / (1 - p.fragPct / 100)));
@@ -174,7 +182,7 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     ep_cache_miss_rate: () => p.missPct,
     bytes_read: (t) => ops(t) * 120,
     bytes_written: (t) => ops(t) * 800,
-    curr_connections: (t) => Math.round(20 + 5 * wave(t, 600_000, 'conn-phase')),
+    curr_connections: ((w) => (t: number) => Math.round(20 + 5 * w(t)))(wave(600_000, 'conn-phase')),
     mem_used: memUsed,
     ep_kv_size: (t) => Math.round(memUsed(t) * 0.8),
     ep_meta_data_memory: (t) => items(t) * 56,
@@ -231,14 +239,17 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     const v0 = last.get(stat);
     if (spec?.unit === 'ratio') {
       const base = v0 ?? 100;
-      return base === 0 || base === 100 ? () => base : (t) => Math.min(100, base * (1 + 0.1 * wave(t, 90_000, `${stat}-phase`)));
+      if (base === 0 || base === 100) return () => base;
+      const w = wave(90_000, `${stat}-phase`);
+      return (t) => Math.min(100, base * (1 + 0.1 * w(t)));
     }
     if (v0 !== undefined) {
       if (v0 === 0 || !Number.isSafeInteger(Math.round(v0))) return () => v0;
       const amp = spec?.kind === 'rate' ? 0.2 : 0.02;
       const integral = Number.isInteger(v0);
+      const w = wave(180_000, `${stat}-phase`);
       return (t) => {
-        const v = v0 * (1 + amp * wave(t, 180_000, `${stat}-phase`));
+        const v = v0 * (1 + amp * w(t));
         return integral ? Math.round(v) : v;
       };
     }
