@@ -170,6 +170,22 @@ describe('bucket_stats collector on real fixtures', () => {
     expect(r.set.all('couchbase_bucket_curr_items').every((s) => Object.keys(s.labels).join() === 'bucket')).toBe(true);
   });
 
+  it('per node: takes the node list from nodeServices when the bucket list has none, and skips a node that answers 404', async () => {
+    const client = fakeClient({
+      [LIST]: [{ name: 'b' }],
+      '/pools/default/nodeServices': loadFixture('pools-default-nodeServices/docs-server-6.5plus.json'),
+      [STATS]: envelope({ curr_items: 10 }),
+      [NODE_STATS]: (p: Record<string, string>) =>
+        p.node === '10.143.192.101:8091' ? { status: 404, text: 'Requested resource not found.' } : envelope({ curr_items: 5 }),
+    });
+    const r = await collect(bucketStatsCollector, client, { options: { per_node: true } });
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(client.calls.filter((c) => c.route === NODE_STATS).map((c) => c.params.node)).toEqual(['10.143.192.101:8091']);
+    expect(r.set.all('couchbase_bucket_node_curr_items')).toEqual([]);
+    expect(r.skipped.get('node_gone')).toBe(1);
+    expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(10);
+  });
+
   it('reads levels from the latest sample and rates as the mean of the window (first poll)', async () => {
     const env = loadFixture<{ op: { samples: Record<string, number[]> } }>('bucket-stats/telegraf-2021.json');
     const s = env.op.samples;
