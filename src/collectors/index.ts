@@ -1,10 +1,15 @@
 /** The registry of collectors. Each collector's name is its file name, config key and `collector` label. */
 import type { CollectorName } from '../config/schema.js';
+import { autofailoverCollector } from './autofailover.js';
+import { backupCollector } from './backup.js';
 import { bucketStatsCollector } from './bucket_stats.js';
 import { bucketsCollector } from './buckets.js';
 import { certificatesCollector } from './certificates.js';
+import { collectionsCollector } from './collections.js';
+import { nodesCollector } from './nodes.js';
 import { searchCollector } from './search.js';
 import { securityCollector } from './security.js';
+import { tasksCollector } from './tasks.js';
 import type { Collector } from './types.js';
 
 // One import per collector file; keep this list in the DESIGN.md order.
@@ -12,9 +17,14 @@ import type { Collector } from './types.js';
 export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   buckets: bucketsCollector,
   bucket_stats: bucketStatsCollector,
+  nodes: nodesCollector,
+  tasks: tasksCollector,
+  autofailover: autofailoverCollector,
   certificates: certificatesCollector,
   security: securityCollector,
+  collections: collectionsCollector,
   search: searchCollector,
+  backup: backupCollector,
 };
 
 export function collectorList(): Collector[] {
