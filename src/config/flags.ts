@@ -91,6 +91,9 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   version: { type: 'boolean', help: 'print the version' },
 };
 
+/** Every flag name, without the leading `--`. */
+export const FLAG_NAMES: readonly string[] = Object.keys(OPTIONS);
+
 /** Flags that do not exist on purpose, and what to use instead. */
 const REFUSED: Record<string, string> = {
   'couchbase.password':
