@@ -87,7 +87,7 @@ describe('search collector on real fixtures', () => {
   });
 
   it('honours slow_query_threshold', async () => {
-    const r = await collect(searchCollector, fakeClient({ [ALL]: q70() }), { ...withSearch, options: { slow_query_threshold: '2s' } });
+    const r = await collect(searchCollector, fakeClient({ [ALL]: q70() }), { ...withSearch, options: { slow_query_threshold: '2s' } as unknown as Partial<CollectorOptions<'search'>> });
     expect(r.set.get('couchbase_search_slow_queries', { index: 'DemoIndex' })).toBe(1);
     expect(r.set.get('couchbase_search_slow_queries', { index: 'DemoIndex1' })).toBe(1);
     expect(r.set.get('couchbase_search_slow_queries', { index: 'DemoIndex2' })).toBe(1);

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import Fastify from 'fastify';
@@ -377,7 +377,7 @@ describe('Sync Gateway webhook receiver (socket)', () => {
         yield '"done": true}';
       }
       const res = pool
-        .request({ path: url('db1'), method: 'POST', headers: JSON_CT, body: body(), signal: abort.signal })
+        .request({ path: url('db1'), method: 'POST', headers: JSON_CT, body: Readable.from(body()), signal: abort.signal })
         .then(async (r) => {
           await r.body.dump();
           return r.statusCode;
