@@ -57,16 +57,25 @@ export const MAX_OPEN_DATABASES = 100;
 const MAX_TYPE_LENGTH = 100;
 const DATABASE_RE = /^[a-z0-9][a-z0-9_$()+\-/]*$/;
 
-const documents = new client.Counter({ name: WEBHOOK.documents.name, help: WEBHOOK.documents.help, labelNames: ['database', 'result'] as const, registers: [selfRegistry] });
-const deleted = new client.Counter({ name: WEBHOOK.deleted.name, help: WEBHOOK.deleted.help, labelNames: ['database'] as const, registers: [selfRegistry] });
-const bodyBytes = new client.Counter({ name: WEBHOOK.bodyBytes.name, help: WEBHOOK.bodyBytes.help, labelNames: ['database'] as const, registers: [selfRegistry] });
-const lastDocument = new client.Gauge({ name: WEBHOOK.lastDocument.name, help: WEBHOOK.lastDocument.help, labelNames: ['database'] as const, registers: [selfRegistry] });
-const documentTypes = new client.Counter({ name: WEBHOOK.documentTypes.name, help: WEBHOOK.documentTypes.help, labelNames: ['database', 'doc_type'] as const, registers: [selfRegistry] });
-const inFlightGauge = new client.Gauge({ name: WEBHOOK.inFlight.name, help: WEBHOOK.inFlight.help, registers: [selfRegistry] });
+const documents = new client.Counter({ name: WEBHOOK.documents.name, help: WEBHOOK.documents.help, labelNames: ['database', 'result'] as const, registers: [] });
+const deleted = new client.Counter({ name: WEBHOOK.deleted.name, help: WEBHOOK.deleted.help, labelNames: ['database'] as const, registers: [] });
+const bodyBytes = new client.Counter({ name: WEBHOOK.bodyBytes.name, help: WEBHOOK.bodyBytes.help, labelNames: ['database'] as const, registers: [] });
+const lastDocument = new client.Gauge({ name: WEBHOOK.lastDocument.name, help: WEBHOOK.lastDocument.help, labelNames: ['database'] as const, registers: [] });
+const documentTypes = new client.Counter({ name: WEBHOOK.documentTypes.name, help: WEBHOOK.documentTypes.help, labelNames: ['database', 'doc_type'] as const, registers: [] });
+const inFlightGauge = new client.Gauge({ name: WEBHOOK.inFlight.name, help: WEBHOOK.inFlight.help, registers: [] });
+const LIVE = [documents, deleted, bodyBytes, lastDocument, documentTypes, inFlightGauge];
+
+/** The webhook families appear in /metrics only once a receiver is registered (never for a disabled one). */
+function registerLiveMetrics(): void {
+  for (const m of LIVE) {
+    const name = (m as unknown as { name: string }).name;
+    if (selfRegistry.getSingleMetric(name) === undefined) selfRegistry.registerMetric(m);
+  }
+}
 
 /** Forget every webhook series (tests). */
 export function resetWebhookMetrics(): void {
-  for (const m of [documents, deleted, bodyBytes, lastDocument, documentTypes, inFlightGauge]) m.reset();
+  for (const m of LIVE) m.reset();
   touchSelf();
 }
 
@@ -108,6 +117,7 @@ export function registerSyncGatewayWebhooks(app: FastifyInstance, cfg: SyncGatew
   if (!cfg.enabled) return;
   if (cfg.token === '') throw new ConfigError('webhooks.sync_gateway: the token is empty (token_file or token_env must hold a secret)');
   const wlog = log.child({ component: 'webhooks' });
+  registerLiveMetrics();
   if (cfg.token.length < 16) wlog.warn('the Sync Gateway webhook token is shorter than 16 characters: use a long random secret');
 
   const expected = digest(cfg.token);
