@@ -302,8 +302,9 @@ Flags (commands that accept each in brackets; no brackets: every command):
 ${flagsHelp()}
 
 The Couchbase password is never a flag: set CBWATCH_COUCHBASE_PASSWORD or use --couchbase.password-file.
-Every flag has an environment variable (CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...); flags win over the
-environment, which wins over the file. Exit code 2 means a bad command line or configuration.
+The --config, --couchbase.*, --web.* and --log.* flags have environment variables (CBWATCH_CONFIG,
+CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...); flags win over the environment, which wins over the file.
+Exit code 2 means a bad command line or configuration.
 Reference: docs/configuration.md
 `;
 }

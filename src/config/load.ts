@@ -422,7 +422,7 @@ function optionText(key: string, value: unknown): string[] {
 }
 
 /**
- * A human summary of a loaded configuration for `--config.check`: clusters, URLs, where each password comes
+ * A human summary (newline-terminated) of a loaded configuration for `--config.check`: clusters, URLs, where each password comes
  * from (never the password), TLS files, enabled collectors with their intervals and options, web, webhooks.
  */
 export function describeConfig(config: Config): string {
@@ -477,5 +477,5 @@ export function describeConfig(config: Config): string {
     `webhooks.sync_gateway: ${sg === undefined ? 'off' : `on (token set; databases: ${sg.databases.length === 0 ? '(none listed)' : sg.databases.join(', ')}; max_body_bytes=${formatBytes(sg.max_body_bytes)}${sg.type_field === undefined ? '' : `; type_field=${sg.type_field}`})`}`,
   );
   out.push(`log: level ${config.log.level}, format ${config.log.format}`);
-  return out.join('\n');
+  return `${out.join('\n')}\n`;
 }
