@@ -754,6 +754,38 @@ const exporter: DashboardSpec = {
       unit: 's',
       targets: [{ expr: `histogram_quantile(0.9, sum by (endpoint, le) (rate(cbwatch_http_request_duration_seconds_bucket{${CL}}[$__rate_interval])))`, legendFormat: '{{endpoint}}' }],
     },
+    { row: 'Sync Gateway webhooks (not per cluster)' },
+    {
+      type: 'timeseries',
+      title: 'Webhook documents by result',
+      description: 'Sync Gateway document_changed posts per second, per database and result: accepted, or why they were refused (bad_json, too_large, unauthorized, overloaded…).',
+      unit: 'ops',
+      targets: [{ expr: 'sum by (database, result) (rate(cbwatch_webhook_documents_total[$__rate_interval]))', legendFormat: '{{database}} {{result}}' }],
+    },
+    {
+      type: 'timeseries',
+      title: 'Webhook documents by type',
+      description: 'Accepted documents per second by the value of the configured type field (type_field), per database.',
+      unit: 'ops',
+      targets: [{ expr: 'sum by (database, doc_type) (rate(cbwatch_webhook_document_types_total[$__rate_interval]))', legendFormat: '{{database}} {{doc_type}}' }],
+    },
+    {
+      type: 'timeseries',
+      title: 'Webhook bytes and deletions',
+      description: 'Bytes of accepted document bodies per second, and accepted deletions per second, per database.',
+      unit: 'Bps',
+      targets: [
+        { expr: 'sum by (database) (rate(cbwatch_webhook_body_bytes_total[$__rate_interval]))', legendFormat: 'bytes {{database}}' },
+        { expr: 'sum by (database) (rate(cbwatch_webhook_deleted_documents_total[$__rate_interval]))', legendFormat: 'deletions/s {{database}}' },
+      ],
+    },
+    {
+      type: 'timeseries',
+      title: 'Time since the last webhook document',
+      description: 'Time since the receiver last accepted a document per database: a database that goes quiet may have lost its webhook.',
+      unit: 's',
+      targets: [{ expr: 'time() - cbwatch_webhook_last_document_timestamp_seconds', legendFormat: '{{database}}' }],
+    },
     { row: 'Build' },
     {
       type: 'table',

@@ -14,7 +14,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveCollectors } from '../../src/config/defaults.js';
 import { defaultClusterConfig } from '../../src/config/defaults.js';
-import { COLLECTOR_NAMES, collectorSchemas } from '../../src/config/schema.js';
+import { COLLECTOR_NAMES, collectorSchemas, webhookSchema } from '../../src/config/schema.js';
 import type { CollectorName, CollectorOptions } from '../../src/config/schema.js';
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
@@ -97,7 +97,13 @@ async function getJson<T>(url: string): Promise<T> {
   return body;
 }
 
-/** Collectors polling every second, per-node bucket stats on, the search cancel policy in dry-run mode. */
+const WEBHOOK_TOKEN = 'e2e-webhook-token-0123456789';
+const WEBHOOK_DB = 'travel';
+
+/**
+ * Collectors polling every second, per-node bucket stats on, the search cancel policy in dry-run mode, and
+ * the Sync Gateway webhook receiver on (so the webhook panels have data).
+ */
 function e2eConfig(simUrl: string): Config {
   const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
   const set = <K extends CollectorName>(name: K, opts: Record<string, unknown>): void => {
@@ -106,9 +112,10 @@ function e2eConfig(simUrl: string): Config {
   for (const name of COLLECTOR_NAMES) set(name, {});
   set('bucket_stats', { per_node: true });
   set('search', { slow_query_threshold: 2, cancel: { enabled: true, dry_run: true, longer_than: 5 } });
+  const { token_env: _env, token_file: _file, ...webhook } = webhookSchema.parse({ enabled: true, token_env: 'UNUSED', databases: [WEBHOOK_DB], type_field: 'type' });
   return {
     clusters: [defaultClusterConfig({ name: 'e2e', url: simUrl, collectors: resolveCollectors(raw) })],
-    webhooks: { syncGateway: undefined },
+    webhooks: { syncGateway: { ...webhook, token: WEBHOOK_TOKEN } },
     web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
     log: { level: 'silent', format: 'json' },
   };
@@ -148,6 +155,16 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
     const simUrl = await sim.listen(0);
     daemon = await startDaemon({ config: e2eConfig(simUrl), logger: pino({ level: 'silent' }), processMetrics: true });
     await daemon.ready();
+    // Sync Gateway document_changed posts: a document and a deletion.
+    for (const doc of [{ _id: 'hotel_1', type: 'hotel', name: 'x' }, { _id: 'hotel_2', _deleted: true }]) {
+      const res = await fetch(`${daemon.url}/webhooks/sync-gateway/${WEBHOOK_DB}?token=${WEBHOOK_TOKEN}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(doc),
+      });
+      await res.arrayBuffer();
+      expect(res.status).toBeLessThan(300);
+    }
     const shipped = readFileSync(join(PACKAGE_ROOT, 'alerts', 'cbwatch.rules.yml'), 'utf8');
     const rulesFile = join(dir, 'cbwatch.e2e.rules.yml');
     writeFileSync(rulesFile, rulesWithFor(parseRuleFile(shipped, 'alerts/cbwatch.rules.yml'), '2s'));
