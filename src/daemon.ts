@@ -17,6 +17,7 @@ import { observeRequest } from './metrics/self.js';
 import { SnapshotStore } from './metrics/store.js';
 import { Scheduler } from './scheduler/index.js';
 import { buildApp } from './server/app.js';
+import { registerSyncGatewayWebhooks } from './webhooks/sync-gateway.js';
 import type { AppDeps } from './server/app.js';
 
 export interface DaemonOptions {
@@ -29,6 +30,7 @@ export interface DaemonOptions {
   readonly authorize?: AppDeps['authorize'];
   readonly https?: AppDeps['https'];
   readonly plugins?: AppDeps['plugins'];
+  readonly checkClientCertificate?: AppDeps['checkClientCertificate'];
 }
 
 export interface Daemon {
@@ -68,14 +70,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const store = new SnapshotStore();
   const exposition = new Exposition(store, { processMetrics: opts.processMetrics !== false });
   const scheduler = new Scheduler({ clusters: config.clusters, clients, collectors: opts.collectors ?? collectorList(), store, log });
+  const plugins = [...(opts.plugins ?? [])];
+  const sg = config.webhooks.syncGateway;
+  if (sg?.enabled) plugins.push((app) => registerSyncGatewayWebhooks(app, sg, log.child({ component: 'webhooks' })));
   const deps: AppDeps = {
     store,
     exposition,
     config,
     log,
+    plugins,
     ...(opts.authorize ? { authorize: opts.authorize } : {}),
     ...(opts.https ? { https: opts.https } : {}),
-    ...(opts.plugins ? { plugins: opts.plugins } : {}),
+    ...(opts.checkClientCertificate ? { checkClientCertificate: opts.checkClientCertificate } : {}),
   };
   const app = buildApp(deps);
   await app.listen({ host: config.web.listenHost, port: config.web.listenPort });

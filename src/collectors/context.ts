@@ -1,4 +1,5 @@
 /** Builds the context of one poll and runs a collector: used by the scheduler, `cbwatch check` and tests. */
+import { setMaxListeners } from 'node:events';
 import pino from 'pino';
 import type { Logger } from 'pino';
 import type { CollectorName } from '../config/schema.js';
@@ -40,6 +41,8 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   const now = input.now ?? Date.now;
   const deadline = AbortSignal.timeout(input.options.timeout);
   const signal = input.signal ? AbortSignal.any([input.signal, deadline]) : deadline;
+  // Every request of the poll listens on this signal (hundreds at once for XDCR): not a leak.
+  setMaxListeners(0, signal);
   const requests: RequestRecord[] = [];
   const skipped = new Map<string, number>();
   let notApplicable: string | undefined;

@@ -5,10 +5,11 @@
  */
 import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from './family.js';
+import { WEBHOOK_FAMILIES } from '../webhooks/sync-gateway.js';
 import { SELF_FAMILIES } from './self.js';
 
 export function allFamilies(): FamilyDef[] {
-  const out: FamilyDef[] = [...SELF_FAMILIES];
+  const out: FamilyDef[] = [...SELF_FAMILIES, ...WEBHOOK_FAMILIES];
   for (const c of collectorList()) out.push(...c.families);
   const seen = new Map<string, FamilyDef>();
   for (const f of out) {

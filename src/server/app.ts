@@ -2,6 +2,7 @@
  * The fastify app, built apart from listening so tests can use `app.inject()`.
  * Routes: /metrics (gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
  */
+import type { TLSSocket } from 'node:tls';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
@@ -20,6 +21,8 @@ export interface AppDeps {
   readonly authorize?: (header: string | undefined) => Promise<boolean>;
   /** fastify's https options when web TLS is configured. */
   readonly https?: FastifyServerOptions extends { https?: infer H } ? H : unknown;
+  /** Client-certificate policies Node cannot enforce in the handshake: a reason to refuse, or undefined. */
+  readonly checkClientCertificate?: (socket: TLSSocket) => string | undefined;
   /** Registers extra routes (the webhook receiver) on the app. */
   readonly plugins?: ReadonlyArray<(app: FastifyInstance) => void>;
 }
@@ -35,6 +38,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   };
   if (deps.https) opts.https = deps.https;
   const app = Fastify(opts as FastifyServerOptions) as unknown as FastifyInstance;
+
+  if (deps.checkClientCertificate) {
+    const check = deps.checkClientCertificate;
+    app.addHook('onRequest', async (req, reply) => {
+      const reason = check(req.raw.socket as TLSSocket);
+      if (reason !== undefined) return reply.code(403).type('text/plain').send(`Forbidden: ${reason}\n`);
+    });
+  }
 
   if (deps.authorize) {
     const authorize = deps.authorize;

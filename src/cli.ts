@@ -1,0 +1,194 @@
+/**
+ * The command line: `cbwatch [run]`, `check`, `demo`, `simulate`. User-facing output goes to stdout/stderr
+ * here and only here; everything else logs through pino. Exit codes: 0 ok, 1 a check failed or a runtime
+ * error, 2 a bad configuration or command line.
+ */
+import type { Logger } from 'pino';
+import { runCheck } from './check.js';
+import { defaultClusterConfig, resolveCollectors } from './config/defaults.js';
+import { parseArgs, usage } from './config/flags.js';
+import type { ParsedArgs } from './config/flags.js';
+import { describeConfig, loadConfig } from './config/load.js';
+import type { Config } from './config/types.js';
+import { startDaemon } from './daemon.js';
+import type { Daemon } from './daemon.js';
+import { ConfigError } from './errors.js';
+import { createLogger } from './log.js';
+import { packageVersion } from './metrics/build.js';
+import { createSimulator } from './simulator/index.js';
+import type { Simulator } from './simulator/index.js';
+import { loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
+
+type Out = (s: string) => void;
+
+const stdout: Out = (s) => void process.stdout.write(s);
+const stderr: Out = (s) => void process.stderr.write(s);
+
+/** Resolves on the first SIGINT or SIGTERM. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals): void => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(sig);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> {
+  if (!config.web.configFile) return startDaemon({ config, logger: log });
+  // loadConfig validated the web config file already; its settings hold the TLS key: never log them.
+  const server = webConfigToServerOptions(config.web.settings ?? loadWebConfig(config.web.configFile));
+  return startDaemon({
+    config,
+    logger: log,
+    ...(server.https ? { https: server.https } : {}),
+    ...(server.authorize ? { authorize: server.authorize } : {}),
+    ...(server.checkClientCertificate ? { checkClientCertificate: server.checkClientCertificate } : {}),
+  });
+}
+
+async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => Promise<void>> = []): Promise<number> {
+  const sig = await untilSignal();
+  log.info({ signal: sig }, 'shutting down');
+  await daemon.close();
+  for (const stop of extra) await stop();
+  return 0;
+}
+
+async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
+  const config = loadConfig(args.flags, process.env);
+  if (args.flags['config.check']) {
+    out(describeConfig(config));
+    out('configuration is valid\n');
+    return 0;
+  }
+  if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
+  const log = createLogger({ level: config.log.level, format: config.log.format });
+  const daemon = await startWithWebConfig(config, log);
+  return serveUntilSignal(daemon, log);
+}
+
+async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
+  const config = loadConfig(args.flags, process.env);
+  if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
+  const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
+  return runCheck(config, out, log);
+}
+
+function simOptions(args: ParsedArgs, scenario: string) {
+  const f = args.flags;
+  const num = (k: string): number | undefined => (f[k] === undefined ? undefined : Number(f[k]));
+  const opts: Parameters<typeof createSimulator>[0] = { scenario: typeof f.scenario === 'string' ? f.scenario : scenario };
+  const b = num('buckets');
+  const n = num('nodes');
+  const l = num('latency');
+  const r = num('replications');
+  const s = num('speed');
+  if (b !== undefined) opts.buckets = b;
+  if (n !== undefined) opts.nodes = n;
+  if (l !== undefined) opts.latencyMs = l;
+  if (r !== undefined) opts.replications = r;
+  if (s !== undefined) opts.speed = s;
+  if (f['stat-set'] === 'full') opts.statSet = 'full';
+  return opts;
+}
+
+async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
+  const sim = createSimulator(simOptions(args, 'default'));
+  const port = args.flags.port === undefined ? 8091 : Number(args.flags.port);
+  const url = await sim.listen(port, typeof args.flags.host === 'string' ? args.flags.host : '127.0.0.1');
+  const u = sim.ctx.options.users;
+  out(`cbwatch simulator (scenario ${sim.ctx.options.scenario}) listening on ${url}\n`);
+  out(`  admin user:   ${u.admin.username} / ${u.admin.password}\n`);
+  out(`  limited user: ${u.limited.username} / ${u.limited.password}\n`);
+  out(`  try: CBWATCH_COUCHBASE_PASSWORD=${u.admin.password} npx cbwatch check --couchbase.url ${url} --couchbase.username ${u.admin.username}\n`);
+  await untilSignal();
+  await sim.close();
+  return 0;
+}
+
+async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
+  const sim: Simulator = createSimulator(simOptions(args, 'demo'));
+  const simUrl = await sim.listen(0);
+  const base = loadConfig({ ...args.flags, 'couchbase.url': undefined, config: undefined }, {}, { allowNoClusters: true });
+  const collectors = resolveCollectors();
+  // The demo polls often so that dashboards fill quickly.
+  for (const c of Object.values(collectors)) {
+    c.interval = Math.min(c.interval, 10_000);
+    c.timeout = Math.min(c.timeout, 9_000);
+  }
+  const users = sim.ctx.options.users;
+  const config: Config = {
+    ...base,
+    clusters: [defaultClusterConfig({ name: 'demo', url: simUrl, username: users.admin.username, password: users.admin.password, collectors })],
+  };
+  const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
+  const daemon = await startDaemon({ config, logger: log });
+  const stops: Array<() => Promise<void>> = [() => sim.close()];
+  out(`\ncbwatch ${packageVersion()} demo\n`);
+  out(`  exporter:   ${daemon.url}/        (landing page)\n`);
+  out(`  metrics:    ${daemon.url}/metrics\n`);
+  out(`  simulator:  ${simUrl}  (scenario ${sim.ctx.options.scenario}; user ${users.admin.username} / ${users.admin.password})\n`);
+  if (args.flags['with-prometheus']) {
+    const stack = await startStack(daemon.url, log);
+    if (stack) {
+      stops.push(stack.stop);
+      out(`  prometheus:   ${stack.prometheusUrl}\n`);
+      out(`  alertmanager: ${stack.alertmanagerUrl}\n`);
+    } else out('  prometheus:   not started (install Debian packages prometheus and prometheus-alertmanager)\n');
+  }
+  out('Press Ctrl-C to stop.\n\n');
+  return serveUntilSignal(daemon, log, stops);
+}
+
+async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> } | undefined> {
+  try {
+    const mod = (await import('./tools/prometheus-stack.js')) as {
+      startPrometheusStack?: (o: { exporterUrl: string }) => Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> }>;
+    };
+    if (!mod.startPrometheusStack) return undefined;
+    return await mod.startPrometheusStack({ exporterUrl });
+  } catch (err) {
+    log.warn({ err: { message: (err as Error).message } }, 'could not start Prometheus and Alertmanager');
+    return undefined;
+  }
+}
+
+export async function main(argv: readonly string[], out: Out = stdout, err: Out = stderr): Promise<number> {
+  let args: ParsedArgs;
+  try {
+    args = parseArgs([...argv]);
+  } catch (e) {
+    err(`cbwatch: ${(e as Error).message}\n`);
+    err("run 'cbwatch --help' for usage\n");
+    return 2;
+  }
+  try {
+    switch (args.command) {
+      case 'help':
+        out(usage());
+        return 0;
+      case 'version':
+        out(`cbwatch ${packageVersion()} (node ${process.version})\n`);
+        return 0;
+      case 'check':
+        return await commandCheck(args, out);
+      case 'demo':
+        return await commandDemo(args, out);
+      case 'simulate':
+        return await commandSimulate(args, out);
+      default:
+        return await commandRun(args, out);
+    }
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      err(`cbwatch: configuration error: ${e.message}\n`);
+      return 2;
+    }
+    err(`cbwatch: ${(e as Error).message}\n`);
+    return 1;
+  }
+}
