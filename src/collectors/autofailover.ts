@@ -7,7 +7,7 @@
  * reaches `maxCount` no further automatic failover happens.
  *
  * Before 5.5 there is no `maxCount`: those versions fail over automatically once and then wait for the reset,
- * so a payload with `count` and without `maxCount` exports max_count 1 (the alert on an exhausted budget then
+ * so a payload with `count` and without `maxCount` exports max_events 1 (the alert on an exhausted budget then
  * works on old clusters too).
  */
 import { defineFamily } from '../metrics/family.js';
@@ -22,7 +22,7 @@ export const F = {
   enabled: defineFamily(C, 'couchbase_autofailover_enabled', 'gauge', 'Whether automatic failover is enabled. Auto-failover is always a hard failover: a rebalance is required after it.'),
   count: defineFamily(
     C,
-    'couchbase_autofailover_count',
+    'couchbase_autofailover_events',
     'gauge',
     'Sequential auto-failover events since the counter was last reset; only an administrator resets it (POST /settings/autoFailover/resetCount). Every failover needs a rebalance afterwards.',
     [],
@@ -30,7 +30,7 @@ export const F = {
   ),
   maxCount: defineFamily(
     C,
-    'couchbase_autofailover_max_count',
+    'couchbase_autofailover_max_events',
     'gauge',
     'Auto-failover events handled before an administrator must intervene; when count reaches it, no automatic failover is left (1 on versions before 5.5, which have no setting).',
     [],

@@ -85,7 +85,7 @@ const overview: DashboardSpec = {
       min: 0,
       max: 1,
       thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 0.5 }, { color: 'red', value: 1 }],
-      targets: [{ expr: `couchbase_autofailover_count{${CL}} / couchbase_autofailover_max_count{${CL}}`, legendFormat: '{{couchbase_cluster}}' }],
+      targets: [{ expr: `couchbase_autofailover_events{${CL}} / couchbase_autofailover_max_events{${CL}}`, legendFormat: '{{couchbase_cluster}}' }],
       w: 8,
     },
     {
