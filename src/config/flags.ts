@@ -34,6 +34,8 @@ export interface Flags {
   readonly 'couchbase.password-file'?: string | undefined;
   readonly 'couchbase.ca-file'?: string | undefined;
   readonly 'couchbase.insecure-skip-verify'?: boolean | undefined;
+  /** `i/n`: keep the clusters whose name hashes to shard i of n. */
+  readonly shard?: string | undefined;
   /** demo: also start Prometheus (and Alertmanager) from the system packages against the daemon. */
   readonly 'with-prometheus'?: boolean | undefined;
   /** demo, simulate: the simulator scenario (`default`, `demo`, `incident`). */
@@ -77,6 +79,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'couchbase.password-file': { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'file holding the password (trailing newline ignored)' },
   'couchbase.ca-file': { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'CA bundle (PEM) that signed the cluster certificate' },
   'couchbase.insecure-skip-verify': { type: 'boolean', commands: ['run', 'check'], help: 'do not verify the cluster TLS certificate (testing only)' },
+  shard: { type: 'string', commands: ['run', 'check'], value: 'I/N', help: 'watch only the clusters whose name hashes to shard I of N (0-based), to split many clusters over replicas' },
   'with-prometheus': { type: 'boolean', commands: ['demo'], help: 'also start Prometheus (from the system packages) scraping the demo' },
   scenario: { type: 'string', commands: ['demo', 'simulate'], value: 'NAME', help: 'simulator scenario: default, demo, incident' },
   host: { type: 'string', commands: ['simulate'], value: 'HOST', help: 'simulator listen address (default 127.0.0.1)' },

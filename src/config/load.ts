@@ -39,6 +39,7 @@ export const ENV_VARS = {
   CBWATCH_WEB_CONFIG_FILE: 'TLS and basic auth file (as --web.config.file)',
   CBWATCH_LOG_LEVEL: `log level: ${LOG_LEVELS.join(', ')} (as --log.level)`,
   CBWATCH_LOG_FORMAT: `log format: ${LOG_FORMATS.join(', ')} (as --log.format)`,
+  CBWATCH_SHARD: 'I/N: watch only the clusters of shard I of N (as --shard)',
 } as const;
 type EnvName = keyof typeof ENV_VARS;
 
@@ -352,15 +353,46 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     problems.push((err as Error).message);
   }
 
+  let shard: { index: number; total: number } | undefined;
+  const shardText = pick(flags, 'shard', env, 'CBWATCH_SHARD');
+  if (shardText !== undefined) {
+    try {
+      shard = parseShard(shardText.value, shardText.source);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
+
   if (problems.length > 0) throw linesToConfigError(fileName, problems);
 
   return {
     file: configFile?.value,
-    clusters,
+    clusters: shard === undefined ? clusters : clusters.filter((c) => shardOf(c.name, shard.total) === shard.index),
     webhooks: { syncGateway },
     web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings },
     log: { level, format },
   };
+}
+
+/** `i/n` with 0 <= i < n. */
+export function parseShard(text: string, source = '--shard'): { index: number; total: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(text.trim());
+  const index = Number(m?.[1]);
+  const total = Number(m?.[2]);
+  if (!m || total < 1 || index >= total) {
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} is not a shard I/N with 0 <= I < N (e.g. 0/3)`);
+  }
+  return { index, total };
+}
+
+/** Stable shard of a cluster name (FNV-1a), so every replica agrees without talking to the others. */
+export function shardOf(name: string, total: number): number {
+  let h = 0x811c9dc5;
+  for (const ch of Buffer.from(name, 'utf8')) {
+    h ^= ch;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % total;
 }
 
 function mapSourced<T, U>(s: Sourced<T> | undefined, f: (s: Sourced<T>) => Sourced<U>): Sourced<U> | undefined {

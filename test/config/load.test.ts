@@ -283,3 +283,26 @@ describe('parseListenAddress', () => {
     expect(() => parseListenAddress(text)).toThrow(/--web.listen-address/);
   });
 });
+
+describe('--shard', () => {
+  it('splits clusters over replicas: every cluster in exactly one shard', async () => {
+    const { loadConfig, parseShard, shardOf } = await import('../../src/config/load.js');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-shard-'));
+    const names = Array.from({ length: 12 }, (_, i) => `cluster-${i}`);
+    const file = join(dir, 'c.yml');
+    writeFileSync(file, `clusters:\n${names.map((n, i) => `  - name: ${n}\n    url: http://h${i}:8091\n`).join('')}`);
+    const seen: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const c = loadConfig({ config: file, shard: `${i}/3` }, {});
+      for (const cl of c.clusters) expect(shardOf(cl.name, 3)).toBe(i);
+      seen.push(...c.clusters.map((cl) => cl.name));
+    }
+    expect(seen.sort()).toEqual([...names].sort());
+    expect(parseShard('2/5')).toEqual({ index: 2, total: 5 });
+    expect(() => parseShard('3/3')).toThrow(/0 <= I < N/);
+    expect(() => loadConfig({ config: file, shard: 'x' }, {})).toThrow(/--shard: "x" is not a shard/);
+  });
+});
