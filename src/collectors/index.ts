@@ -11,12 +11,14 @@ import { searchCollector } from './search.js';
 import { securityCollector } from './security.js';
 import { tasksCollector } from './tasks.js';
 import type { Collector } from './types.js';
+import { xdcrCollector } from './xdcr.js';
 
 // One import per collector file; keep this list in the DESIGN.md order.
 
 export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   buckets: bucketsCollector,
   bucket_stats: bucketStatsCollector,
+  xdcr: xdcrCollector,
   nodes: nodesCollector,
   tasks: tasksCollector,
   autofailover: autofailoverCollector,

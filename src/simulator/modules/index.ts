@@ -10,5 +10,6 @@ import { rebalanceModule } from './rebalance.js';
 import { searchModule } from './search.js';
 import { securityModule } from './security.js';
 import { tasksModule } from './tasks.js';
+import { xdcrModule } from './xdcr.js';
 
-export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule];
+export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule, xdcrModule];

@@ -1,0 +1,163 @@
+/**
+ * XDCR: remote cluster references (GET /pools/default/remoteClusters), the per-replication statistics
+ * (GET /pools/default/buckets/{source}/stats/{destination_endpoint}) and the table of the 20 XDCR stat names.
+ *
+ * `destination_endpoint` is `replications/{remote_uuid}/{source_bucket}/{destination_bucket}/{stat}` and must
+ * travel as ONE path segment: the client encodes each route parameter with encodeURIComponent, so `/` becomes
+ * `%2F` and a `%` in a bucket name becomes `%25` (bucket names may hold `.`, `-`, `_` and `%`).
+ *
+ * Units and kinds follow goxdcr, which has produced these stats since 4.0 (its `service_def` stats table):
+ * latencies and the checkpoint time are milliseconds (exported as seconds); bandwidth_usage, rate_replicated
+ * and rate_received_from_dcp are per-second rates (mean of the new samples); the others are levels (latest
+ * non-null sample). The REST reference calls time_committing "seconds elapsed during replication" (the 2.x
+ * wording); goxdcr reports it as the rolling average time of a checkpoint in milliseconds, which is what is
+ * converted here.
+ *
+ * The document and checkpoint counts (docs_written, docs_checked, data_replicated, num_checkpoints…) are
+ * cumulative, but Couchbase reports them as levels of the current pipeline: they restart from 0 (or from the
+ * last checkpoint) whenever the replication pipeline restarts — after a pause, an error, a topology change or
+ * an XDCR process restart. They are exported as gauges without `_total`: exposing them as counters would
+ * promise monotonicity Couchbase does not give. Use `deriv()`/`delta()` over them, or `rate()` knowing that
+ * each pipeline restart reads as a counter reset.
+ */
+import { z } from 'zod';
+
+export const REMOTE_CLUSTERS_ROUTE = '/pools/default/remoteClusters';
+/** `{destination_endpoint}` is the whole `replications/…/{stat}` path, encoded as one segment. */
+export const XDCR_STAT_ROUTE = '/pools/default/buckets/{bucket}/stats/{destination_endpoint}';
+
+/** One remote cluster reference. The `username` is read by Couchbase but never needed (nor exported) here. */
+export const remoteClusterSchema = z.looseObject({
+  name: z.string(),
+  uuid: z.string(),
+  hostname: z.string().optional(),
+  deleted: z.boolean().optional(),
+  uri: z.string().optional(),
+  /** 7.1+: RC_OK, RC_DEGRADED, RC_ERROR, RC_AUTH_ERR… */
+  connectivityStatus: z.string().optional(),
+});
+
+/**
+ * The list is parsed item by item in the collector (an odd entry is skipped, not fatal), so the array schema
+ * accepts anything inside.
+ */
+export const remoteClustersSchema = z.array(z.unknown());
+export type RemoteCluster = z.output<typeof remoteClusterSchema>;
+
+/**
+ * One stat's envelope. `nodeStats` maps `host:port` to one sample per `timestamp` entry (null for a second the
+ * node had no value). Values stay `unknown`: the mapper checks each array itself, so a bad node is skipped and
+ * a poll of 4000 envelopes does not pay for a deep zod walk.
+ */
+export const xdcrStatEnvelopeSchema = z.looseObject({
+  samplesCount: z.number().optional(),
+  isPersistent: z.boolean().optional(),
+  lastTStamp: z.number().optional(),
+  interval: z.number().optional(),
+  timestamp: z.array(z.unknown()).optional(),
+  nodeStats: z.record(z.string(), z.unknown()).optional(),
+});
+export type XdcrStatEnvelope = z.output<typeof xdcrStatEnvelopeSchema>;
+
+/** `level`: the latest non-null sample. `rate`: the mean of the samples newer than the previous poll. */
+export type XdcrStatKind = 'level' | 'rate';
+
+export interface XdcrStatSpec {
+  /** Couchbase's name: the last element of the destination endpoint. */
+  readonly stat: string;
+  /** Family name (with its unit suffix). */
+  readonly metric: string;
+  readonly kind: XdcrStatKind;
+  /** Multiplier from Couchbase's unit to the base unit (0.001 for milliseconds). */
+  readonly scale: number;
+  /** For the docs: count, bytes, seconds, per_second, bytes_per_second. */
+  readonly unit: string;
+  readonly help: string;
+  /** Cumulative within one pipeline run (resets when the pipeline restarts). */
+  readonly cumulative: boolean;
+}
+
+const RESET_NOTE = 'Cumulative since the replication pipeline last started; resets when it restarts (pause, error, topology change), hence a gauge.';
+
+function spec(stat: string, metric: string, kind: XdcrStatKind, scale: number, unit: string, help: string, cumulative = false): XdcrStatSpec {
+  return Object.freeze({ stat, metric, kind, scale, unit, help: cumulative ? `${help} ${RESET_NOTE}` : help, cumulative });
+}
+
+/** The 20 XDCR stat names of the REST reference, in its order. */
+export const XDCR_STATS: readonly XdcrStatSpec[] = Object.freeze([
+  spec('bandwidth_usage', 'couchbase_xdcr_bandwidth_usage_bytes_per_second', 'rate', 1, 'bytes_per_second', 'Bytes per second sent by the replication (bandwidth_usage), per source node.'),
+  spec('changes_left', 'couchbase_xdcr_changes_left', 'level', 1, 'count', 'Mutations still to be replicated (changes_left): the backlog of the replication on each source node.'),
+  spec('data_replicated', 'couchbase_xdcr_data_replicated_bytes', 'level', 1, 'bytes', 'Bytes replicated to the destination (data_replicated).', true),
+  spec('docs_checked', 'couchbase_xdcr_docs_checked', 'level', 1, 'count', 'Documents checked for changes (docs_checked): sequence numbers considered checkpointed on the node.', true),
+  spec('docs_failed_cr_source', 'couchbase_xdcr_docs_failed_cr_source', 'level', 1, 'count', 'Documents not replicated because they lost conflict resolution on the source (docs_failed_cr_source).', true),
+  spec('docs_filtered', 'couchbase_xdcr_docs_filtered', 'level', 1, 'count', 'Documents filtered out and not replicated (docs_filtered).', true),
+  spec('docs_opt_repd', 'couchbase_xdcr_docs_opt_repd', 'level', 1, 'count', 'Documents sent optimistically, without a metadata check (docs_opt_repd).', true),
+  spec('docs_received_from_dcp', 'couchbase_xdcr_docs_received_from_dcp', 'level', 1, 'count', 'Documents received from DCP by the replication (docs_received_from_dcp).', true),
+  spec('docs_rep_queue', 'couchbase_xdcr_docs_rep_queue', 'level', 1, 'count', 'Documents waiting in the replication queue (docs_rep_queue).'),
+  spec('docs_processed', 'couchbase_xdcr_docs_processed', 'level', 1, 'count', 'Documents processed by the replication pipeline (docs_processed).', true),
+  spec('docs_written', 'couchbase_xdcr_docs_written', 'level', 1, 'count', 'Documents written to the destination by XDCR (docs_written).', true),
+  spec(
+    'meta_latency_wt',
+    'couchbase_xdcr_meta_latency_wt',
+    'level',
+    1,
+    'count',
+    'meta_latency_wt as Couchbase reports it, without unit conversion: the weight behind the weighted average time to request document metadata (see couchbase_xdcr_wtavg_meta_latency_seconds for the latency itself).',
+  ),
+  spec('num_checkpoints', 'couchbase_xdcr_num_checkpoints', 'level', 1, 'count', 'Checkpoints completed (num_checkpoints).', true),
+  spec('num_failedckpts', 'couchbase_xdcr_num_failedckpts', 'level', 1, 'count', 'Checkpoints that failed (num_failedckpts).', true),
+  spec('rate_received_from_dcp', 'couchbase_xdcr_rate_received_from_dcp_per_second', 'rate', 1, 'per_second', 'Documents per second received from DCP (rate_received_from_dcp).'),
+  spec('rate_replicated', 'couchbase_xdcr_rate_replicated_per_second', 'rate', 1, 'per_second', 'Documents per second replicated to the destination (rate_replicated).'),
+  spec('size_rep_queue', 'couchbase_xdcr_size_rep_queue_bytes', 'level', 1, 'bytes', 'Bytes waiting in the replication queue (size_rep_queue).'),
+  spec(
+    'time_committing',
+    'couchbase_xdcr_time_committing_seconds',
+    'level',
+    0.001,
+    'seconds',
+    'Rolling average time a checkpoint takes to commit (time_committing; Couchbase reports milliseconds).',
+  ),
+  spec(
+    'wtavg_docs_latency',
+    'couchbase_xdcr_wtavg_docs_latency_seconds',
+    'level',
+    0.001,
+    'seconds',
+    'Weighted average latency of sending changes to the destination (wtavg_docs_latency; Couchbase reports milliseconds).',
+  ),
+  spec(
+    'wtavg_meta_latency',
+    'couchbase_xdcr_wtavg_meta_latency_seconds',
+    'level',
+    0.001,
+    'seconds',
+    'Weighted average time to request document metadata for conflict resolution (wtavg_meta_latency; Couchbase reports milliseconds).',
+  ),
+]);
+
+export const XDCR_STAT_BY_NAME: ReadonlyMap<string, XdcrStatSpec> = new Map(XDCR_STATS.map((s) => [s.stat, s]));
+
+/** A replication as identified by the tasks list: `<remote_uuid>/<source_bucket>/<destination_bucket>`. */
+export interface ReplicationId {
+  readonly id: string;
+  readonly remoteUuid: string;
+  readonly sourceBucket: string;
+  readonly targetBucket: string;
+}
+
+/**
+ * Split a replication id into its three parts. Bucket names never contain `/`, so anything but exactly three
+ * non-empty parts is not a replication id this exporter understands.
+ */
+export function parseReplicationId(id: string): ReplicationId | undefined {
+  const parts = id.split('/');
+  if (parts.length !== 3) return undefined;
+  const [remoteUuid, sourceBucket, targetBucket] = parts as [string, string, string];
+  if (remoteUuid === '' || sourceBucket === '' || targetBucket === '') return undefined;
+  return { id, remoteUuid, sourceBucket, targetBucket };
+}
+
+/** The `destination_endpoint` route parameter (left unencoded: the client encodes it as one segment). */
+export function destinationEndpoint(r: ReplicationId, stat: string): string {
+  return `replications/${r.remoteUuid}/${r.sourceBucket}/${r.targetBucket}/${stat}`;
+}
