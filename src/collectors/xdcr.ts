@@ -392,6 +392,34 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, r: Replication): Pro
   }
 }
 
+/**
+ * How many replications are polled at once. Each brings 20 requests; the client pool runs `concurrency` of them
+ * at a time, so twice that many queued keeps the pool busy while a finished replication makes room for the next.
+ * Starting all replications at once would queue replications x 20 requests (4 000 for 200) with their closures,
+ * abort listeners and half-read envelopes for no gain in speed, only in peak memory.
+ */
+export function replicationsInFlight(concurrency: number): number {
+  return Math.max(2, Math.ceil((2 * Math.max(1, concurrency)) / XDCR_STATS.length));
+}
+
+/** Run `job` over `items` with at most `limit` at a time; every started job settles before the first error is thrown. */
+async function forEachBounded<T>(items: readonly T[], limit: number, job: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failure: { err: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (failure === undefined && next < items.length) {
+      const item = items[next++] as T;
+      try {
+        await job(item);
+      } catch (err) {
+        failure ??= { err };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failure !== undefined) throw failure.err;
+}
+
 /** Wait for every job before failing with the first error, so no request is left running into the next poll. */
 async function settleAll<T>(jobs: ReadonlyArray<Promise<T>>): Promise<T[]> {
   const results = await Promise.allSettled(jobs);
@@ -416,6 +444,6 @@ export const xdcrCollector: Collector<'xdcr'> = {
     const names = mapRemoteClusters(refs, ctx.out, (r, d) => ctx.skipped(r, d));
     const replications = mapReplicationTasks(tasks, names, ctx.out, (r, d) => ctx.skipped(r, d));
     forgetGone(ctx.state, new Set(replications.map((r) => r.id)));
-    await settleAll(replications.map((r) => pollReplication(ctx, r)));
+    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency), (r) => pollReplication(ctx, r));
   },
 };

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mapReplicationStat, mapReplicationTasks, mapRemoteClusters, STAT_FAMILIES, xdcrCollector } from '../../src/collectors/xdcr.js';
+import { mapReplicationStat, mapReplicationTasks, mapRemoteClusters, replicationsInFlight, STAT_FAMILIES, xdcrCollector } from '../../src/collectors/xdcr.js';
 import type { StatMemo } from '../../src/collectors/xdcr.js';
 import { createClient } from '../../src/couchbase/client.js';
 import type { CouchbaseClient } from '../../src/couchbase/client.js';
@@ -109,6 +109,30 @@ describe('xdcr collector on real fixtures', () => {
     expect(paths).toContain('/pools/default/buckets/travel-sample/stats/replications%2F0ad6c74d0f9fee5e447688933df6b281%2Ftravel-sample%2Fts2%2Fchanges_left');
     expect(new Set(paths.map((p) => p.split('%2F').pop())).size).toBe(20);
     expect(new Set(paths.map((p) => p.split('%2F').pop()))).toEqual(new Set(XDCR_STATS.map((s) => s.stat)));
+  });
+
+  it('polls a bounded number of replications at once, enough to keep the client pool busy', async () => {
+    expect(replicationsInFlight(16)).toBe(2);
+    expect(replicationsInFlight(1)).toBe(2);
+    expect(replicationsInFlight(64)).toBe(7);
+    const tasks = Array.from({ length: 12 }, (_, i) => ({ type: 'xdcr', id: `u/b/t${i}`, status: 'running' }));
+    let inFlight = 0;
+    let most = 0;
+    const client = fakeClient({
+      [TASKS]: tasks,
+      [REFS]: [],
+      [STAT]: async (p: Record<string, string>) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        await new Promise((r) => setImmediate(r));
+        inFlight--;
+        return everyStat(p);
+      },
+    });
+    const r = await collect(xdcrCollector, client, { cluster: { concurrency: 16 } });
+    expect(r.ok).toBe(true);
+    expect(r.set.all('couchbase_xdcr_changes_left')).toHaveLength(12);
+    expect(most).toBe(2 * 20);
   });
 
   it('encodes % . - _ in bucket names into the one segment', async () => {

@@ -161,6 +161,8 @@ describe('xdcr module', () => {
     const res = await get<Envelope>(sim, statUrl(odd?.id as string, 'sessions_%cache', 'docs_written'));
     expect(res.status).toBe(200);
     expect(Object.keys(res.body.nodeStats)).toHaveLength(3);
+    // Every replication's endpoint answers, however long (fastify caps named parameters at 100 characters).
+    for (const t of tasks) expect((await get(sim, statUrl(t.id as string, t.source as string, 'changes_left'))).status, t.id).toBe(200);
   });
 
   it('404 for an unknown stat, replication, a mismatched or deleted source bucket; settings per replication', async () => {
@@ -168,6 +170,9 @@ describe('xdcr module', () => {
     const [rep, other] = xdcrSimReplications(sim.ctx);
     if (!rep || !other) throw new Error('no replication');
     expect((await get(sim, statUrl(rep.id, rep.source, 'no_such_stat'))).status).toBe(404);
+    // The endpoint must be ONE encoded segment: raw slashes are not the replication stats endpoint.
+    expect((await get(sim, `/pools/default/buckets/${rep.source}/stats/replications/${rep.id}/changes_left`)).status).toBe(404);
+    expect((await get(sim, statUrl(rep.id, rep.source, 'changes_left'))).status).toBe(200);
     expect((await get(sim, statUrl(`${rep.id}x`, rep.source, 'changes_left'))).status).toBe(404);
     expect((await get(sim, `/pools/default/buckets/beer-sample/stats/${encodeURIComponent(`replications/${rep.id}/changes_left`)}`)).status).toBe(404);
     const settings = await get<{ pauseRequested: boolean; checkpointInterval: number }>(sim, `/settings/replications/${encodeURIComponent(sim.ctx.options.replications > 2 ? (xdcrSimReplications(sim.ctx)[2]?.id as string) : rep.id)}`);

@@ -1,7 +1,7 @@
 /**
  * XDCR, answered from a replication model built once from ctx.buckets, ctx.nodes and `replications`:
  *   GET /pools/default/remoteClusters                       references, shaped like docs-server-7.1plus-2refs.json
- *   GET /pools/default/buckets/:bucket/stats/:endpoint       one stat of one replication (`endpoint` is
+ *   GET /pools/default/buckets/:bucket/stats/*              one stat of one replication (`endpoint` is
  *       `replications/<uuid>/<source>/<target>/<stat>`, one %2F-encoded segment), shaped like the real per-stat
  *       envelopes: `timestamp` plus `nodeStats` with one array per data node; zoom=minute (60 samples 1 s apart)
  *       and haveTStamp (only newer samples) as for bucket stats
@@ -308,8 +308,14 @@ export const xdcrModule: SimModule = (app, ctx) => {
     }));
   });
 
-  app.get<{ Params: { bucket: string; endpoint: string }; Querystring: StatsQuery }>('/pools/default/buckets/:bucket/stats/:endpoint', async (req, reply) => {
-    const { bucket, endpoint } = req.params;
+  // A wildcard, not `:endpoint`: fastify caps a named parameter at 100 characters, and an endpoint with two
+  // bucket names (up to 100 characters each) is longer. The raw path is checked to hold ONE encoded segment
+  // after /stats/, as Couchbase requires, so a client that forgets to encode the slashes gets a 404 here too.
+  app.get<{ Params: { bucket: string; '*': string }; Querystring: StatsQuery }>('/pools/default/buckets/:bucket/stats/*', async (req, reply) => {
+    const bucket = req.params.bucket;
+    const endpoint = req.params['*'];
+    const rawPath = req.url.split('?')[0] ?? '';
+    if (rawPath.slice(rawPath.indexOf('/stats/') + '/stats/'.length).includes('/')) return notFound(reply);
     if (!ctx.buckets.some((b) => b.name === bucket)) return notFound(reply);
     const parts = endpoint.split('/');
     if (parts.length !== 5 || parts[0] !== 'replications' || parts[2] !== bucket) return notFound(reply);
