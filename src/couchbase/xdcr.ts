@@ -42,6 +42,8 @@ export const remoteClusterSchema = z.looseObject({
  * accepts anything inside.
  */
 export const remoteClustersSchema = z.array(z.unknown());
+/** The list with every entry checked: what the collector's per-entry parse accepts (conformance tests). */
+export const remoteClusterListSchema = z.array(remoteClusterSchema);
 export type RemoteCluster = z.output<typeof remoteClusterSchema>;
 
 /**

@@ -14,8 +14,10 @@ import { bucketEntrySchema, bucketListSchema, statsEnvelopeSchema } from '../../
 import { nodeServicesSchema } from '../../src/couchbase/nodeServices.js';
 import { poolsDefaultSchema, serverGroupsSchema } from '../../src/couchbase/pools.js';
 import { tasksSchema } from '../../src/couchbase/tasks.js';
+import { remoteClusterListSchema, xdcrStatEnvelopeSchema } from '../../src/couchbase/xdcr.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
+import { simRemoteUuid } from '../../src/simulator/modules/xdcr.js';
 import { FIXTURES } from '../helpers/collect.js';
 
 interface Row {
@@ -43,6 +45,14 @@ const ROWS: Row[] = [
     schema: statsEnvelopeSchema,
     fixtures: { dir: 'bucket-node-stats' },
   },
+  { route: '/pools/default/remoteClusters', path: '/pools/default/remoteClusters', schema: remoteClusterListSchema, fixtures: { dir: 'pools-default-remoteClusters' } },
+  {
+    // One XDCR stat of replication #0 (travel-sample → dr-east/travel-sample), its endpoint one %2F-encoded segment.
+    route: '/pools/default/buckets/:bucket/stats/*',
+    path: `/pools/default/buckets/travel-sample/stats/${encodeURIComponent(`replications/${simRemoteUuid('dr-east')}/travel-sample/travel-sample/changes_left`)}?zoom=minute`,
+    schema: xdcrStatEnvelopeSchema,
+    fixtures: { dir: 'xdcr-replication-stat' },
+  },
 ];
 
 /** Routes served without a row yet: no collector reads them, or their area has not added its row. */
@@ -64,6 +74,7 @@ const PENDING = new Set<string>([
   '/api/v1/cluster/self',
   '/api/v1/cluster/self/repository/active/:repo/taskHistory',
   '/api/v1/cluster/self/repository/:state',
+  '/settings/replications/:id', // read by no collector (its pauseRequested is in the tasks list too)
 ]);
 
 const NOT_JSON = /\.(elided|truncated|fragment|wrapped|invalid)\.json$/;
@@ -87,7 +98,10 @@ function servedGetRoutes(tree: string): string[] {
     if (!m) continue;
     const depth = (m[1] ?? '').length / 4;
     stack.length = depth;
-    const full = (stack[depth - 1] ?? '') + (m[2] ?? '');
+    // find-my-way prints the wildcard of `/x/*` as a `*` child of `/x`: put its slash back.
+    const parent = stack[depth - 1] ?? '';
+    const seg = m[2] === '*' && !parent.endsWith('/') ? '/*' : (m[2] ?? '');
+    const full = parent + seg;
     stack[depth] = full;
     if ((m[3] ?? '').split(', ').includes('GET')) out.push(full);
   }

@@ -91,6 +91,11 @@ function uuidOf(key: string): string {
   return createHash('md5').update(key).digest('hex');
 }
 
+/** The uuid of the simulated remote cluster named `name` (dr-east, analytics-west, old-dc). */
+export function simRemoteUuid(name: string): string {
+  return uuidOf(`cbsim-remote-${name}`);
+}
+
 function kvNodes(ctx: SimContext): SimNode[] {
   const kv = ctx.nodes.filter((n) => n.services.includes('kv') && n.membership === 'active');
   return kv.length > 0 ? kv : ctx.nodes.slice(0, 1);
@@ -107,11 +112,11 @@ function nodeShare(ctx: SimContext, node: string): number {
 
 function remotes(ctx: SimContext): SimRemote[] {
   const list: SimRemote[] = [
-    { name: 'dr-east', uuid: uuidOf('cbsim-remote-dr-east'), hostname: 'dr-east.cbsim.local:8091', deleted: false, connectivityStatus: 'RC_OK' },
-    { name: 'analytics-west', uuid: uuidOf('cbsim-remote-analytics-west'), hostname: 'analytics-west.cbsim.local:8091', deleted: false, connectivityStatus: 'RC_OK' },
+    { name: 'dr-east', uuid: simRemoteUuid('dr-east'), hostname: 'dr-east.cbsim.local:8091', deleted: false, connectivityStatus: 'RC_OK' },
+    { name: 'analytics-west', uuid: simRemoteUuid('analytics-west'), hostname: 'analytics-west.cbsim.local:8091', deleted: false, connectivityStatus: 'RC_OK' },
   ];
   if (ctx.options.scenario === 'demo' || ctx.options.scenario === 'incident') {
-    list.push({ name: 'old-dc', uuid: uuidOf('cbsim-remote-old-dc'), hostname: 'old-dc.cbsim.local:8091', deleted: true, connectivityStatus: 'RC_ERROR' });
+    list.push({ name: 'old-dc', uuid: simRemoteUuid('old-dc'), hostname: 'old-dc.cbsim.local:8091', deleted: true, connectivityStatus: 'RC_ERROR' });
   }
   return list;
 }
