@@ -1,5 +1,5 @@
 /**
- * `npm run generate`: write the generated alert and dashboard files. With `--check`, write nothing and exit 1
+ * `npm run generate`: write the generated alert, dashboard and metric-reference files. With `--check`, write nothing and exit 1
  * listing the stale files (CI uses it; the tests do the same comparison).
  */
 import { PACKAGE_ROOT } from '../paths.js';
@@ -7,9 +7,10 @@ import { staleFiles, writeFiles } from './files.js';
 import type { Files } from './files.js';
 import { renderAlerts } from './gen-alerts.js';
 import { renderDashboards } from './gen-dashboards.js';
+import { renderMetricsDoc } from './metrics-doc.js';
 
 export function renderAll(root: string = PACKAGE_ROOT): Files {
-  return { ...renderAlerts(root), ...renderDashboards() };
+  return { ...renderAlerts(root), ...renderDashboards(), 'docs/metrics.md': renderMetricsDoc() };
 }
 
 function main(argv: readonly string[]): number {
