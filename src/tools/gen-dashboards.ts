@@ -349,9 +349,9 @@ const xdcr: DashboardSpec = {
     {
       type: 'timeseries',
       title: 'Backlog growth',
-      description: 'Change of changes_left per second over 15 minutes (deriv): above 0 the backlog grows.',
+      description: 'Change of changes_left per second over 15 minutes (deriv over a subquery at the evaluation interval of Prometheus, as CouchbaseXdcrBacklogGrowing does): above 0 the backlog grows.',
       unit: 'short',
-      targets: [{ expr: `deriv(sum by (${REPL}) (couchbase_xdcr_changes_left{${XR}})[15m:1m])`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `deriv(sum by (${REPL}) (couchbase_xdcr_changes_left{${XR}})[15m:])`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     {
       type: 'timeseries',
