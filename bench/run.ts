@@ -118,7 +118,7 @@ async function main(): Promise<void> {
   } catch (err) {
     process.stdout.write(`xdcr bench failed: ${(err as Error).message}\n`);
   }
-  const ratio = b.metricsRps / b.ceilingRps;
+  const ratio = (b.metricsRps ?? NaN) / (b.ceilingRps ?? NaN);
   const row = (k: string, v: string, target = '', ok = ''): string => `| ${k} | ${v} | ${target} | ${ok} |`;
   const yes = (c: boolean): string => (c ? 'met' : '**missed**');
   const lines = [

@@ -1,0 +1,102 @@
+import client from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { SampleSet, defineFamily } from '../../src/metrics/family.js';
+import { renderSets, type LabelledSet } from '../../src/metrics/render.js';
+
+const bytes = defineFamily('buckets', 'couchbase_render_bytes', 'gauge', 'Bytes, with a "quote" and \\ backslash.', ['bucket', 'node'], 'bytes');
+const ops = defineFamily('buckets', 'couchbase_render_ops_total', 'counter', 'Operations.', ['bucket']);
+const up = defineFamily('exporter', 'couchbase_render_up', 'gauge', 'Up.', []);
+
+function set(rows: Array<[typeof bytes, Record<string, string>, number]>): SampleSet {
+  const s = new SampleSet();
+  for (const [def, labels, v] of rows) s.add(def, labels, v);
+  return s;
+}
+
+/** The same sets rendered the obvious way: one prom-client Gauge or Counter per family. */
+async function viaInstruments(sets: readonly LabelledSet[]): Promise<string> {
+  const registry = new client.Registry();
+  const made = new Map<string, client.Gauge | client.Counter>();
+  const ordered: Array<{ name: string; fill: () => void }> = [];
+  for (const { base, set: s } of sets) {
+    for (const { def, samples } of s.families()) {
+      if (!made.has(def.name)) {
+        const labelNames = [...Object.keys(base), ...def.labels];
+        const m = def.type === 'counter'
+          ? new client.Counter({ name: def.name, help: def.help, labelNames, registers: [] })
+          : new client.Gauge({ name: def.name, help: def.help, labelNames, registers: [] });
+        made.set(def.name, m);
+      }
+      const m = made.get(def.name) as client.Gauge | client.Counter;
+      for (const smp of samples) {
+        const labels = { ...base, ...smp.labels };
+        ordered.push({
+          name: def.name,
+          fill: () => (m instanceof client.Counter ? smp.value >= 0 && m.inc(labels, smp.value) : m.set(labels, smp.value)),
+        });
+      }
+    }
+  }
+  for (const o of ordered) o.fill();
+  for (const name of [...made.keys()].sort()) {
+    const m = made.get(name) as client.Metric;
+    if ((await m.get()).values.length > 0) registry.registerMetric(m);
+  }
+  return (await registry.metrics()).replace(/\n\n+/g, '\n');
+}
+
+describe('renderSets', () => {
+  const sets: LabelledSet[] = [
+    {
+      base: { couchbase_cluster: 'prod' },
+      set: set([
+        [bytes, { bucket: 'travel-sample', node: 'cb1.example:8091' }, 1024],
+        [bytes, { bucket: 'we"ird\\name\nline', node: 'cb2' }, 0.5],
+        [bytes, { bucket: 'inf', node: 'cb2' }, Number.POSITIVE_INFINITY],
+        [ops, { bucket: 'travel-sample' }, 12345678901234],
+        [ops, { bucket: 'negative' }, -3],
+        [up, {}, 1],
+      ]),
+    },
+    {
+      base: { couchbase_cluster: 'dr' },
+      set: set([
+        [bytes, { bucket: 'travel-sample', node: 'cb9' }, -1],
+        [ops, { bucket: 'travel-sample' }, 0],
+        [up, {}, 0],
+      ]),
+    },
+  ];
+
+  it('writes the same bytes as prom-client Gauges and Counters filled with the same samples', async () => {
+    const ours = await renderSets(sets);
+    expect(ours).toBe(await viaInstruments(sets));
+    expect(ours).toContain('bucket="we\\"ird\\\\name\\nline"');
+    expect(ours).toContain('+Inf');
+    expect(ours).not.toContain('bucket="negative"');
+  });
+
+  it('writes families in name order with one HELP and TYPE each', async () => {
+    const text = await renderSets(sets);
+    const helps = text.split('\n').filter((l) => l.startsWith('# HELP')).map((l) => l.split(' ')[2]);
+    expect(helps).toEqual(['couchbase_render_bytes', 'couchbase_render_ops_total', 'couchbase_render_up']);
+    expect(text.match(/# TYPE couchbase_render_ops_total counter/g)).toHaveLength(1);
+  });
+
+  it('writes a series present in two sets once, keeping the first', async () => {
+    const a = set([[up, {}, 1]]);
+    const b = set([[up, {}, 0]]);
+    const text = await renderSets([
+      { base: { couchbase_cluster: 'x' }, set: a },
+      { base: { couchbase_cluster: 'x' }, set: b },
+    ]);
+    expect(text.match(/^couchbase_render_up/gm)).toHaveLength(1);
+    expect(text).toContain('couchbase_render_up{couchbase_cluster="x"} 1');
+  });
+
+  it('leaves out a family whose every sample was dropped', async () => {
+    const text = await renderSets([{ base: {}, set: set([[ops, { bucket: 'a' }, -1]]) }]);
+    expect(text).not.toContain('couchbase_render_ops_total');
+    expect(text.trim()).toBe('');
+  });
+});
