@@ -1,25 +1,83 @@
 /**
  * The /metrics body, memoised: the snapshot part is rendered at most once per store version, the live
- * self-metrics once per change, process metrics at most once a second. A scrape is then a buffer write
- * (and its gzip, also memoised).
+ * self-metrics once per change, process metrics at most once a second. A scrape is then a write of buffers
+ * already made.
+ *
+ * The three parts stay separate buffers. Joining them would copy the whole exposition (megabytes at a
+ * hundred buckets) every second, because process metrics change every second; those copies are off-heap
+ * garbage that lifts resident memory well above what the exporter holds.
+ *
+ * The gzip body is spliced the same way, as ONE gzip member (curl and some browsers decode only the first
+ * member of a multi-member file): a gzip header, each part's raw deflate stream ended with a sync flush
+ * (byte-aligned, not final, no back-references into the other parts), an empty final block, and the CRC-32
+ * and length of the whole. Each part's deflate output and the snapshot's CRC are memoised, so a scrape
+ * compresses only the few kilobytes that change every second, not the megabytes of the snapshot.
  */
-import { gzipSync } from 'node:zlib';
+import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { buildInfoSet } from './build.js';
 import { processRegistry } from './process.js';
 import { renderSets } from './render.js';
 import { liveSelfVersion, selfRegistry } from './self.js';
 import type { SnapshotStore } from './store.js';
 
-interface Part {
-  key: string;
-  buf: Buffer;
+class Part {
+  private deflated: Buffer | undefined;
+  private readonly crcs = new Map<number, number>();
+
+  constructor(
+    readonly key: string,
+    readonly plain: Buffer,
+  ) {}
+
+  /** Raw deflate blocks of this part alone, ended by a sync flush so more blocks may follow. */
+  deflate(): Buffer {
+    this.deflated ??= deflateRawSync(this.plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
+    return this.deflated;
+  }
+
+  /** CRC-32 continued over this part from the CRC of what precedes it. */
+  crc(from: number): number {
+    let c = this.crcs.get(from);
+    if (c === undefined) {
+      c = crc32(this.plain, from);
+      if (this.crcs.size > 4) this.crcs.clear();
+      this.crcs.set(from, c);
+    }
+    return c;
+  }
+}
+
+/** Header of a gzip member: magic, deflate, no flags, no mtime, no extra flags, OS unknown (RFC 1952). */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+/** An empty final deflate block (BFINAL=1, fixed Huffman, end-of-block). */
+const FINAL_BLOCK = deflateRawSync(Buffer.alloc(0));
+
+/** One gzip member over several parts, each part's deflate output reused (see the module comment). */
+function gzipParts(parts: readonly Part[]): Buffer[] {
+  let crc = 0;
+  let size = 0;
+  for (const p of parts) {
+    crc = p.crc(crc);
+    size += p.plain.length;
+  }
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(size % 2 ** 32, 4);
+  return [GZIP_HEADER, ...parts.map((p) => p.deflate()), FINAL_BLOCK, trailer];
+}
+
+const EMPTY = new Part('', Buffer.alloc(0));
+
+/** A /metrics body as buffers to write in order, and their total length. */
+export interface Body {
+  readonly chunks: readonly Buffer[];
+  readonly length: number;
 }
 
 export class Exposition {
-  private snap: Part = { key: '', buf: Buffer.alloc(0) };
-  private live: Part = { key: '', buf: Buffer.alloc(0) };
-  private proc: Part = { key: '', buf: Buffer.alloc(0) };
-  private whole: { key: string; plain: Buffer; gz?: Buffer } = { key: '', plain: Buffer.alloc(0) };
+  private snap = EMPTY;
+  private live = EMPTY;
+  private proc = EMPTY;
   private pending: Promise<void> | undefined;
 
   constructor(
@@ -28,11 +86,16 @@ export class Exposition {
   ) {}
 
   /** The full exposition; `gzip` asks for the compressed bytes. */
-  async body(gzip: boolean): Promise<Buffer> {
+  async body(gzip: boolean): Promise<Body> {
     await this.refresh();
-    if (!gzip) return this.whole.plain;
-    this.whole.gz ??= gzipSync(this.whole.plain, { level: 6 });
-    return this.whole.gz;
+    const parts = [this.snap, this.live, this.proc].filter((p) => p.plain.length > 0);
+    const chunks = gzip ? gzipParts(parts) : parts.map((p) => p.plain);
+    return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
+  }
+
+  /** The plain exposition as one string (tests and tools; scrapes use `body`). */
+  async text(): Promise<string> {
+    return Buffer.concat((await this.body(false)).chunks).toString('utf8');
   }
 
   private async refresh(): Promise<void> {
@@ -45,16 +108,14 @@ export class Exposition {
     this.pending = (async () => {
       if (snapKey !== this.snap.key) {
         const text = await renderSets([...this.store.labelledSets(), { base: {}, set: buildInfoSet() }]);
-        this.snap = { key: snapKey, buf: Buffer.from(text) };
+        this.snap = new Part(snapKey, Buffer.from(text));
       }
       if (liveKey !== this.live.key) {
-        this.live = { key: liveKey, buf: Buffer.from(tidy(await selfRegistry.metrics())) };
+        this.live = new Part(liveKey, Buffer.from(tidy(await selfRegistry.metrics())));
       }
       if (procKey !== this.proc.key) {
-        this.proc = { key: procKey, buf: procKey === 'off' ? Buffer.alloc(0) : Buffer.from(tidy(await processRegistry.metrics())) };
+        this.proc = new Part(procKey, procKey === 'off' ? Buffer.alloc(0) : Buffer.from(tidy(await processRegistry.metrics())));
       }
-      const key = `${this.snap.key}/${this.live.key}/${this.proc.key}`;
-      if (key !== this.whole.key) this.whole = { key, plain: Buffer.concat([this.snap.buf, this.live.buf, this.proc.buf]) };
     })();
     try {
       await this.pending;

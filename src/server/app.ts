@@ -2,6 +2,7 @@
  * The fastify app, built apart from listening so tests can use `app.inject()`.
  * Routes: /metrics (gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
  */
+import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import Fastify, { LogController } from 'fastify';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -61,9 +62,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.get('/metrics', async (req, reply) => {
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     const body = await deps.exposition.body(gzip);
-    void reply.header('content-type', METRICS_CONTENT_TYPE);
+    void reply.header('content-type', METRICS_CONTENT_TYPE).header('content-length', body.length);
     if (gzip) void reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
-    return reply.send(body);
+    // The memoised buffers are written as they are, never joined (see Exposition).
+    return reply.send(Readable.from(body.chunks, { objectMode: false }));
   });
 
   app.get('/-/healthy', async (_req, reply) => reply.type('text/plain').send('Healthy\n'));

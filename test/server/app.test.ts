@@ -1,9 +1,10 @@
-import { gunzipSync } from 'node:zlib';
+import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { PollOutcome } from '../../src/collectors/context.js';
 import { defineFamily, SampleSet } from '../../src/metrics/family.js';
 import { Exposition } from '../../src/metrics/exposition.js';
+import { startProcessMetrics } from '../../src/metrics/process.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { buildApp } from '../../src/server/app.js';
 
@@ -64,6 +65,31 @@ describe('http app', () => {
     const gz = await a.inject({ url: '/metrics', headers: { 'accept-encoding': 'gzip, deflate' } });
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(gz.rawPayload).toString('utf8')).toBe(plain.body);
+    expect(Number(plain.headers['content-length'])).toBe(plain.rawPayload.length);
+    expect(Number(gz.headers['content-length'])).toBe(gz.rawPayload.length);
+  });
+
+  it('writes the gzip body as one member spliced from the parts, decoded whole', async () => {
+    const store = new SnapshotStore();
+    store.register('prod', 'buckets');
+    store.record('prod', outcome(true, 7));
+    startProcessMetrics();
+    const exposition = new Exposition(store, { processMetrics: true });
+    const body = await exposition.body(true);
+    // header, the deflate blocks of snapshot, live self-metrics and process metrics, final block, trailer
+    expect(body.chunks).toHaveLength(6);
+    const gz = Buffer.concat(body.chunks);
+    expect(gz.length).toBe(body.length);
+    // One member, not several: the raw deflate stream between header and trailer holds everything,
+    // and the trailer's CRC-32 and length are those of the whole text.
+    const inner = inflateRawSync(gz.subarray(10, gz.length - 8));
+    expect(gz.readUInt32LE(gz.length - 8)).toBe(crc32(inner));
+    expect(gz.readUInt32LE(gz.length - 4)).toBe(inner.length);
+    const text = gunzipSync(gz).toString('utf8');
+    expect(inner.toString('utf8')).toBe(text);
+    expect(text).toContain('couchbase_bucket_fake_bytes{couchbase_cluster="prod",bucket="<b>"} 7');
+    expect(text).toContain('process_resident_memory_bytes');
+    expect(text).toBe(await exposition.text());
   });
 
   it('memoises: the same bytes until the store changes', async () => {
