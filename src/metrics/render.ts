@@ -1,8 +1,15 @@
 /**
- * Exposition text from sample sets, rendered with prom-client. Families are merged across clusters and
- * collectors (one HELP/TYPE block per name) and written in name order, so output is stable for golden tests.
+ * Exposition text from sample sets. Families are merged across clusters and collectors (one HELP/TYPE block
+ * per name) and written in name order, so output is stable for golden tests.
+ *
+ * The text is the bytes prom-client's registry writes for the same samples (same HELP escaping, label
+ * escaping and order, value strings such as `+Inf`), and test/metrics/render.test.ts holds it to that by
+ * rendering the same sets through prom-client Gauges and Counters. It is written here rather than by
+ * prom-client because prom-client formats every series through several intermediate arrays and strings:
+ * at 26,800 series (100 buckets) a render cost ~110 ms and ~75 MB of short-lived heap for 2.8 MB of text,
+ * which set the exporter's peak memory. Written directly, it is ~40 ms and ~20 MB (bench/RESULTS.md).
+ * prom-client still renders cbwatch's own self-metrics and the process metrics.
  */
-import client from 'prom-client';
 import type { FamilyDef, Labels, SampleSet } from './family.js';
 
 export interface LabelledSet {
@@ -11,70 +18,70 @@ export interface LabelledSet {
   readonly set: SampleSet;
 }
 
-interface Merged {
-  def: FamilyDef;
-  labelNames: string[];
-  rows: Array<{ labels: Record<string, string>; value: number }>;
-  keys: Set<string>;
+/** As prom-client: backslash and newline escaped in HELP text and label values, and `"` in label values. */
+function escapeHelp(s: string): string {
+  return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
-function merge(sets: readonly LabelledSet[]): Map<string, Merged> {
-  const out = new Map<string, Merged>();
-  for (const { base, set } of sets) {
-    const baseNames = Object.keys(base);
-    for (const { def, samples } of set.families()) {
-      let m = out.get(def.name);
-      if (!m) {
-        m = { def, labelNames: [...baseNames, ...def.labels], rows: [], keys: new Set() };
-        out.set(def.name, m);
-      }
-      const names = m.labelNames;
-      for (const s of samples) {
-        const labels: Record<string, string> = { ...base, ...s.labels };
-        // The same series from two sets (two collectors of one cluster) is written once, the first kept,
-        // as SampleSet does within a set: a duplicate series would make Prometheus reject the whole scrape.
-        const key = names.map((n) => labels[n]).join('\u0000');
-        if (m.keys.has(key)) continue;
-        m.keys.add(key);
-        m.rows.push({ labels, value: s.value });
-      }
-    }
+function escapeLabelValue(s: string): string {
+  return escapeHelp(s).replace(/"/g, '\\"');
+}
+
+function labelPairs(labels: Labels): string {
+  let out = '';
+  for (const k in labels) {
+    const v = labels[k] as string;
+    out += `${out === '' ? '' : ','}${k}="${escapeLabelValue(v)}"`;
   }
   return out;
 }
 
-/**
- * A family as prom-client's registry sees a metric: it asks `get()` for name, help, type and values and
- * formats them (escaping, value strings, HELP/TYPE lines). Handing it the rows directly, instead of filling
- * a Gauge per family, skips prom-client's per-series label hashing and validation, which made up most of
- * the time and garbage of a render (26,800 series: 120 ms and ~90 MB of heap before, see bench/RESULTS.md).
- * The text is the same bytes; test/metrics/render.test.ts compares it with a Gauge/Counter rendering.
- */
-class StaticFamily {
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: 'gauge' | 'counter',
-    private readonly rows: Merged['rows'],
-  ) {}
-
-  get(): { name: string; help: string; type: string; values: Merged['rows']; aggregator: 'sum' } {
-    return { name: this.name, help: this.help, type: this.type, values: this.rows, aggregator: 'sum' };
-  }
+/** As prom-client's getValueAsString. */
+function valueString(v: number): string {
+  if (Number.isNaN(v)) return 'Nan';
+  if (!Number.isFinite(v)) return v < 0 ? '-Inf' : '+Inf';
+  return `${v}`;
 }
 
-/** Render sets as Prometheus text (no trailing blank-line noise between families). */
+interface Merged {
+  def: FamilyDef;
+  /** `name{labels}` of each series, for de-duplication across sets. */
+  seen: Set<string>;
+  lines: string[];
+}
+
+/** Render sets as Prometheus text, each family a HELP and TYPE line followed by its series. */
 export async function renderSets(sets: readonly LabelledSet[]): Promise<string> {
-  const merged = merge(sets);
-  const registry = new client.Registry();
+  const merged = new Map<string, Merged>();
+  for (const { base, set } of sets) {
+    const basePairs = labelPairs(base);
+    for (const { def, samples } of set.families()) {
+      let m = merged.get(def.name);
+      if (!m) {
+        m = { def, seen: new Set(), lines: [] };
+        merged.set(def.name, m);
+      }
+      const counter = def.type === 'counter';
+      for (const s of samples) {
+        // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
+        if (counter && s.value < 0) continue;
+        const own = labelPairs(s.labels);
+        const pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
+        const series = pairs === '' ? def.name : `${def.name}{${pairs}}`;
+        // The same series from two sets (two collectors of one cluster) is written once, the first kept,
+        // as SampleSet does within a set: a duplicate series would make Prometheus reject the whole scrape.
+        if (m.seen.has(series)) continue;
+        m.seen.add(series);
+        m.lines.push(`${series} ${valueString(s.value)}\n`);
+      }
+    }
+  }
+  const out: string[] = [];
   for (const name of [...merged.keys()].sort()) {
     const m = merged.get(name) as Merged;
-    const counter = m.def.type === 'counter';
-    // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
-    const rows = counter ? m.rows.filter((r) => r.value >= 0) : m.rows;
-    if (rows.length === 0) continue;
-    registry.registerMetric(new StaticFamily(name, m.def.help, counter ? 'counter' : 'gauge', rows) as unknown as client.Metric);
+    if (m.lines.length === 0) continue;
+    out.push(`# HELP ${name} ${escapeHelp(m.def.help)}\n# TYPE ${name} ${m.def.type}\n`);
+    for (const line of m.lines) out.push(line);
   }
-  const text = await registry.metrics();
-  return text.replace(/\n\n+/g, '\n');
+  return out.join('');
 }

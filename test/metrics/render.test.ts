@@ -6,6 +6,7 @@ import { renderSets, type LabelledSet } from '../../src/metrics/render.js';
 const bytes = defineFamily('buckets', 'couchbase_render_bytes', 'gauge', 'Bytes, with a "quote" and \\ backslash.', ['bucket', 'node'], 'bytes');
 const ops = defineFamily('buckets', 'couchbase_render_ops_total', 'counter', 'Operations.', ['bucket']);
 const up = defineFamily('exporter', 'couchbase_render_up', 'gauge', 'Up.', []);
+const info = defineFamily('exporter', 'couchbase_render_info', 'gauge', 'Multi-line\nhelp.', ['version']);
 
 function set(rows: Array<[typeof bytes, Record<string, string>, number]>): SampleSet {
   const s = new SampleSet();
@@ -66,8 +67,10 @@ describe('renderSets', () => {
         [up, {}, 0],
       ]),
     },
+    { base: {}, set: set([[info, { version: '1.0 "beta"' }, 1], [bytes, { bucket: 'b', node: 'n' }, 1e21], [bytes, { bucket: 'c', node: 'n' }, 1.5e-7]]) },
   ];
 
+  // The renderer writes the text itself (see render.ts for why); prom-client is the reference it must match.
   it('writes the same bytes as prom-client Gauges and Counters filled with the same samples', async () => {
     const ours = await renderSets(sets);
     expect(ours).toBe(await viaInstruments(sets));
@@ -79,7 +82,7 @@ describe('renderSets', () => {
   it('writes families in name order with one HELP and TYPE each', async () => {
     const text = await renderSets(sets);
     const helps = text.split('\n').filter((l) => l.startsWith('# HELP')).map((l) => l.split(' ')[2]);
-    expect(helps).toEqual(['couchbase_render_bytes', 'couchbase_render_ops_total', 'couchbase_render_up']);
+    expect(helps).toEqual(['couchbase_render_bytes', 'couchbase_render_info', 'couchbase_render_ops_total', 'couchbase_render_up']);
     expect(text.match(/# TYPE couchbase_render_ops_total counter/g)).toHaveLength(1);
   });
 
