@@ -24,6 +24,7 @@ import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { BUCKET_STATS_COLLECTOR, HOT_KEY_FAMILY, STAT_FAMILIES, unknownHelp, unknownMetricName } from './bucket-stat-catalog.js';
 import type { StatSpec } from './bucket-stat-catalog.js';
 import { bucketFamilies } from './buckets.js';
+import { finite, firstNewIndex, latest, mean } from './samples.js';
 import type { CollectContext, Collector } from './types.js';
 
 /** Every family name declared statically by cbwatch's bucket collectors: an unknown stat may not take one. */
@@ -60,45 +61,6 @@ export interface MapStatsInput {
   /** Top N hot keys to export; 0 for none. */
   readonly hotKeys?: number;
   readonly skipped?: (reason: string, detail?: string) => void;
-}
-
-function finite(v: unknown): v is number {
-  return typeof v === 'number' && Number.isFinite(v);
-}
-
-/**
- * Index into the `timestamp` array of the first sample newer than `since`, or 0 when every sample counts
- * (first poll, no usable timestamps, or nothing new: the server's window restarted or we polled faster than
- * it samples — better the whole minute than a gap).
- */
-function firstNewIndex(ts: readonly unknown[] | undefined, since: number | undefined): number {
-  if (since === undefined || ts === undefined || ts.length === 0) return 0;
-  for (let i = 0; i < ts.length; i++) {
-    const t = ts[i];
-    if (finite(t) && t > since) return i;
-  }
-  return 0;
-}
-
-function latest(arr: readonly unknown[]): number | undefined {
-  for (let i = arr.length - 1; i >= 0; i--) {
-    const v = arr[i];
-    if (finite(v)) return v;
-  }
-  return undefined;
-}
-
-function mean(arr: readonly unknown[], from: number): number | undefined {
-  let sum = 0;
-  let n = 0;
-  for (let i = Math.max(0, from); i < arr.length; i++) {
-    const v = arr[i];
-    if (finite(v)) {
-      sum += v;
-      n++;
-    }
-  }
-  return n === 0 ? undefined : sum / n;
 }
 
 /** One value from one stat's samples, per its kind; `from` is the first new index in this array. */

@@ -41,6 +41,7 @@ import { RequestError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, Labels, SampleSet } from '../metrics/family.js';
 import { oneHot } from './nodes.js';
+import { finite, firstNewIndex, latest, mean } from './samples.js';
 import type { CollectContext, Collector } from './types.js';
 
 const C = 'xdcr';
@@ -135,10 +136,6 @@ export interface Replication extends ReplicationId {
   readonly labels: Labels;
 }
 
-function finite(v: unknown): v is number {
-  return typeof v === 'number' && Number.isFinite(v);
-}
-
 /**
  * GET /pools/default/remoteClusters → samples. Pure. Returns uuid → reference name, preferring a live
  * reference over a deleted one with the same uuid.
@@ -231,41 +228,10 @@ export interface MapStatInput {
   readonly skipped?: Skip;
 }
 
-/** Index of the first sample newer than `since`; 0 when every sample counts (or none is newer). */
-function firstNewIndex(ts: readonly unknown[] | undefined, since: number | undefined): number {
-  if (since === undefined || ts === undefined) return 0;
-  for (let i = 0; i < ts.length; i++) {
-    const t = ts[i];
-    if (finite(t) && t > since) return i;
-  }
-  return 0;
-}
-
-function latest(arr: readonly unknown[], from: number): number | undefined {
-  for (let i = arr.length - 1; i >= Math.max(0, from); i--) {
-    const v = arr[i];
-    if (finite(v)) return v;
-  }
-  return undefined;
-}
-
-function mean(arr: readonly unknown[], from: number): number | undefined {
-  let sum = 0;
-  let n = 0;
-  for (let i = Math.max(0, from); i < arr.length; i++) {
-    const v = arr[i];
-    if (finite(v)) {
-      sum += v;
-      n++;
-    }
-  }
-  return n === 0 ? undefined : sum / n;
-}
-
 /** One value from one node's samples: the mean of the new ones for rates, the latest for levels. */
 export function reduceXdcrSamples(spec: Pick<XdcrStatSpec, 'kind' | 'scale'>, arr: readonly unknown[], from: number): number | undefined {
   // Levels look at the whole array (the latest value is the latest, new or not); rates only at new samples.
-  const v = spec.kind === 'rate' ? mean(arr, from) : latest(arr, 0);
+  const v = spec.kind === 'rate' ? mean(arr, from) : latest(arr);
   return v === undefined ? undefined : v * spec.scale;
 }
 
@@ -283,7 +249,7 @@ export function mapReplicationStat(input: MapStatInput, out: SampleSet): StatMem
   }
   const env = input.envelope;
   const ts = env.timestamp;
-  const lastRaw = finite(env.lastTStamp) && env.lastTStamp > 0 ? env.lastTStamp : ts === undefined ? undefined : latest(ts, 0);
+  const lastRaw = finite(env.lastTStamp) && env.lastTStamp > 0 ? env.lastTStamp : ts === undefined ? undefined : latest(ts);
   const previous = input.previous;
   // With haveTStamp an answer may carry no sample at all (polled within the same second): nothing changed.
   if (previous !== undefined && ts !== undefined && ts.length === 0) {
