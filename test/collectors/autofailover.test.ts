@@ -2,13 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { autofailoverCollector } from '../../src/collectors/autofailover.js';
-import { createClient } from '../../src/couchbase/client.js';
-import type { CouchbaseClient } from '../../src/couchbase/client.js';
-import { createSimulator } from '../../src/simulator/index.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { collect, fakeClient, FIXTURES, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const ROUTE = '/settings/autoFailover';
@@ -88,28 +84,19 @@ describe('autofailover collector on real fixtures (every version)', () => {
 });
 
 describe('autofailover against the simulator failover scenario', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    // One automatic failover every 60 simulated seconds at 600x: maxCount 2 is reached after ~0.2 s.
-    sim = createSimulator({ scenario: 'failover', speed: 600, knobs: { autofailoverIntervalSeconds: 60, autofailoverMaxCount: 2 } });
-    client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  // One automatic failover every 60 simulated seconds at 600x: maxCount 2 is reached after ~0.2 s.
+  const t = simulatorWithClient({ scenario: 'failover', speed: 600, knobs: { autofailoverIntervalSeconds: 60, autofailoverMaxCount: 2 } });
 
   it('drives couchbase_autofailover_events up to couchbase_autofailover_max_events, and CouchbaseAutoFailoverExhausted fires on that series', async () => {
     const seen: number[] = [];
-    let last = await collect(autofailoverCollector, client);
+    let last = await collect(autofailoverCollector, t.client);
     for (let i = 0; i < 2000; i++) {
       expect(last.ok, String(last.error)).toBe(true);
       const count = last.set.get('couchbase_autofailover_events') as number;
       if (seen[seen.length - 1] !== count) seen.push(count);
       if (count >= (last.set.get('couchbase_autofailover_max_events') as number)) break;
       await new Promise((r) => setImmediate(r));
-      last = await collect(autofailoverCollector, client);
+      last = await collect(autofailoverCollector, t.client);
     }
     const count = last.set.get('couchbase_autofailover_events');
     const max = last.set.get('couchbase_autofailover_max_events');
@@ -119,7 +106,7 @@ describe('autofailover against the simulator failover scenario', () => {
     expect(seen).toEqual([...seen].sort((a, b) => a - b));
     expect(seen[seen.length - 1]).toBe(2);
     await new Promise((r) => setTimeout(r, 0));
-    const again = await collect(autofailoverCollector, client);
+    const again = await collect(autofailoverCollector, t.client);
     expect(again.set.get('couchbase_autofailover_events')).toBe(2);
 
     // Feed the collected series, as exposed, to the real alert rule.
@@ -178,12 +165,12 @@ describe('autofailover against the simulator failover scenario', () => {
   });
 
   it('resetCount brings the count back to 0 (only an administrator may)', async () => {
-    const url = sim.ctx.baseUrl();
+    const url = t.sim.ctx.baseUrl();
     const viewer = await fetch(`${url}/settings/autoFailover/resetCount`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('viewer:viewer-password').toString('base64')}` } });
     expect(viewer.status).toBe(403);
     const admin = await fetch(`${url}/settings/autoFailover/resetCount`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}` } });
     expect(admin.status).toBe(200);
-    const r = await collect(autofailoverCollector, client);
+    const r = await collect(autofailoverCollector, t.client);
     expect(r.set.get('couchbase_autofailover_events')).toBeLessThan(2);
   });
 });

@@ -1,14 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { backupCollector, lastSuccess } from '../../src/collectors/backup.js';
 import { createClient } from '../../src/couchbase/client.js';
-import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import { taskHistorySchema } from '../../src/couchbase/backup.js';
 import { createSimulator } from '../../src/simulator/index.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { collect, fakeClient, fixtureText, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, fixtureText, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const LIST = '/api/v1/cluster/self/repository/{state}';
@@ -150,24 +148,15 @@ describe('backup collector on real fixtures', () => {
 });
 
 describe('backup collector against the simulator', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    sim = createSimulator({ scenario: 'demo' });
-    client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  const t = simulatorWithClient({ scenario: 'demo' });
 
   it('finds the backup service through nodeServices on the simulator port and reads every state', async () => {
-    const r = await collect(backupCollector, client);
+    const r = await collect(backupCollector, t.client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.get('couchbase_backup_repositories', { state: 'active' })).toBe(2);
     expect(r.set.get('couchbase_backup_repositories', { state: 'archived' })).toBe(1);
     expect(r.set.get('couchbase_backup_repositories', { state: 'imported' })).toBe(1);
-    const now = sim.ctx.now() / 1000;
+    const now = t.sim.ctx.now() / 1000;
     const hourly = r.set.get('couchbase_backup_repository_last_success_timestamp_seconds', { repository: 'hourlyBackups' }) as number;
     expect(now - hourly).toBeLessThan(3600 + 60);
     const weekly = r.set.get('couchbase_backup_repository_last_success_timestamp_seconds', { repository: 'weeklyFull' }) as number;

@@ -10,7 +10,7 @@ import type { CouchbaseClient, RequestOptions } from '../../src/couchbase/client
 import { SampleSet } from '../../src/metrics/family.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { FaultRule, Simulator } from '../../src/simulator/index.js';
-import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const LIST = '/pools/default/buckets';
@@ -401,20 +401,10 @@ describe('bucket_stats golden expositions pass promtool check metrics', () => {
 });
 
 describe('bucket_stats against the simulator', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    sim = createSimulator({ buckets: 4, statSet: 'full' });
-    const url = await sim.listen();
-    client = createClient({ cluster: 't', url, username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  const t = simulatorWithClient({ buckets: 4, statSet: 'full' });
 
   it('exports every catalog stat for every bucket, no unknown families, and passes promtool', async () => {
-    const r = await collect(bucketStatsCollector, client, { options: { hot_keys: 3, per_node: true } });
+    const r = await collect(bucketStatsCollector, t.client, { options: { hot_keys: 3, per_node: true } });
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.skipped.size).toBe(0);
     const known = new Set([...STAT_FAMILIES.values()].flatMap((f) => [f.bucket.name, f.node.name]));
@@ -434,26 +424,26 @@ describe('bucket_stats against the simulator', () => {
 
   it('asks only for new samples on the next poll', async () => {
     const state = new Map<string, unknown>();
-    await collect(bucketStatsCollector, client, { state });
+    await collect(bucketStatsCollector, t.client, { state });
     const first = state.get('ts:b:travel-sample') as number;
     expect(first).toBeGreaterThan(0);
     // Wait (by polling, not sleeping a fixed time) until the simulator has a newer sample.
-    await expect.poll(() => Math.floor(sim.ctx.now() / 1000) * 1000 > first, { timeout: 5000, interval: 50 }).toBe(true);
-    const r = await collect(bucketStatsCollector, client, { state });
+    await expect.poll(() => Math.floor(t.sim.ctx.now() / 1000) * 1000 > first, { timeout: 5000, interval: 50 }).toBe(true);
+    const r = await collect(bucketStatsCollector, t.client, { state });
     expect(r.ok, String(r.error)).toBe(true);
     expect(state.get('ts:b:travel-sample') as number).toBeGreaterThan(first);
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'travel-sample' })).toBeGreaterThan(0);
   });
 
   it('drops a bucket deleted from the cluster on the next poll', async () => {
-    const removed = sim.ctx.buckets.pop();
+    const removed = t.sim.ctx.buckets.pop();
     try {
-      const r = await collect(bucketStatsCollector, client);
+      const r = await collect(bucketStatsCollector, t.client);
       expect(r.ok).toBe(true);
       expect(r.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket)).not.toContain(removed?.name);
       expect(r.set.all('couchbase_bucket_curr_items')).toHaveLength(3);
     } finally {
-      if (removed) sim.ctx.buckets.push(removed);
+      if (removed) t.sim.ctx.buckets.push(removed);
     }
   });
 });

@@ -1,15 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bucketFamilies, bucketsCollector, flushEnabled, mapBuckets } from '../../src/collectors/buckets.js';
 import { bucketListSchema } from '../../src/couchbase/buckets.js';
 import { createClient } from '../../src/couchbase/client.js';
-import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import { SampleSet } from '../../src/metrics/family.js';
-import { createSimulator } from '../../src/simulator/index.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { collect, fakeClient, FIXTURES, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const LIST = '/pools/default/buckets';
@@ -141,25 +138,15 @@ describe('buckets exposition passes promtool check metrics', () => {
 });
 
 describe('buckets collector against the simulator', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    sim = createSimulator({ buckets: 5 });
-    const url = await sim.listen();
-    client = createClient({ cluster: 't', url, username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  const t = simulatorWithClient({ buckets: 5 });
 
   it('reports every simulated bucket, with URL-unsafe names intact', async () => {
-    const r = await collect(bucketsCollector, client);
+    const r = await collect(bucketsCollector, t.client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.get('couchbase_buckets')).toBe(5);
     const names = r.set.all('couchbase_bucket_info').map((s) => s.labels.bucket);
-    expect(names.sort()).toEqual(sim.ctx.buckets.map((b) => b.name).sort());
-    for (const b of sim.ctx.buckets) {
+    expect(names.sort()).toEqual(t.sim.ctx.buckets.map((b) => b.name).sort());
+    for (const b of t.sim.ctx.buckets) {
       expect(r.set.get(bucketFamilies.quotaRawRam.name, { bucket: b.name })).toBe(b.ramQuotaBytes);
       expect(r.set.get(bucketFamilies.flush.name, { bucket: b.name })).toBe(b.flushEnabled ? 1 : 0);
       expect(r.set.get(bucketFamilies.replicas.name, { bucket: b.name })).toBe(b.replicaNumber);
@@ -171,7 +158,7 @@ describe('buckets collector against the simulator', () => {
   });
 
   it('fails with CBW_ERR_AUTH on a wrong password', async () => {
-    const bad = createClient({ cluster: 't', url: sim.ctx.baseUrl(), username: 'Administrator', password: 'nope' });
+    const bad = createClient({ cluster: 't', url: t.sim.ctx.baseUrl(), username: 'Administrator', password: 'nope' });
     try {
       const r = await collect(bucketsCollector, bad);
       expect(r.ok).toBe(false);

@@ -1,13 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { collectionsCollector, parseUid } from '../../src/collectors/collections.js';
-import { createClient } from '../../src/couchbase/client.js';
-import type { CouchbaseClient } from '../../src/couchbase/client.js';
-import { createSimulator } from '../../src/simulator/index.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { collect, fakeClient, FIXTURES, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const LIST = '/pools/default/buckets';
@@ -82,21 +78,12 @@ describe('collections collector on real fixtures', () => {
 });
 
 describe('collections collector against the simulator', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    sim = createSimulator({ buckets: 4 });
-    client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  const t = simulatorWithClient({ buckets: 4 });
 
   it('reads the scopes of every bucket, with _default and _system in each', async () => {
-    const r = await collect(collectionsCollector, client);
+    const r = await collect(collectionsCollector, t.client);
     expect(r.ok, String(r.error)).toBe(true);
-    for (const b of sim.ctx.buckets) {
+    for (const b of t.sim.ctx.buckets) {
       expect(r.set.get('couchbase_scope_collections', { bucket: b.name, scope: '_system' })).toBe(2);
       expect(r.set.get('couchbase_bucket_scopes', { bucket: b.name })).toBeGreaterThanOrEqual(2);
       expect(r.set.get('couchbase_bucket_manifest_uid', { bucket: b.name })).toBeGreaterThan(0);

@@ -1,17 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mapNodeServices, mapPoolsDefault, mapServerGroups, nodesCollector } from '../../src/collectors/nodes.js';
-import { createClient } from '../../src/couchbase/client.js';
-import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import { nodeServicesSchema } from '../../src/couchbase/nodeServices.js';
 import { poolsDefaultSchema, serverGroupsSchema } from '../../src/couchbase/pools.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { renderSets } from '../../src/metrics/render.js';
-import { createSimulator } from '../../src/simulator/index.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { collect, fakeClient, FIXTURES, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const POOLS = '/pools/default';
@@ -74,7 +70,7 @@ describe('nodes collector on real /pools/default fixtures', () => {
 
 describe('nodes collector on odd input', () => {
   it('exports an unknown status under its own value, skips a node without systemStats only for those stats, and a broken node alone', async () => {
-    const p = loadFixture<{ nodes: Array<Record<string, unknown>>; counters: Record<string, unknown> }>('pools-default/docs-server-pools-nodes-7.0.1-2nodes.json');
+    const p = loadFixture<{ nodes: unknown[]; counters: Record<string, unknown> }>('pools-default/docs-server-pools-nodes-7.0.1-2nodes.json');
     const [a, b] = p.nodes as [Record<string, unknown>, Record<string, unknown>];
     a.status = 'pending_restart';
     a.clusterMembership = 'inactiveFailed';
@@ -201,19 +197,10 @@ describe('nodes golden files pass promtool check metrics', () => {
 });
 
 describe('nodes collector against the simulator', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    sim = createSimulator({ scenario: 'incident', knobs: { autofailoverCount: 1 } });
-    client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  const t = simulatorWithClient({ scenario: 'incident', knobs: { autofailoverCount: 1 } });
 
   it('sees three server groups, a failed-over unhealthy node without systemStats, and an unbalanced cluster', async () => {
-    const r = await collect(nodesCollector, client);
+    const r = await collect(nodesCollector, t.client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.get('couchbase_server_groups')).toBe(3);
     expect(r.set.get('couchbase_node_membership', { node: 'cb3.cbsim.local:8091', membership: 'inactiveFailed' })).toBe(1);

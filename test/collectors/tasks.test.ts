@@ -1,15 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mapTasks, tasksCollector } from '../../src/collectors/tasks.js';
-import { createClient } from '../../src/couchbase/client.js';
-import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import { tasksSchema } from '../../src/couchbase/tasks.js';
 import { SampleSet } from '../../src/metrics/family.js';
-import { createSimulator } from '../../src/simulator/index.js';
-import type { Simulator } from '../../src/simulator/index.js';
-import { collect, fakeClient, FIXTURES, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const TASKS = '/pools/default/tasks';
@@ -115,19 +111,10 @@ describe('tasks collector on real fixtures', () => {
 });
 
 describe('tasks collector against the simulator', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    sim = createSimulator({ scenario: 'demo' });
-    client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  const t = simulatorWithClient({ scenario: 'demo' });
 
   it('sees the demo rebalance running with per-node progress and a compaction of the first bucket', async () => {
-    const r = await collect(tasksCollector, client);
+    const r = await collect(tasksCollector, t.client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.get('couchbase_rebalance_running')).toBe(1);
     const p = r.set.get('couchbase_rebalance_progress_ratio');

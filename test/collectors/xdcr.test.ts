@@ -1,19 +1,15 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mapReplicationStat, mapReplicationTasks, mapRemoteClusters, replicationsInFlight, STAT_FAMILIES, xdcrCollector } from '../../src/collectors/xdcr.js';
 import type { StatMemo } from '../../src/collectors/xdcr.js';
-import { createClient } from '../../src/couchbase/client.js';
-import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import { tasksSchema } from '../../src/couchbase/tasks.js';
 import type { Task } from '../../src/couchbase/tasks.js';
 import { parseReplicationId, XDCR_STATS, xdcrStatEnvelopeSchema } from '../../src/couchbase/xdcr.js';
 import { SampleSet } from '../../src/metrics/family.js';
-import { createSimulator } from '../../src/simulator/index.js';
-import type { Simulator } from '../../src/simulator/index.js';
 import { xdcrSimReplications } from '../../src/simulator/modules/xdcr.js';
-import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
+import { collect, fakeClient, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const TASKS = '/pools/default/tasks';
@@ -415,25 +411,16 @@ describe('bad input and failures', () => {
 });
 
 describe('xdcr collector against the simulator', () => {
-  let sim: Simulator;
-  let client: CouchbaseClient;
-  beforeAll(async () => {
-    sim = createSimulator({ scenario: 'demo' });
-    client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
-  });
-  afterAll(async () => {
-    await client.close();
-    await sim.close();
-  });
+  const t = simulatorWithClient({ scenario: 'demo' });
 
   it('exports changes_left per node for each replication with the values the simulator set', async () => {
-    const r = await collect(xdcrCollector, client);
+    const r = await collect(xdcrCollector, t.client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.duplicates).toBe(0);
     expect([...r.skipped]).toEqual([]);
-    const reps = xdcrSimReplications(sim.ctx);
+    const reps = xdcrSimReplications(t.sim.ctx);
     expect(r.requests).toHaveLength(2 + reps.length * 20);
-    const kv = sim.ctx.nodes.filter((n) => n.services.includes('kv')).map((n) => n.hostname);
+    const kv = t.sim.ctx.nodes.filter((n) => n.services.includes('kv')).map((n) => n.hostname);
     const got = r.set.all('couchbase_xdcr_changes_left');
     expect(got).toHaveLength(reps.length * kv.length);
     for (const rep of reps) {

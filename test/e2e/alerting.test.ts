@@ -107,7 +107,7 @@ const WEBHOOK_DB = 'travel';
 function e2eConfig(simUrl: string): Config {
   const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
   const set = <K extends CollectorName>(name: K, opts: Record<string, unknown>): void => {
-    raw[name] = collectorSchemas[name].parse({ interval: 1, ...opts }) as CollectorOptions<K>;
+    (raw as Record<K, CollectorOptions<K>>)[name] = collectorSchemas[name].parse({ interval: 1, ...opts }) as CollectorOptions<K>;
   };
   for (const name of COLLECTOR_NAMES) set(name, {});
   set('bucket_stats', { per_node: true });

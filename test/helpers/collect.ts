@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { z } from 'zod';
 import { runPoll } from '../../src/collectors/context.js';
 import type { PollOutcome } from '../../src/collectors/context.js';
@@ -13,9 +14,11 @@ import type { CollectorName, CollectorOptions } from '../../src/config/schema.js
 import { collectorSchemas } from '../../src/config/schema.js';
 import type { ClusterConfig } from '../../src/config/types.js';
 import type { CouchbaseClient, JsonResponse, RequestOptions, RequestRecord } from '../../src/couchbase/client.js';
-import { fillRoute } from '../../src/couchbase/client.js';
+import { createClient, fillRoute } from '../../src/couchbase/client.js';
 import { AuthError, ForbiddenError, HttpStatusError, NetworkError, SchemaError } from '../../src/errors.js';
 import { renderSets } from '../../src/metrics/render.js';
+import { createSimulator } from '../../src/simulator/index.js';
+import type { SimOptions, Simulator } from '../../src/simulator/index.js';
 
 export const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'couchbase');
 
@@ -127,4 +130,21 @@ export async function collect<N extends CollectorName>(
   const outcome = await runPoll(input);
   const text = await renderSets([{ base: { couchbase_cluster: 'test' }, set: outcome.set }]);
   return { ...outcome, text };
+}
+
+/**
+ * A simulator on a real port and a client to it for one describe block: started before its tests, closed
+ * after. Read `sim` and `client` inside the tests (they are set once the block starts).
+ */
+export function simulatorWithClient(opts: SimOptions): { readonly sim: Simulator; readonly client: CouchbaseClient } {
+  const held = {} as { sim: Simulator; client: CouchbaseClient };
+  beforeAll(async () => {
+    held.sim = createSimulator(opts);
+    held.client = createClient({ cluster: 't', url: await held.sim.listen(), username: 'Administrator', password: 'password' });
+  });
+  afterAll(async () => {
+    await held.client?.close();
+    await held.sim?.close();
+  });
+  return held;
 }
