@@ -22,8 +22,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export function startProcess(args: string[], env: Record<string, string> = {}): ChildProcess {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `cbwatch …` run as users run it: the launcher itself, so its Node flags (the shebang line) apply. */
+export function startProcess(args: string[], env: Record<string, string> = {}, opts: { v8Defaults?: boolean } = {}): ChildProcess {
+  // v8Defaults: `node bin/cbwatch.js …`, without the launcher's flags, for comparison.
+  const [cmd, argv] = opts.v8Defaults ? [process.execPath, [CLI, ...args]] : [CLI, args];
+  const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr?.on('data', () => undefined);
   return child;
 }
