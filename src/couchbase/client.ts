@@ -221,6 +221,7 @@ class Client implements CouchbaseClient {
   ): Promise<JsonResponse<T>> {
     const { desc, raw } = await this.request(route, params, options);
     if (raw.status < 200 || raw.status >= 300) return { status: raw.status, data: undefined, text: raw.text };
+    await nextTurn();
     let body: unknown;
     try {
       body = JSON.parse(raw.text);
@@ -360,6 +361,19 @@ class Client implements CouchbaseClient {
       contentType: Array.isArray(ct) ? (ct[0] ?? '') : (ct ?? ''),
     };
   }
+}
+
+/**
+ * Answers are parsed one per event-loop turn, across every client. Responses that arrive together (a pool
+ * finishing eight requests at once) would otherwise be parsed, validated and mapped by their collector back
+ * to back in one turn, and a scrape arriving meanwhile would wait for all of them; one per turn, it waits
+ * for one at most. An immediate queued from an immediate runs on the next turn, after the I/O phase.
+ */
+let turns: Promise<void> = Promise.resolve();
+function nextTurn(): Promise<void> {
+  const turn = turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+  turns = turn;
+  return turn;
 }
 
 function statusError(desc: RequestDescription, raw: RawResponse): RequestError {
