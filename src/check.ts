@@ -94,7 +94,8 @@ function rowsOf(cluster: string, o: PollOutcome): CheckRow[] {
     });
     first = false;
   }
-  if (rows.length === 0) rows.push({ cluster, collector: `${o.collector} (${state})`, endpoint: '-', status: '-', latencyMs: undefined, series: String(o.set.size), detail });
+  // No request of its own: the collector used an answer another collector fetched in this poll round.
+  if (rows.length === 0) rows.push({ cluster, collector: `${o.collector} (${state})`, endpoint: '-', status: '-', latencyMs: undefined, series: String(o.set.size), detail: detail || 'no request of its own (answer shared with another collector)' });
   else if (!o.ok && rows.every((r) => !r.detail.startsWith('missing permission'))) (rows[0] as CheckRow).detail = detail;
   return rows;
 }

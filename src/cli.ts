@@ -65,14 +65,25 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
     out('configuration is valid\n');
     return 0;
   }
-  if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
+  // loadConfig refuses a configuration without clusters unless it receives webhooks; a shard may still hold
+  // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
   const log = createLogger({ level: config.log.level, format: config.log.format });
+  if (config.clusters.length === 0) {
+    log.warn(
+      config.shard === undefined ? {} : { shard: `${config.shard.index}/${config.shard.total}` },
+      config.shard === undefined ? 'no cluster configured: receiving webhooks only' : 'no cluster falls in this shard: serving cbwatch\'s own metrics only',
+    );
+  }
   const daemon = await startWithWebConfig(config, log);
   return serveUntilSignal(daemon, log);
 }
 
 async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
   const config = loadConfig(args.flags, process.env);
+  if (config.clusters.length === 0 && config.shard !== undefined) {
+    out(`no cluster falls in shard ${config.shard.index}/${config.shard.total}: nothing to check\n`);
+    return 0;
+  }
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);

@@ -72,7 +72,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const scheduler = new Scheduler({ clusters: config.clusters, clients, collectors: opts.collectors ?? collectorList(), store, log });
   const plugins = [...(opts.plugins ?? [])];
   const sg = config.webhooks.syncGateway;
-  if (sg?.enabled) plugins.push((app) => registerSyncGatewayWebhooks(app, sg, log.child({ component: 'webhooks' })));
+  if (sg?.enabled) plugins.push((app) => registerSyncGatewayWebhooks(app, sg, log));
   const deps: AppDeps = {
     store,
     exposition,

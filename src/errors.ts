@@ -58,7 +58,7 @@ export class HttpStatusError extends RequestError {
 
 export class AuthError extends RequestError {
   constructor(request: RequestDescription) {
-    super('CBW_ERR_AUTH', request, 'authentication failed (401): check the username and password', 401);
+    super('CBW_ERR_AUTH', request, 'authentication failed: check the username and password', 401);
   }
 }
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/cli.js';
+import { shardOf } from '../src/config/load.js';
 import { createSimulator } from '../src/simulator/index.js';
 import type { Simulator } from '../src/simulator/index.js';
 
@@ -86,6 +87,17 @@ describe('cbwatch (in-process)', () => {
     expect(r.out).not.toContain('wrong-password');
   });
 
+  it('--shard: check watches only its shard, and an empty shard is not an error', async () => {
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    const mine = shardOf('sharded', 2);
+    const other = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--couchbase.cluster-name', 'sharded', '--shard', `${1 - mine}/2`]);
+    expect(other.code).toBe(0);
+    expect(other.out).toContain(`no cluster falls in shard ${1 - mine}/2`);
+    const own = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--couchbase.cluster-name', 'sharded', '--shard', `${mine}/2`]);
+    expect(own.out).toContain('all collectors succeeded');
+    expect((await run(['check', '--couchbase.url', simUrl, '--shard', '2/2'])).code).toBe(2);
+  });
+
   it('check: names the missing permission on a 403', async () => {
     process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
     sim.ctx.faults.add({ match: '/pools/default/buckets', kind: 'forbidden', permissions: ['cluster.bucket[.].settings!read'] });
@@ -97,6 +109,65 @@ describe('cbwatch (in-process)', () => {
       sim.ctx.faults.clear();
     }
   });
+});
+
+/** Start the real launcher; resolve with the URL from its "cbwatch started" log line. */
+async function startBin(args: string[], env: Record<string, string>): Promise<{ url: string; stop: () => Promise<number | null> }> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const stop = (): Promise<number | null> =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      child.once('exit', (c) => resolve(c));
+      child.kill('SIGTERM');
+    });
+  for (let i = 0; i < 300; i++) {
+    const m = /"url":"(http:\/\/[^"]+)"[^\n]*cbwatch started/.exec(out);
+    if (m) return { url: m[1] as string, stop };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await stop();
+  throw new Error(`cbwatch did not start: ${out}`);
+}
+
+describe('bin/cbwatch.js run without clusters (a real process)', () => {
+  it('receives webhooks when the file configures only the Sync Gateway receiver', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-cli-'));
+    const cfg = join(dir, 'webhooks-only.yml');
+    writeFileSync(cfg, 'webhooks:\n  sync_gateway:\n    enabled: true\n    token_env: CLI_WH_TOKEN\n    databases: [travel]\n');
+    const token = 'cli-webhook-token-0123456789';
+    const { url, stop } = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], { CLI_WH_TOKEN: token });
+    try {
+      expect((await fetch(`${url}/-/ready`)).status).toBe(200);
+      const posted = await fetch(`${url}/webhooks/sync-gateway/travel?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"_id":"d1"}' });
+      expect(posted.status).toBe(200);
+      expect(await (await fetch(`${url}/metrics`)).text()).toContain('cbwatch_webhook_documents_total{database="travel",result="accepted"} 1');
+    } finally {
+      expect(await stop()).toBe(0);
+    }
+  }, 60_000);
+
+  it('serves its own metrics when its shard holds no cluster, and still refuses no cluster at all', async () => {
+    const mine = shardOf('sharded', 2);
+    const { url, stop } = await startBin(
+      ['run', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--couchbase.cluster-name', 'sharded', '--shard', `${1 - mine}/2`, '--web.listen-address', '127.0.0.1:0'],
+      { CBWATCH_COUCHBASE_PASSWORD: 'password' },
+    );
+    try {
+      expect((await fetch(`${url}/-/ready`)).status).toBe(200);
+      const text = await (await fetch(`${url}/metrics`)).text();
+      expect(text).toContain('cbwatch_build_info');
+      expect(text).not.toContain('couchbase_cluster="sharded"');
+    } finally {
+      expect(await stop()).toBe(0);
+    }
+    const none = await run(['run', '--web.listen-address', '127.0.0.1:0']);
+    expect(none.code).toBe(2);
+    expect(none.err).toContain('no cluster to watch');
+  }, 60_000);
 });
 
 describe('bin/cbwatch.js demo (a real process)', () => {

@@ -368,6 +368,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   return {
     file: configFile?.value,
     clusters: shard === undefined ? clusters : clusters.filter((c) => shardOf(c.name, shard.total) === shard.index),
+    ...(shard === undefined ? {} : { shard }),
     webhooks: { syncGateway },
     web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings },
     log: { level, format },

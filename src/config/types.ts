@@ -52,6 +52,8 @@ export interface Config {
   /** The configuration file read, if any. */
   readonly file?: string | undefined;
   readonly clusters: readonly ClusterConfig[];
+  /** `--shard I/N` or CBWATCH_SHARD: `clusters` holds only this shard's clusters (possibly none). */
+  readonly shard?: { readonly index: number; readonly total: number } | undefined;
   readonly webhooks: { readonly syncGateway: SyncGatewayWebhookConfig | undefined };
   readonly web: WebConfig;
   readonly log: { readonly level: string; readonly format: 'json' | 'logfmt' | 'pretty' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flagsHelp, parseArgs, usage } from '../../src/config/flags.js';
+import { FLAG_NAMES, flagsHelp, parseArgs, usage } from '../../src/config/flags.js';
 import { ConfigError } from '../../src/errors.js';
 
 function fails(argv: string[]): ConfigError {
@@ -42,6 +42,25 @@ describe('parseArgs: flags', () => {
     expect(parseArgs([]).flags).toEqual({});
     expect(parseArgs(['check']).flags).toEqual({});
     expect(parseArgs(['--help']).flags).toEqual({ help: true });
+  });
+
+  // Each declared flag must reach the parsed flags under some command that takes it (--shard once did not).
+  it.each(FLAG_NAMES.filter((n) => n !== 'help' && n !== 'version'))('--%s reaches the parsed flags', (name) => {
+    const sample: Record<string, string> = {
+      port: '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full',
+      'log.level': 'info', 'log.format': 'json', shard: '0/2',
+    };
+    const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus'];
+    const argv = booleans.includes(name) ? [`--${name}`] : [`--${name}`, sample[name] ?? 'x'];
+    const taken = (['run', 'check', 'demo', 'simulate'] as const).flatMap((cmd) => {
+      try {
+        return [parseArgs([cmd, ...argv]).flags];
+      } catch {
+        return [];
+      }
+    });
+    expect(taken.length, `no command takes --${name}`).toBeGreaterThan(0);
+    for (const flags of taken) expect((flags as Record<string, unknown>)[name], `--${name}`).toBeDefined();
   });
 
   it('reads run flags, in both --flag value and --flag=value forms', () => {
