@@ -179,7 +179,13 @@ export function issueLines(
 
 export function linesToConfigError(file: string, lines: readonly string[]): ConfigError {
   if (lines.length === 1) return new ConfigError(`invalid configuration: ${lines[0] as string}`);
-  return new ConfigError(`invalid configuration in ${file} (${lines.length} problems):\n  ${lines.join('\n  ')}`);
+  // In file order: problems with a `file:line:col:` position by position, the others after them as found.
+  const at = (l: string): number => {
+    const m = /^[^\n]*?:(\d+):(\d+): /.exec(l);
+    return m ? Number(m[1]) * 100_000 + Number(m[2]) : Number.MAX_SAFE_INTEGER;
+  };
+  const ordered = lines.map((l, i) => ({ l, i, at: at(l) })).sort((a, b) => a.at - b.at || a.i - b.i).map((x) => x.l);
+  return new ConfigError(`invalid configuration in ${file} (${lines.length} problems):\n  ${ordered.join('\n  ')}`);
 }
 
 export function zodIssuesToConfigError(

@@ -306,3 +306,33 @@ describe('--shard', () => {
     expect(() => loadConfig({ config: file, shard: 'x' }, {})).toThrow(/--shard: "x" is not a shard/);
   });
 });
+
+describe('several problems', () => {
+  it('are listed together in file order', () => {
+    const file = write(
+      'two-problems.yml',
+      [
+        'clusters:',
+        '  - name: a',
+        '    url: http://a:8091',
+        '    usernme: x',
+        '    collectors:',
+        '      search: { slow_query_threshold: 10x }',
+        '',
+      ].join('\n'),
+    );
+    let message = '';
+    try {
+      load(['--config', file]);
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/2 problems/);
+    const lines = message.split('\n').slice(1);
+    expect(lines[0]).toContain(':4:');
+    expect(lines[0]).toContain('usernme');
+    expect(lines[1]).toContain(':6:');
+    expect(lines[1]).toContain('slow_query_threshold');
+  });
+});
