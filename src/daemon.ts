@@ -68,7 +68,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     );
   }
   const store = new SnapshotStore();
-  const exposition = new Exposition(store, { processMetrics: opts.processMetrics !== false });
+  const exposition = new Exposition(store, { processMetrics: opts.processMetrics !== false, eager: true });
   const scheduler = new Scheduler({ clusters: config.clusters, clients, collectors: opts.collectors ?? collectorList(), store, log });
   const plugins = [...(opts.plugins ?? [])];
   const sg = config.webhooks.syncGateway;

@@ -68,6 +68,9 @@ function gzipParts(parts: readonly Part[]): Buffer[] {
 
 const EMPTY = new Part('', Buffer.alloc(0));
 
+/** How long eager mode waits after a change before rendering, to share one render among polls ending together. */
+const WARM_DELAY_MS = 50;
+
 /** A /metrics body as buffers to write in order, and their total length. */
 export interface Body {
   readonly chunks: readonly Buffer[];
@@ -80,10 +83,29 @@ export class Exposition {
   private proc = EMPTY;
   private pending: Promise<void> | undefined;
 
+  private warmTimer: NodeJS.Timeout | undefined;
+
   constructor(
     private readonly store: SnapshotStore,
-    private readonly opts: { processMetrics?: boolean } = {},
-  ) {}
+    private readonly opts: { processMetrics?: boolean; eager?: boolean } = {},
+  ) {
+    if (opts.eager) store.onChange(() => this.warmSoon());
+  }
+
+  /**
+   * Eager mode renders a changed snapshot shortly after the change (polls that end together share one
+   * render), so the scrape after a poll finds the body ready instead of paying for the render; a scrape
+   * that arrives mid-render still waits for it, and never gets the older body.
+   */
+  private warmSoon(): void {
+    if (this.warmTimer !== undefined) return;
+    this.warmTimer = setTimeout(() => {
+      this.warmTimer = undefined;
+      // A failure here resurfaces on the next scrape, which renders again.
+      this.refresh().catch(() => undefined);
+    }, WARM_DELAY_MS);
+    this.warmTimer.unref();
+  }
 
   /** The full exposition; `gzip` asks for the compressed bytes. */
   async body(gzip: boolean): Promise<Body> {

@@ -43,45 +43,59 @@ function valueString(v: number): string {
   return `${v}`;
 }
 
-interface Merged {
-  def: FamilyDef;
-  /** `name{labels}` of each series, for de-duplication across sets. */
-  seen: Set<string>;
-  lines: string[];
+/** One family's series lines from one set. */
+interface Block {
+  readonly def: FamilyDef;
+  readonly text: string;
 }
 
-/** Render sets as Prometheus text, each family a HELP and TYPE line followed by its series. */
+/**
+ * Each set's text, kept while the set lives (the store holds a set until its collector's next poll). A render
+ * after one collector's poll then writes only that collector's series anew and reuses the others' text.
+ */
+const blocksOf = new WeakMap<SampleSet, { readonly base: string; readonly blocks: readonly Block[] }>();
+
+function setBlocks(base: Labels, set: SampleSet): readonly Block[] {
+  const basePairs = labelPairs(base);
+  const hit = blocksOf.get(set);
+  if (hit !== undefined && hit.base === basePairs) return hit.blocks;
+  const blocks: Block[] = [];
+  for (const { def, samples } of set.families()) {
+    const counter = def.type === 'counter';
+    const lines: string[] = [];
+    for (const s of samples) {
+      // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
+      if (counter && s.value < 0) continue;
+      const own = labelPairs(s.labels);
+      const pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
+      lines.push(`${pairs === '' ? def.name : `${def.name}{${pairs}}`} ${valueString(s.value)}\n`);
+    }
+    if (lines.length > 0) blocks.push({ def, text: lines.join('') });
+  }
+  blocksOf.set(set, { base: basePairs, blocks });
+  return blocks;
+}
+
+/**
+ * Render sets as Prometheus text, each family a HELP and TYPE line followed by its series from every set.
+ * A set never repeats a series (SampleSet keeps the first), and two sets never share one: every family
+ * belongs to one collector (the catalog refuses a family declared by two) and each set carries its own
+ * cluster's label, or none for the store's status set, whose families no collector declares.
+ */
 export async function renderSets(sets: readonly LabelledSet[]): Promise<string> {
-  const merged = new Map<string, Merged>();
+  const merged = new Map<string, { def: FamilyDef; texts: string[] }>();
   for (const { base, set } of sets) {
-    const basePairs = labelPairs(base);
-    for (const { def, samples } of set.families()) {
-      let m = merged.get(def.name);
-      if (!m) {
-        m = { def, seen: new Set(), lines: [] };
-        merged.set(def.name, m);
-      }
-      const counter = def.type === 'counter';
-      for (const s of samples) {
-        // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
-        if (counter && s.value < 0) continue;
-        const own = labelPairs(s.labels);
-        const pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
-        const series = pairs === '' ? def.name : `${def.name}{${pairs}}`;
-        // The same series from two sets (two collectors of one cluster) is written once, the first kept,
-        // as SampleSet does within a set: a duplicate series would make Prometheus reject the whole scrape.
-        if (m.seen.has(series)) continue;
-        m.seen.add(series);
-        m.lines.push(`${series} ${valueString(s.value)}\n`);
-      }
+    for (const b of setBlocks(base, set)) {
+      const m = merged.get(b.def.name);
+      if (m) m.texts.push(b.text);
+      else merged.set(b.def.name, { def: b.def, texts: [b.text] });
     }
   }
   const out: string[] = [];
   for (const name of [...merged.keys()].sort()) {
-    const m = merged.get(name) as Merged;
-    if (m.lines.length === 0) continue;
+    const m = merged.get(name) as { def: FamilyDef; texts: string[] };
     out.push(`# HELP ${name} ${escapeHelp(m.def.help)}\n# TYPE ${name} ${m.def.type}\n`);
-    for (const line of m.lines) out.push(line);
+    for (const t of m.texts) out.push(t);
   }
   return out.join('');
 }

@@ -39,8 +39,20 @@ export class SnapshotStore {
   private readonly clusterOrder: string[] = [];
   private v = 0;
 
+  private readonly listeners: Array<() => void> = [];
+
   get version(): number {
     return this.v;
+  }
+
+  /** Call `fn` after every change (the exposition renders ahead of the next scrape). */
+  onChange(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  private changed(): void {
+    this.v++;
+    for (const fn of this.listeners) fn();
   }
 
   /** Announce a (cluster, collector) before its first poll, so status and readiness know about it. */
@@ -63,7 +75,7 @@ export class SnapshotStore {
       missingPermissions: [],
       reached: false,
     });
-    this.v++;
+    this.changed();
   }
 
   /** Replace the collector's snapshot with the outcome of a poll. */
@@ -89,7 +101,7 @@ export class SnapshotStore {
       missingPermissions: perms,
       reached: outcome.requests.some((r) => r.status !== undefined && r.status >= 200 && r.status < 300),
     });
-    this.v++;
+    this.changed();
   }
 
   /** Forget everything of a cluster (it left the configuration). */
@@ -98,7 +110,7 @@ export class SnapshotStore {
     for (const k of [...this.statuses.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.statuses.delete(k);
     const i = this.clusterOrder.indexOf(cluster);
     if (i >= 0) this.clusterOrder.splice(i, 1);
-    this.v++;
+    this.changed();
   }
 
   statusList(): CollectorStatus[] {

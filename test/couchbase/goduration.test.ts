@@ -69,7 +69,7 @@ const GO_CASES: ReadonlyArray<[string, bigint]> = [
   ['0.830103483285477580700h', 49n * M + 48n * S + 372539827n],
 ];
 
-const GO_ERRORS = ['', '3', '-', 's', '.', '-.', '.s', '+.s', '1d', '\u0085\u0085', '\u00ffff', 'hello \u00ffff world', '9223372036854775808ns', '9223372036854775.808us', '9223372036s854ms775us808ns', '-9223372036854775809ns', '1.5', '1s1', ' 1s', '1s ', '1 s', '1S', '1sec', '--1s', '+-1s', '1e3s', '0x10s', 'NaN', 'Infinity', '∞s'];
+const GO_ERRORS = ['', '3', '-', 's', '.', '-.', '.s', '+.s', '1d', '\u0085\u0085', '\u00ffff', 'hello \u00ffff world', '9223372036854775808ns', '9223372036854775.808us', '9223372036s854ms775us808ns', '-9223372036854775809ns', '721664h840391h999993h0ns', '1.5', '1s1', ' 1s', '1s ', '1 s', '1S', '1sec', '--1s', '+-1s', '1e3s', '0x10s', 'NaN', 'Infinity', '∞s'];
 
 describe('parseGoDuration: Go examples', () => {
   it.each(GO_CASES)('%s', (text, ns) => {
@@ -112,8 +112,9 @@ describe('formatGoDuration: Go examples', () => {
 });
 
 const int64 = fc.bigInt({ min: MIN, max: MAX });
-// Components small enough that a compound of up to 6 never overflows int64 (6 × 999999h < 2^63 ns).
-const component = fc.tuple(fc.bigInt({ min: 0n, max: 999_999n }), fc.constantFrom(...UNITS));
+// Components small enough that a compound of up to 6 never overflows int64: int64 nanoseconds hold
+// 2,562,047 h, and 6 × 400,000 h stays below that. (999,999 per component did not, and failed now and then.)
+const component = fc.tuple(fc.bigInt({ min: 0n, max: 400_000n }), fc.constantFrom(...UNITS));
 
 describe('parseGoDuration: properties', () => {
   it('parses every formatted int64 back to itself', () => {

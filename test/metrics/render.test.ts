@@ -1,5 +1,5 @@
 import client from 'prom-client';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
 import { renderSets, type LabelledSet } from '../../src/metrics/render.js';
 
@@ -86,15 +86,22 @@ describe('renderSets', () => {
     expect(text.match(/# TYPE couchbase_render_ops_total counter/g)).toHaveLength(1);
   });
 
-  it('writes a series present in two sets once, keeping the first', async () => {
-    const a = set([[up, {}, 1]]);
-    const b = set([[up, {}, 0]]);
-    const text = await renderSets([
-      { base: { couchbase_cluster: 'x' }, set: a },
-      { base: { couchbase_cluster: 'x' }, set: b },
+  it('reuses the text of a set it rendered before, and renders a new set afresh', async () => {
+    const kept = set([[bytes, { bucket: 'a', node: 'n' }, 1]]);
+    const spy = vi.spyOn(kept, 'families');
+    const first = await renderSets([{ base: { couchbase_cluster: 'x' }, set: kept }]);
+    const replaced = set([[bytes, { bucket: 'a', node: 'n' }, 2]]);
+    const second = await renderSets([
+      { base: { couchbase_cluster: 'x' }, set: kept },
+      { base: { couchbase_cluster: 'y' }, set: replaced },
     ]);
-    expect(text.match(/^couchbase_render_up/gm)).toHaveLength(1);
-    expect(text).toContain('couchbase_render_up{couchbase_cluster="x"} 1');
+    expect(spy).toHaveBeenCalledTimes(1);
+    expect(second).toContain('couchbase_render_bytes{couchbase_cluster="x",bucket="a",node="n"} 1');
+    expect(second).toContain('couchbase_render_bytes{couchbase_cluster="y",bucket="a",node="n"} 2');
+    expect(second.startsWith(first.slice(0, first.length - 1))).toBe(true);
+    // The same set under another cluster label is written with that label, not from the cache.
+    expect(await renderSets([{ base: { couchbase_cluster: 'z' }, set: kept }])).toContain('couchbase_cluster="z"');
+    expect(spy).toHaveBeenCalledTimes(2);
   });
 
   it('leaves out a family whose every sample was dropped', async () => {
