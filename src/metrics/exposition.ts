@@ -22,7 +22,7 @@ import type { SnapshotStore } from './store.js';
 
 class Part {
   private deflated: Buffer | undefined;
-  private readonly crcs = new Map<number, number>();
+  private crcMemo: { readonly from: number; readonly crc: number } | undefined;
 
   constructor(
     readonly key: string,
@@ -35,15 +35,10 @@ class Part {
     return this.deflated;
   }
 
-  /** CRC-32 continued over this part from the CRC of what precedes it. */
+  /** CRC-32 continued over this part from the CRC of what precedes it (the snapshot, first, always from 0). */
   crc(from: number): number {
-    let c = this.crcs.get(from);
-    if (c === undefined) {
-      c = crc32(this.plain, from);
-      if (this.crcs.size > 4) this.crcs.clear();
-      this.crcs.set(from, c);
-    }
-    return c;
+    if (this.crcMemo?.from !== from) this.crcMemo = { from, crc: crc32(this.plain, from) };
+    return this.crcMemo.crc;
   }
 }
 
@@ -129,7 +124,7 @@ export class Exposition {
     if (snapKey === this.snap.key && liveKey === this.live.key && procKey === this.proc.key) return;
     this.pending = (async () => {
       if (snapKey !== this.snap.key) {
-        const text = await renderSets([...this.store.labelledSets(), { base: {}, set: buildInfoSet() }]);
+        const text = renderSets([...this.store.labelledSets(), { base: {}, set: buildInfoSet() }]);
         this.snap = new Part(snapKey, Buffer.from(text));
       }
       if (liveKey !== this.live.key) {

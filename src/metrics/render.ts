@@ -82,7 +82,7 @@ function setBlocks(base: Labels, set: SampleSet): readonly Block[] {
  * belongs to one collector (the catalog refuses a family declared by two) and each set carries its own
  * cluster's label, or none for the store's status set, whose families no collector declares.
  */
-export async function renderSets(sets: readonly LabelledSet[]): Promise<string> {
+export function renderSets(sets: readonly LabelledSet[]): string {
   const merged = new Map<string, { def: FamilyDef; texts: string[] }>();
   for (const { base, set } of sets) {
     for (const b of setBlocks(base, set)) {
