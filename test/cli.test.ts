@@ -76,6 +76,8 @@ describe('cbwatch (in-process)', () => {
     expect(r.out).toMatch(/CLUSTER\s+COLLECTOR\s+ENDPOINT\s+STATUS\s+LATENCY\s+SERIES\s+DETAIL/);
     expect(r.out).toContain('/pools/default/buckets/{bucket}/stats');
     expect(r.out).toContain('all collectors succeeded');
+    // tasks reads the tasks list the xdcr collector fetched: its row says so instead of staying blank.
+    expect(r.out).toMatch(/tasks \(ok\)\s+-\s+-\s+\d+\s+no request of its own \(answer shared with another collector\)/);
     expect(r.code).toBe(0);
   });
 
@@ -83,7 +85,8 @@ describe('cbwatch (in-process)', () => {
     process.env.CBWATCH_COUCHBASE_PASSWORD = 'wrong-password';
     const r = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator']);
     expect(r.code).toBe(1);
-    expect(r.out).toContain('401');
+    expect(r.out).toContain('401 authentication failed: check the username and password');
+    expect(r.out).not.toContain('(401)');
     expect(r.out).not.toContain('wrong-password');
   });
 
@@ -112,7 +115,7 @@ describe('cbwatch (in-process)', () => {
 });
 
 /** Start the real launcher; resolve with the URL from its "cbwatch started" log line. */
-async function startBin(args: string[], env: Record<string, string>): Promise<{ url: string; stop: () => Promise<number | null> }> {
+async function startBin(args: string[], env: Record<string, string>): Promise<{ url: string; stop: () => Promise<number | null>; output: () => string }> {
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -125,7 +128,7 @@ async function startBin(args: string[], env: Record<string, string>): Promise<{ 
     });
   for (let i = 0; i < 300; i++) {
     const m = /"url":"(http:\/\/[^"]+)"[^\n]*cbwatch started/.exec(out);
-    if (m) return { url: m[1] as string, stop };
+    if (m) return { url: m[1] as string, stop, output: () => out };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -139,9 +142,15 @@ describe('bin/cbwatch.js run without clusters (a real process)', () => {
     const cfg = join(dir, 'webhooks-only.yml');
     writeFileSync(cfg, 'webhooks:\n  sync_gateway:\n    enabled: true\n    token_env: CLI_WH_TOKEN\n    databases: [travel]\n');
     const token = 'cli-webhook-token-0123456789';
-    const { url, stop } = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], { CLI_WH_TOKEN: token });
+    const { url, stop, output } = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], { CLI_WH_TOKEN: token });
     try {
       expect((await fetch(`${url}/-/ready`)).status).toBe(200);
+      // A refused post is logged once, with its component named once.
+      const refused = await fetch(`${url}/webhooks/sync-gateway/travel?token=wrong`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(refused.status).toBe(401);
+      for (let i = 0; i < 50 && !output().includes('refused a Sync Gateway webhook post'); i++) await new Promise((r) => setTimeout(r, 20));
+      const line = output().split('\n').find((l) => l.includes('refused a Sync Gateway webhook post')) ?? '';
+      expect(line.match(/"component"/g)).toHaveLength(1);
       const posted = await fetch(`${url}/webhooks/sync-gateway/travel?token=${token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"_id":"d1"}' });
       expect(posted.status).toBe(200);
       expect(await (await fetch(`${url}/metrics`)).text()).toContain('cbwatch_webhook_documents_total{database="travel",result="accepted"} 1');

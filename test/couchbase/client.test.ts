@@ -180,3 +180,43 @@ describe('concurrency bound', () => {
     expect(s.inFlight).toBe(0);
   });
 });
+
+describe('answers parsed one per event-loop turn', () => {
+  // A server that holds every answer until all have been asked for, then sends them together: their
+  // bodies arrive in the same I/O phase, the case where a scrape would otherwise wait for all of them.
+  const N = 6;
+  let server: ReturnType<typeof createServer>;
+  let base: string;
+  beforeAll(async () => {
+    const held: Array<() => void> = [];
+    server = createServer((_req, res) => {
+      held.push(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end('{"ok":true}');
+      });
+      if (held.length === N) for (const send of held.splice(0)) send();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+  it('gives each answer its own turn, so I/O (a scrape) can run between two of them', async () => {
+    const c = createClient({ cluster: 'c', url: base, concurrency: N });
+    // A turn counter: an immediate that re-queues itself runs once per event-loop iteration.
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    try {
+      const turns = await Promise.all(Array.from({ length: N }, (_, i) => c.getJson('/x/{i}', { i: String(i) }, loose).then(() => turn)));
+      expect(new Set(turns).size).toBe(N);
+    } finally {
+      ticking = false;
+      await c.close();
+    }
+  });
+});
