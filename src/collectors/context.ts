@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import type { CouchbaseClient, RequestRecord } from '../couchbase/client.js';
+import { describeError } from '../errors.js';
 import { SampleSet } from '../metrics/family.js';
 import { createSharedCache } from './shared.js';
 import type { CollectContext, Collector, SharedCache } from './types.js';
@@ -18,6 +19,8 @@ export interface PollOutcome {
   readonly requests: RequestRecord[];
   /** reason → count */
   readonly skipped: Map<string, number>;
+  /** Failed items of this poll, reason → count (see `CollectContext.itemFailed`). */
+  readonly itemErrors: Map<string, number>;
   readonly notApplicable: string | undefined;
   readonly finishedAt: number;
 }
@@ -45,6 +48,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   setMaxListeners(0, signal);
   const requests: RequestRecord[] = [];
   const skipped = new Map<string, number>();
+  const itemErrors = new Map<string, number>();
   let notApplicable: string | undefined;
   const log = input.log ?? silent;
   const set = new SampleSet();
@@ -61,6 +65,11 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     skipped(reason, detail) {
       skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
       log.debug({ reason, detail }, 'skipped an item');
+    },
+    itemFailed(item, err) {
+      const reason = itemErrorReason(err);
+      itemErrors.set(reason, (itemErrors.get(reason) ?? 0) + 1);
+      log.debug({ item, reason, err: describeError(err) }, 'item failed; its series are left out of this poll');
     },
     notApplicable(reason) {
       notApplicable = reason;
@@ -81,6 +90,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     durationSeconds: (performance.now() - started) / 1000,
     requests,
     skipped,
+    itemErrors,
     notApplicable,
     finishedAt: now(),
   };
@@ -103,4 +113,32 @@ function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
       },
     );
   });
+}
+
+/** The `reason` label of `cbwatch_collector_item_errors_total` for an item's error (stable, bounded values). */
+export function itemErrorReason(err: unknown): string {
+  const e = err as { code?: unknown; status?: unknown } | undefined;
+  const status = typeof e?.status === 'number' ? e.status : undefined;
+  switch (e?.code) {
+    case 'CBW_ERR_NOT_FOUND':
+      return 'not_found';
+    case 'CBW_ERR_FORBIDDEN':
+    case 'CBW_ERR_AUTH':
+      return 'forbidden';
+    case 'CBW_ERR_TIMEOUT':
+    case 'CBW_ERR_ABORTED':
+      return 'timeout';
+    case 'CBW_ERR_NETWORK':
+      return 'network';
+    case 'CBW_ERR_SCHEMA':
+      return 'bad_body';
+    case 'CBW_ERR_TOO_LARGE':
+      return 'too_large';
+    case 'CBW_ERR_HTTP':
+      if (status !== undefined && status >= 500) return 'http_5xx';
+      if (status !== undefined && status >= 400) return 'http_4xx';
+      return 'other';
+    default:
+      return 'other';
+  }
 }

@@ -25,6 +25,13 @@ export interface CollectContext<N extends CollectorName = CollectorName> {
   readonly shared: SharedCache;
   /** Count an item that was skipped because it did not parse or made no sense (logged at debug by the caller). */
   skipped(reason: string, detail?: string): void;
+  /**
+   * One item of the poll (a bucket, a replication, one stat, a node, an index…) failed: its request or answer
+   * was bad. The caller emits none of that item's series and carries on with the others; the failure is counted
+   * in `cbwatch_collector_item_errors_total{reason}` (reason from `itemErrorReason(err)`) and logged at debug.
+   * A collector fails the whole poll only when its list request fails or every item failed.
+   */
+  itemFailed(item: string, err: unknown): void;
   /** This collector does not apply to the cluster (e.g. no Search service): success, no series. */
   notApplicable(reason: string): void;
 }

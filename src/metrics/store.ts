@@ -22,6 +22,8 @@ export interface CollectorStatus {
   readonly series: number;
   readonly requests: number;
   readonly skipped: ReadonlyMap<string, number>;
+  /** Failed items since start, reason → count (a counter: it only grows). */
+  readonly itemErrors: ReadonlyMap<string, number>;
   readonly notApplicable: string | undefined;
   /** Missing permission named by a 403, for `check` and the landing page. */
   readonly missingPermissions: readonly string[];
@@ -71,6 +73,7 @@ export class SnapshotStore {
       series: 0,
       requests: 0,
       skipped: new Map(),
+      itemErrors: new Map(),
       notApplicable: undefined,
       missingPermissions: [],
       reached: false,
@@ -85,6 +88,8 @@ export class SnapshotStore {
     if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
     if (outcome.ok) this.sets.set(k, outcome.set);
     else this.sets.delete(k);
+    const itemErrors = new Map(prev?.itemErrors ?? []);
+    for (const [reason, n] of outcome.itemErrors) itemErrors.set(reason, (itemErrors.get(reason) ?? 0) + n);
     const perms = outcome.error && typeof outcome.error === 'object' && 'permissions' in outcome.error ? (outcome.error as { permissions: readonly string[] }).permissions : [];
     this.statuses.set(k, {
       cluster,
@@ -97,6 +102,7 @@ export class SnapshotStore {
       series: outcome.ok ? outcome.set.size : 0,
       requests: outcome.requests.length,
       skipped: outcome.skipped,
+      itemErrors,
       notApplicable: outcome.notApplicable,
       missingPermissions: perms,
       reached: outcome.requests.some((r) => r.status !== undefined && r.status >= 200 && r.status < 300),
@@ -150,6 +156,7 @@ export class SnapshotStore {
       s.add(SELF.collectorRequests, l, st.requests);
       s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
       for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
+      for (const [reason, n] of st.itemErrors) s.add(SELF.collectorItemErrors, { ...l, reason }, n);
       up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
     }
     for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);

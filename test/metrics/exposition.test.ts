@@ -9,7 +9,7 @@ const fam = defineFamily('buckets', 'couchbase_bucket_eager_bytes', 'gauge', 'Ea
 function outcome(value: number): PollOutcome {
   const set = new SampleSet();
   set.add(fam, { bucket: 'b' }, value);
-  return { collector: 'buckets', ok: true, set, error: undefined, durationSeconds: 0.01, requests: [], skipped: new Map(), notApplicable: undefined, finishedAt: 1_700_000_000_000 };
+  return { collector: 'buckets', ok: true, set, error: undefined, durationSeconds: 0.01, requests: [], skipped: new Map(), itemErrors: new Map(), notApplicable: undefined, finishedAt: 1_700_000_000_000 };
 }
 
 async function until(cond: () => boolean): Promise<void> {

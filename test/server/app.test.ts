@@ -13,7 +13,7 @@ const fam = defineFamily('buckets', 'couchbase_bucket_fake_bytes', 'gauge', 'Fak
 function outcome(ok: boolean, value = 1, error?: unknown): PollOutcome {
   const set = new SampleSet();
   if (ok) set.add(fam, { bucket: '<b>' }, value);
-  return { collector: 'buckets', ok, set, error, durationSeconds: 0.012, requests: [{ endpoint: '/pools/default/buckets', method: 'GET', status: ok ? 200 : 500, code: ok ? '200' : '500', durationSeconds: 0.01, error: undefined }], skipped: new Map(), notApplicable: undefined, finishedAt: 1_700_000_000_000 };
+  return { collector: 'buckets', ok, set, error, durationSeconds: 0.012, requests: [{ endpoint: '/pools/default/buckets', method: 'GET', status: ok ? 200 : 500, code: ok ? '200' : '500', durationSeconds: 0.01, error: undefined }], skipped: new Map(), itemErrors: new Map(), notApplicable: undefined, finishedAt: 1_700_000_000_000 };
 }
 
 function app(authorize?: (h: string | undefined) => Promise<boolean>) {
