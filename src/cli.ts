@@ -18,6 +18,7 @@ import { packageVersion } from './metrics/build.js';
 import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
 import { loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
+import { healthcheckTarget, probe } from './healthcheck.js';
 
 type Out = (s: string) => void;
 
@@ -37,7 +38,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> {
+export async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> {
   if (!config.web.configFile) return startDaemon({ config, logger: log });
   // loadConfig validated the web config file already; its settings hold the TLS key: never log them.
   const server = webConfigToServerOptions(config.web.settings ?? loadWebConfig(config.web.configFile));
@@ -87,6 +88,14 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);
+}
+
+async function commandHealthcheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
+  // The same configuration as `run` (a cluster-less one is fine: only the web settings matter here).
+  const config = loadConfig(args.flags, process.env, { allowNoClusters: true });
+  const result = await probe(healthcheckTarget(config));
+  (result.ok ? out : err)(`${result.message}\n`);
+  return result.ok ? 0 : 1;
 }
 
 function simOptions(args: ParsedArgs, scenario: string) {
@@ -191,6 +200,12 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
         return await commandDemo(args, out);
       case 'simulate':
         return await commandSimulate(args, out);
+      case 'healthcheck':
+        // Docker reserves exit code 2 in a HEALTHCHECK: a bad configuration is "unhealthy" (1) here.
+        return await commandHealthcheck(args, out, err).catch((e: unknown) => {
+          err(`cbwatch healthcheck: ${e instanceof ConfigError ? `configuration error: ${e.message}` : (e as Error).message}\n`);
+          return 1;
+        });
       default:
         return await commandRun(args, out);
     }
