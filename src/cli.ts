@@ -160,8 +160,32 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
       out(`  alertmanager: ${stack.alertmanagerUrl}\n`);
     } else out('  prometheus:   not started (install Debian packages prometheus and prometheus-alertmanager)\n');
   }
+  out(demoNextSteps({ exporterUrl: daemon.url, simUrl, username: users.admin.username, password: users.admin.password, withPrometheus: args.flags['with-prometheus'] === true }));
   out('Press Ctrl-C to stop.\n\n');
   return serveUntilSignal(daemon, log, stops);
+}
+
+/** What to try after `cbwatch demo` starts: the first five minutes of a newcomer. */
+export function demoNextSteps(o: { exporterUrl: string; simUrl: string; username: string; password: string; withPrometheus: boolean }): string {
+  const lines = [
+    '',
+    'Try next:',
+    `  - Open ${o.exporterUrl}/ : the scenario's problems (a flapping node, a failed-over node, a CA expiring in`,
+    '    20 days, a paused and a failing XDCR replication, a slow search query...) are listed under "Needs a look".',
+    o.withPrometheus
+      ? '  - In Prometheus (above), Alerts: the shipped rules fire as their `for:` durations pass.'
+      : '  - npx cbwatch demo --with-prometheus : also start Prometheus and Alertmanager with the shipped alert rules',
+    ...(o.withPrometheus ? [] : ['    (Debian packages prometheus and prometheus-alertmanager).']),
+    `  - Grafana 10.4+: import dashboards/*.json (pick a Prometheus scraping ${o.exporterUrl}/metrics); see dashboards/README.md.`,
+    '  - Poll the simulator once and print a table per collector:',
+    `    CBWATCH_COUCHBASE_PASSWORD=${o.password} npx cbwatch check --couchbase.url ${o.simUrl} --couchbase.username ${o.username}`,
+    '  - A real cluster (a read-only user with the roles in docs/configuration.md; the password never on the command line):',
+    '    export CBWATCH_COUCHBASE_PASSWORD=...',
+    '    npx cbwatch check --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
+    '    npx cbwatch run   --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
+    '',
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> } | undefined> {
