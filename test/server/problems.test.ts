@@ -71,7 +71,7 @@ describe('the demo scenario on the landing page of a real daemon', () => {
     const users = sim.ctx.options.users;
     const config: Config = {
       clusters: [defaultClusterConfig({ name: 'demo', url, username: users.admin.username, password: users.admin.password, collectors: resolveCollectors() })],
-      webhooks: {},
+      webhooks: { syncGateway: undefined },
       web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
       log: { level: 'silent', format: 'json' },
     };
