@@ -82,6 +82,12 @@ describe('cbwatch healthcheck', () => {
     expect(r.code, r.err).toBe(0);
   });
 
+  it('takes run\'s flags, but not --config.check or another command\'s flags', () => {
+    expect(parseArgs(['healthcheck', '--web.listen-address', ':1', '--shard', '0/2']).command).toBe('healthcheck');
+    expect(() => parseArgs(['healthcheck', '--config.check'])).toThrow(/not a flag of "healthcheck"/);
+    expect(() => parseArgs(['healthcheck', '--scenario', 'demo'])).toThrow(/not a flag of "healthcheck"/);
+  });
+
   it('nothing listening: 1, naming the URL', async () => {
     const { port } = await startRun(['--web.listen-address', '127.0.0.1:0']);
     await daemons.pop()?.close();

@@ -67,19 +67,19 @@ type OptionSpec = { type: 'string' | 'boolean'; short?: string };
 
 /** Every flag, with the commands that accept it (undefined: all commands). */
 const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; value?: string; help: string }> = {
-  config: { type: 'string', commands: ['run', 'healthcheck', 'check'], value: 'FILE', help: 'configuration file (YAML)' },
+  config: { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'configuration file (YAML)' },
   'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
-  'web.listen-address': { type: 'string', commands: ['run', 'healthcheck', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
-  'web.config.file': { type: 'string', commands: ['run', 'healthcheck', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
+  'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
+  'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
   'log.level': { type: 'string', value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json; demo: logfmt)` },
-  'couchbase.url': { type: 'string', commands: ['run', 'healthcheck', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },
-  'couchbase.username': { type: 'string', commands: ['run', 'healthcheck', 'check'], value: 'NAME', help: 'user name (the password comes from CBWATCH_COUCHBASE_PASSWORD or --couchbase.password-file)' },
-  'couchbase.cluster-name': { type: 'string', commands: ['run', 'healthcheck', 'check'], value: 'NAME', help: 'value of the couchbase_cluster label (default: the URL host)' },
-  'couchbase.password-file': { type: 'string', commands: ['run', 'healthcheck', 'check'], value: 'FILE', help: 'file holding the password (trailing newline ignored)' },
-  'couchbase.ca-file': { type: 'string', commands: ['run', 'healthcheck', 'check'], value: 'FILE', help: 'CA bundle (PEM) that signed the cluster certificate' },
-  'couchbase.insecure-skip-verify': { type: 'boolean', commands: ['run', 'healthcheck', 'check'], help: 'do not verify the cluster TLS certificate (testing only)' },
-  shard: { type: 'string', commands: ['run', 'healthcheck', 'check'], value: 'I/N', help: 'watch only the clusters whose name hashes to shard I of N (0-based), to split many clusters over replicas' },
+  'couchbase.url': { type: 'string', commands: ['run', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },
+  'couchbase.username': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'user name (the password comes from CBWATCH_COUCHBASE_PASSWORD or --couchbase.password-file)' },
+  'couchbase.cluster-name': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'value of the couchbase_cluster label (default: the URL host)' },
+  'couchbase.password-file': { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'file holding the password (trailing newline ignored)' },
+  'couchbase.ca-file': { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'CA bundle (PEM) that signed the cluster certificate' },
+  'couchbase.insecure-skip-verify': { type: 'boolean', commands: ['run', 'check'], help: 'do not verify the cluster TLS certificate (testing only)' },
+  shard: { type: 'string', commands: ['run', 'check'], value: 'I/N', help: 'watch only the clusters whose name hashes to shard I of N (0-based), to split many clusters over replicas' },
   'with-prometheus': { type: 'boolean', commands: ['demo'], help: 'also start Prometheus and Alertmanager (from the system packages) with the shipped rules, scraping the demo' },
   scenario: { type: 'string', commands: ['demo', 'simulate'], value: 'NAME', help: 'simulator scenario: default, demo, incident' },
   host: { type: 'string', commands: ['simulate'], value: 'HOST', help: 'simulator listen address (default 127.0.0.1)' },
@@ -183,7 +183,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     for (const token of tokens) {
       if (token.kind !== 'option') continue;
       const allowed = OPTIONS[token.name]?.commands;
-      if (allowed !== undefined && !allowed.includes(command)) {
+      // healthcheck takes run's command line (so it can be copied), except what only makes sense for run.
+      const as: Command = command === 'healthcheck' && token.name !== 'config.check' ? 'run' : command;
+      if (allowed !== undefined && !allowed.includes(as)) {
         throw new ConfigError(`--${token.name} is not a flag of "${command}" (it belongs to: ${allowed.join(', ')})`);
       }
     }
