@@ -1,10 +1,14 @@
 # syntax=docker/dockerfile:1
-# cbwatch: Prometheus exporter for Couchbase Server.
-#   docker build -t cbwatch .
+# cbwatch: Prometheus exporter for Couchbase Server, on Node.js 24 (the current LTS; Node 20 reached its end
+# of life in April 2026). cbwatch itself still runs on Node >= 20.15.
+#   docker build --build-arg REVISION=$(git rev-parse HEAD) -t cbwatch .
 #   docker run -p 9420:9420 -v $PWD/cbwatch.yml:/etc/cbwatch/cbwatch.yml:ro \
-#     -e CB_PASSWORD=... cbwatch --config /etc/cbwatch/cbwatch.yml
+#     -v $PWD/cb-password:/run/secrets/cb-password:ro cbwatch
+# (the configuration names `password_file: /run/secrets/cb-password`; see README.md, "Docker").
 
-FROM node:20-bookworm-slim AS build
+ARG NODE_IMAGE=node:24-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Dev dependencies are needed to compile; `prepare` runs tsc once the sources are in.
@@ -14,8 +18,23 @@ COPY src ./src
 RUN npx tsc -p tsconfig.build.json \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:20-bookworm-slim AS runtime
-ENV NODE_ENV=production
+FROM ${NODE_IMAGE} AS runtime
+ARG NODE_IMAGE
+# The commit the image is built from: cbwatch_build_info{revision} reports it (CBWATCH_REVISION).
+ARG REVISION=unknown
+ARG VERSION=0.1.0
+ARG CREATED=unknown
+LABEL org.opencontainers.image.title="cbwatch" \
+      org.opencontainers.image.description="Prometheus exporter and alerting kit for Couchbase Server" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/cbwatch/cbwatch" \
+      org.opencontainers.image.documentation="https://github.com/cbwatch/cbwatch#readme" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.base.name="${NODE_IMAGE}"
+ENV NODE_ENV=production \
+    CBWATCH_REVISION=${REVISION}
 WORKDIR /opt/cbwatch
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist
@@ -28,9 +47,12 @@ COPY dashboards ./dashboards
 # The node image already has an unprivileged `node` user (uid 1000).
 USER node
 EXPOSE 9420
-# Healthcheck with Node itself: the slim image has no curl or wget.
+# `cbwatch healthcheck` reads the same flags, environment and web config as `run`. Docker gives it the
+# environment but not the CMD's flags: set the listen address and web config through
+# CBWATCH_WEB_LISTEN_ADDRESS and CBWATCH_WEB_CONFIG_FILE (not flags) when they are not the defaults, and the
+# check follows (TLS, basic auth, another port). Exit 0 healthy, 1 not.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:9420/-/healthy').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "/opt/cbwatch/bin/cbwatch.js", "healthcheck"]
 # The launcher's Node flags, spelled out: the entrypoint calls node itself (see bin/cbwatch.js).
 ENTRYPOINT ["node", "--max-semi-space-size=2", "--optimize-for-size", "/opt/cbwatch/bin/cbwatch.js"]
 CMD ["run", "--config", "/etc/cbwatch/cbwatch.yml"]

@@ -18,6 +18,7 @@ import { packageVersion } from './metrics/build.js';
 import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
 import { loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
+import { healthcheckTarget, probe } from './healthcheck.js';
 
 type Out = (s: string) => void;
 
@@ -37,7 +38,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
-async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> {
+export async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> {
   if (!config.web.configFile) return startDaemon({ config, logger: log });
   // loadConfig validated the web config file already; its settings hold the TLS key: never log them.
   const server = webConfigToServerOptions(config.web.settings ?? loadWebConfig(config.web.configFile));
@@ -87,6 +88,14 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);
+}
+
+async function commandHealthcheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
+  // The same configuration as `run` (a cluster-less one is fine: only the web settings matter here).
+  const config = loadConfig(args.flags, process.env, { allowNoClusters: true });
+  const result = await probe(healthcheckTarget(config));
+  (result.ok ? out : err)(`${result.message}\n`);
+  return result.ok ? 0 : 1;
 }
 
 function simOptions(args: ParsedArgs, scenario: string) {
@@ -151,8 +160,32 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
       out(`  alertmanager: ${stack.alertmanagerUrl}\n`);
     } else out('  prometheus:   not started (install Debian packages prometheus and prometheus-alertmanager)\n');
   }
+  out(demoNextSteps({ exporterUrl: daemon.url, simUrl, username: users.admin.username, password: users.admin.password, withPrometheus: args.flags['with-prometheus'] === true }));
   out('Press Ctrl-C to stop.\n\n');
   return serveUntilSignal(daemon, log, stops);
+}
+
+/** What to try after `cbwatch demo` starts: the first five minutes of a newcomer. */
+export function demoNextSteps(o: { exporterUrl: string; simUrl: string; username: string; password: string; withPrometheus: boolean }): string {
+  const lines = [
+    '',
+    'Try next:',
+    `  - Open ${o.exporterUrl}/ : the scenario's problems (a flapping node, a failed-over node, a CA expiring in`,
+    '    20 days, a paused and a failing XDCR replication, a slow search query...) are listed under "Needs a look".',
+    o.withPrometheus
+      ? '  - In Prometheus (above), Alerts: the shipped rules fire as their `for:` durations pass.'
+      : '  - npx cbwatch demo --with-prometheus : also start Prometheus and Alertmanager with the shipped alert rules',
+    ...(o.withPrometheus ? [] : ['    (Debian packages prometheus and prometheus-alertmanager).']),
+    `  - Grafana 10.4+: import dashboards/*.json (pick a Prometheus scraping ${o.exporterUrl}/metrics); see dashboards/README.md.`,
+    '  - Poll the simulator once and print a table per collector:',
+    `    CBWATCH_COUCHBASE_PASSWORD=${o.password} npx cbwatch check --couchbase.url ${o.simUrl} --couchbase.username ${o.username}`,
+    '  - A real cluster (a read-only user with the roles in docs/configuration.md; the password never on the command line):',
+    '    export CBWATCH_COUCHBASE_PASSWORD=...',
+    '    npx cbwatch check --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
+    '    npx cbwatch run   --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
+    '',
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> } | undefined> {
@@ -191,6 +224,12 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
         return await commandDemo(args, out);
       case 'simulate':
         return await commandSimulate(args, out);
+      case 'healthcheck':
+        // Docker reserves exit code 2 in a HEALTHCHECK: a bad configuration is "unhealthy" (1) here.
+        return await commandHealthcheck(args, out, err).catch((e: unknown) => {
+          err(`cbwatch healthcheck: ${e instanceof ConfigError ? `configuration error: ${e.message}` : (e as Error).message}\n`);
+          return 1;
+        });
       default:
         return await commandRun(args, out);
     }

@@ -198,6 +198,12 @@ describe('bin/cbwatch.js demo (a real process)', () => {
         check();
       });
       expect(out).toContain('simulator:');
+      // The first five minutes: what to try next.
+      expect(out).toContain('Try next:');
+      expect(out).toContain('npx cbwatch demo --with-prometheus');
+      expect(out).toContain('import dashboards/*.json');
+      expect(out).toMatch(/CBWATCH_COUCHBASE_PASSWORD=\S+ npx cbwatch check --couchbase.url http:\/\/127\.0\.0\.1:\d+ --couchbase.username \S+/);
+      expect(out).toContain('npx cbwatch run   --couchbase.url https://cb1.example.com:18091');
       for (let i = 0; i < 200; i++) {
         if ((await fetch(`${url}/-/ready`)).status === 200) break;
         await new Promise((r) => setTimeout(r, 100));

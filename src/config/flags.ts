@@ -8,7 +8,7 @@ import { parseArgs as nodeParseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
 import { parseDuration } from './units.js';
 
-export const COMMANDS = ['run', 'check', 'demo', 'simulate', 'help', 'version'] as const;
+export const COMMANDS = ['run', 'check', 'demo', 'simulate', 'healthcheck', 'help', 'version'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error'] as const;
@@ -72,7 +72,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
   'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
   'log.level': { type: 'string', value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
-  'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json)` },
+  'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json; demo: logfmt)` },
   'couchbase.url': { type: 'string', commands: ['run', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },
   'couchbase.username': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'user name (the password comes from CBWATCH_COUCHBASE_PASSWORD or --couchbase.password-file)' },
   'couchbase.cluster-name': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'value of the couchbase_cluster label (default: the URL host)' },
@@ -183,7 +183,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     for (const token of tokens) {
       if (token.kind !== 'option') continue;
       const allowed = OPTIONS[token.name]?.commands;
-      if (allowed !== undefined && !allowed.includes(command)) {
+      // healthcheck takes run's command line (so it can be copied), except what only makes sense for run.
+      const as: Command = command === 'healthcheck' && token.name !== 'config.check' ? 'run' : command;
+      if (allowed !== undefined && !allowed.includes(as)) {
         throw new ConfigError(`--${token.name} is not a flag of "${command}" (it belongs to: ${allowed.join(', ')})`);
       }
     }
@@ -299,6 +301,8 @@ Commands:
   check      poll every enabled collector once and print a table; exit 0 all ok, 1 any failed, 2 bad config
   demo       start a simulated cluster and the exporter against it; print the URLs
   simulate   start only the simulated cluster (for trials and benchmarks)
+  healthcheck  ask the running daemon (same flags, environment and web config as run) for /-/healthy;
+             exit 0 healthy, 1 not (for Docker's HEALTHCHECK)
   help       show this help
   version    print the version
 

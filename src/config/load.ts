@@ -11,7 +11,7 @@
  *   when the file lists exactly one cluster, and are an error when it lists several.
  */
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { resolveCollectors } from './defaults.js';
 import type { Flags, LogFormat, LogLevel } from './flags.js';
@@ -159,7 +159,13 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   }
   // Like Prometheus: relative paths in the file are relative to the file's directory, not to the cwd.
   const baseDir = configFile === undefined ? process.cwd() : dirname(resolve(configFile.value));
-  const rel = (p: string): string => (isAbsolute(p) ? p : resolve(baseDir, p));
+  const rel = (p: string): string => {
+    // systemd's LoadCredential= puts secrets in $CREDENTIALS_DIRECTORY, whose path depends on the unit's name:
+    // a file path may start with it. Unset, the path stays as written and the read error names it.
+    const cred = /^\$(?:CREDENTIALS_DIRECTORY\b|\{CREDENTIALS_DIRECTORY\})/.exec(p);
+    if (cred) return env.CREDENTIALS_DIRECTORY ? join(env.CREDENTIALS_DIRECTORY, p.slice(cred[0].length)) : p;
+    return isAbsolute(p) ? p : resolve(baseDir, p);
+  };
   // Problems found after the schema: each line already says where.
   const problems: string[] = [];
   const at = (path: readonly PathSegment[]): string => {

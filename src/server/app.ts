@@ -12,6 +12,7 @@ import { packageVersion } from '../metrics/build.js';
 import type { Exposition } from '../metrics/exposition.js';
 import type { SnapshotStore } from '../metrics/store.js';
 import { landingPage } from './landing.js';
+import { findProblems } from './problems.js';
 
 export interface AppDeps {
   readonly store: SnapshotStore;
@@ -83,6 +84,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         clusters: deps.config.clusters.map((c) => ({ name: c.name, url: c.url })),
         webhooks: deps.config.webhooks.syncGateway?.enabled === true,
         now: Date.now(),
+        problems: findProblems(deps.store.labelledSets(), Date.now()),
       }),
     ),
   );

@@ -1,5 +1,5 @@
 /**
- * Dashboard generator: the six cbwatch Grafana dashboards and the Grafana provisioning examples.
+ * Dashboard generator: the seven cbwatch Grafana dashboards and the Grafana provisioning examples.
  * `renderDashboards()` is pure; `generate.ts` writes its files and a test fails when they are stale.
  *
  * Conventions (STYLE.md): uid `cbwatch-<name>`, the shared tag `cbwatch` with a dashboards link by that tag,
@@ -10,14 +10,68 @@
 import { yamlText } from './gen-alerts.js';
 import type { Files } from './files.js';
 import { BUCKET_VAR, CLUSTER_VAR, EXPIRY_STEPS, OK_FAIL, ON_OFF_BAD, ON_OFF_GOOD, dashboardJson, jsonText } from './grafana.js';
-import type { DashboardSpec, Item, VariableSpec } from './grafana.js';
+import type { DashboardSpec, DrillDown, Item, VariableSpec } from './grafana.js';
 
 /** Selector fragments, so every query filters the same way. */
 const CL = 'couchbase_cluster=~"$couchbase_cluster"';
 const CLB = `${CL}, bucket=~"$bucket"`;
 const XR = `${CL}, source_bucket=~"$bucket"`;
+/** The XDCR dashboard also selects the remote cluster and target bucket (one replication), and the node. */
+const XRR = `${XR}, target_cluster_name=~"$remote_cluster", target_bucket=~"$target_bucket"`;
+const XRN = `${XRR}, node=~"$node"`;
+const CLN = `${CL}, node=~"$node"`;
 const REPL = 'couchbase_cluster, source_bucket, target_cluster_name, target_bucket';
 const DAY = 86400;
+/** Shown instead of "No data" by panels of a feature that is switched off. */
+const OFF = 'off';
+const PER_NODE_OFF = 'off (bucket_stats per_node: false)';
+
+const NODE_VAR: VariableSpec = {
+  name: 'node',
+  label: 'Node',
+  query: 'label_values(couchbase_node_status{couchbase_cluster=~"$couchbase_cluster"}, node)',
+  multi: true,
+};
+
+/** Nodes of the per-node bucket stats (present only with the bucket_stats option per_node: true). */
+const BUCKET_NODE_VAR: VariableSpec = {
+  name: 'node',
+  label: 'Node',
+  query: 'label_values(couchbase_bucket_node_ops_per_second{couchbase_cluster=~"$couchbase_cluster", bucket=~"$bucket"}, node)',
+  multi: true,
+};
+
+const REMOTE_CLUSTER_VAR: VariableSpec = {
+  name: 'remote_cluster',
+  label: 'Remote cluster',
+  query: 'label_values(couchbase_xdcr_replication_paused{couchbase_cluster=~"$couchbase_cluster", source_bucket=~"$bucket"}, target_cluster_name)',
+  multi: true,
+};
+
+/** With bucket and remote_cluster, the target bucket picks out one replication. */
+const TARGET_BUCKET_VAR: VariableSpec = {
+  name: 'target_bucket',
+  label: 'Target bucket',
+  query: 'label_values(couchbase_xdcr_replication_paused{couchbase_cluster=~"$couchbase_cluster", source_bucket=~"$bucket", target_cluster_name=~"$remote_cluster"}, target_bucket)',
+  multi: true,
+};
+
+const XDCR_NODE_VAR: VariableSpec = {
+  name: 'node',
+  label: 'Source node',
+  query: 'label_values(couchbase_xdcr_changes_left{couchbase_cluster=~"$couchbase_cluster", source_bucket=~"$bucket"}, node)',
+  multi: true,
+};
+
+/** Drill-downs from the Overview to the dashboard of the clicked bucket, replication or node. */
+const TO_BUCKET: DrillDown = { title: 'Open this bucket', uid: 'cbwatch-buckets', vars: { couchbase_cluster: 'couchbase_cluster', bucket: 'bucket' } };
+const TO_REPLICATION: DrillDown = {
+  title: 'Open this replication',
+  uid: 'cbwatch-xdcr',
+  vars: { couchbase_cluster: 'couchbase_cluster', bucket: 'source_bucket', remote_cluster: 'target_cluster_name', target_bucket: 'target_bucket' },
+};
+const TO_NODE: DrillDown = { title: 'Open this node', uid: 'cbwatch-nodes', vars: { couchbase_cluster: 'couchbase_cluster', node: 'node' } };
+const TO_CLUSTER_NODES: DrillDown = { title: 'Open the nodes of this cluster', uid: 'cbwatch-nodes', vars: { couchbase_cluster: 'couchbase_cluster' } };
 
 const overview: DashboardSpec = {
   uid: 'cbwatch-overview',
@@ -86,7 +140,33 @@ const overview: DashboardSpec = {
       max: 1,
       thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 0.5 }, { color: 'red', value: 1 }],
       targets: [{ expr: `couchbase_autofailover_events{${CL}} / couchbase_autofailover_max_events{${CL}}`, legendFormat: '{{couchbase_cluster}}' }],
+      drillDown: [TO_CLUSTER_NODES],
       w: 8,
+    },
+    {
+      type: 'table',
+      title: 'Nodes not healthy',
+      description: 'Nodes whose status is not healthy (unhealthy, warmup), with their membership. Click a row to open the node.',
+      unit: 'none',
+      hideColumns: ['Value'],
+      noValue: 'all healthy',
+      targets: [{ expr: `couchbase_node_status{${CL}, status!="healthy"} == 1` }],
+      drillDown: [TO_NODE],
+      w: 12,
+      h: 6,
+    },
+    {
+      type: 'bargauge',
+      title: 'Busiest nodes (CPU, top 10)',
+      description: 'The ten nodes with the highest CPU utilization. Click a bar to open the node.',
+      unit: 'percentunit',
+      min: 0,
+      max: 1,
+      thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 0.8 }, { color: 'red', value: 0.95 }],
+      targets: [{ expr: `topk(10, couchbase_node_cpu_utilization_ratio{${CL}})`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
+      drillDown: [TO_NODE],
+      w: 12,
+      h: 6,
     },
     {
       type: 'table',
@@ -96,6 +176,8 @@ const overview: DashboardSpec = {
       hideColumns: ['alertstate'],
       valueName: 'Series',
       targets: [{ expr: 'sum by (alertname, severity, couchbase_cluster) (ALERTS{alertstate="firing", alertname=~"Couchbase.+|Cbwatch.+"})' }],
+      noValue: 'none firing',
+      drillDown: [TO_CLUSTER_NODES],
       h: 6,
     },
     { row: 'Certificates and XDCR' },
@@ -116,12 +198,27 @@ const overview: DashboardSpec = {
       description: 'Mutations still to replicate (changes_left summed over nodes) of the five largest replications.',
       unit: 'short',
       targets: [{ expr: `topk(5, sum by (${REPL}) (couchbase_xdcr_changes_left{${XR}}))`, legendFormat: '{{couchbase_cluster}} {{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      noValue: 'no replications',
+      drillDown: [TO_REPLICATION],
+    },
+    {
+      type: 'bargauge',
+      title: 'Fullest buckets (RAM quota used, top 10)',
+      description: 'The ten buckets using the largest share of their RAM quota. Click a bar to open the bucket.',
+      unit: 'percentunit',
+      min: 0,
+      max: 1,
+      thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 0.85 }, { color: 'red', value: 0.95 }],
+      targets: [{ expr: `topk(10, couchbase_bucket_quota_used_ratio{${CLB}})`, legendFormat: '{{bucket}} ({{couchbase_cluster}})' }],
+      drillDown: [TO_BUCKET],
+      w: 24,
     },
     { row: 'Load' },
     {
       type: 'timeseries',
       title: 'Operations per cluster',
       description: 'Bucket operations per second summed over the selected buckets of each cluster.',
+      drillDown: [TO_CLUSTER_NODES],
       unit: 'ops',
       targets: [{ expr: `sum by (couchbase_cluster) (couchbase_bucket_ops_per_second{${CLB}})`, legendFormat: '{{couchbase_cluster}}' }],
     },
@@ -133,6 +230,7 @@ const overview: DashboardSpec = {
       min: 0,
       max: 1,
       targets: [{ expr: `couchbase_rebalance_progress_ratio{${CL}}`, legendFormat: '{{couchbase_cluster}}' }],
+      noValue: 'no rebalance running',
     },
     { row: 'Exporter' },
     {
@@ -183,7 +281,7 @@ const buckets: DashboardSpec = {
   title: 'Couchbase / Buckets',
   description: 'Per bucket (and per node when the bucket_stats collector runs with per_node: true): operations, items, memory against the quota, residency, disk queues and cache misses.',
   tags: ['couchbase', 'buckets'],
-  variables: [CLUSTER_VAR, BUCKET_VAR],
+  variables: [CLUSTER_VAR, BUCKET_VAR, BUCKET_NODE_VAR],
   items: [
     { row: 'Operations' },
     {
@@ -296,14 +394,16 @@ const buckets: DashboardSpec = {
       title: 'Operations per node',
       description: 'Operations per second per bucket and node. Needs the bucket_stats option per_node: true.',
       unit: 'ops',
-      targets: [{ expr: `couchbase_bucket_node_ops_per_second{${CLB}}`, legendFormat: '{{bucket}} {{node}}' }],
+      noValue: PER_NODE_OFF,
+      targets: [{ expr: `couchbase_bucket_node_ops_per_second{${CLB}, node=~"$node"}`, legendFormat: '{{bucket}} {{node}}' }],
     },
     {
       type: 'timeseries',
       title: 'Memory used per node',
       description: 'Memory used per bucket and node. Needs the bucket_stats option per_node: true.',
       unit: 'bytes',
-      targets: [{ expr: `couchbase_bucket_node_mem_used_bytes{${CLB}}`, legendFormat: '{{bucket}} {{node}}' }],
+      noValue: PER_NODE_OFF,
+      targets: [{ expr: `couchbase_bucket_node_mem_used_bytes{${CLB}, node=~"$node"}`, legendFormat: '{{bucket}} {{node}}' }],
     },
     {
       type: 'timeseries',
@@ -312,14 +412,16 @@ const buckets: DashboardSpec = {
       unit: 'percentunit',
       min: 0,
       max: 1,
-      targets: [{ expr: `couchbase_bucket_node_vb_active_resident_items_ratio{${CLB}}`, legendFormat: '{{bucket}} {{node}}' }],
+      noValue: PER_NODE_OFF,
+      targets: [{ expr: `couchbase_bucket_node_vb_active_resident_items_ratio{${CLB}, node=~"$node"}`, legendFormat: '{{bucket}} {{node}}' }],
     },
     {
       type: 'timeseries',
       title: 'Disk write queue per node',
       description: 'Items waiting to be written to disk per bucket and node. Needs per_node: true.',
       unit: 'short',
-      targets: [{ expr: `couchbase_bucket_node_disk_write_queue{${CLB}}`, legendFormat: '{{bucket}} {{node}}' }],
+      noValue: PER_NODE_OFF,
+      targets: [{ expr: `couchbase_bucket_node_disk_write_queue{${CLB}, node=~"$node"}`, legendFormat: '{{bucket}} {{node}}' }],
     },
   ],
 };
@@ -327,9 +429,9 @@ const buckets: DashboardSpec = {
 const xdcr: DashboardSpec = {
   uid: 'cbwatch-xdcr',
   title: 'Couchbase / XDCR',
-  description: 'Cross datacenter replication: backlog (changes_left) per replication and node, throughput, latency, errors, paused replications and remote cluster references. The bucket variable filters the source bucket.',
+  description: 'Cross datacenter replication: backlog (changes_left) per replication and node, throughput, latency, errors, paused replications and remote cluster references. The bucket variable selects the source bucket; with the remote cluster and target bucket it selects one replication.',
   tags: ['couchbase', 'xdcr'],
-  variables: [CLUSTER_VAR, BUCKET_VAR],
+  variables: [CLUSTER_VAR, BUCKET_VAR, REMOTE_CLUSTER_VAR, TARGET_BUCKET_VAR, XDCR_NODE_VAR],
   items: [
     { row: 'Backlog' },
     {
@@ -337,28 +439,28 @@ const xdcr: DashboardSpec = {
       title: 'Changes left per replication',
       description: 'Mutations still to replicate, summed over the source nodes. A steadily rising line means the replication is losing the race.',
       unit: 'short',
-      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_changes_left{${XR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_changes_left{${XRR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     {
       type: 'timeseries',
       title: 'Changes left per node',
       description: 'Mutations still to replicate per source node: one node far above the others points at that node.',
       unit: 'short',
-      targets: [{ expr: `sum by (couchbase_cluster, node) (couchbase_xdcr_changes_left{${XR}})`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
+      targets: [{ expr: `sum by (couchbase_cluster, node) (couchbase_xdcr_changes_left{${XRN}})`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
     },
     {
       type: 'timeseries',
       title: 'Backlog growth',
       description: 'Change of changes_left per second over 15 minutes (deriv over a subquery at the evaluation interval of Prometheus, as CouchbaseXdcrBacklogGrowing does): above 0 the backlog grows.',
       unit: 'short',
-      targets: [{ expr: `deriv(sum by (${REPL}) (couchbase_xdcr_changes_left{${XR}})[15m:])`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `deriv(sum by (${REPL}) (couchbase_xdcr_changes_left{${XRR}})[15m:])`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     {
       type: 'timeseries',
       title: 'Replication queue',
       description: 'Documents waiting in the replication queue per replication.',
       unit: 'short',
-      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_docs_rep_queue{${XR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_docs_rep_queue{${XRR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     { row: 'Throughput and latency' },
     {
@@ -366,28 +468,28 @@ const xdcr: DashboardSpec = {
       title: 'Documents replicated',
       description: 'Documents per second replicated to the destination (rate_replicated).',
       unit: 'ops',
-      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_rate_replicated_per_second{${XR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_rate_replicated_per_second{${XRR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     {
       type: 'timeseries',
       title: 'Bandwidth',
       description: 'Bytes per second sent by the replication (bandwidth_usage).',
       unit: 'Bps',
-      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_bandwidth_usage_bytes_per_second{${XR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `sum by (${REPL}) (couchbase_xdcr_bandwidth_usage_bytes_per_second{${XRR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     {
       type: 'timeseries',
       title: 'Document latency',
       description: 'Weighted average latency of sending changes to the destination (wtavg_docs_latency), worst node.',
       unit: 's',
-      targets: [{ expr: `max by (${REPL}) (couchbase_xdcr_wtavg_docs_latency_seconds{${XR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `max by (${REPL}) (couchbase_xdcr_wtavg_docs_latency_seconds{${XRR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     {
       type: 'timeseries',
       title: 'Metadata latency',
       description: 'Weighted average time to request document metadata for conflict resolution (wtavg_meta_latency), worst node.',
       unit: 's',
-      targets: [{ expr: `max by (${REPL}) (couchbase_xdcr_wtavg_meta_latency_seconds{${XR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `max by (${REPL}) (couchbase_xdcr_wtavg_meta_latency_seconds{${XRR}})`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     { row: 'Errors and state' },
     {
@@ -396,7 +498,7 @@ const xdcr: DashboardSpec = {
       description: 'Errors Couchbase lists for each replication (tasks list). Any value above 0 needs a look at the XDCR log.',
       unit: 'short',
       thresholds: [{ color: 'green', value: null }, { color: 'red', value: 1 }],
-      targets: [{ expr: `couchbase_xdcr_replication_errors{${XR}}`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
+      targets: [{ expr: `couchbase_xdcr_replication_errors{${XRR}}`, legendFormat: '{{source_bucket}} → {{target_cluster_name}}/{{target_bucket}}' }],
     },
     {
       type: 'table',
@@ -410,7 +512,8 @@ const xdcr: DashboardSpec = {
         { value: '1', text: 'paused', color: 'orange' },
         { value: '0', text: 'running', color: 'green' },
       ],
-      targets: [{ expr: `couchbase_xdcr_replication_paused{${XR}}` }],
+      noValue: 'no replications',
+      targets: [{ expr: `couchbase_xdcr_replication_paused{${XRR}}` }],
       w: 12,
     },
     {
@@ -425,7 +528,8 @@ const xdcr: DashboardSpec = {
         { value: '1', text: 'deleted', color: 'red' },
         { value: '0', text: 'present', color: 'green' },
       ],
-      targets: [{ expr: `couchbase_xdcr_remote_cluster_deleted{${CL}}` }],
+      noValue: 'no remote clusters',
+      targets: [{ expr: `couchbase_xdcr_remote_cluster_deleted{${CL}, target_cluster_name=~"$remote_cluster"}` }],
       w: 12,
     },
   ],
@@ -528,8 +632,9 @@ const certificates: DashboardSpec = {
     {
       type: 'stat',
       title: 'Node-to-node encryption',
-      description: 'Node-to-node encryption level (control, all, strict); no value when encryption is off.',
+      description: 'Node-to-node encryption level (control, all, strict); "off" when encryption is off.',
       unit: 'none',
+      noValue: OFF,
       targets: [{ expr: `couchbase_security_cluster_encryption_level{${CL}} == 1`, legendFormat: '{{couchbase_cluster}} {{level}}' }],
     },
     { row: 'LDAP' },
@@ -570,6 +675,233 @@ const certificates: DashboardSpec = {
       mappings: ON_OFF_BAD,
       thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 1 }],
       targets: [{ expr: `sum(couchbase_node_certificate_plain_passphrase{${CL}})` }],
+    },
+  ],
+};
+
+const nodes: DashboardSpec = {
+  uid: 'cbwatch-nodes',
+  title: 'Couchbase / Nodes',
+  description: 'Per node, as the cluster manager reports it (nodes collector): status and membership, services, version and server group, CPU, memory, swap, disk used by data, views and indexes, and load.',
+  tags: ['couchbase', 'nodes'],
+  variables: [CLUSTER_VAR, NODE_VAR],
+  items: [
+    { row: 'Status' },
+    {
+      type: 'stat',
+      title: 'Nodes',
+      description: 'Nodes of the selected clusters, as listed by /pools/default.',
+      unit: 'none',
+      targets: [{ expr: `count(couchbase_node_info{${CLN}})` }],
+    },
+    {
+      type: 'stat',
+      title: 'Not healthy',
+      description: 'Selected nodes whose status is not healthy (unhealthy or warming up).',
+      unit: 'none',
+      colorByThreshold: true,
+      thresholds: [{ color: 'green', value: null }, { color: 'red', value: 1 }],
+      targets: [{ expr: `sum(couchbase_node_status{${CLN}, status!="healthy"}) or vector(0)` }],
+    },
+    {
+      type: 'stat',
+      title: 'Not active',
+      description: 'Selected nodes that are not active members: added and awaiting a rebalance, or failed over.',
+      unit: 'none',
+      colorByThreshold: true,
+      thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 1 }],
+      targets: [{ expr: `sum(couchbase_node_membership{${CLN}, membership!="active"}) or vector(0)` }],
+    },
+    {
+      type: 'stat',
+      title: 'Cluster balanced',
+      description: 'Whether the cluster manager reports the cluster as balanced; "needs rebalance" after a failover or an added node.',
+      unit: 'none',
+      colorByThreshold: true,
+      mappings: [
+        { value: '1', text: 'balanced', color: 'green' },
+        { value: '0', text: 'needs rebalance', color: 'orange' },
+      ],
+      thresholds: [{ color: 'orange', value: null }, { color: 'green', value: 1 }],
+      targets: [{ expr: `min(couchbase_cluster_balanced{${CL}})` }],
+    },
+    {
+      type: 'state-timeline',
+      title: 'Node status',
+      description: 'Health of each node over time as the cluster manager saw it: healthy, unhealthy or warmup.',
+      unit: 'none',
+      mappings: [
+        { value: '0', text: 'healthy', color: 'green' },
+        { value: '1', text: 'warmup', color: 'orange' },
+        { value: '2', text: 'unhealthy', color: 'red' },
+      ],
+      thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 1 }, { color: 'red', value: 2 }],
+      targets: [
+        {
+          expr: `max by (couchbase_cluster, node) (couchbase_node_status{${CLN}, status="warmup"}) + 2 * max by (couchbase_cluster, node) (couchbase_node_status{${CLN}, status!~"healthy|warmup"})`,
+          legendFormat: '{{node}} ({{couchbase_cluster}})',
+        },
+      ],
+    },
+    {
+      type: 'table',
+      title: 'Nodes, services and versions',
+      description: 'Each node with its Couchbase version, services (kv = data, n1ql = query, index, fts = search, cbas = analytics, eventing, backup) and server group.',
+      unit: 'none',
+      hideColumns: ['Value'],
+      targets: [{ expr: `couchbase_node_info{${CLN}}` }],
+    },
+    {
+      type: 'table',
+      title: 'Membership',
+      description: 'Cluster membership of each node: active, inactiveAdded (awaiting rebalance) or inactiveFailed (failed over).',
+      unit: 'none',
+      hideColumns: ['Value'],
+      targets: [{ expr: `couchbase_node_membership{${CLN}} == 1` }],
+      w: 12,
+    },
+    {
+      type: 'table',
+      title: 'Service ports',
+      description: 'Ports of the service endpoints each node offers (nodeServices), e.g. kv 11210, kvSSL 11207, mgmt 8091.',
+      unit: 'none',
+      valueName: 'Port',
+      targets: [{ expr: `couchbase_node_service_port{${CLN}}` }],
+      w: 12,
+    },
+    { row: 'CPU' },
+    {
+      type: 'timeseries',
+      title: 'CPU utilization',
+      description: 'CPU utilization of each node (systemStats cpu_utilization_rate). Sustained values above 80% leave no headroom for rebalance or compaction.',
+      unit: 'percentunit',
+      min: 0,
+      max: 1,
+      thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 0.8 }, { color: 'red', value: 0.95 }],
+      targets: [{ expr: `couchbase_node_cpu_utilization_ratio{${CLN}}`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
+    },
+    {
+      type: 'timeseries',
+      title: 'CPU stolen',
+      description: 'CPU time the hypervisor gave to other guests. Above a few percent the node is starved by its neighbours.',
+      unit: 'percentunit',
+      min: 0,
+      targets: [{ expr: `couchbase_node_cpu_stolen_ratio{${CLN}}`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
+    },
+    { row: 'Memory' },
+    {
+      type: 'timeseries',
+      title: 'Memory used',
+      description: 'Memory in use (physical memory minus free memory) per node, against the memory limit (the cgroup limit in containers).',
+      unit: 'bytes',
+      targets: [
+        { expr: `couchbase_node_memory_total_bytes{${CLN}} - couchbase_node_memory_free_bytes{${CLN}}`, legendFormat: 'used {{node}}' },
+        { expr: `couchbase_node_memory_limit_bytes{${CLN}}`, legendFormat: 'limit {{node}}' },
+      ],
+    },
+    {
+      type: 'timeseries',
+      title: 'Free memory',
+      description: 'Share of physical memory that is free per node. Low values mean the page cache and the services compete for memory.',
+      unit: 'percentunit',
+      min: 0,
+      max: 1,
+      thresholds: [{ color: 'red', value: null }, { color: 'orange', value: 0.1 }, { color: 'green', value: 0.2 }],
+      targets: [{ expr: `couchbase_node_memory_free_bytes{${CLN}} / couchbase_node_memory_total_bytes{${CLN}}`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
+    },
+    {
+      type: 'timeseries',
+      title: 'Swap used',
+      description: 'Swap space in use per node. Couchbase recommends little or no swapping: any growth slows the data service.',
+      unit: 'bytes',
+      targets: [
+        { expr: `couchbase_node_swap_used_bytes{${CLN}}`, legendFormat: 'used {{node}}' },
+        { expr: `couchbase_node_swap_total_bytes{${CLN}}`, legendFormat: 'total {{node}}' },
+      ],
+    },
+    {
+      type: 'timeseries',
+      title: 'Allocation stalls',
+      description: 'Times per second the kernel stalled an allocation to reclaim memory (allocstall): a sign of memory pressure.',
+      unit: 'ops',
+      targets: [{ expr: `rate(couchbase_node_allocstall_total{${CLN}}[$__rate_interval])`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
+    },
+    {
+      type: 'timeseries',
+      title: 'Data service memory',
+      description: 'Memory used by the data service per node, and what memcached has allocated and reserved.',
+      unit: 'bytes',
+      targets: [
+        { expr: `couchbase_node_mem_used_bytes{${CLN}}`, legendFormat: 'used {{node}}' },
+        { expr: `couchbase_node_memcached_memory_allocated_bytes{${CLN}}`, legendFormat: 'allocated {{node}}' },
+        { expr: `couchbase_node_memcached_memory_reserved_bytes{${CLN}}`, legendFormat: 'reserved {{node}}' },
+      ],
+    },
+    {
+      type: 'bargauge',
+      title: 'Service memory quotas',
+      description: 'Per-node memory quota of each service (kv, index, fts, cbas, eventing), cluster-wide settings.',
+      unit: 'bytes',
+      targets: [{ expr: `couchbase_cluster_memory_quota_bytes{${CL}}`, legendFormat: '{{service}} ({{couchbase_cluster}})' }],
+    },
+    // Free disk space needs capacity metrics (couchbase_cluster_storage_{total,used,free}_bytes{storage}, from
+    // /pools/default storageTotals), which another branch adds to the nodes collector: add the panels here once
+    // they are in the catalog (the dashboard tests check every name against it).
+    { row: 'Disk' },
+    {
+      type: 'timeseries',
+      title: 'Data files on disk',
+      description: 'Disk space used by data files per node, and the live data in them; the gap is what compaction can reclaim.',
+      unit: 'bytes',
+      targets: [
+        { expr: `couchbase_node_couch_docs_actual_disk_size_bytes{${CLN}}`, legendFormat: 'on disk {{node}}' },
+        { expr: `couchbase_node_couch_docs_data_size_bytes{${CLN}}`, legendFormat: 'live data {{node}}' },
+      ],
+    },
+    {
+      type: 'timeseries',
+      title: 'Views and indexes on disk',
+      description: 'Disk space used by view indexes and by GSI indexes per node.',
+      unit: 'bytes',
+      targets: [
+        { expr: `couchbase_node_couch_views_actual_disk_size_bytes{${CLN}}`, legendFormat: 'views {{node}}' },
+        { expr: `couchbase_node_index_disk_size_bytes{${CLN}}`, legendFormat: 'indexes {{node}}' },
+      ],
+    },
+    { row: 'Load' },
+    {
+      type: 'timeseries',
+      title: 'Operations per node',
+      description: 'Data operations per second per node, and gets per second.',
+      unit: 'ops',
+      targets: [
+        { expr: `couchbase_node_ops_per_second{${CLN}}`, legendFormat: 'ops {{node}}' },
+        { expr: `couchbase_node_cmd_get_per_second{${CLN}}`, legendFormat: 'gets {{node}}' },
+      ],
+    },
+    {
+      type: 'timeseries',
+      title: 'Items per node',
+      description: 'Active items, and active plus replica items, per node.',
+      unit: 'short',
+      targets: [
+        { expr: `couchbase_node_curr_items{${CLN}}`, legendFormat: 'active {{node}}' },
+        { expr: `couchbase_node_curr_items_tot{${CLN}}`, legendFormat: 'active + replica {{node}}' },
+      ],
+    },
+    {
+      type: 'timeseries',
+      title: 'Uptime',
+      description: 'Time since each node\'s cluster manager started. A drop to zero is a restart.',
+      unit: 's',
+      targets: [{ expr: `couchbase_node_uptime_seconds{${CLN}}`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
+    },
+    {
+      type: 'timeseries',
+      title: 'Background fetches per node',
+      description: 'Items fetched from disk per second per node because they were not resident in memory.',
+      unit: 'ops',
+      targets: [{ expr: `couchbase_node_ep_bg_fetched_per_second{${CLN}}`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
     },
   ],
 };
@@ -655,6 +987,7 @@ const search: DashboardSpec = {
       description: 'Runaway queries the opt-in cancel policy acted on, per result (cancelled, dry_run, failed, forbidden, not_found), per minute.',
       unit: 'short',
       w: 24,
+      noValue: 'off (or nothing to cancel)',
       targets: [{ expr: `sum by (couchbase_cluster, index, result) (increase(couchbase_search_queries_cancelled_total{${CLI}}[$__rate_interval]))`, legendFormat: '{{result}} {{index}}' }],
     },
   ],
@@ -760,6 +1093,7 @@ const exporter: DashboardSpec = {
       title: 'Webhook documents by result',
       description: 'Sync Gateway document_changed posts per second, per database and result: accepted, or why they were refused (bad_json, too_large, unauthorized, overloaded…).',
       unit: 'ops',
+      noValue: 'off (receiver disabled) or no posts yet',
       targets: [{ expr: 'sum by (database, result) (rate(cbwatch_webhook_documents_total[$__rate_interval]))', legendFormat: '{{database}} {{result}}' }],
     },
     {
@@ -767,6 +1101,7 @@ const exporter: DashboardSpec = {
       title: 'Webhook documents by type',
       description: 'Accepted documents per second by the value of the configured type field (type_field), per database.',
       unit: 'ops',
+      noValue: 'off (receiver disabled) or no posts yet',
       targets: [{ expr: 'sum by (database, doc_type) (rate(cbwatch_webhook_document_types_total[$__rate_interval]))', legendFormat: '{{database}} {{doc_type}}' }],
     },
     {
@@ -774,6 +1109,7 @@ const exporter: DashboardSpec = {
       title: 'Webhook bytes and deletions',
       description: 'Bytes of accepted document bodies per second, and accepted deletions per second, per database.',
       unit: 'Bps',
+      noValue: 'off (receiver disabled) or no posts yet',
       targets: [
         { expr: 'sum by (database) (rate(cbwatch_webhook_body_bytes_total[$__rate_interval]))', legendFormat: 'bytes {{database}}' },
         { expr: 'sum by (database) (rate(cbwatch_webhook_deleted_documents_total[$__rate_interval]))', legendFormat: 'deletions/s {{database}}' },
@@ -784,6 +1120,7 @@ const exporter: DashboardSpec = {
       title: 'Time since the last webhook document',
       description: 'Time since the receiver last accepted a document per database: a database that goes quiet may have lost its webhook.',
       unit: 's',
+      noValue: 'off (receiver disabled) or no posts yet',
       targets: [{ expr: 'time() - cbwatch_webhook_last_document_timestamp_seconds', legendFormat: '{{database}}' }],
     },
     { row: 'Build' },
@@ -803,6 +1140,7 @@ const exporter: DashboardSpec = {
 export const DASHBOARDS: Readonly<Record<string, DashboardSpec>> = {
   'cbwatch-overview': overview,
   'cbwatch-buckets': buckets,
+  'cbwatch-nodes': nodes,
   'cbwatch-xdcr': xdcr,
   'cbwatch-certificates': certificates,
   'cbwatch-search': search,

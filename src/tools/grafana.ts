@@ -3,11 +3,21 @@
  * that keep every dashboard on the same conventions: a `datasource` variable, chained `couchbase_cluster` →
  * `bucket` variables, the shared `cbwatch` tag with cross-links, a unit and a description on every panel.
  * Only the fields cbwatch uses are modelled; Grafana fills in the rest with its defaults on load.
+ *
+ * Each file is both an import document and a provisioning file. `__inputs` makes Grafana's import dialog
+ * offer a Prometheus picker whose choice replaces `${DS_PROMETHEUS}`: that string appears once, as the
+ * current value of the `datasource` variable, and every panel, target and variable reads `${datasource}`.
+ * A provisioned copy (where nothing replaces `${DS_PROMETHEUS}`) therefore still works: Grafana falls back
+ * to the default Prometheus for a datasource variable whose current value names no data source.
  */
 
 export const SCHEMA_VERSION = 39;
+/** The oldest Grafana the JSON is written for (schemaVersion 39, table cellOptions, stat/bargauge options). */
+export const GRAFANA_MIN_VERSION = '10.4.0';
 export const SHARED_TAG = 'cbwatch';
 export const DS = { type: 'prometheus', uid: '${datasource}' } as const;
+/** The import input that picks the Prometheus data source. */
+export const DS_INPUT = 'DS_PROMETHEUS';
 
 export type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
@@ -22,6 +32,18 @@ export interface ThresholdStep {
   readonly color: string;
   /** null: the base step. */
   readonly value: number | null;
+}
+
+/**
+ * A data link to another cbwatch dashboard, carrying the time range, the data source and variables taken
+ * from the clicked series (its labels) or table row (its columns).
+ */
+export interface DrillDown {
+  readonly title: string;
+  /** Target dashboard uid (`cbwatch-…`). */
+  readonly uid: string;
+  /** Target variable name → label (or table column) of the clicked item. */
+  readonly vars: Readonly<Record<string, string>>;
 }
 
 export interface ValueMapping {
@@ -53,6 +75,10 @@ export interface PanelSpec {
   readonly valueName?: string;
   /** Colour table cells / stat backgrounds by thresholds. */
   readonly colorByThreshold?: boolean;
+  /** Text shown instead of "No data", for panels whose feature may be switched off (e.g. "off"). */
+  readonly noValue?: string;
+  /** Links from a clicked series or row to the dashboard of that bucket, replication or node. */
+  readonly drillDown?: readonly DrillDown[];
 }
 
 export interface RowSpec {
@@ -156,7 +182,8 @@ function datasourceVariable(): Json {
     label: 'Data source',
     type: 'datasource',
     query: 'prometheus',
-    current: {},
+    // The import dialog replaces this with the chosen data source's uid (see the header comment).
+    current: { selected: false, text: '${' + DS_INPUT + '}', value: '${' + DS_INPUT + '}' },
     options: [],
     regex: '',
     refresh: 1,
@@ -260,6 +287,20 @@ function customJson(p: PanelSpec): Json | undefined {
   return undefined;
 }
 
+/**
+ * Grafana data link URL to a dashboard by uid. Series carry labels (`${__field.labels.x}`); table rows carry
+ * columns (`${__data.fields.x}`). `${datasource:queryparam}` and `${__url_time_range}` keep the data source
+ * and time range; every value is URL-encoded by Grafana's `:percentencode` format.
+ */
+export function drillDownUrl(d: DrillDown, table: boolean): string {
+  const params = ['${__url_time_range}', '${datasource:queryparam}'];
+  for (const [name, label] of Object.entries(d.vars)) {
+    const ref = table ? `__data.fields["${label}"]` : `__field.labels.${label}`;
+    params.push(`var-${name}=\${${ref}:percentencode}`);
+  }
+  return `/d/${d.uid}?${params.join('&')}`;
+}
+
 function panelJson(p: PanelSpec, id: number, gridPos: Json): Json {
   const custom = customJson(p);
   const defaults: Record<string, Json> = {
@@ -271,6 +312,8 @@ function panelJson(p: PanelSpec, id: number, gridPos: Json): Json {
   if (p.min !== undefined) defaults.min = p.min;
   if (p.max !== undefined) defaults.max = p.max;
   if (p.decimals !== undefined) defaults.decimals = p.decimals;
+  if (p.noValue !== undefined) defaults.noValue = p.noValue;
+  if (p.drillDown?.length) defaults.links = p.drillDown.map((d) => ({ title: d.title, url: drillDownUrl(d, p.type === 'table'), targetBlank: false }));
   if (custom !== undefined) defaults.custom = custom;
   const overrides: Json[] = [];
   const transformations: Json[] = [];
@@ -333,8 +376,40 @@ function layout(items: readonly Item[]): Json[] {
   return out;
 }
 
+const PANEL_NAMES: Record<PanelType, string> = {
+  timeseries: 'Time series',
+  stat: 'Stat',
+  table: 'Table',
+  bargauge: 'Bar gauge',
+  'state-timeline': 'State timeline',
+};
+
+/** What Grafana's import dialog shows and checks: the inputs to choose and the plugins needed. */
+function importHeader(d: DashboardSpec): Record<string, Json> {
+  const types = [...new Set(d.items.filter((i): i is PanelSpec => !isRow(i)).map((p) => p.type))].sort();
+  return {
+    __inputs: [
+      {
+        name: DS_INPUT,
+        label: 'Prometheus',
+        description: 'The Prometheus that scrapes cbwatch',
+        type: 'datasource',
+        pluginId: 'prometheus',
+        pluginName: 'Prometheus',
+      },
+    ],
+    __elements: {},
+    __requires: [
+      { type: 'grafana', id: 'grafana', name: 'Grafana', version: GRAFANA_MIN_VERSION },
+      { type: 'datasource', id: 'prometheus', name: 'Prometheus', version: '1.0.0' },
+      ...types.map((t) => ({ type: 'panel', id: t, name: PANEL_NAMES[t], version: '' })),
+    ],
+  };
+}
+
 export function dashboardJson(d: DashboardSpec): Json {
   return {
+    ...importHeader(d),
     uid: d.uid,
     title: d.title,
     description: d.description,

@@ -10,7 +10,8 @@ import { parse } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { staleFiles } from '../../src/tools/files.js';
 import { DASHBOARDS, renderDashboards } from '../../src/tools/gen-dashboards.js';
-import { SCHEMA_VERSION, SHARED_TAG } from '../../src/tools/grafana.js';
+import { DS_INPUT, GRAFANA_MIN_VERSION, SCHEMA_VERSION, SHARED_TAG } from '../../src/tools/grafana.js';
+import type { Json } from '../../src/tools/grafana.js';
 
 interface Target {
   expr: string;
@@ -59,12 +60,12 @@ describe('generated dashboard files', () => {
     expect(renderDashboards()).toEqual(files);
   });
 
-  it('are the six dashboards with stable uids', () => {
+  it('are the seven dashboards with stable uids', () => {
     expect(dashboards.map((x) => x.d.uid).sort()).toEqual(
-      ['cbwatch-buckets', 'cbwatch-certificates', 'cbwatch-exporter', 'cbwatch-overview', 'cbwatch-search', 'cbwatch-xdcr'],
+      ['cbwatch-buckets', 'cbwatch-certificates', 'cbwatch-exporter', 'cbwatch-nodes', 'cbwatch-overview', 'cbwatch-search', 'cbwatch-xdcr'],
     );
     for (const { path, d } of dashboards) expect(path).toBe(`dashboards/${d.uid}.json`);
-    expect(Object.keys(DASHBOARDS)).toHaveLength(6);
+    expect(Object.keys(DASHBOARDS)).toHaveLength(7);
   });
 
   it('provisioning examples are valid YAML pointing Grafana at the dashboards', () => {
@@ -165,3 +166,143 @@ for (const { path, d } of dashboards) {
     });
   });
 }
+
+/**
+ * What Grafana's import does with a dashboard document (pkg/services/dashboardimport: the template
+ * evaluator): every `${INPUT}` in a string becomes the value chosen for that input, and the `__inputs`,
+ * `__requires` and `__elements` keys are dropped. Written here from that description, not from our code.
+ */
+function importAs(doc: Json, values: Record<string, string>): Json {
+  const walk = (v: Json): Json => {
+    if (typeof v === 'string') return v.replace(/\$\{([A-Za-z0-9_]+)\}/g, (m, name: string) => values[name] ?? m);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') {
+      const out: Record<string, Json> = {};
+      for (const [k, x] of Object.entries(v)) if (!['__inputs', '__requires', '__elements'].includes(k)) out[k] = walk(x);
+      return out;
+    }
+    return v;
+  };
+  return walk(doc);
+}
+
+/** Every `datasource` value in a document, with where it sits. */
+function datasourceRefs(v: Json, where = '$'): { where: string; ref: Json }[] {
+  if (Array.isArray(v)) return v.flatMap((x, i) => datasourceRefs(x, `${where}[${i}]`));
+  if (!v || typeof v !== 'object') return [];
+  return Object.entries(v).flatMap(([k, x]) => (k === 'datasource' ? [{ where: `${where}.datasource`, ref: x }] : datasourceRefs(x, `${where}.${k}`)));
+}
+
+interface ImportDoc {
+  __inputs?: { name: string; type: string; pluginId: string }[];
+  __requires?: { type: string; id: string; version: string }[];
+  templating: { list: { name: string; type: string; current?: { value?: string } }[] };
+  panels: { type: string }[];
+}
+
+describe('import document (Grafana import dialog)', () => {
+  for (const { path } of dashboards) {
+    it(`${path}: offers a Prometheus picker and every data source reference resolves to the chosen one`, () => {
+      const raw = JSON.parse(files[path] as string) as Json;
+      const doc = raw as unknown as ImportDoc;
+      expect(doc.__inputs).toEqual([expect.objectContaining({ name: DS_INPUT, type: 'datasource', pluginId: 'prometheus' })]);
+      // Every ${X} placeholder that is not a dashboard variable or a Grafana built-in is a declared input.
+      const varNames = new Set(doc.templating.list.map((v) => v.name));
+      const placeholders = new Set([...(files[path] as string).matchAll(/\$\{([A-Za-z0-9_]+)(?::[^}]*)?\}/g)].map((m) => m[1] as string));
+      for (const p of placeholders) if (!varNames.has(p) && !p.startsWith('__')) expect(p, 'undeclared placeholder').toBe(DS_INPUT);
+
+      const chosen = 'prom-uid-chosen-at-import';
+      const imported = importAs(raw, { [DS_INPUT]: chosen }) as unknown as ImportDoc & Json;
+      expect(JSON.stringify(imported)).not.toContain(DS_INPUT);
+      expect(imported.__inputs).toBeUndefined();
+      const dsVar = imported.templating.list.find((v) => v.name === 'datasource');
+      expect(dsVar?.type).toBe('datasource');
+      expect(dsVar?.current?.value).toBe(chosen);
+      const refs = datasourceRefs(imported as Json);
+      expect(refs.length).toBeGreaterThan(3);
+      for (const { where, ref } of refs) {
+        const r = ref as { type?: string; uid?: string };
+        if (r.type === 'grafana') continue; // the built-in annotations query
+        expect(r.type, where).toBe('prometheus');
+        // Directly the chosen uid, or the datasource variable whose current value is the chosen uid.
+        const resolved = r.uid === '${datasource}' ? dsVar?.current?.value : r.uid;
+        expect(resolved, where).toBe(chosen);
+      }
+    });
+
+    it(`${path}: __requires names Grafana ${GRAFANA_MIN_VERSION}+, Prometheus and every panel type used`, () => {
+      const doc = JSON.parse(files[path] as string) as ImportDoc;
+      const req = doc.__requires ?? [];
+      expect(req).toContainEqual(expect.objectContaining({ type: 'grafana', id: 'grafana', version: GRAFANA_MIN_VERSION }));
+      expect(req).toContainEqual(expect.objectContaining({ type: 'datasource', id: 'prometheus' }));
+      const used = new Set(doc.panels.map((p) => p.type).filter((t) => t !== 'row'));
+      expect(new Set(req.filter((r) => r.type === 'panel').map((r) => r.id))).toEqual(used);
+    });
+  }
+});
+
+interface LinkPanel {
+  type: string;
+  title: string;
+  fieldConfig: { defaults: { links?: { url: string }[]; noValue?: string } };
+  targets: { expr: string }[];
+}
+
+describe('drill-down links', () => {
+  const byUid = new Map(dashboards.map(({ d }) => [d.uid, d]));
+  const overview = byUid.get('cbwatch-overview') as unknown as { panels: LinkPanel[] };
+
+  it('the Overview links its tables and top-N panels to a bucket, replication or node', () => {
+    const linked = overview.panels.filter((p) => p.fieldConfig?.defaults.links?.length);
+    const targets = new Set(linked.flatMap((p) => (p.fieldConfig.defaults.links ?? []).map((l) => /^\/d\/([\w-]+)\?/.exec(l.url)?.[1])));
+    expect(targets).toEqual(new Set(['cbwatch-buckets', 'cbwatch-xdcr', 'cbwatch-nodes']));
+    for (const p of overview.panels) {
+      if (p.type === 'table' || p.targets?.some((t) => /\btopk\(/.test(t.expr))) expect(p.fieldConfig.defaults.links?.length, p.title).toBeGreaterThan(0);
+    }
+  });
+
+  for (const { d } of dashboards) {
+    it(`${d.uid}: every link names an existing dashboard and its variables, and carries time range and data source`, () => {
+      for (const p of d.panels as unknown as LinkPanel[]) {
+        for (const l of p.fieldConfig?.defaults.links ?? []) {
+          const m = /^\/d\/([\w-]+)\?(.*)$/.exec(l.url);
+          expect(m, l.url).not.toBeNull();
+          const target = byUid.get((m as RegExpExecArray)[1] as string);
+          expect(target, l.url).toBeDefined();
+          const params = ((m as RegExpExecArray)[2] as string).split('&');
+          expect(params).toContain('${__url_time_range}');
+          expect(params).toContain('${datasource:queryparam}');
+          const targetVars = new Set(target?.templating.list.map((v) => v.name));
+          const exprText = p.targets.map((t) => t.expr).join(' ');
+          for (const q of params.filter((x) => x.startsWith('var-'))) {
+            const [name, value] = q.slice(4).split('=') as [string, string];
+            expect(targetVars.has(name), `${p.title}: ${d.uid} → ${target?.uid} has no variable ${name}`).toBe(true);
+            // The value is a label of the clicked series (or a column of the row): it must be in the query's output.
+            const label = /(?:labels\.|fields\[")(\w+)/.exec(value)?.[1] as string;
+            const kept = /\b(?:sum|max|min|count) by \(([^)]*)\)/.exec(exprText)?.[1];
+            if (kept !== undefined) expect(kept.split(',').map((x) => x.trim()), `${p.title}: ${label}`).toContain(label);
+          }
+        }
+      }
+    });
+  }
+});
+
+describe('disabled features show "off", not "No data"', () => {
+  const panel = (uid: string, title: string): LinkPanel | undefined =>
+    (dashboards.find(({ d }) => d.uid === uid)?.d.panels as unknown as LinkPanel[] | undefined)?.find((p) => p.title === title);
+  const cases: [string, string][] = [
+    ['cbwatch-buckets', 'Operations per node'],
+    ['cbwatch-buckets', 'Memory used per node'],
+    ['cbwatch-buckets', 'Active resident ratio per node'],
+    ['cbwatch-buckets', 'Disk write queue per node'],
+    ['cbwatch-certificates', 'Node-to-node encryption'],
+    ['cbwatch-search', 'Cancel policy actions'],
+    ['cbwatch-exporter', 'Webhook documents by result'],
+    ['cbwatch-exporter', 'Time since the last webhook document'],
+  ];
+  for (const [uid, title] of cases)
+    it(`${uid} / ${title}`, () => {
+      expect(panel(uid, title)?.fieldConfig.defaults.noValue).toMatch(/^off\b/);
+    });
+});

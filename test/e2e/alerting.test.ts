@@ -211,7 +211,7 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
     }
     const known = new Set(panels.map((p) => p.key));
     expect(Object.keys(NO_DATA_EXCEPTIONS).filter((k) => !known.has(k)), 'exceptions naming no panel').toEqual([]);
-    expect(Object.keys(DASHBOARDS).length).toBe(6);
+    expect(Object.keys(DASHBOARDS).length).toBe(7);
 
     const query = async (expr: string): Promise<{ status: string; error?: string; data?: { result: unknown[] } }> =>
       getJson(`${s.prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);

@@ -1,0 +1,94 @@
+/**
+ * What needs a look right now, for the landing page: a short list read from the current snapshot (the same
+ * samples /metrics serves), so a newcomer sees the problems of `cbwatch demo`'s scenario — and an operator
+ * those of a real cluster — without Prometheus. It is a summary, not the alerting: thresholds are the
+ * alerts' warning levels, with no `for:` duration. Only label values already on /metrics appear (buckets,
+ * nodes, replications, indexes): never a secret.
+ */
+import type { LabelledSet } from '../metrics/render.js';
+
+export interface Problem {
+  readonly cluster: string;
+  readonly severity: 'critical' | 'warning' | 'info';
+  readonly text: string;
+}
+
+/** The alerts' certificate thresholds (CouchbaseCertificateExpiringSoon / ExpiryCritical). */
+const WARN_DAYS = 28;
+const CRITICAL_DAYS = 7;
+const QUOTA_WARN = 0.85;
+
+type Row = { readonly cluster: string; readonly labels: Readonly<Record<string, string>>; readonly value: number };
+
+/** Every sample of a family name across the snapshot, with its cluster. */
+function rows(sets: readonly LabelledSet[], name: string): Row[] {
+  const out: Row[] = [];
+  for (const s of sets) {
+    const cluster = s.base.couchbase_cluster;
+    if (cluster === undefined) continue;
+    for (const f of s.set.families()) {
+      if (f.def.name !== name) continue;
+      for (const x of f.samples) out.push({ cluster, labels: x.labels as Record<string, string>, value: x.value });
+    }
+  }
+  return out;
+}
+
+function days(seconds: number): string {
+  const d = seconds / 86400;
+  return d < 0 ? `expired ${Math.ceil(-d)} days ago` : d < 2 ? `expires in ${Math.round(seconds / 3600)} hours` : `expires in ${Math.floor(d)} days`;
+}
+
+function replication(l: Readonly<Record<string, string>>): string {
+  return `${l.source_bucket ?? '?'} → ${l.target_cluster_name ?? '?'}/${l.target_bucket ?? '?'}`;
+}
+
+export function findProblems(sets: readonly LabelledSet[], nowMs: number): Problem[] {
+  const now = nowMs / 1000;
+  const out: Problem[] = [];
+  const add = (cluster: string, severity: Problem['severity'], text: string): void => void out.push({ cluster, severity, text });
+
+  for (const r of rows(sets, 'couchbase_node_status'))
+    if (r.value === 1 && r.labels.status !== 'healthy') add(r.cluster, r.labels.status === 'warmup' ? 'warning' : 'critical', `node ${r.labels.node} is ${r.labels.status}`);
+  for (const r of rows(sets, 'couchbase_node_membership'))
+    if (r.value === 1 && r.labels.membership === 'inactiveFailed') add(r.cluster, 'warning', `node ${r.labels.node} was failed over: a rebalance is needed`);
+    else if (r.value === 1 && r.labels.membership === 'inactiveAdded') add(r.cluster, 'info', `node ${r.labels.node} was added and waits for a rebalance`);
+  for (const r of rows(sets, 'couchbase_rebalance_progress_ratio')) add(r.cluster, 'info', `rebalance running, ${Math.round(r.value * 100)}% done`);
+
+  const maxEvents = new Map(rows(sets, 'couchbase_autofailover_max_events').map((r) => [r.cluster, r.value]));
+  for (const r of rows(sets, 'couchbase_autofailover_events')) {
+    const max = maxEvents.get(r.cluster);
+    if (max !== undefined && max > 0 && r.value >= max) add(r.cluster, 'critical', `auto-failover budget used up (${r.value} of ${max}): no further automatic failover`);
+    else if (r.value > 0) add(r.cluster, 'info', `auto-failover used ${r.value} of ${max ?? '?'} times since the last reset`);
+  }
+
+  const certs: Array<[string, string]> = [
+    ['couchbase_trusted_ca_not_after_timestamp_seconds', 'trusted CA'],
+    ['couchbase_node_certificate_earliest_not_after_timestamp_seconds', 'certificate chain of node'],
+  ];
+  for (const [family, what] of certs)
+    for (const r of rows(sets, family)) {
+      const left = r.value - now;
+      if (left >= WARN_DAYS * 86400) continue;
+      const name = r.labels.subject ?? r.labels.node ?? '';
+      add(r.cluster, left < CRITICAL_DAYS * 86400 ? 'critical' : 'warning', `${what} ${name} ${days(left)}`);
+    }
+
+  for (const r of rows(sets, 'couchbase_xdcr_replication_errors')) if (r.value > 0) add(r.cluster, 'warning', `XDCR ${replication(r.labels)}: ${r.value} error(s)`);
+  for (const r of rows(sets, 'couchbase_xdcr_replication_paused')) if (r.value === 1) add(r.cluster, 'info', `XDCR ${replication(r.labels)} is paused (its backlog grows)`);
+  for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_deleted')) if (r.value === 1) add(r.cluster, 'warning', `XDCR remote cluster ${r.labels.target_cluster_name} is marked deleted`);
+
+  for (const r of rows(sets, 'couchbase_bucket_quota_used_ratio'))
+    if (r.value >= QUOTA_WARN) add(r.cluster, 'warning', `bucket ${r.labels.bucket} uses ${Math.round(r.value * 100)}% of its RAM quota`);
+  for (const r of rows(sets, 'couchbase_search_slow_queries')) if (r.value > 0) add(r.cluster, 'warning', `search index ${r.labels.index}: ${r.value} slow quer${r.value === 1 ? 'y' : 'ies'} running`);
+  for (const r of rows(sets, 'couchbase_backup_repository_healthy')) if (r.value === 0) add(r.cluster, 'warning', `backup repository ${r.labels.repository} (${r.labels.state}) is not healthy`);
+
+  for (const r of rows(sets, 'couchbase_security_tls_min_version'))
+    if (r.value === 1 && (r.labels.version === 'tlsv1' || r.labels.version === 'tlsv1.1')) add(r.cluster, 'warning', `TLS minimum version of ${r.labels.service} is ${r.labels.version}`);
+  for (const r of rows(sets, 'couchbase_security_ui_over_http_disabled')) if (r.value === 0) add(r.cluster, 'info', 'the web console is served over plain http');
+  for (const r of rows(sets, 'couchbase_node_certificate_plain_passphrase'))
+    if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`);
+
+  const rank = { critical: 0, warning: 1, info: 2 } as const;
+  return out.sort((a, b) => a.cluster.localeCompare(b.cluster) || rank[a.severity] - rank[b.severity] || a.text.localeCompare(b.text));
+}

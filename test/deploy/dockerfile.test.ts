@@ -1,0 +1,68 @@
+/**
+ * The Dockerfile, read (no registry is reachable where the tests run, so it is not built here): Node 24
+ * base images, every COPY source present, the HEALTHCHECK through `cbwatch healthcheck` (not a hard-coded
+ * URL), OCI labels, and the REVISION build argument reaching CBWATCH_REVISION, which cbwatch_build_info reports.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { revision } from '../../src/metrics/build.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+
+const text = readFileSync(join(PACKAGE_ROOT, 'Dockerfile'), 'utf8');
+/** Instructions with their continuation lines joined, comments dropped. */
+const instructions = text
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
+const of = (kw: string): string[] => instructions.filter((l) => l.toUpperCase().startsWith(`${kw} `)).map((l) => l.slice(kw.length + 1).trim());
+
+describe('Dockerfile', () => {
+  it('builds and runs on Node 24 (bookworm-slim)', () => {
+    expect(of('ARG')).toContain('NODE_IMAGE=node:24-bookworm-slim');
+    const froms = of('FROM');
+    expect(froms).toHaveLength(2);
+    for (const f of froms) expect(f).toMatch(/^\$\{NODE_IMAGE\} AS \w+$/);
+  });
+
+  it('copies only what exists in the repository', () => {
+    for (const c of of('COPY')) {
+      if (c.startsWith('--from=')) continue;
+      const parts = c.split(/\s+/);
+      for (const src of parts.slice(0, -1)) expect(existsSync(join(PACKAGE_ROOT, src)), src).toBe(true);
+    }
+  });
+
+  it('HEALTHCHECK runs `cbwatch healthcheck` (which reads the listen address and web config), not a fixed URL', () => {
+    const hc = of('HEALTHCHECK');
+    expect(hc).toHaveLength(1);
+    expect(hc[0]).toContain('CMD ["node", "/opt/cbwatch/bin/cbwatch.js", "healthcheck"]');
+    expect(text).not.toMatch(/127\.0\.0\.1:9420/);
+  });
+
+  it('has OCI labels, and the REVISION build argument becomes CBWATCH_REVISION', () => {
+    const labels = of('LABEL').join(' ');
+    for (const k of ['title', 'description', 'licenses', 'source', 'version', 'revision', 'created'])
+      expect(labels).toContain(`org.opencontainers.image.${k}=`);
+    expect(labels).toContain('org.opencontainers.image.revision="${REVISION}"');
+    expect(of('ARG')).toContain('REVISION=unknown');
+    expect(of('ENV').join(' ')).toMatch(/CBWATCH_REVISION=\$\{REVISION\}/);
+    expect(of('USER')).toEqual(['node']);
+  });
+});
+
+describe('cbwatch_build_info{revision}', () => {
+  const saved = process.env.CBWATCH_REVISION;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.CBWATCH_REVISION;
+    else process.env.CBWATCH_REVISION = saved;
+  });
+
+  it('reports CBWATCH_REVISION, else "unknown"', () => {
+    process.env.CBWATCH_REVISION = '0123abcd';
+    expect(revision()).toBe('0123abcd');
+    delete process.env.CBWATCH_REVISION;
+    expect(revision()).toBe('unknown');
+  });
+});
