@@ -299,6 +299,7 @@ Commands:
   check      poll every enabled collector once and print a table; exit 0 all ok, 1 any failed, 2 bad config
   demo       start a simulated cluster and the exporter against it; print the URLs
   simulate   start only the simulated cluster (for trials and benchmarks)
+  rules      print the alerting rules with overrides (--set key=value; see cbwatch rules --help)
   help       show this help
   version    print the version
 

@@ -7,10 +7,12 @@ import { staleFiles, writeFiles } from './files.js';
 import type { Files } from './files.js';
 import { renderAlerts } from './gen-alerts.js';
 import { renderDashboards } from './gen-dashboards.js';
+import { mixinDashboardsText } from './mixin.js';
 import { renderMetricsDoc } from './metrics-doc.js';
 
 export function renderAll(root: string = PACKAGE_ROOT): Files {
-  return { ...renderAlerts(root), ...renderDashboards(), 'docs/metrics.md': renderMetricsDoc() };
+  const dashboards = renderDashboards();
+  return { ...renderAlerts(root), ...dashboards, 'mixin/dashboards.libsonnet': mixinDashboardsText(Object.keys(dashboards)), 'docs/metrics.md': renderMetricsDoc() };
 }
 
 function main(argv: readonly string[]): number {
