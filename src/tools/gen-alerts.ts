@@ -371,32 +371,37 @@ export function thresholdsOf(expr: string): string[] {
     const v = evalLiteral(lit);
     const h = v !== undefined && secondsLike ? humanSeconds(v) : undefined;
     if (h) text += ` (${h})`;
+    const pct = /^([\d.]+)\s*\/\s*100$/.exec(lit);
+    if (pct) text += ` (${pct[1] as string}%)`;
     if (!out.includes(text)) out.push(text);
   }
   return out;
 }
 
-export function thresholdsTable(fragments: readonly Fragment[]): string {
+export function thresholdsTable(fragments: readonly Fragment[], params: Readonly<Record<string, Readonly<Record<string, number | string>>>> = {}): string {
   const lines = [
     THRESHOLDS_BEGIN,
-    '| Alert | Group | Severity | Threshold (from the expression) | For |',
-    '|---|---|---|---|---|',
+    '| Alert | Group | Severity | Threshold (from the expression) | For | Tunable parameters (`alerts.<Alert>.<key>`) |',
+    '|---|---|---|---|---|---|',
   ];
   for (const a of alertInfos(fragments)) {
     const t = thresholdsOf(a.expr);
     const shown = t.length ? t.map((x) => `\`${x}\``).join(', ') : '—';
-    lines.push(`| [${a.alert}](runbook.md#${anchorOf(a.alert)}) | ${a.group} | ${a.severity ?? ''} | ${mdCell(shown)} | ${a.for ?? ''} |`);
+    const keys = Object.entries(params[a.alert] ?? {}).map(([k, v]) => `\`${k}\` = ${typeof v === 'string' ? v : String(v)}`);
+    lines.push(
+      `| [${a.alert}](runbook.md#${anchorOf(a.alert)}) | ${a.group} | ${a.severity ?? ''} | ${mdCell(shown)} | ${a.for ?? ''} | ${keys.length ? mdCell(keys.join(', ')) : '—'} |`,
+    );
   }
   lines.push(THRESHOLDS_END);
   return lines.join('\n');
 }
 
 /** README.md with its thresholds block replaced; the prose around it is written by hand. */
-export function readmeText(current: string, fragments: readonly Fragment[]): string {
+export function readmeText(current: string, fragments: readonly Fragment[], params: Readonly<Record<string, Readonly<Record<string, number | string>>>> = {}): string {
   const b = current.indexOf(THRESHOLDS_BEGIN);
   const e = current.indexOf(THRESHOLDS_END);
   if (b < 0 || e < b) throw new Error(`alerts/README.md lacks the ${THRESHOLDS_BEGIN} … ${THRESHOLDS_END} markers`);
-  return current.slice(0, b) + thresholdsTable(fragments) + current.slice(e + THRESHOLDS_END.length);
+  return current.slice(0, b) + thresholdsTable(fragments, params) + current.slice(e + THRESHOLDS_END.length);
 }
 
 /** The templates of every rule and their default configuration (alert-config.ts), for `cbwatch rules`. */
@@ -411,7 +416,8 @@ export function configurableAlerts(root: string = PACKAGE_ROOT): { groups: Group
 export function renderAlerts(root: string = PACKAGE_ROOT): Files {
   const fragments = loadFragments(root);
   const groups = allGroups(fragments);
-  const built = buildTemplates(fragments, loadParameters(root));
+  const params = loadParameters(root);
+  const built = buildTemplates(fragments, params);
   const back = renderConfigured(built.groups, built.defaults);
   if (!isDeepStrictEqual(JSON.parse(JSON.stringify(back)), JSON.parse(JSON.stringify(groups)))) {
     const bad = groups.flatMap((g) => g.rules).find((r, i) => !isDeepStrictEqual(JSON.parse(JSON.stringify(r)), JSON.parse(JSON.stringify(back.flatMap((x) => x.rules)[i]))));
@@ -424,6 +430,6 @@ export function renderAlerts(root: string = PACKAGE_ROOT): Files {
     'alerts/runbook.md': runbookText(fragments),
   };
   const readme = join(root, 'alerts', 'README.md');
-  if (existsSync(readme)) files['alerts/README.md'] = readmeText(readFileSync(readme, 'utf8'), fragments);
+  if (existsSync(readme)) files['alerts/README.md'] = readmeText(readFileSync(readme, 'utf8'), fragments, params);
   return files;
 }

@@ -5,15 +5,15 @@
  * tests the overridden output.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { main } from '../../src/cli.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { applyOverrides, humanDuration, injectSelector } from '../../src/tools/alert-config.js';
-import { configurableAlerts } from '../../src/tools/gen-alerts.js';
+import { applyOverrides, humanDuration, injectSelector, renderConfigured } from '../../src/tools/alert-config.js';
+import { configurableAlerts, renderAlerts } from '../../src/tools/gen-alerts.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const promtool = requireBinary('promtool');
@@ -103,6 +103,46 @@ describe('overrides', () => {
       ['threshold', /expected key=value/],
     ];
     for (const [set, re] of bad) expect(() => applyOverrides(defaults, [set]), set).toThrow(re);
+  });
+});
+
+describe('a rule added to alerts/rules later', () => {
+  it('reaches the shipped file, the mixin and the --set keys with no code change', () => {
+    const root = join(tmp, 'pkg');
+    mkdirSync(join(root, 'alerts'), { recursive: true });
+    cpSync(join(PACKAGE_ROOT, 'alerts', 'rules'), join(root, 'alerts', 'rules'), { recursive: true });
+    cpSync(join(PACKAGE_ROOT, 'alerts', 'parameters.yml'), join(root, 'alerts', 'parameters.yml'));
+    writeFileSync(
+      join(root, 'alerts', 'rules', 'bucket_stats.yml'),
+      `groups:
+  - name: bucket_stats
+    rules:
+      - alert: CouchbaseBucketStatsStale
+        expr: time() - couchbase_bucket_stats_last_sample_timestamp_seconds > 300
+        for: 10m
+        labels:
+          severity: warning
+        annotations:
+          summary: Bucket statistics have not moved for 10 minutes.
+          description: "Bucket {{ $labels.bucket }}: newest sample {{ $value | humanizeDuration }} old for 10 minutes (threshold 300s, 100% stale)."
+          runbook_url: https://github.com/cbwatch/cbwatch/blob/main/alerts/runbook.md#couchbasebucketstatsstale
+`,
+    );
+    const files = renderAlerts(root);
+    const shipped = parse(files['alerts/cbwatch.rules.yml'] as string) as RulesDoc;
+    expect(alertOf(shipped, 'CouchbaseBucketStatsStale').expr).toBe('time() - couchbase_bucket_stats_last_sample_timestamp_seconds > 300');
+    expect(files['mixin/alerts.libsonnet']).toContain('CouchbaseBucketStatsStale: { enabled: true, "for": "10m", severity: "warning" }');
+    const { groups, defaults } = configurableAlerts(root);
+    const c = applyOverrides(defaults, ['alerts.CouchbaseBucketStatsStale.for=30m', 'selector=job="a"']);
+    const r = alertOf({ groups: renderConfigured(groups, c) } as unknown as RulesDoc, 'CouchbaseBucketStatsStale');
+    expect(r.expr).toBe('time() - couchbase_bucket_stats_last_sample_timestamp_seconds{job="a"} > 300');
+    expect(r.annotations?.summary).toBe('Bucket statistics have not moved for 30 minutes.');
+    expect(r.annotations?.description).toContain('100% stale');
+    // A parameter declared for it needs only a line in parameters.yml; one whose number is not in the rule is refused.
+    writeFileSync(join(root, 'alerts', 'parameters.yml'), `${readFileSync(join(root, 'alerts', 'parameters.yml'), 'utf8')}CouchbaseBucketStatsStale:\n  thresholdSeconds: 300\n`);
+    expect(configurableAlerts(root).defaults.alerts.CouchbaseBucketStatsStale?.thresholdSeconds).toBe(300);
+    writeFileSync(join(root, 'alerts', 'parameters.yml'), 'CouchbaseBucketStatsStale:\n  thresholdSeconds: 600\n');
+    expect(() => configurableAlerts(root)).toThrow(/600 does not appear in the expression/);
   });
 });
 
