@@ -115,7 +115,7 @@ export function nodeEntry(ctx: SimContext, node: SimNode, index: number): Record
 
 const MIB = 1024 * 1024;
 const KV_QUOTA_MIB = 4096;
-const DISK_PER_NODE = 500 * 1024 * MIB * 1024;
+const DISK_PER_NODE = 500 * 1024 * MIB;
 
 /** /pools/default `storageTotals` over the answering node entries (bytes; hdd `free` = total - used). */
 export function storageTotals(ctx: SimContext, entries: ReadonlyArray<Record<string, unknown>>): Record<string, Record<string, number>> {
