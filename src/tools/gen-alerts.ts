@@ -256,7 +256,8 @@ export function prometheusRuleText(groups: readonly RuleGroup[], generatedBy = '
     generatedBy +
     '# For the prometheus-operator: kubectl apply -n monitoring -f alerts/kubernetes/prometheusrule.yml\n' +
     "# Its labels must match your Prometheus resource's ruleSelector; CbwatchExporterDown selects the scrape job\n" +
-    '# with job=~"cbwatch.*" (the ServiceMonitor\'s job is the Service name by default).\n';
+    '# with job=~"cbwatch.*" (the ServiceMonitor\'s job is the Service name by default): for another job, render\n' +
+    "# this file with `cbwatch rules --format prometheusrule --set 'exporterJobSelector=job=\"NAME\"'`.\n";
   return (
     head +
     yamlText({
