@@ -202,6 +202,7 @@ describe('cbwatch rules', () => {
     expect(bad.code).toBe(2);
     expect(bad.err).toContain('alerts.CouchbaseXdcrBacklogHigh.treshold: unknown key');
     expect((await rules('--format', 'json')).code).toBe(2);
+    expect((await rules('--help')).out).toContain('Usage: cbwatch rules');
     expect((await rules('--bogus')).code).toBe(2);
   });
 });
