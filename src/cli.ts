@@ -19,6 +19,7 @@ import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
 import { loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
 import { healthcheckTarget, probe } from './healthcheck.js';
+import { commandRules } from './rules-command.js';
 
 type Out = (s: string) => void;
 
@@ -202,6 +203,19 @@ async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheu
 }
 
 export async function main(argv: readonly string[], out: Out = stdout, err: Out = stderr): Promise<number> {
+  // `rules` has flags of its own (a repeatable --set), so it is parsed apart from the daemon's flags.
+  if (argv[0] === 'rules') {
+    try {
+      return commandRules(argv.slice(1), out);
+    } catch (e) {
+      if (e instanceof ConfigError) {
+        err(`cbwatch: configuration error: ${e.message}\n`);
+        return 2;
+      }
+      err(`cbwatch: ${(e as Error).message}\n`);
+      return 1;
+    }
+  }
   let args: ParsedArgs;
   try {
     args = parseArgs([...argv]);

@@ -52,6 +52,13 @@ export const F = {
   altPort: f('couchbase_node_alternate_port', 'gauge', 'Port of a service endpoint at the node\'s alternate address.', ['node', 'network', 'port_name']),
   groupNodes: f('couchbase_server_group_nodes', 'gauge', 'Nodes in a server group.', ['server_group'], 'count'),
   groups: f('couchbase_server_groups', 'gauge', 'Number of server groups.', [], 'count'),
+
+  storageTotal: f('couchbase_cluster_storage_total_bytes', 'gauge', 'Capacity summed over the nodes (storageTotals): physical memory (storage="ram") or the size of the file systems holding the data paths (storage="hdd").', ['storage'], 'bytes'),
+  storageUsed: f('couchbase_cluster_storage_used_bytes', 'gauge', 'Space in use on those memories or file systems by everything, Couchbase or not, summed over the nodes (storageTotals).', ['storage'], 'bytes'),
+  storageUsedByData: f('couchbase_cluster_storage_used_by_data_bytes', 'gauge', 'Space used by Couchbase data, summed over the nodes (storageTotals usedByData).', ['storage'], 'bytes'),
+  storageQuotaTotal: f('couchbase_cluster_storage_quota_total_bytes', 'gauge', 'Quota summed over the nodes (storageTotals quotaTotal): for ram the data service memory quota, for hdd the file-system size.', ['storage'], 'bytes'),
+  storageQuotaUsed: f('couchbase_cluster_storage_quota_used_bytes', 'gauge', 'Quota given to buckets, summed over the nodes (storageTotals quotaUsed; ram only).', ['storage'], 'bytes'),
+  storageFree: f('couchbase_cluster_storage_free_bytes', 'gauge', 'Free space summed over the nodes (storageTotals free; hdd only).', ['storage'], 'bytes'),
 } as const;
 
 /**
@@ -157,6 +164,7 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): vo
     const def = counterFamily(name);
     if (def) out.add(def, {}, v);
   }
+  mapStorageTotals(p, out);
   for (const raw of p.nodes) {
     const parsed = poolNodeSchema.safeParse(raw);
     if (!parsed.success) {
@@ -164,6 +172,28 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): vo
       continue;
     }
     mapNode(parsed.data, out, skip);
+  }
+}
+
+/** storageTotals field → family; a field a version does not send (or sends as null) emits nothing. */
+const STORAGE_FIELDS: ReadonlyArray<readonly [string, FamilyDef]> = [
+  ['total', F.storageTotal],
+  ['used', F.storageUsed],
+  ['usedByData', F.storageUsedByData],
+  ['quotaTotal', F.storageQuotaTotal],
+  ['quotaUsed', F.storageQuotaUsed],
+  ['free', F.storageFree],
+];
+
+/** GET /pools/default `storageTotals` (bytes, already summed over the nodes by the cluster manager). */
+function mapStorageTotals(p: PoolsDefault, out: SampleSet): void {
+  for (const storage of ['ram', 'hdd'] as const) {
+    const t = p.storageTotals?.[storage];
+    if (!t) continue;
+    for (const [field, def] of STORAGE_FIELDS) {
+      const v = finite(t[field]);
+      if (v !== undefined && v >= 0) out.add(def, { storage }, v);
+    }
   }
 }
 

@@ -303,6 +303,7 @@ Commands:
   simulate   start only the simulated cluster (for trials and benchmarks)
   healthcheck  ask the running daemon (same flags, environment and web config as run) for /-/healthy;
              exit 0 healthy, 1 not (for Docker's HEALTHCHECK)
+  rules      print the alerting rules with overrides (--set key=value; see cbwatch rules --help)
   help       show this help
   version    print the version
 

@@ -59,6 +59,8 @@ export const poolsDefaultSchema = z.looseObject({
   maxCollectionCount: num,
   /** Cluster-wide event counters (rebalance_start, rebalance_success, rebalance_fail, failover_node, …). */
   counters: z.record(z.string(), z.unknown()).nullable().optional(),
+  /** Bytes, summed over the nodes: `ram` (memory, bucket quota) and `hdd` (the data path's file system). */
+  storageTotals: z.looseObject({ ram: z.record(z.string(), z.unknown()).nullable().optional(), hdd: z.record(z.string(), z.unknown()).nullable().optional() }).nullable().optional(),
 });
 export type PoolsDefault = z.output<typeof poolsDefaultSchema>;
 

@@ -8,11 +8,19 @@ import type { Files } from './files.js';
 import { renderAlerts } from './gen-alerts.js';
 import { renderDashboards } from './gen-dashboards.js';
 import { renderDeploy } from './gen-deploy.js';
+import { mixinDashboardsText } from './mixin.js';
 import { renderMetricsDoc } from './metrics-doc.js';
 
 export function renderAll(root: string = PACKAGE_ROOT): Files {
   const alerts = renderAlerts(root);
-  return { ...alerts, ...renderDeploy(alerts), ...renderDashboards(), 'docs/metrics.md': renderMetricsDoc() };
+  const dashboards = renderDashboards();
+  return {
+    ...alerts,
+    ...renderDeploy(alerts),
+    ...dashboards,
+    'mixin/dashboards.libsonnet': mixinDashboardsText(Object.keys(dashboards)),
+    'docs/metrics.md': renderMetricsDoc(),
+  };
 }
 
 function main(argv: readonly string[]): number {

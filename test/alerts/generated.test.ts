@@ -128,5 +128,6 @@ describe('generator', () => {
     expect(thresholdsOf('sum(x{a!="1"}) > 100000 and deriv(y[15m]) > 0')).toEqual(['> 100000', '> 0']);
     expect(thresholdsOf('absent(up{job=~"cbwatch.*"})')).toEqual([]);
     expect(thresholdsOf('time() - t > 900')).toEqual(['> 900 (15 min)']);
+    expect(thresholdsOf('a / b < 20 / 100')).toEqual(['< 20 / 100 (20%)']);
   });
 });

@@ -68,6 +68,47 @@ describe('nodes collector on real /pools/default fixtures', () => {
   });
 });
 
+describe('nodes collector: storageTotals (disk and memory capacity)', () => {
+  it('exports storageTotals in bytes per storage, values read by hand from the 7.0.1 docs payload', async () => {
+    const r = await collect(nodesCollector, fakeClient({ [POOLS]: loadFixture('pools-default/docs-server-pools-nodes-7.0.1-2nodes.json'), [NS]: notFound, [SG]: notFound }));
+    // "hdd":{"total":264449089536,"quotaTotal":264449089536,"used":10577963580,"usedByData":129100174,"free":253871125956}
+    expect(r.set.get('couchbase_cluster_storage_total_bytes', { storage: 'hdd' })).toBe(264449089536);
+    expect(r.set.get('couchbase_cluster_storage_used_bytes', { storage: 'hdd' })).toBe(10577963580);
+    expect(r.set.get('couchbase_cluster_storage_used_by_data_bytes', { storage: 'hdd' })).toBe(129100174);
+    expect(r.set.get('couchbase_cluster_storage_free_bytes', { storage: 'hdd' })).toBe(253871125956);
+    expect(r.set.get('couchbase_cluster_storage_quota_total_bytes', { storage: 'hdd' })).toBe(264449089536);
+    expect(r.set.get('couchbase_cluster_storage_quota_used_bytes', { storage: 'hdd' })).toBeUndefined();
+    // "ram":{"total":2065981440,"quotaTotal":1073741824,"quotaUsed":419430400,"used":1910071296,"usedByData":165666496,...}
+    expect(r.set.get('couchbase_cluster_storage_total_bytes', { storage: 'ram' })).toBe(2065981440);
+    expect(r.set.get('couchbase_cluster_storage_used_bytes', { storage: 'ram' })).toBe(1910071296);
+    expect(r.set.get('couchbase_cluster_storage_used_by_data_bytes', { storage: 'ram' })).toBe(165666496);
+    expect(r.set.get('couchbase_cluster_storage_quota_total_bytes', { storage: 'ram' })).toBe(1073741824);
+    expect(r.set.get('couchbase_cluster_storage_quota_used_bytes', { storage: 'ram' })).toBe(419430400);
+    expect(r.set.get('couchbase_cluster_storage_free_bytes', { storage: 'ram' })).toBeUndefined();
+    // The oldest payload (3.0.0) has the same block: "hdd":{"free":46188516230,...,"total":56327458816,...}
+    const old = await collect(nodesCollector, fakeClient({ [POOLS]: loadFixture('pools-default/docs-server-3.0.0.json'), [NS]: notFound, [SG]: notFound }));
+    expect(old.set.get('couchbase_cluster_storage_free_bytes', { storage: 'hdd' })).toBe(46188516230);
+    expect(old.set.get('couchbase_cluster_storage_total_bytes', { storage: 'hdd' })).toBe(56327458816);
+  });
+
+  it('emits nothing for an absent, null or non-numeric storageTotals field, and keeps the fields that are there', async () => {
+    const none = await collect(nodesCollector, fakeClient({ [POOLS]: { nodes: [] }, [NS]: notFound, [SG]: notFound }));
+    expect(none.ok, String(none.error)).toBe(true);
+    for (const fam of ['total', 'used', 'used_by_data', 'quota_total', 'quota_used', 'free']) {
+      expect(none.set.all(`couchbase_cluster_storage_${fam}_bytes`)).toEqual([]);
+    }
+    const partial = await collect(
+      nodesCollector,
+      fakeClient({ [POOLS]: { nodes: [], storageTotals: { ram: null, hdd: { total: 1000, used: null, free: 'n/a', usedByData: 10 } } }, [NS]: notFound, [SG]: notFound }),
+    );
+    expect(partial.ok, String(partial.error)).toBe(true);
+    expect(partial.set.all('couchbase_cluster_storage_total_bytes')).toEqual([{ labels: { storage: 'hdd' }, value: 1000 }]);
+    expect(partial.set.get('couchbase_cluster_storage_used_by_data_bytes', { storage: 'hdd' })).toBe(10);
+    expect(partial.set.all('couchbase_cluster_storage_used_bytes')).toEqual([]);
+    expect(partial.set.all('couchbase_cluster_storage_free_bytes')).toEqual([]);
+  });
+});
+
 describe('nodes collector on odd input', () => {
   it('exports an unknown status under its own value, skips a node without systemStats only for those stats, and a broken node alone', async () => {
     const p = loadFixture<{ nodes: unknown[]; counters: Record<string, unknown> }>('pools-default/docs-server-pools-nodes-7.0.1-2nodes.json');
@@ -212,5 +253,14 @@ describe('nodes collector against the simulator', () => {
     expect(r.set.get('couchbase_cluster_memory_quota_bytes', { service: 'kv' })).toBe(4096 * 1024 * 1024);
     expect(r.set.get('couchbase_service_nodes', { service: 'backup' })).toBe(1);
     expect(r.skipped.get('node_without_system_stats')).toBe(1);
+  });
+
+  it('sees storageTotals summed over the two answering nodes: 500 GiB of disk each, 92% used in the incident', async () => {
+    const r = await collect(nodesCollector, t.client);
+    const GiB = 1024 ** 3;
+    expect(r.set.get('couchbase_cluster_storage_total_bytes', { storage: 'hdd' })).toBe(1000 * GiB);
+    expect(r.set.get('couchbase_cluster_storage_free_bytes', { storage: 'hdd' })).toBe(80 * GiB);
+    expect(r.set.get('couchbase_cluster_storage_total_bytes', { storage: 'ram' })).toBe(2 * 16 * GiB);
+    expect(r.set.get('couchbase_cluster_storage_quota_total_bytes', { storage: 'ram' })).toBe(2 * 4 * GiB);
   });
 });

@@ -15,6 +15,9 @@
  * Three server groups (Group 1..3) with the default three nodes; memory quotas kv 4 GiB, index 1 GiB, fts
  * 512 MiB, cbas 1 GiB, eventing 256 MiB. Knob `unhealthyNodes` (number): that many nodes after the first are
  * unhealthy in any scenario.
+ * `storageTotals` is summed over the nodes that answer (those with systemStats), as the cluster manager does:
+ * ram from their systemStats and the bucket quotas, hdd from a 500 GiB data file system per node, 35% used
+ * (`incident`: 92%); knob `diskUsedRatio` (0-1) sets the used share in any scenario.
  */
 import { fixture } from '../fixtures.js';
 import type { SimContext, SimModule, SimNode } from '../types.js';
@@ -110,6 +113,40 @@ export function nodeEntry(ctx: SimContext, node: SimNode, index: number): Record
   return entry;
 }
 
+const MIB = 1024 * 1024;
+const KV_QUOTA_MIB = 4096;
+const DISK_PER_NODE = 500 * 1024 * MIB;
+
+/** /pools/default `storageTotals` over the answering node entries (bytes; hdd `free` = total - used). */
+export function storageTotals(ctx: SimContext, entries: ReadonlyArray<Record<string, unknown>>): Record<string, Record<string, number>> {
+  const up = entries.filter((e) => e.systemStats !== undefined);
+  const kvNodes = up.filter((e) => Array.isArray(e.services) && e.services.includes('kv')).length;
+  let memTotal = 0;
+  let memUsed = 0;
+  for (const e of up) {
+    const s = e.systemStats as { mem_total: number; mem_free: number };
+    memTotal += s.mem_total;
+    memUsed += s.mem_total - s.mem_free;
+  }
+  const quotaUsedPerNode = ctx.buckets.reduce((sum, b) => sum + b.ramQuotaBytes, 0);
+  const knob = ctx.options.knobs.diskUsedRatio;
+  const usedRatio = typeof knob === 'number' ? knob : ctx.options.scenario === 'incident' ? 0.92 : 0.35;
+  const diskTotal = DISK_PER_NODE * up.length;
+  const diskUsed = Math.round(diskTotal * usedRatio);
+  return {
+    ram: {
+      total: memTotal,
+      quotaTotal: KV_QUOTA_MIB * MIB * kvNodes,
+      quotaUsed: quotaUsedPerNode * kvNodes,
+      used: memUsed,
+      usedByData: Math.round(memUsed / 4),
+      quotaUsedPerNode,
+      quotaTotalPerNode: KV_QUOTA_MIB * MIB,
+    },
+    hdd: { total: diskTotal, quotaTotal: diskTotal, used: diskUsed, usedByData: Math.round(diskUsed / 2), free: diskTotal - diskUsed },
+  };
+}
+
 export const clusterModule: SimModule = (app, ctx) => {
   app.get('/pools', async () => ({
     ...fixture<Record<string, unknown>>('pools/goxdcr-8.0.0-21113.json'),
@@ -120,16 +157,18 @@ export const clusterModule: SimModule = (app, ctx) => {
     const t = fixture<Record<string, unknown>>('pools-default/docs-server-pools-nodes-7.0.1-2nodes.json');
     const nodes = effectiveNodes(ctx);
     const rebalance = rebalanceState(ctx);
+    const entries = nodes.map((n, i) => nodeEntry(ctx, n, i));
     return {
       ...t,
       clusterName: 'cbsim',
       bucketNames: ctx.buckets.map((b) => ({ bucketName: b.name, uuid: b.uuid })),
-      nodes: nodes.map((n, i) => nodeEntry(ctx, n, i)),
+      nodes: entries,
+      storageTotals: storageTotals(ctx, entries),
       // A failed-over or added node, or a rebalance under way, leaves the cluster unbalanced.
       balanced: !rebalance.running && nodes.every((n) => n.membership === 'active'),
       rebalanceStatus: rebalance.running ? 'running' : 'none',
       counters: clusterCounters(ctx),
-      memoryQuota: 4096,
+      memoryQuota: KV_QUOTA_MIB,
       indexMemoryQuota: 1024,
       ftsMemoryQuota: 512,
       cbasMemoryQuota: 1024,
