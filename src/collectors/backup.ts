@@ -13,7 +13,8 @@ import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
 import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
 import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
-import type { Collector } from './types.js';
+import { isoToSeconds } from './helpers.js';
+import type { Collector, Skip } from './types.js';
 
 const C = 'backup';
 
@@ -49,15 +50,6 @@ export const F = {
   ),
 } as const satisfies Record<string, FamilyDef>;
 
-function seconds(iso: string | undefined): number | undefined {
-  if (iso === undefined) return undefined;
-  const ms = Date.parse(iso);
-  // Go's zero time (0001-01-01) marks "not yet".
-  return Number.isFinite(ms) && ms > 0 ? ms / 1000 : undefined;
-}
-
-export type Skip = (reason: string, detail?: string) => void;
-
 /** One state's list → samples; returns the repositories that parsed. Pure. */
 export function mapRepositories(state: RepositoryState, list: readonly unknown[], out: SampleSet, skip: Skip): Repository[] {
   const repos: Repository[] = [];
@@ -75,7 +67,7 @@ export function mapRepositories(state: RepositoryState, list: readonly unknown[]
     out.add(F.info, { ...labels, status: r.state ?? '', plan: r.plan_name ?? '', bucket: r.bucket?.name ?? '' }, 1);
     out.add(F.healthy, labels, r.health?.healthy);
     const next = Object.values(r.scheduled ?? {})
-      .map((t) => seconds(t.next_run))
+      .map((t) => isoToSeconds(t.next_run))
       .filter((v): v is number => v !== undefined);
     if (next.length > 0) out.add(F.nextRun, labels, Math.min(...next));
   }
@@ -87,7 +79,7 @@ export function lastSuccess(history: TaskHistory): number | undefined {
   let best: number | undefined;
   for (const t of history) {
     if (t.status !== 'done') continue;
-    const end = seconds(t.end);
+    const end = isoToSeconds(t.end);
     if (end !== undefined && (best === undefined || end > best)) best = end;
   }
   return best;

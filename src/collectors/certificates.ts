@@ -19,7 +19,6 @@ import {
   NODE_CERTIFICATE_ROUTE,
   TRUSTED_CAS_ROUTE,
   allowNonLocalCaUploadSchema,
-  isoToSeconds,
   legacyCertificateSchema,
   nodeCertificateSchema,
   parsePemCertificate,
@@ -29,10 +28,10 @@ import {
 } from '../couchbase/certificates.js';
 import type { LegacyCertificate, NodeCertificate } from '../couchbase/certificates.js';
 import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
-import { isCode, reportForbidden } from '../couchbase/security.js';
+import { isCode, isoToSeconds, reportForbidden } from './helpers.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
-import type { CollectContext, Collector } from './types.js';
+import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'certificates';
 const CA = ['id', 'subject'] as const;
@@ -53,8 +52,6 @@ export const certificateFamilies = {
   nodeEarliest: defineFamily(C, 'couchbase_node_certificate_earliest_not_after_timestamp_seconds', 'gauge', 'The earliest expiry among the node certificate and every certificate of its chain: when TLS to this node breaks.', ['node'], 'timestamp_seconds'),
   nonLocalUpload: defineFamily(C, 'couchbase_security_allow_non_local_ca_upload', 'gauge', '1 when CA certificates may be uploaded from hosts other than localhost (allowNonLocalCACertUpload), else 0.', [], 'bool'),
 } as const;
-
-export type Skip = (reason: string, detail?: string) => void;
 
 /** Pure mapping of the trustedCAs array (full or limited view). Elements that do not parse are skipped. */
 export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Skip): void {

@@ -13,7 +13,8 @@ import type { NodeServices } from '../couchbase/nodeServices.js';
 import { fetchPoolsDefault, poolNodeSchema, SERVER_GROUPS_ROUTE, serverGroupsSchema } from '../couchbase/pools.js';
 import type { PoolNode, PoolsDefault, ServerGroups } from '../couchbase/pools.js';
 import type { CbwError } from '../errors.js';
-import type { Collector } from './types.js';
+import { numberFromNumeric, oneHot } from './helpers.js';
+import type { Collector, Skip } from './types.js';
 
 const C = 'nodes';
 const f = (name: string, type: 'gauge' | 'counter', help: string, labels: readonly string[] = [], unit = ''): FamilyDef =>
@@ -123,20 +124,8 @@ const QUOTAS: ReadonlyArray<readonly [keyof PoolsDefault, string]> = [
 
 const MIB = 1024 * 1024;
 
-function finite(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
-  return undefined;
-}
-
-/** One-hot over `known`, plus the observed value under its own name when it is not one of them. */
-export function oneHot(out: SampleSet, def: FamilyDef, base: Record<string, string>, label: string, known: readonly string[], value: string | undefined): void {
-  if (value === undefined) return;
-  for (const k of known) out.add(def, { ...base, [label]: k }, k === value ? 1 : 0);
-  if (!known.includes(value)) out.add(def, { ...base, [label]: value }, 1);
-}
-
-export type Skip = (reason: string, detail?: string) => void;
+// Defined once in helpers.ts; re-exported only for xdcr.ts until it imports it from there.
+export { oneHot } from './helpers.js';
 
 /** GET /pools/default → samples. Pure. */
 export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): void {
@@ -149,7 +138,7 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): vo
   out.add(F.maxScopes, {}, p.maxScopeCount);
   out.add(F.maxCollections, {}, p.maxCollectionCount);
   for (const [name, raw] of Object.entries(p.counters ?? {})) {
-    const v = finite(raw);
+    const v = numberFromNumeric(raw);
     if (v === undefined) {
       skip('counter_not_a_number', name);
       continue;
@@ -172,7 +161,7 @@ function mapNode(n: PoolNode, out: SampleSet, skip: Skip): void {
   oneHot(out, F.status, { node }, 'status', NODE_STATUSES, n.status);
   oneHot(out, F.membership, { node }, 'membership', NODE_MEMBERSHIPS, n.clusterMembership);
   out.add(F.info, { node, version: n.version ?? '', services: [...(n.services ?? [])].sort().join(','), server_group: n.serverGroup ?? '' }, 1);
-  out.add(F.uptime, { node }, finite(n.uptime));
+  out.add(F.uptime, { node }, numberFromNumeric(n.uptime));
   const s = n.systemStats;
   if (s) {
     if (typeof s.cpu_utilization_rate === 'number') out.add(F.cpu, { node }, s.cpu_utilization_rate / 100);
@@ -192,7 +181,7 @@ function mapNode(n: PoolNode, out: SampleSet, skip: Skip): void {
   if (typeof n.mcdMemoryAllocated === 'number') out.add(F.mcdAllocated, { node }, n.mcdMemoryAllocated * MIB);
   for (const [name, raw] of Object.entries(n.interestingStats ?? {})) {
     if (raw === null || raw === undefined) continue;
-    const v = finite(raw);
+    const v = numberFromNumeric(raw);
     if (v === undefined) {
       skip('interesting_stat_not_a_number', name);
       continue;

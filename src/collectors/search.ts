@@ -25,7 +25,7 @@ import type { CouchbaseClient } from '../couchbase/client.js';
 import { describeError, isCbwError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
-import type { CollectContext, Collector } from './types.js';
+import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'search';
 
@@ -51,8 +51,6 @@ export interface SearchQuery {
   /** The query object: user input, never a label, logged only with `log_query_text`. */
   readonly query: unknown;
 }
-
-export type Skip = (reason: string, detail?: string) => void;
 
 /** Parse the queryMap of an active-query response; entries that make no sense are skipped, not fatal. */
 export function parseActiveQueries(payload: ActiveQueries, skip: Skip): SearchQuery[] {

@@ -22,17 +22,15 @@ import {
   SECURITY_SERVICE_ROUTE,
   TLS_VERSIONS,
   internalSettingsSchema,
-  isCode,
   ldapSchema,
-  reportForbidden,
   securityGlobalSchema,
   securityServiceSchema,
 } from '../couchbase/security.js';
 import type { LdapSettings, SecurityGlobalSettings, SecurityServiceSettings } from '../couchbase/security.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
-import type { Skip } from './certificates.js';
-import type { CollectContext, Collector } from './types.js';
+import { isCode, oneHot, reportForbidden } from './helpers.js';
+import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'security';
 const S = ['service'] as const;
@@ -61,15 +59,11 @@ export const securityFamilies = {
   indexAware: defineFamily(C, 'couchbase_index_aware_rebalance_disabled', 'gauge', '1 when index-aware rebalance for view queries is disabled (indexAwareRebalanceDisabled; not recommended for production), else 0.', [], 'bool'),
 } as const;
 
-function oneHot(out: SampleSet, def: (typeof securityFamilies)['tlsMin'], service: string, value: string): void {
-  for (const v of TLS_VERSIONS) out.add(def, { service, version: v }, v === value);
-}
-
 function mapTlsScope(scope: string, own: SecurityServiceSettings, inherited: SecurityServiceSettings, out: SampleSet, skip: Skip): void {
   const f = securityFamilies;
   const tls = own.tlsMinVersion ?? inherited.tlsMinVersion;
   if (typeof tls === 'string') {
-    if ((TLS_VERSIONS as readonly string[]).includes(tls)) oneHot(out, f.tlsMin, scope, tls);
+    if ((TLS_VERSIONS as readonly string[]).includes(tls)) oneHot(out, f.tlsMin, { service: scope }, 'version', TLS_VERSIONS, tls);
     else skip('unknown_tls_version', `${scope}: tlsMinVersion ${tls.slice(0, 20)}`);
   }
   out.add(f.honorCipherOrder, { service: scope }, own.honorCipherOrder ?? inherited.honorCipherOrder);

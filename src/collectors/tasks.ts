@@ -15,7 +15,7 @@ import { fetchPoolsDefault, poolNodeSchema } from '../couchbase/pools.js';
 import type { PoolsDefault } from '../couchbase/pools.js';
 import { fetchTasks } from '../couchbase/tasks.js';
 import type { Task } from '../couchbase/tasks.js';
-import { oneHot } from './nodes.js';
+import { oneHot } from './helpers.js';
 import type { Collector } from './types.js';
 
 const C = 'tasks';

@@ -3,7 +3,7 @@
  * when their polls meet (the shared cache keeps a result for 5 s and merges concurrent calls).
  */
 import { z } from 'zod';
-import type { CollectContext } from '../collectors/types.js';
+import type { ClusterSource } from './source.js';
 
 /** One entry of the tasks list; every field optional because each task type carries its own set. */
 export const taskSchema = z.looseObject({
@@ -38,6 +38,6 @@ export type Task = z.output<typeof taskSchema>;
 
 export const TASKS_ROUTE = '/pools/default/tasks';
 
-export function fetchTasks(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<Task[]> {
-  return ctx.shared.get('tasks', 5_000, () => ctx.client.getJson(TASKS_ROUTE, {}, tasksSchema));
+export function fetchTasks(src: ClusterSource): Promise<Task[]> {
+  return src.shared.get('tasks', 5_000, () => src.client.getJson(TASKS_ROUTE, {}, tasksSchema));
 }

@@ -1,0 +1,73 @@
+/**
+ * Small helpers shared by several collectors: collector policy (what a 403 on an optional call means),
+ * one-hot enumerations, and the parsing of numbers and dates as Couchbase writes them. Each exists once here
+ * so that two collectors cannot drift apart on, say, which dates they accept.
+ */
+import type { FamilyDef, SampleSet } from '../metrics/family.js';
+import type { CollectContext } from './types.js';
+
+/** Whether `err` carries the stable error `code` (see src/errors.ts). */
+export function isCode(err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+}
+
+/**
+ * A 403 on an optional call: count it as skipped, and log once per (cluster, collector, endpoint) at warn
+ * which permission is missing (Couchbase's `permissions` array); later polls log at debug only.
+ * A missing permission is configuration, not an item failure: it is not counted in the item errors.
+ */
+export function reportForbidden(ctx: Pick<CollectContext, 'state' | 'log' | 'skipped'>, endpoint: string, err: unknown): void {
+  const permissions = (err as { permissions?: readonly string[] }).permissions ?? [];
+  const key = `forbidden:${endpoint}`;
+  ctx.skipped('forbidden', endpoint);
+  if (ctx.state.has(key)) {
+    ctx.log.debug({ endpoint, permissions }, 'still forbidden; skipping');
+    return;
+  }
+  ctx.state.set(key, true);
+  ctx.log.warn(
+    { endpoint, permissions },
+    `forbidden: the monitoring user lacks ${permissions.length > 0 ? permissions.join(' or ') : 'a security role'}; skipping this endpoint`,
+  );
+}
+
+/**
+ * Errors that end the whole poll whatever item they came from: the poll's deadline or shutdown (every other
+ * item would fail the same way) and bad credentials (the same for every request of the cluster).
+ */
+export function isPollFatal(err: unknown): boolean {
+  return isCode(err, 'CBW_ERR_ABORTED') || isCode(err, 'CBW_ERR_AUTH');
+}
+
+/** One-hot over `known`, plus the observed value under its own name when it is not one of them. */
+export function oneHot(out: SampleSet, def: FamilyDef, base: Record<string, string>, label: string, known: readonly string[], value: string | undefined): void {
+  if (value === undefined) return;
+  for (const k of known) out.add(def, { ...base, [label]: k }, k === value ? 1 : 0);
+  if (!known.includes(value)) out.add(def, { ...base, [label]: value }, 1);
+}
+
+/**
+ * A finite number from a JSON number or a numeric string (the cluster manager writes some counters and the
+ * uptime as strings); undefined for anything else. Not a type guard: it converts.
+ */
+export function numberFromNumeric(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return v;
+  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
+  return undefined;
+}
+
+const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * Epoch seconds of an ISO 8601 timestamp (certificate dates, Backup service times), or undefined when it is
+ * not one: Date.parse alone is too lenient, and rolls 2031-02-30 over into March. Go's zero time
+ * (`0001-01-01T00:00:00Z`, the Backup service's "not yet") is undefined too.
+ */
+export function isoToSeconds(s: string | null | undefined): number | undefined {
+  if (s === undefined || s === null || !ISO_RE.test(s)) return undefined;
+  const [y, m, d] = s.slice(0, 10).split('-').map(Number) as [number, number, number];
+  if (y <= 1) return undefined;
+  if (new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d) return undefined;
+  const ms = Date.parse(s);
+  return Number.isFinite(ms) ? ms / 1000 : undefined;
+}
