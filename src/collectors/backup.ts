@@ -5,15 +5,17 @@
  *
  * The service is found at `backup_url`, else from nodeServices (`backupAPI` / `backupAPIHTTPS`); a cluster
  * without it is not applicable (success, no series). A 404 from the service (a list or a repository that is
- * gone) is skipped, logged at debug and counted. The archive operation is an administrator's action and is
- * never called.
+ * gone) is skipped, logged at debug and counted. Each state's list and each task history is an item: one that
+ * fails otherwise (4xx/5xx, time-out, bad body) costs only its own series and is counted in
+ * `cbwatch_collector_item_errors_total`; the poll fails when every state's list fails. The archive operation
+ * is an administrator's action and is never called.
  */
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
 import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
 import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
-import { isoToSeconds } from './helpers.js';
+import { collectItems, isoToSeconds, ItemTally } from './helpers.js';
 import type { Collector, Skip } from './types.js';
 
 const C = 'backup';
@@ -98,35 +100,46 @@ export const backupCollector: Collector<'backup'> = {
       return;
     }
     const skip: Skip = (reason, detail) => ctx.skipped(reason, detail);
-    const lists = await Promise.all(
-      REPOSITORY_STATES.map(async (state) => {
-        const res = await ctx.client.requestJson(REPOSITORIES_ROUTE, { state }, repositoryListSchema, { baseUrl, allowStatus: [404] });
-        return { state, res };
-      }),
-    );
     const active: Repository[] = [];
-    for (const { state, res } of lists) {
-      if (res.data === undefined) {
-        ctx.log.debug({ state, status: res.status }, 'backup repository list not found');
-        ctx.skipped('backup_not_found', state);
-        continue;
-      }
-      const repos = mapRepositories(state, res.data, ctx.out, skip);
+    // The lists are fetched together and mapped in state order, so the output does not depend on timing.
+    const lists = new Map<RepositoryState, readonly unknown[]>();
+    await collectItems(
+      ctx,
+      REPOSITORY_STATES,
+      (state) => `${state} repositories`,
+      async (state) => {
+        const res = await ctx.client.requestJson(REPOSITORIES_ROUTE, { state }, repositoryListSchema, { baseUrl, allowStatus: [404] });
+        if (res.data === undefined) {
+          ctx.log.debug({ state, status: res.status }, 'backup repository list not found');
+          ctx.skipped('backup_not_found', state);
+          return;
+        }
+        lists.set(state, res.data);
+      },
+    );
+    for (const state of REPOSITORY_STATES) {
+      const list = lists.get(state);
+      if (list === undefined) continue;
+      const repos = mapRepositories(state, list, ctx.out, skip);
       if (state === 'active') active.push(...repos);
     }
+    // Task histories are items too, but never fail the poll: the lists said what there is.
+    const histories = new ItemTally(ctx);
     for (const r of active) {
-      const res = await ctx.client.requestJson(TASK_HISTORY_ROUTE, { repository: r.id }, taskHistorySchema, {
-        baseUrl,
-        query: { limit: TASK_HISTORY_LIMIT },
-        allowStatus: [404],
+      await histories.run(`repository ${r.id} task history`, async () => {
+        const res = await ctx.client.requestJson(TASK_HISTORY_ROUTE, { repository: r.id }, taskHistorySchema, {
+          baseUrl,
+          query: { limit: TASK_HISTORY_LIMIT },
+          allowStatus: [404],
+        });
+        if (res.data === undefined) {
+          // Deleted or archived since the list was read.
+          ctx.log.debug({ repository: r.id }, 'backup task history not found');
+          ctx.skipped('backup_not_found', r.id);
+          return;
+        }
+        ctx.out.add(F.lastSuccess, { repository: r.id, state: 'active' }, lastSuccess(res.data));
       });
-      if (res.data === undefined) {
-        // Deleted or archived since the list was read.
-        ctx.log.debug({ repository: r.id }, 'backup task history not found');
-        ctx.skipped('backup_not_found', r.id);
-        continue;
-      }
-      ctx.out.add(F.lastSuccess, { repository: r.id, state: 'active' }, lastSuccess(res.data));
     }
   },
 };

@@ -6,8 +6,10 @@
  * /pools/default/nodeServices, and GET /settings/security/allowNonLocalCACertUpload.
  *
  * Works with the limited trustedCAs view a low-privilege user gets (id, subject, notBefore, notAfter, pem):
- * the families that need the other fields (warnings, nodes, origin) are then simply absent. A node whose
- * certificate call is forbidden, missing or malformed is counted as skipped and never blanks the others.
+ * the families that need the other fields (warnings, nodes, origin) are then simply absent; a forbidden node
+ * certificate call is reported once and skipped. A node whose certificate call fails (4xx/5xx, time-out, bad
+ * body) is an item failure (`cbwatch_collector_item_errors_total`): only that node's series go, and the poll
+ * fails only when every node fails. The non-local upload switch is an item of its own in the same way.
  *
  * The node's `pem` is the chain as loaded (node certificate first, then intermediates); every certificate in
  * it is parsed with node:crypto, because an intermediate expiring before the leaf is the classic outage.
@@ -28,7 +30,7 @@ import {
 } from '../couchbase/certificates.js';
 import type { LegacyCertificate, NodeCertificate } from '../couchbase/certificates.js';
 import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
-import { isCode, isoToSeconds, reportForbidden } from './helpers.js';
+import { collectItems, isCode, isoToSeconds, reportForbidden } from './helpers.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
 import type { CollectContext, Collector, Skip } from './types.js';
@@ -163,18 +165,16 @@ async function collectTrustedCAs(ctx: CollectContext<'certificates'>): Promise<v
   mapLegacyCertificate(legacy.data, ctx.out, ctx.skipped);
 }
 
+/** One node's certificate; a failure throws (an item failure for `collectItems`), a 403 is reported and skipped. */
 async function collectNode(ctx: CollectContext<'certificates'>, node: string): Promise<void> {
+  let cert: NodeCertificate;
   try {
-    const cert = await ctx.client.getJson(NODE_CERTIFICATE_ROUTE, { node }, nodeCertificateSchema);
-    mapNodeCertificate(node, cert, ctx.out, ctx.skipped);
+    cert = await ctx.client.getJson(NODE_CERTIFICATE_ROUTE, { node }, nodeCertificateSchema);
   } catch (err) {
     if (isCode(err, 'CBW_ERR_FORBIDDEN')) return reportForbidden(ctx, NODE_CERTIFICATE_ROUTE, err);
-    if (isCode(err, 'CBW_ERR_ABORTED') || isCode(err, 'CBW_ERR_AUTH')) throw err;
-    // A pre-7.1 node in a mixed cluster, a node that just left, or a malformed answer: skip this node only.
-    const code = (err as { code?: string }).code ?? 'unknown';
-    ctx.skipped('node_certificate_unavailable', `node ${node}: ${code}`);
-    ctx.log.debug({ node, code }, 'node certificate unavailable');
+    throw err;
   }
+  mapNodeCertificate(node, cert, ctx.out, ctx.skipped);
 }
 
 async function collectNonLocalUpload(ctx: CollectContext<'certificates'>): Promise<void> {
@@ -184,10 +184,11 @@ async function collectNonLocalUpload(ctx: CollectContext<'certificates'>): Promi
     if (res.data !== undefined) ctx.out.add(certificateFamilies.nonLocalUpload, {}, res.data);
   } catch (err) {
     if (isCode(err, 'CBW_ERR_FORBIDDEN')) return reportForbidden(ctx, ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE, err);
-    if (isCode(err, 'CBW_ERR_SCHEMA')) return ctx.skipped('non_local_upload_invalid', 'unexpected answer');
     throw err;
   }
 }
+
+type CertificateItem = { readonly node: string } | { readonly nonLocalUpload: true };
 
 export const certificatesCollector: Collector<'certificates'> = {
   name: 'certificates',
@@ -196,8 +197,15 @@ export const certificatesCollector: Collector<'certificates'> = {
   role: 'Security Admin (Local or External User Security Admin) for node certificates and the full trustedCAs view; any user gets CA expiry',
   description: 'Expiry of every trusted CA, node certificate and chain certificate; certificate warnings',
   async collect(ctx) {
+    // The trusted CAs and the node list are the poll's own requests: their failure fails the poll.
     await collectTrustedCAs(ctx);
     const ns = await fetchNodeServices(ctx);
-    await Promise.all([...nodeNames(ns, ctx.cluster.url).map((node) => collectNode(ctx, node)), collectNonLocalUpload(ctx)]);
+    const items: CertificateItem[] = [...nodeNames(ns, ctx.cluster.url).map((node) => ({ node })), { nonLocalUpload: true }];
+    await collectItems(
+      ctx,
+      items,
+      (i) => ('node' in i ? `node ${i.node}` : ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE),
+      (i) => ('node' in i ? collectNode(ctx, i.node) : collectNonLocalUpload(ctx)),
+    );
   },
 };

@@ -71,3 +71,68 @@ export function isoToSeconds(s: string | null | undefined): number | undefined {
   const ms = Date.parse(s);
   return Number.isFinite(ms) ? ms / 1000 : undefined;
 }
+
+/** Where a mapper reports each item it read: fine, or failed (and then it emitted none of that item's series). */
+export interface ItemSink {
+  ok(item: string): void;
+  failed(item: string, err: unknown): void;
+}
+
+/**
+ * The partial-failure rule for one poll's items (nodes, buckets, indexes, repository lists, sub-endpoints):
+ * a failed item is counted with `ctx.itemFailed` and emits no series while its neighbours carry on. Errors
+ * that would fail every item (`isPollFatal`) end the poll at once, and so does the failure of every item
+ * (`settle` rethrows the last error): a poll with nothing true to say is a failed poll, not an empty success.
+ */
+export class ItemTally implements ItemSink {
+  private total = 0;
+  private failures = 0;
+  private last: unknown;
+  constructor(private readonly ctx: Pick<CollectContext, 'itemFailed'>) {}
+
+  ok(_item?: string): void {
+    this.total++;
+  }
+
+  failed(item: string, err: unknown): void {
+    if (isPollFatal(err)) throw err;
+    this.total++;
+    this.failures++;
+    this.last = err;
+    this.ctx.itemFailed(item, err);
+  }
+
+  /** Run one item; its error (unless poll-fatal) makes it a failed item. */
+  async run(item: string, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.failed(item, err);
+      return;
+    }
+    this.ok(item);
+  }
+
+  /** Throws the last item error when there were items and every one of them failed. */
+  settle(): void {
+    if (this.total > 0 && this.failures === this.total) throw this.last;
+  }
+}
+
+/**
+ * `collectItems` runs `run` for each item under the rule of `ItemTally`. `run` handles what is not a
+ * failure itself (a 403 reported with `reportForbidden`, a 404 for an item that has just gone) by returning
+ * normally; anything it throws makes that item a failed one.
+ */
+export async function collectItems<T>(
+  ctx: Pick<CollectContext, 'itemFailed'>,
+  items: readonly T[],
+  name: (item: T) => string,
+  run: (item: T) => Promise<void>,
+  opts: { readonly sequential?: boolean } = {},
+): Promise<void> {
+  const tally = new ItemTally(ctx);
+  if (opts.sequential) for (const item of items) await tally.run(name(item), () => run(item));
+  else await Promise.all(items.map((item) => tally.run(name(item), () => run(item))));
+  tally.settle();
+}

@@ -8,12 +8,13 @@
  */
 import { defineFamily, sanitizeName } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
-import { fetchNodeServices, urlHost } from '../couchbase/nodeServices.js';
+import { fetchNodeServices, NODE_SERVICES_ROUTE, urlHost } from '../couchbase/nodeServices.js';
 import type { NodeServices } from '../couchbase/nodeServices.js';
-import { fetchPoolsDefault, poolNodeSchema, SERVER_GROUPS_ROUTE, serverGroupsSchema } from '../couchbase/pools.js';
+import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema, SERVER_GROUPS_ROUTE, serverGroupsSchema } from '../couchbase/pools.js';
 import type { PoolNode, PoolsDefault, ServerGroups } from '../couchbase/pools.js';
-import type { CbwError } from '../errors.js';
-import { numberFromNumeric, oneHot } from './helpers.js';
+import { CbwError } from '../errors.js';
+import { ItemTally, numberFromNumeric, oneHot } from './helpers.js';
+import type { ItemSink } from './helpers.js';
 import type { Collector, Skip } from './types.js';
 
 const C = 'nodes';
@@ -127,8 +128,11 @@ const MIB = 1024 * 1024;
 // Defined once in helpers.ts; re-exported only for xdcr.ts until it imports it from there.
 export { oneHot } from './helpers.js';
 
-/** GET /pools/default → samples. Pure. */
-export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): void {
+/**
+ * GET /pools/default → samples. Pure. Each node entry is an item: one that does not parse is reported to
+ * `items` as failed (or skipped when no sink is given) and only that node is missing.
+ */
+export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip, items?: ItemSink): void {
   out.add(F.balanced, {}, p.balanced);
   for (const [key, service] of QUOTAS) {
     const v = p[key];
@@ -148,11 +152,16 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): vo
   }
   for (const raw of p.nodes) {
     const parsed = poolNodeSchema.safeParse(raw);
+    const hostname = (raw as { hostname?: unknown } | null)?.hostname;
+    const item = `node ${typeof hostname === 'string' ? hostname : '(no hostname)'}`;
     if (!parsed.success) {
-      skip('node_unparseable', parsed.error.issues[0]?.message);
+      const message = parsed.error.issues[0]?.message ?? 'does not match';
+      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${POOLS_DEFAULT_ROUTE}: ${item}: ${message}`));
+      else skip('node_unparseable', message);
       continue;
     }
     mapNode(parsed.data, out, skip);
+    items?.ok(item);
   }
 }
 
@@ -244,21 +253,32 @@ export const nodesCollector: Collector<'nodes'> = {
   role: 'ro_admin',
   description: 'Node health, membership, services, ports, server groups, system stats and the cluster counters.',
   async collect(ctx) {
+    // /pools/default is the poll's list: its failure fails the poll. Its node entries, nodeServices and
+    // serverGroups are items: one that fails costs only its own series (see ItemTally).
+    const settled = <T>(p: Promise<T>): Promise<{ value: T } | { err: unknown }> => p.then((value) => ({ value }), (err: unknown) => ({ err }));
     const [pools, ns, groups] = await Promise.all([
       fetchPoolsDefault(ctx),
-      // Not on every version (and optional for this collector): a 404 is skipped, anything else fails the poll.
-      fetchNodeServices(ctx).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }),
+      settled(fetchNodeServices(ctx)),
       // Server groups are an Enterprise Edition feature; Community Edition answers 404.
-      ctx.client.requestJson(SERVER_GROUPS_ROUTE, {}, serverGroupsSchema, { allowStatus: [404] }),
+      settled(ctx.client.requestJson(SERVER_GROUPS_ROUTE, {}, serverGroupsSchema, { allowStatus: [404] })),
     ]);
+    const tally = new ItemTally(ctx);
     const skip: Skip = (reason, detail) => ctx.skipped(reason, detail);
-    mapPoolsDefault(pools, ctx.out, skip);
-    if (ns) mapNodeServices(ns, ctx.cluster.url, ctx.out);
-    else ctx.skipped('node_services_not_found');
-    if (groups.data) mapServerGroups(groups.data, ctx.out);
-    else ctx.skipped('server_groups_not_found');
+    mapPoolsDefault(pools, ctx.out, skip, tally);
+    if ('value' in ns) {
+      mapNodeServices(ns.value, ctx.cluster.url, ctx.out);
+      tally.ok();
+    } else if (isNotFound(ns.err)) {
+      // Not on every version.
+      ctx.skipped('node_services_not_found');
+    } else {
+      tally.failed(NODE_SERVICES_ROUTE, ns.err);
+    }
+    if (!('value' in groups)) tally.failed(SERVER_GROUPS_ROUTE, groups.err);
+    else if (groups.value.data) {
+      mapServerGroups(groups.value.data, ctx.out);
+      tally.ok();
+    } else ctx.skipped('server_groups_not_found');
+    tally.settle();
   },
 };

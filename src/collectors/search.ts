@@ -25,6 +25,7 @@ import type { CouchbaseClient } from '../couchbase/client.js';
 import { describeError, isCbwError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
+import { collectItems } from './helpers.js';
 import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'search';
@@ -286,21 +287,35 @@ export const searchCollector: Collector<'search'> = {
     const byKey = new Map<string, SearchQuery>();
     for (const q of parseActiveQueries(all, (r, d) => ctx.skipped(r, d))) byKey.set(q.key, q);
 
-    // Per-index views: listed indexes always get series, and their queries are merged in (same keys).
+    // Per-index views: listed indexes always get series, and their queries are merged in (same keys). Each
+    // listed index is an item: when its call fails, that index has no series this poll (its count from the
+    // cluster-wide view alone could be short), the others keep theirs.
     const known: string[] = [];
-    for (const index of ctx.options.indexes) {
-      const res = await ctx.client.requestJson(SEARCH_INDEX_QUERIES_ROUTE, { index }, activeQueriesSchema, {
-        baseUrl,
-        allowStatus: [400, 404],
-      });
-      if (res.data === undefined) {
-        ctx.skipped('index_not_found', index);
-        continue;
-      }
-      known.push(index);
-      for (const q of parseActiveQueries(res.data, () => undefined)) if (!byKey.has(q.key)) byKey.set(q.key, q);
-    }
-    const queries = [...byKey.values()];
+    const failed = new Set<string>();
+    await collectItems(
+      ctx,
+      ctx.options.indexes,
+      (index) => `index ${index}`,
+      async (index) => {
+        let res;
+        try {
+          res = await ctx.client.requestJson(SEARCH_INDEX_QUERIES_ROUTE, { index }, activeQueriesSchema, { baseUrl, allowStatus: [400, 404] });
+        } catch (err) {
+          failed.add(index);
+          throw err;
+        }
+        if (res.data === undefined) {
+          // A configured index that does not exist: configuration, not a failure.
+          ctx.skipped('index_not_found', index);
+          return;
+        }
+        known.push(index);
+        for (const q of parseActiveQueries(res.data, () => undefined)) if (!byKey.has(q.key)) byKey.set(q.key, q);
+      },
+      { sequential: true },
+    );
+    const everyQuery = [...byKey.values()];
+    const queries = everyQuery.filter((q) => !failed.has(q.index));
 
     mapActiveQueries(ctx.out, queries, {
       total: all.totalActiveQueryCount,
@@ -311,8 +326,9 @@ export const searchCollector: Collector<'search'> = {
     const policy = ctx.options.cancel;
     const attempted = ctx.state.get(STATE_ATTEMPTED);
     if (policy.enabled || attempted !== undefined) {
-      await applyCancelPolicy({ client: ctx.client, baseUrl, log: ctx.log, state: ctx.state, skip: (r, d) => ctx.skipped(r, d) }, queries, policy);
+      // The policy acts on every query known, also those of an index whose own view failed this poll.
+      await applyCancelPolicy({ client: ctx.client, baseUrl, log: ctx.log, state: ctx.state, skip: (r, d) => ctx.skipped(r, d) }, everyQuery, policy);
     }
-    emitCancelCounts(ctx.out, ctx.state, policy, queries);
+    emitCancelCounts(ctx.out, ctx.state, policy, everyQuery);
   },
 };

@@ -240,8 +240,10 @@ describe('certificates collector: missing fields and bad input', () => {
     expect(r.skipped.get('forbidden')).toBe(1);
     expect(r.set.all('couchbase_node_certificate_not_after_timestamp_seconds').map((s) => s.labels.node)).toEqual(['10.144.220.101:8091']);
     const r2 = await collect(certificatesCollector, fakeClient(routes({ '/pools/default/certificate/node/{node}': { status: 500, text: 'boom' } })));
+    // Every node failed, the upload switch did not: the poll stands, each node is an item error.
     expect(r2.ok).toBe(true);
-    expect(r2.skipped.get('node_certificate_unavailable')).toBe(2);
+    expect(r2.itemErrors.get('http_5xx')).toBe(2);
+    expect(r2.set.all('couchbase_node_certificate_not_after_timestamp_seconds')).toEqual([]);
     expect(r2.set.all('couchbase_trusted_ca_not_after_timestamp_seconds')).toHaveLength(3);
   });
 

@@ -39,7 +39,7 @@ describe('collections collector on real fixtures', () => {
     expect(parseUid(undefined)).toBeUndefined();
   });
 
-  it('skips and counts a bucket deleted between the list and its scopes call, and a manifest that does not parse; asks no memcached bucket', async () => {
+  it('skips and counts a bucket deleted between the list and its scopes call, and counts a manifest that does not parse as an item error; asks no memcached bucket', async () => {
     const client = fakeClient({
       [LIST]: [{ name: 'gone' }, { name: 'odd' }, { name: 'cache', bucketType: 'memcached' }, { name: 'ok', bucketType: 'couchbase' }],
       [SCOPES]: (p: Record<string, string>) =>
@@ -48,7 +48,7 @@ describe('collections collector on real fixtures', () => {
     const r = await collect(collectionsCollector, client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.skipped.get('bucket_not_found')).toBe(1);
-    expect(r.skipped.get('scopes_unparseable')).toBe(1);
+    expect(r.itemErrors.get('bad_body')).toBe(1);
     expect(r.set.get('couchbase_bucket_collections', { bucket: 'ok' })).toBe(1);
     expect(r.set.get('couchbase_bucket_scopes', { bucket: 'gone' })).toBeUndefined();
     expect(client.calls.filter((c) => c.route === SCOPES).map((c) => c.params.bucket)).toEqual(['gone', 'odd', 'ok']);
@@ -60,7 +60,7 @@ describe('collections collector on real fixtures', () => {
     expect(r.set.get('couchbase_bucket_manifest_uid', { bucket: 'b' })).toBeUndefined();
   });
 
-  it('fails the poll when the bucket list fails, or a scopes call fails other than 404', async () => {
+  it('fails the poll when the bucket list fails, or when the scopes call of every bucket fails', async () => {
     for (const list of [{ status: 500, text: 'x' }, { fail: 'invalid_json' as const }]) {
       const r = await collect(collectionsCollector, fakeClient({ [LIST]: list }));
       expect(r.ok).toBe(false);
