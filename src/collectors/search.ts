@@ -25,7 +25,9 @@ import type { CouchbaseClient } from '../couchbase/client.js';
 import { describeError, isCbwError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
-import { collectItems } from './helpers.js';
+import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema } from '../couchbase/pools.js';
+import type { PoolsDefault } from '../couchbase/pools.js';
+import { collectItems, isPollFatal } from './helpers.js';
 import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'search';
@@ -36,7 +38,7 @@ export const SEARCH = {
   maxDuration: defineFamily(C, 'couchbase_search_active_query_max_duration_seconds', 'gauge', 'Execution time of the longest-running active query on the index (absent when none runs).', ['index'], 'seconds'),
   slow: defineFamily(C, 'couchbase_search_slow_queries', 'gauge', 'Active queries on the index running longer than the slow-query threshold (couchbase_search_slow_query_threshold_seconds).', ['index'], 'count'),
   slowThreshold: defineFamily(C, 'couchbase_search_slow_query_threshold_seconds', 'gauge', 'The slow-query threshold configured for this cluster (search collector option slow_query_threshold).', [], 'seconds'),
-  nodeActive: defineFamily(C, 'couchbase_search_node_active_queries', 'gauge', 'Active search queries per node; node is the node uuid from the query key (7.1+; 7.0 keys carry no node).', ['node'], 'count'),
+  nodeActive: defineFamily(C, 'couchbase_search_node_active_queries', 'gauge', 'Active search queries per node (7.1+; 7.0 query keys carry no node). node is host:port as in every other family, resolved from the node uuid of the query key through the cluster\'s node list; node_uuid is that uuid. A uuid the node list does not know keeps it as node too.', ['node', 'node_uuid'], 'count'),
   cancelled: defineFamily(C, 'couchbase_search_queries_cancelled_total', 'counter', 'Runaway queries the cancel policy acted on, by result: cancelled, dry_run (logged only), failed, forbidden (missing permission), not_found (finished before the cancel).', ['index', 'result'], 'count'),
 } as const;
 
@@ -85,8 +87,11 @@ export interface SearchMapOptions {
   readonly indexes: readonly string[];
 }
 
-/** Pure: parsed queries → samples. */
-export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[], opts: SearchMapOptions): void {
+/**
+ * Pure: parsed queries → samples. `nodeNames` maps node uuids to `host:port`; without it (the node list could
+ * not be read) no per-node series is exported, since its `node` label would not join with any other family.
+ */
+export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[], opts: SearchMapOptions, nodeNames?: ReadonlyMap<string, string>): void {
   out.add(SEARCH.totalActive, {}, opts.total);
   out.add(SEARCH.slowThreshold, {}, opts.slowThresholdSeconds);
   const byIndex = new Map<string, { active: number; slow: number; max: number | undefined }>();
@@ -110,7 +115,18 @@ export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[]
     out.add(SEARCH.slow, { index }, s.slow);
     out.add(SEARCH.maxDuration, { index }, s.max);
   }
-  for (const [node, n] of [...byNode].sort(([a], [b]) => a.localeCompare(b))) out.add(SEARCH.nodeActive, { node }, n);
+  if (nodeNames === undefined) return;
+  for (const [uuid, n] of [...byNode].sort(([a], [b]) => a.localeCompare(b))) out.add(SEARCH.nodeActive, { node: nodeNames.get(uuid) ?? uuid, node_uuid: uuid }, n);
+}
+
+/** Node uuid → `host:port` from the node list of GET /pools/default. Pure. */
+export function nodeNamesByUuid(p: PoolsDefault): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const raw of p.nodes) {
+    const n = poolNodeSchema.safeParse(raw);
+    if (n.success && n.data.nodeUUID !== undefined) m.set(n.data.nodeUUID, n.data.hostname);
+  }
+  return m;
 }
 
 // ---- runaway-query policy -------------------------------------------------------------------------------
@@ -317,11 +333,24 @@ export const searchCollector: Collector<'search'> = {
     const everyQuery = [...byKey.values()];
     const queries = everyQuery.filter((q) => !failed.has(q.index));
 
-    mapActiveQueries(ctx.out, queries, {
-      total: all.totalActiveQueryCount,
-      slowThresholdSeconds: ctx.options.slow_query_threshold / 1000,
-      indexes: known,
-    });
+    // Node uuids → host:port through the node list (shared with the nodes collector), only when a query
+    // names a node. Failing that lookup is an item error and costs only the per-node series.
+    let nodeNames: Map<string, string> | undefined = new Map();
+    if (queries.some((q) => q.node !== undefined)) {
+      try {
+        nodeNames = nodeNamesByUuid(await fetchPoolsDefault(ctx));
+      } catch (err) {
+        if (isPollFatal(err)) throw err;
+        ctx.itemFailed(`${POOLS_DEFAULT_ROUTE} (node names)`, err);
+        nodeNames = undefined;
+      }
+    }
+    mapActiveQueries(
+      ctx.out,
+      queries,
+      { total: all.totalActiveQueryCount, slowThresholdSeconds: ctx.options.slow_query_threshold / 1000, indexes: known },
+      nodeNames,
+    );
 
     const policy = ctx.options.cancel;
     const attempted = ctx.state.get(STATE_ATTEMPTED);

@@ -24,6 +24,8 @@ export const systemStatsSchema = z.looseObject({
 export const poolNodeSchema = z.looseObject({
   hostname: z.string().min(1),
   otpNode: z.string().optional(),
+  /** The node's uuid: what the Search service puts in its query keys. */
+  nodeUUID: z.string().optional(),
   thisNode: z.boolean().optional(),
   status: z.string().optional(),
   clusterMembership: z.string().optional(),
