@@ -9,6 +9,9 @@ import { createSimulator } from '../../src/simulator/index.js';
 import { collect, fakeClient, fixtureText, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
+/** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
+const PROMTOOL = requireBinary('promtool');
+
 const LIST = '/api/v1/cluster/self/repository/{state}';
 const HISTORY = '/api/v1/cluster/self/repository/active/{repository}/taskHistory';
 const NS = '/pools/default/nodeServices';
@@ -139,9 +142,8 @@ describe('backup collector on real fixtures', () => {
     }
   });
 
-  it('golden file passes promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(PROMTOOL === undefined)('golden file passes promtool check metrics', () => {
+    const promtool = PROMTOOL as string;
     const input = readFileSync(join(import.meta.dirname, '..', 'golden', 'backup.prom'));
     expect(execFileSync(promtool, ['check', 'metrics'], { input, encoding: 'utf8' })).toBe('');
   });

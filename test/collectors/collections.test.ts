@@ -6,6 +6,9 @@ import { collectionsCollector, parseUid } from '../../src/collectors/collections
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
+/** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
+const PROMTOOL = requireBinary('promtool');
+
 const LIST = '/pools/default/buckets';
 const SCOPES = '/pools/default/buckets/{bucket}/scopes';
 
@@ -69,9 +72,8 @@ describe('collections collector on real fixtures', () => {
     expect(r.ok).toBe(false);
   });
 
-  it('golden file passes promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(PROMTOOL === undefined)('golden file passes promtool check metrics', () => {
+    const promtool = PROMTOOL as string;
     const input = execFileSync('cat', [join(import.meta.dirname, '..', 'golden', 'collections.prom')]);
     expect(execFileSync(promtool, ['check', 'metrics'], { input, encoding: 'utf8' })).toBe('');
   });
