@@ -46,7 +46,7 @@ export const certificateFamilies = {
   caWarnings: defineFamily(C, 'couchbase_trusted_ca_warnings', 'gauge', 'Number of warnings Couchbase reports for a trusted CA (e.g. self_signed, not signed by cluster CA, expiring). Needs a security role.', CA, 'count'),
   caNodes: defineFamily(C, 'couchbase_trusted_ca_nodes', 'gauge', 'Number of nodes whose certificate is signed by this trusted CA (nodes). Needs a security role.', CA, 'count'),
   caNodeInfo: defineFamily(C, 'couchbase_trusted_ca_node_info', 'gauge', 'A node using this trusted CA (always 1). Needs a security role.', [...CA, 'node'], 'info'),
-  nodeNotAfter: defineFamily(C, 'couchbase_node_certificate_not_after_timestamp_seconds', 'gauge', 'Expiry of the node certificate (expires); origin is generated, uploaded, or unknown on servers that do not say.', ['node', 'subject', 'origin'], 'timestamp_seconds'),
+  nodeNotAfter: defineFamily(C, 'couchbase_node_certificate_not_after_timestamp_seconds', 'gauge', 'Expiry of the node certificate: notAfter of the first certificate of its PEM, else Couchbase\'s expires field; origin is generated, uploaded, or unknown on servers that do not say.', ['node', 'subject', 'origin'], 'timestamp_seconds'),
   nodeWarnings: defineFamily(C, 'couchbase_node_certificate_warnings', 'gauge', 'Number of warnings Couchbase reports for the node certificate.', ['node'], 'count'),
   nodePlain: defineFamily(C, 'couchbase_node_certificate_plain_passphrase', 'gauge', '1 when a plain private-key passphrase is registered for the node certificate (meant for pre-production only), else 0. The passphrase itself is never read.', ['node'], 'bool'),
   chainNotAfter: defineFamily(C, 'couchbase_node_certificate_chain_not_after_timestamp_seconds', 'gauge', 'End of validity of each certificate in the node\'s PEM chain, parsed from the PEM; position 0 is the node certificate, then its issuers.', ['node', 'position', 'subject'], 'timestamp_seconds'),
@@ -91,14 +91,20 @@ export function mapLegacyCertificate(payload: LegacyCertificate, out: SampleSet,
   const parsed = cert.pem !== undefined ? parsePemCertificate(cert.pem) : undefined;
   const l = { id: 'legacy', subject: cert.subject ?? parsed?.subject ?? '' };
   out.add(f.caCount, {}, 1);
-  addDate(out, f.caNotAfter, l, cert.expires, skip, 'legacy root certificate expires');
+  // The PEM is the certificate TLS uses: pre-7.1 servers write `expires` in local time with a `Z` (the docs'
+  // example says 15:59:59Z for a certificate whose notAfter is 23:59:59 GMT), so the PEM's date wins.
+  const expires = parseDate(cert.expires, skip, 'legacy root certificate expires');
+  out.add(f.caNotAfter, l, parsed?.notAfter ?? expires);
   // The extended object has no notBefore: take it from the PEM when it parses.
   if (parsed !== undefined) out.add(f.caNotBefore, l, parsed.notBefore);
   if (cert.type !== undefined) out.add(f.caInfo, { ...l, origin: cert.type }, 1);
   if (payload.warnings !== undefined) out.add(f.caWarnings, l, payload.warnings.length);
 }
 
-/** One node's certificate: the `expires` field, warnings, passphrase type, and every certificate of its chain. */
+/**
+ * One node's certificate: its expiry (the PEM's first certificate, else the `expires` field: see
+ * mapLegacyCertificate for why the PEM wins), warnings, passphrase type, and every certificate of its chain.
+ */
 export function mapNodeCertificate(node: string, cert: NodeCertificate, out: SampleSet, skip: Skip): void {
   const f = certificateFamilies;
   const chain: Array<{ position: number; subject: string; issuer: string; notAfter: number }> = [];
@@ -115,7 +121,8 @@ export function mapNodeCertificate(node: string, cert: NodeCertificate, out: Sam
     }
   }
   const subject = cert.subject ?? chain.find((c) => c.position === 0)?.subject ?? '';
-  const expires = addDate(out, f.nodeNotAfter, { node, subject, origin: cert.type ?? 'unknown' }, cert.expires, skip, `node ${node} expires`);
+  const expires = chain.find((c) => c.position === 0)?.notAfter ?? parseDate(cert.expires, skip, `node ${node} expires`);
+  out.add(f.nodeNotAfter, { node, subject, origin: cert.type ?? 'unknown' }, expires);
   if (Array.isArray(cert.warnings)) out.add(f.nodeWarnings, { node }, cert.warnings.length);
   out.add(f.nodePlain, { node }, cert.privateKeyPassphrase);
   for (const c of chain) {
@@ -135,13 +142,16 @@ function addDate(
   skip: Skip,
   what: string,
 ): number | undefined {
+  const s = parseDate(iso, skip, what);
+  out.add(def, labels, s);
+  return s;
+}
+
+/** Epoch seconds of an ISO 8601 field; a value that is not one is skipped (counted), an absent one is not. */
+function parseDate(iso: string | null | undefined, skip: Skip, what: string): number | undefined {
   if (iso === undefined || iso === null) return undefined;
   const s = isoToSeconds(iso);
-  if (s === undefined) {
-    skip('invalid_date', `${what}: not an ISO 8601 timestamp`);
-    return undefined;
-  }
-  out.add(def, labels, s);
+  if (s === undefined) skip('invalid_date', `${what}: not an ISO 8601 timestamp`);
   return s;
 }
 

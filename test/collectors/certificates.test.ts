@@ -123,7 +123,9 @@ describe('certificates collector: golden', () => {
     expect(r.ok, String(r.error)).toBe(true);
     await expect(r.text).toMatchFileSnapshot('../golden/certificates-legacy.prom');
     expect(client.calls.map((c) => c.route)).toContain('/pools/default/certificate');
-    expect(r.set.get('couchbase_trusted_ca_not_after_timestamp_seconds', { id: 'legacy', subject: 'CN=Root Authority' })).toBe(Date.parse('2049-12-31T15:59:59.000Z') / 1000);
+    // The payload's expires says 2049-12-31T15:59:59.000Z (pre-7.1 servers wrote local time with a Z); the PEM
+    // it carries says notAfter=Dec 31 23:59:59 2049 GMT (openssl x509 -enddate): the certificate wins.
+    expect(r.set.get('couchbase_trusted_ca_not_after_timestamp_seconds', { id: 'legacy', subject: 'CN=Root Authority' })).toBe(Date.UTC(2049, 11, 31, 23, 59, 59) / 1000);
     // notBefore is not in the extended object: it comes from the PEM (Jan 1 2013).
     expect(r.set.get('couchbase_trusted_ca_not_before_timestamp_seconds', { id: 'legacy' })).toBe(Date.UTC(2013, 0, 1) / 1000);
     expect(r.set.get('couchbase_trusted_ca_warnings', { id: 'legacy' })).toBe(1);

@@ -217,3 +217,190 @@ describe('tasks-rebalance-running.prom', () => {
     expect(value(g, 'couchbase_rebalance_status', { status: 'running' })).toBe(1);
   });
 });
+
+describe('certificates-legacy.prom (pre-7.1: GET /pools/default/certificate?extended=true)', () => {
+  const g = readGolden('certificates-legacy.prom');
+  it('the root certificate\'s dates are its PEM\'s (openssl: notBefore=Jan 1 00:00:00 2013 GMT, notAfter=Dec 31 23:59:59 2049 GMT)', () => {
+    // The payload's expires says 2049-12-31T15:59:59.000Z: local time written with a Z by pre-7.1 servers.
+    expect(value(g, 'couchbase_trusted_ca_not_after_timestamp_seconds', { id: 'legacy' })).toBe(utc(2049, 12, 31, 23, 59, 59));
+    expect(value(g, 'couchbase_trusted_ca_not_before_timestamp_seconds', { id: 'legacy' })).toBe(utc(2013, 1, 1));
+    expect(value(g, 'couchbase_trusted_ca_info', { id: 'legacy', subject: 'CN=Root Authority', origin: 'uploaded' })).toBe(1);
+    expect(value(g, 'couchbase_trusted_cas')).toBe(1);
+    // 7.0 node certificates carry no type: origin unknown; their PEM says notAfter=Nov 30 09:44:49 2022 GMT.
+    expect(value(g, 'couchbase_node_certificate_not_after_timestamp_seconds', { node: '10.144.220.101:8091', origin: 'unknown' })).toBe(utc(2022, 11, 30, 9, 44, 49));
+  });
+});
+
+describe('certificates-limited.prom (limited trustedCAs view)', () => {
+  const g = readGolden('certificates-limited.prom');
+  it('dates from notBefore/notAfter; the fields the view lacks are absent, not 0', () => {
+    // id 1: notBefore 2021-01-16T11:42:00.000Z, notAfter 2026-01-15T11:42:00.000Z; no type, warnings or nodes.
+    expect(value(g, 'couchbase_trusted_ca_not_after_timestamp_seconds', { id: '1' })).toBe(utc(2026, 1, 15, 11, 42));
+    expect(value(g, 'couchbase_trusted_ca_not_before_timestamp_seconds', { id: '1' })).toBe(utc(2021, 1, 16, 11, 42));
+    expect(value(g, 'couchbase_trusted_ca_warnings', { id: '1' })).toBeUndefined();
+    expect(value(g, 'couchbase_trusted_ca_nodes', { id: '1' })).toBeUndefined();
+    expect(value(g, 'couchbase_trusted_cas')).toBe(2);
+  });
+});
+
+describe('search-7.0.prom and search-indexes.prom', () => {
+  it('7.0: bare query ids (no node), the 13.863849125s query is the one slow at 10 s', () => {
+    const g = readGolden('search-7.0.prom');
+    // queryMap: 9 DemoIndex 13.863849125s, 10 DemoIndex1 9.700851426s, 11 DemoIndex2 2.216451567s
+    expect(value(g, 'couchbase_search_total_active_queries')).toBe(3);
+    expect(value(g, 'couchbase_search_slow_queries', { index: 'DemoIndex' })).toBe(1);
+    expect(value(g, 'couchbase_search_slow_queries', { index: 'DemoIndex1' })).toBe(0);
+    expect(value(g, 'couchbase_search_active_query_max_duration_seconds', { index: 'DemoIndex' })).toBe(13.863849125);
+    expect(g.filter((r) => r.name === 'couchbase_search_node_active_queries')).toEqual([]);
+  });
+
+  it('per-index view merged with the cluster-wide one: three DemoIndex1 queries, an idle listed index at 0', () => {
+    const g = readGolden('search-indexes.prom');
+    // Cluster-wide (longerThan 7s): b91d…-21 DemoIndex1 10.541956741s; per-index: b91d…-16 1.05…s, f76b…-2 1.05…s.
+    expect(value(g, 'couchbase_search_active_queries', { index: 'DemoIndex1' })).toBe(3);
+    expect(value(g, 'couchbase_search_slow_queries', { index: 'DemoIndex1' })).toBe(1);
+    expect(value(g, 'couchbase_search_active_query_max_duration_seconds', { index: 'DemoIndex1' })).toBe(10.541956741);
+    expect(value(g, 'couchbase_search_active_queries', { index: 'idle' })).toBe(0);
+    expect(value(g, 'couchbase_search_node_active_queries', { node_uuid: 'b91d75480470f979f65f04e8f20a1f7b' })).toBe(2);
+    expect(value(g, 'couchbase_search_node_active_queries', { node_uuid: 'f76b2d51397feee28c1e757ed426ef93' })).toBe(1);
+  });
+});
+
+describe('security-7x.prom', () => {
+  const g = readGolden('security-7x.prom');
+  it('effective per-service TLS minimum: own value, else the global one; 7.6 LDAP defaults', () => {
+    // global tlsMinVersion tlsv1.2; /settings/security/data says tlsv1.3; index sets none (inherits tlsv1.2).
+    expect(value(g, 'couchbase_security_tls_min_version', { service: 'global', version: 'tlsv1.2' })).toBe(1);
+    expect(value(g, 'couchbase_security_tls_min_version', { service: 'data', version: 'tlsv1.3' })).toBe(1);
+    expect(value(g, 'couchbase_security_tls_min_version', { service: 'data', version: 'tlsv1.2' })).toBe(0);
+    expect(value(g, 'couchbase_security_tls_min_version', { service: 'index', version: 'tlsv1.2' })).toBe(1);
+    // LDAP 7.6: requestTimeout 5000 ms, cacheValueLifetime 300000 ms, encryption "None", hosts [].
+    expect(value(g, 'couchbase_ldap_request_timeout_seconds')).toBe(5);
+    expect(value(g, 'couchbase_ldap_cache_value_lifetime_seconds')).toBe(300);
+    expect(value(g, 'couchbase_ldap_encryption', { encryption: 'none' })).toBe(1);
+    expect(value(g, 'couchbase_ldap_hosts')).toBe(0);
+  });
+});
+
+describe('autofailover: the other captures', () => {
+  it.each([
+    // file, enabled, timeout, count, max events (maxCount, or 1 where the version has none)
+    ['autofailover-docs-server-5.5-7.0.prom', 1, 72, 0, 2],
+    ['autofailover-docs-server-http-example.prom', 0, 30, 0, 1],
+    ['autofailover-nri-couchbase-5.0.1.prom', 0, 120, 0, 1],
+    ['autofailover-telegraf.prom', 1, 72, 1, 2],
+  ] as const)('%s', (file, enabled, timeout, count, max) => {
+    const g = readGolden(file);
+    expect(value(g, 'couchbase_autofailover_enabled')).toBe(enabled);
+    expect(value(g, 'couchbase_autofailover_timeout_seconds')).toBe(timeout);
+    expect(value(g, 'couchbase_autofailover_events')).toBe(count);
+    expect(value(g, 'couchbase_autofailover_max_events')).toBe(max);
+  });
+
+  it('5.5-7.0: failoverServerGroup true', () => {
+    expect(value(readGolden('autofailover-docs-server-5.5-7.0.prom'), 'couchbase_autofailover_server_group_enabled')).toBe(1);
+  });
+});
+
+describe('buckets: the other generations', () => {
+  it('Membase 1.6: bucketType couchbase, flushCacheUri means flush enabled, 24.36…% of the quota', () => {
+    const g = readGolden('buckets-1.6.0.prom');
+    expect(value(g, 'couchbase_buckets')).toBe(2);
+    expect(value(g, 'couchbase_bucket_info', { bucket: 'default', bucket_type: 'couchbase' })).toBe(1);
+    expect(value(g, 'couchbase_bucket_flush_enabled', { bucket: 'default' })).toBe(1);
+    expect(value(g, 'couchbase_bucket_quota_used_ratio', { bucket: 'default' })).toBeCloseTo(0.24360397338867188, 15);
+    expect(value(g, 'couchbase_bucket_basic_mem_used_bytes', { bucket: 'default' })).toBe(25_543_728);
+  });
+
+  it('3.0.1: a 280000 MiB bucket with 943239752 items', () => {
+    const g = readGolden('buckets-3.0.1.prom');
+    expect(value(g, 'couchbase_bucket_quota_ram_bytes', { bucket: 'blastro-df' })).toBe(280_000 * MiB);
+    expect(value(g, 'couchbase_bucket_quota_raw_ram_bytes', { bucket: 'blastro-df' })).toBe(40_000 * MiB);
+    expect(value(g, 'couchbase_bucket_basic_items', { bucket: 'blastro-df' })).toBe(943_239_752);
+    expect(value(g, 'couchbase_bucket_basic_disk_used_bytes', { bucket: 'blastro-df' })).toBe(409_178_772_321);
+  });
+
+  it('4.6.3 and 5.5.1: items, memory and flush as listed', () => {
+    const g4 = readGolden('buckets-4.6.3.prom');
+    expect(value(g4, 'couchbase_bucket_basic_items', { bucket: 'beer-sample' })).toBe(7303);
+    expect(value(g4, 'couchbase_bucket_basic_mem_used_bytes', { bucket: 'beer-sample' })).toBe(44_289_200);
+    const g5 = readGolden('buckets-5.5.1.prom');
+    // quota.ram 402653184 = 384 MiB over 3 nodes, rawRAM 128 MiB per node; controllers.flush present.
+    expect(value(g5, 'couchbase_bucket_quota_ram_bytes', { bucket: 'default' })).toBe(384 * MiB);
+    expect(value(g5, 'couchbase_bucket_quota_raw_ram_bytes', { bucket: 'default' })).toBe(128 * MiB);
+    expect(value(g5, 'couchbase_bucket_flush_enabled', { bucket: 'default' })).toBe(1);
+    expect(value(g5, 'couchbase_bucket_basic_items', { bucket: 'default' })).toBe(0);
+  });
+});
+
+describe('nodes: the other generations', () => {
+  it.each([
+    // file, node, mem_total, mem_free, uptime, mcdMemoryReserved (MiB)
+    ['nodes-3.0.0.prom', '10.5.2.117:8091', 4_140_740_608, 2_939_863_040, 1_815_879, 3159],
+    ['nodes-4.6.3.prom', '172.17.0.2:8091', 2_095_882_240, 325_193_728, 60_620, 1599],
+    ['nodes-5.0.1.prom', '10.33.106.59:8091', 3_974_971_392, 963_305_472, 20_483_875, 3032],
+    ['nodes-6.5.1.prom', 'cb-0000.cb.ead75783-adbe-42ac-8937-e187da9abf80.svc:8091', 66_714_533_888, 65_080_254_464, 194_773, 50_899],
+    ['nodes-8.0.0.prom', '192.168.56.4:8091', 8_324_583_424, 6_955_921_408, 2907, 6351],
+  ] as const)('%s: the first node as the payload says', (file, node, total, free, uptime, reserved) => {
+    const g = readGolden(file);
+    expect(value(g, 'couchbase_node_memory_total_bytes', { node })).toBe(total);
+    expect(value(g, 'couchbase_node_memory_free_bytes', { node })).toBe(free);
+    expect(value(g, 'couchbase_node_uptime_seconds', { node })).toBe(uptime);
+    expect(value(g, 'couchbase_node_memcached_memory_reserved_bytes', { node })).toBe(reserved * MiB);
+    expect(value(g, 'couchbase_node_status', { node, status: 'healthy' })).toBe(1);
+    expect(value(g, 'couchbase_node_membership', { node, membership: 'active' })).toBe(1);
+  });
+
+  it('quotas from MiB where the payload has one (none in the 3.0 capture)', () => {
+    expect(value(readGolden('nodes-3.0.0.prom'), 'couchbase_cluster_memory_quota_bytes', { service: 'kv' })).toBeUndefined();
+    expect(value(readGolden('nodes-4.6.3.prom'), 'couchbase_cluster_memory_quota_bytes', { service: 'kv' })).toBe(1000 * MiB);
+    expect(value(readGolden('nodes-5.0.1.prom'), 'couchbase_cluster_memory_quota_bytes', { service: 'kv' })).toBe(2048 * MiB);
+    expect(value(readGolden('nodes-6.5.1.prom'), 'couchbase_cluster_memory_quota_bytes', { service: 'kv' })).toBe(25_884 * MiB);
+    expect(value(readGolden('nodes-8.0.0.prom'), 'couchbase_cluster_memory_quota_bytes', { service: 'kv' })).toBe(3457 * MiB);
+  });
+
+  it('nodeServices: ports and alternate addresses as listed', () => {
+    const g = readGolden('nodes-nodeservices-6.5plus.prom');
+    // 10.143.192.101: kv 11210, n1ql 8093; external 10.10.10.11 with kv 9000, n1ql 9050.
+    expect(value(g, 'couchbase_node_service_port', { node: '10.143.192.101:8091', port_name: 'kv' })).toBe(11_210);
+    expect(value(g, 'couchbase_node_service_port', { node: '10.143.192.101:8091', port_name: 'n1ql' })).toBe(8093);
+    expect(value(g, 'couchbase_node_alternate_address_info', { node: '10.143.192.101:8091', network: 'external', hostname: '10.10.10.11' })).toBe(1);
+    expect(value(g, 'couchbase_node_alternate_port', { node: '10.143.192.101:8091', network: 'external', port_name: 'n1ql' })).toBe(9050);
+    const v6 = readGolden('nodes-nodeservices-ipv6.prom');
+    // 192.168.1.101 (mgmt 8091): external 240b:c0e0:104:5400:b423:2:1:0, kv 30900, mgmt 31427.
+    expect(value(v6, 'couchbase_node_alternate_address_info', { node: '192.168.1.101:8091', hostname: '240b:c0e0:104:5400:b423:2:1:0' })).toBe(1);
+    expect(value(v6, 'couchbase_node_alternate_port', { node: '192.168.1.101:8091', port_name: 'kv' })).toBe(30_900);
+    expect(value(v6, 'couchbase_node_alternate_port', { node: '192.168.1.101:8091', port_name: 'mgmt' })).toBe(31_427);
+  });
+
+  it('serverGroups: Group 1 has one node, Group 2 two', () => {
+    const g = readGolden('nodes-servergroups-6.0.0.prom');
+    expect(value(g, 'couchbase_server_groups')).toBe(2);
+    expect(value(g, 'couchbase_server_group_nodes', { server_group: 'Group 1' })).toBe(1);
+    expect(value(g, 'couchbase_server_group_nodes', { server_group: 'Group 2' })).toBe(2);
+  });
+});
+
+describe('tasks: the other captures', () => {
+  it('a failed rebalance: notRunning with an error message is "failed"', () => {
+    const g = readGolden('tasks-rebalance-failed.prom');
+    expect(value(g, 'couchbase_rebalance_running')).toBe(0);
+    expect(value(g, 'couchbase_rebalance_status', { status: 'failed' })).toBe(1);
+    expect(value(g, 'couchbase_rebalance_status', { status: 'notRunning' })).toBe(0);
+  });
+
+  it('bucket compaction at 25 % of beer-sample', () => {
+    const g = readGolden('tasks-bucket-compaction.prom');
+    expect(value(g, 'couchbase_task_progress_ratio', { task_type: 'bucket_compaction', bucket: 'beer-sample' })).toBe(0.25);
+    expect(value(g, 'couchbase_tasks', { task_type: 'bucket_compaction', status: 'running' })).toBe(1);
+    expect(value(g, 'couchbase_rebalance_status', { status: 'notRunning' })).toBe(1);
+  });
+
+  it('XDCR entries are left to the xdcr collector; sample loading is a running task', () => {
+    const x = readGolden('tasks-with-xdcr.prom');
+    expect(x.filter((r) => r.labels.task_type === 'xdcr')).toEqual([]);
+    expect(value(x, 'couchbase_tasks', { task_type: 'rebalance', status: 'notRunning' })).toBe(1);
+    const s = readGolden('tasks-sample-bucket.prom');
+    expect(value(s, 'couchbase_tasks', { task_type: 'loadingSampleBucket', status: 'running' })).toBe(1);
+  });
+});
