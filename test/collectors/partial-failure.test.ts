@@ -12,6 +12,7 @@ import { collectionsCollector } from '../../src/collectors/collections.js';
 import { nodesCollector } from '../../src/collectors/nodes.js';
 import { searchCollector } from '../../src/collectors/search.js';
 import { securityCollector } from '../../src/collectors/security.js';
+import { tasksCollector } from '../../src/collectors/tasks.js';
 import { createClient } from '../../src/couchbase/client.js';
 import type { CollectorName, CollectorOptions } from '../../src/config/schema.js';
 import type { FaultRule } from '../../src/simulator/index.js';
@@ -143,5 +144,24 @@ describe('nodes: a sub-endpoint failing', () => {
     expect(r.set.get('couchbase_server_groups')).toBeUndefined();
     expect(labelValues(r, 'couchbase_node_status', 'node')).toEqual(['cb1.cbsim.local:8091', 'cb2.cbsim.local:8091', 'cb3.cbsim.local:8091']);
     expect(r.set.all('couchbase_node_service_port').length).toBeGreaterThan(0);
+  });
+});
+
+describe('tasks: the node-name lookup failing during a rebalance', () => {
+  const r = simulatorWithClient({ nodes: 3, buckets: 1, knobs: { rebalanceRunning: true } });
+  it('leaves only the per-node progress out (a bare host would not join), counted', async () => {
+    const healthy = await collect(tasksCollector, r.client);
+    expect(healthy.set.all('couchbase_rebalance_node_progress_ratio').map((s) => s.labels.node).sort()).toEqual(['cb1.cbsim.local:8091', 'cb2.cbsim.local:8091', 'cb3.cbsim.local:8091']);
+    r.sim.ctx.faults.add({ match: '/pools/default', kind: 'status', status: 503 });
+    try {
+      const failed = await collect(tasksCollector, r.client);
+      expect(failed.ok, String(failed.error)).toBe(true);
+      expect(errors(failed)).toEqual({ http_5xx: 1 });
+      expect(failed.set.all('couchbase_rebalance_node_progress_ratio')).toEqual([]);
+      expect(failed.set.get('couchbase_rebalance_running')).toBe(1);
+      expect(failed.set.get('couchbase_rebalance_progress_ratio')).toBeDefined();
+    } finally {
+      r.sim.ctx.faults.clear();
+    }
   });
 });
