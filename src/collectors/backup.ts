@@ -15,7 +15,9 @@ import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
 import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
 import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
+import { CbwError } from '../errors.js';
 import { collectItems, isoToSeconds, ItemTally } from './helpers.js';
+import type { ItemSink } from './helpers.js';
 import type { Collector, Skip } from './types.js';
 
 const C = 'backup';
@@ -52,13 +54,19 @@ export const F = {
   ),
 } as const satisfies Record<string, FamilyDef>;
 
-/** One state's list → samples; returns the repositories that parsed. Pure. */
-export function mapRepositories(state: RepositoryState, list: readonly unknown[], out: SampleSet, skip: Skip): Repository[] {
+/**
+ * One state's list → samples; returns the repositories that parsed. Pure. Each repository is an item: one that
+ * does not parse is reported to `items` as failed (skipped when no sink is given).
+ */
+export function mapRepositories(state: RepositoryState, list: readonly unknown[], out: SampleSet, skip: Skip, items?: ItemSink): Repository[] {
   const repos: Repository[] = [];
-  for (const raw of list) {
+  for (const [i, raw] of list.entries()) {
     const r = repositorySchema.safeParse(raw);
     if (!r.success) {
-      skip('repository_unparseable', state);
+      const id = (raw as { id?: unknown } | null)?.id;
+      const item = `${state} repository ${typeof id === 'string' ? id.slice(0, 60) : `#${i}`}`;
+      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${REPOSITORIES_ROUTE}: ${item}: ${r.error.issues[0]?.message ?? 'does not match'}`));
+      else skip('repository_unparseable', state);
       continue;
     }
     repos.push(r.data);
@@ -117,10 +125,12 @@ export const backupCollector: Collector<'backup'> = {
         lists.set(state, res.data);
       },
     );
+    // Repositories that do not parse are item errors, but do not fail the poll: their lists were read.
+    const entries = new ItemTally(ctx);
     for (const state of REPOSITORY_STATES) {
       const list = lists.get(state);
       if (list === undefined) continue;
-      const repos = mapRepositories(state, list, ctx.out, skip);
+      const repos = mapRepositories(state, list, ctx.out, skip, entries);
       if (state === 'active') active.push(...repos);
     }
     // Task histories are items too, but never fail the poll: the lists said what there is.

@@ -30,7 +30,9 @@ import {
 } from '../couchbase/certificates.js';
 import type { LegacyCertificate, NodeCertificate } from '../couchbase/certificates.js';
 import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
-import { collectItems, isCode, isoToSeconds, reportForbidden } from './helpers.js';
+import { CbwError } from '../errors.js';
+import { isCode, isoToSeconds, ItemTally, reportForbidden } from './helpers.js';
+import type { ItemSink } from './helpers.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
 import type { CollectContext, Collector, Skip } from './types.js';
@@ -55,18 +57,24 @@ export const certificateFamilies = {
   nonLocalUpload: defineFamily(C, 'couchbase_security_allow_non_local_ca_upload', 'gauge', '1 when CA certificates may be uploaded from hosts other than localhost (allowNonLocalCACertUpload), else 0.', [], 'bool'),
 } as const;
 
-/** Pure mapping of the trustedCAs array (full or limited view). Elements that do not parse are skipped. */
-export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Skip): void {
+/**
+ * Pure mapping of the trustedCAs array (full or limited view). Each CA is an item: one that does not parse is
+ * reported to `items` as failed (skipped when no sink is given) and the others keep their series.
+ */
+export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Skip, items?: ItemSink): void {
   const f = certificateFamilies;
   out.add(f.caCount, {}, raw.length);
   if (raw.length === 0) skip('trusted_cas_empty', 'trustedCAs answered an empty array');
   for (const [i, el] of raw.entries()) {
     const parsed = trustedCaSchema.safeParse(el);
     if (!parsed.success) {
-      skip('trusted_ca_invalid', `element ${i}: ${parsed.error.issues[0]?.message ?? 'does not match'}`);
+      const message = `element ${i}: ${parsed.error.issues[0]?.message ?? 'does not match'}`;
+      if (items) items.failed(`trusted CA ${i}`, new CbwError('CBW_ERR_SCHEMA', `GET ${TRUSTED_CAS_ROUTE}: ${message}`));
+      else skip('trusted_ca_invalid', message);
       continue;
     }
     const ca = parsed.data;
+    items?.ok(`trusted CA ${i}`);
     const pemSubject = (ca.subject ?? undefined) === undefined && typeof ca.pem === 'string' ? parsePemCertificate(ca.pem)?.subject : undefined;
     const l = { id: String(ca.id), subject: ca.subject ?? pemSubject ?? '' };
     addDate(out, f.caNotAfter, l, ca.notAfter, skip, `trusted CA ${l.id} notAfter`);
@@ -155,10 +163,10 @@ function parseDate(iso: string | null | undefined, skip: Skip, what: string): nu
   return s;
 }
 
-async function collectTrustedCAs(ctx: CollectContext<'certificates'>): Promise<void> {
+async function collectTrustedCAs(ctx: CollectContext<'certificates'>, items: ItemSink): Promise<void> {
   const res = await ctx.client.requestJson(TRUSTED_CAS_ROUTE, {}, trustedCasSchema, { allowStatus: [404] });
   if (res.data !== undefined) {
-    mapTrustedCAs(res.data, ctx.out, ctx.skipped);
+    mapTrustedCAs(res.data, ctx.out, ctx.skipped, items);
     return;
   }
   // 404: a cluster older than 7.1 has no trustedCAs; read its single root certificate instead.
@@ -175,7 +183,7 @@ async function collectTrustedCAs(ctx: CollectContext<'certificates'>): Promise<v
   mapLegacyCertificate(legacy.data, ctx.out, ctx.skipped);
 }
 
-/** One node's certificate; a failure throws (an item failure for `collectItems`), a 403 is reported and skipped. */
+/** One node's certificate; a failure throws (an item failure), a 403 is reported and skipped. */
 async function collectNode(ctx: CollectContext<'certificates'>, node: string): Promise<void> {
   let cert: NodeCertificate;
   try {
@@ -207,15 +215,13 @@ export const certificatesCollector: Collector<'certificates'> = {
   role: 'Security Admin (Local or External User Security Admin) for node certificates and the full trustedCAs view; any user gets CA expiry',
   description: 'Expiry of every trusted CA, node certificate and chain certificate; certificate warnings',
   async collect(ctx) {
-    // The trusted CAs and the node list are the poll's own requests: their failure fails the poll.
-    await collectTrustedCAs(ctx);
+    // The trusted CAs and the node list are the poll's own requests: their failure fails the poll. Each CA,
+    // node certificate and the upload switch is an item (see ItemTally).
+    const tally = new ItemTally(ctx);
+    await collectTrustedCAs(ctx, tally);
     const ns = await fetchNodeServices(ctx);
     const items: CertificateItem[] = [...nodeNames(ns, ctx.cluster.url).map((node) => ({ node })), { nonLocalUpload: true }];
-    await collectItems(
-      ctx,
-      items,
-      (i) => ('node' in i ? `node ${i.node}` : ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE),
-      (i) => ('node' in i ? collectNode(ctx, i.node) : collectNonLocalUpload(ctx)),
-    );
+    await Promise.all(items.map((i) => ('node' in i ? tally.run(`node ${i.node}`, () => collectNode(ctx, i.node)) : tally.run(ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE, () => collectNonLocalUpload(ctx)))));
+    tally.settle();
   },
 };

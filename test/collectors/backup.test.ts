@@ -117,7 +117,7 @@ describe('backup collector on real fixtures', () => {
       { cluster: { backupUrl: BACKUP_URL } },
     );
     expect(r.ok, String(r.error)).toBe(true);
-    expect(r.skipped.get('repository_unparseable')).toBe(2);
+    expect(r.itemErrors.get('bad_body')).toBe(2);
     expect(r.set.get('couchbase_backup_repository_info', { repository: 'bare', state: 'active', status: '', plan: '', bucket: '' })).toBe(1);
     expect(r.set.get('couchbase_backup_repository_healthy', { repository: 'bare' })).toBeUndefined();
     expect(r.set.get('couchbase_backup_repository_next_run_timestamp_seconds', { repository: 'bare' })).toBeUndefined();

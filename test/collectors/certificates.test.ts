@@ -205,7 +205,9 @@ describe('certificates collector: missing fields and bad input', () => {
     const { payload } = chainPayload({ badSecond: true });
     const r = await collect(certificatesCollector, fakeClient(routes({ '/pools/default/trustedCAs': bad, '/pools/default/certificate/node/{node}': payload })));
     expect(r.ok).toBe(true);
-    expect(Object.fromEntries(r.skipped)).toEqual({ invalid_date: 1, trusted_ca_invalid: 2, pem_unparseable: 2 });
+    expect(Object.fromEntries(r.skipped)).toEqual({ invalid_date: 1, pem_unparseable: 2 });
+    // Two elements that are not CAs: item errors (bad body); the others keep their series.
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ bad_body: 2 });
     expect(r.set.get('couchbase_trusted_cas')).toBe(5);
     expect(r.set.all('couchbase_trusted_ca_not_after_timestamp_seconds').map((s) => s.labels.id)).toEqual(['0', '3']);
     expect(r.set.get('couchbase_trusted_ca_not_before_timestamp_seconds', { id: '2' })).toBe(Date.parse('2021-11-22T16:37:47.000Z') / 1000);
@@ -247,6 +249,13 @@ describe('certificates collector: missing fields and bad input', () => {
     expect(r2.itemErrors.get('http_5xx')).toBe(2);
     expect(r2.set.all('couchbase_node_certificate_not_after_timestamp_seconds')).toEqual([]);
     expect(r2.set.all('couchbase_trusted_ca_not_after_timestamp_seconds')).toHaveLength(3);
+  });
+
+  it('fails the poll when every item fails: no CA parses and every node certificate call fails', async () => {
+    const boom = { status: 500, text: 'boom' };
+    const r = await collect(certificatesCollector, fakeClient(routes({ '/pools/default/trustedCAs': [{ no: 'id' }], '/pools/default/certificate/node/{node}': boom, '/settings/security/allowNonLocalCACertUpload': boom })));
+    expect(r.ok).toBe(false);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ bad_body: 1, http_5xx: 3 });
   });
 
   it('isoToSeconds accepts ISO 8601 only', () => {

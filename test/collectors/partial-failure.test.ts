@@ -58,13 +58,15 @@ describe('certificates: one node certificate failing', () => {
     });
   }
 
-  it('every item failing fails the poll', async () => {
+  it('every node and the upload switch failing leaves the CA expiries (items too) standing', async () => {
     const r = await pollWith(certificatesCollector, [
       { match: '/pools/default/certificate/node/:node', kind: 'status', status: 500 },
       { match: '/settings/security/allowNonLocalCACertUpload', kind: 'status', status: 503 },
     ]);
-    expect(r.ok).toBe(false);
+    expect(r.ok, String(r.error)).toBe(true);
     expect(errors(r)).toEqual({ http_5xx: 4 });
+    expect(r.set.all('couchbase_node_certificate_not_after_timestamp_seconds')).toEqual([]);
+    expect(r.set.all('couchbase_trusted_ca_not_after_timestamp_seconds').length).toBeGreaterThan(0);
   });
 });
 
