@@ -5,15 +5,20 @@
  *
  * The service is found at `backup_url`, else from nodeServices (`backupAPI` / `backupAPIHTTPS`); a cluster
  * without it is not applicable (success, no series). A 404 from the service (a list or a repository that is
- * gone) is skipped, logged at debug and counted. The archive operation is an administrator's action and is
- * never called.
+ * gone) is skipped, logged at debug and counted. Each state's list and each task history is an item: one that
+ * fails otherwise (4xx/5xx, time-out, bad body) costs only its own series and is counted in
+ * `cbwatch_collector_item_errors_total`; the poll fails when every state's list fails. The archive operation
+ * is an administrator's action and is never called.
  */
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
 import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
 import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
-import type { Collector } from './types.js';
+import { CbwError } from '../errors.js';
+import { collectItems, isoToSeconds, ItemTally } from './helpers.js';
+import type { ItemSink } from './helpers.js';
+import type { Collector, Skip } from './types.js';
 
 const C = 'backup';
 
@@ -49,22 +54,19 @@ export const F = {
   ),
 } as const satisfies Record<string, FamilyDef>;
 
-function seconds(iso: string | undefined): number | undefined {
-  if (iso === undefined) return undefined;
-  const ms = Date.parse(iso);
-  // Go's zero time (0001-01-01) marks "not yet".
-  return Number.isFinite(ms) && ms > 0 ? ms / 1000 : undefined;
-}
-
-export type Skip = (reason: string, detail?: string) => void;
-
-/** One state's list → samples; returns the repositories that parsed. Pure. */
-export function mapRepositories(state: RepositoryState, list: readonly unknown[], out: SampleSet, skip: Skip): Repository[] {
+/**
+ * One state's list → samples; returns the repositories that parsed. Pure. Each repository is an item: one that
+ * does not parse is reported to `items` as failed (skipped when no sink is given).
+ */
+export function mapRepositories(state: RepositoryState, list: readonly unknown[], out: SampleSet, skip: Skip, items?: ItemSink): Repository[] {
   const repos: Repository[] = [];
-  for (const raw of list) {
+  for (const [i, raw] of list.entries()) {
     const r = repositorySchema.safeParse(raw);
     if (!r.success) {
-      skip('repository_unparseable', state);
+      const id = (raw as { id?: unknown } | null)?.id;
+      const item = `${state} repository ${typeof id === 'string' ? id.slice(0, 60) : `#${i}`}`;
+      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${REPOSITORIES_ROUTE}: ${item}: ${r.error.issues[0]?.message ?? 'does not match'}`));
+      else skip('repository_unparseable', state);
       continue;
     }
     repos.push(r.data);
@@ -75,7 +77,7 @@ export function mapRepositories(state: RepositoryState, list: readonly unknown[]
     out.add(F.info, { ...labels, status: r.state ?? '', plan: r.plan_name ?? '', bucket: r.bucket?.name ?? '' }, 1);
     out.add(F.healthy, labels, r.health?.healthy);
     const next = Object.values(r.scheduled ?? {})
-      .map((t) => seconds(t.next_run))
+      .map((t) => isoToSeconds(t.next_run))
       .filter((v): v is number => v !== undefined);
     if (next.length > 0) out.add(F.nextRun, labels, Math.min(...next));
   }
@@ -87,7 +89,7 @@ export function lastSuccess(history: TaskHistory): number | undefined {
   let best: number | undefined;
   for (const t of history) {
     if (t.status !== 'done') continue;
-    const end = seconds(t.end);
+    const end = isoToSeconds(t.end);
     if (end !== undefined && (best === undefined || end > best)) best = end;
   }
   return best;
@@ -106,35 +108,48 @@ export const backupCollector: Collector<'backup'> = {
       return;
     }
     const skip: Skip = (reason, detail) => ctx.skipped(reason, detail);
-    const lists = await Promise.all(
-      REPOSITORY_STATES.map(async (state) => {
-        const res = await ctx.client.requestJson(REPOSITORIES_ROUTE, { state }, repositoryListSchema, { baseUrl, allowStatus: [404] });
-        return { state, res };
-      }),
-    );
     const active: Repository[] = [];
-    for (const { state, res } of lists) {
-      if (res.data === undefined) {
-        ctx.log.debug({ state, status: res.status }, 'backup repository list not found');
-        ctx.skipped('backup_not_found', state);
-        continue;
-      }
-      const repos = mapRepositories(state, res.data, ctx.out, skip);
+    // The lists are fetched together and mapped in state order, so the output does not depend on timing.
+    const lists = new Map<RepositoryState, readonly unknown[]>();
+    await collectItems(
+      ctx,
+      REPOSITORY_STATES,
+      (state) => `${state} repositories`,
+      async (state) => {
+        const res = await ctx.client.requestJson(REPOSITORIES_ROUTE, { state }, repositoryListSchema, { baseUrl, allowStatus: [404] });
+        if (res.data === undefined) {
+          ctx.log.debug({ state, status: res.status }, 'backup repository list not found');
+          ctx.skipped('backup_not_found', state);
+          return;
+        }
+        lists.set(state, res.data);
+      },
+    );
+    // Repositories that do not parse are item errors, but do not fail the poll: their lists were read.
+    const entries = new ItemTally(ctx);
+    for (const state of REPOSITORY_STATES) {
+      const list = lists.get(state);
+      if (list === undefined) continue;
+      const repos = mapRepositories(state, list, ctx.out, skip, entries);
       if (state === 'active') active.push(...repos);
     }
+    // Task histories are items too, but never fail the poll: the lists said what there is.
+    const histories = new ItemTally(ctx);
     for (const r of active) {
-      const res = await ctx.client.requestJson(TASK_HISTORY_ROUTE, { repository: r.id }, taskHistorySchema, {
-        baseUrl,
-        query: { limit: TASK_HISTORY_LIMIT },
-        allowStatus: [404],
+      await histories.run(`repository ${r.id} task history`, async () => {
+        const res = await ctx.client.requestJson(TASK_HISTORY_ROUTE, { repository: r.id }, taskHistorySchema, {
+          baseUrl,
+          query: { limit: TASK_HISTORY_LIMIT },
+          allowStatus: [404],
+        });
+        if (res.data === undefined) {
+          // Deleted or archived since the list was read.
+          ctx.log.debug({ repository: r.id }, 'backup task history not found');
+          ctx.skipped('backup_not_found', r.id);
+          return;
+        }
+        ctx.out.add(F.lastSuccess, { repository: r.id, state: 'active' }, lastSuccess(res.data));
       });
-      if (res.data === undefined) {
-        // Deleted or archived since the list was read.
-        ctx.log.debug({ repository: r.id }, 'backup task history not found');
-        ctx.skipped('backup_not_found', r.id);
-        continue;
-      }
-      ctx.out.add(F.lastSuccess, { repository: r.id, state: 'active' }, lastSuccess(res.data));
     }
   },
 };

@@ -6,8 +6,10 @@
  * /pools/default/nodeServices, and GET /settings/security/allowNonLocalCACertUpload.
  *
  * Works with the limited trustedCAs view a low-privilege user gets (id, subject, notBefore, notAfter, pem):
- * the families that need the other fields (warnings, nodes, origin) are then simply absent. A node whose
- * certificate call is forbidden, missing or malformed is counted as skipped and never blanks the others.
+ * the families that need the other fields (warnings, nodes, origin) are then simply absent; a forbidden node
+ * certificate call is reported once and skipped. A node whose certificate call fails (4xx/5xx, time-out, bad
+ * body) is an item failure (`cbwatch_collector_item_errors_total`): only that node's series go, and the poll
+ * fails only when every node fails. The non-local upload switch is an item of its own in the same way.
  *
  * The node's `pem` is the chain as loaded (node certificate first, then intermediates); every certificate in
  * it is parsed with node:crypto, because an intermediate expiring before the leaf is the classic outage.
@@ -19,7 +21,6 @@ import {
   NODE_CERTIFICATE_ROUTE,
   TRUSTED_CAS_ROUTE,
   allowNonLocalCaUploadSchema,
-  isoToSeconds,
   legacyCertificateSchema,
   nodeCertificateSchema,
   parsePemCertificate,
@@ -29,10 +30,12 @@ import {
 } from '../couchbase/certificates.js';
 import type { LegacyCertificate, NodeCertificate } from '../couchbase/certificates.js';
 import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
-import { isCode, reportForbidden } from '../couchbase/security.js';
+import { CbwError } from '../errors.js';
+import { isCode, isoToSeconds, ItemTally, reportForbidden } from './helpers.js';
+import type { ItemSink } from './helpers.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
-import type { CollectContext, Collector } from './types.js';
+import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'certificates';
 const CA = ['id', 'subject'] as const;
@@ -45,7 +48,7 @@ export const certificateFamilies = {
   caWarnings: defineFamily(C, 'couchbase_trusted_ca_warnings', 'gauge', 'Number of warnings Couchbase reports for a trusted CA (e.g. self_signed, not signed by cluster CA, expiring). Needs a security role.', CA, 'count'),
   caNodes: defineFamily(C, 'couchbase_trusted_ca_nodes', 'gauge', 'Number of nodes whose certificate is signed by this trusted CA (nodes). Needs a security role.', CA, 'count'),
   caNodeInfo: defineFamily(C, 'couchbase_trusted_ca_node_info', 'gauge', 'A node using this trusted CA (always 1). Needs a security role.', [...CA, 'node'], 'info'),
-  nodeNotAfter: defineFamily(C, 'couchbase_node_certificate_not_after_timestamp_seconds', 'gauge', 'Expiry of the node certificate (expires); origin is generated, uploaded, or unknown on servers that do not say.', ['node', 'subject', 'origin'], 'timestamp_seconds'),
+  nodeNotAfter: defineFamily(C, 'couchbase_node_certificate_not_after_timestamp_seconds', 'gauge', 'Expiry of the node certificate: notAfter of the first certificate of its PEM, else Couchbase\'s expires field; origin is generated, uploaded, or unknown on servers that do not say.', ['node', 'subject', 'origin'], 'timestamp_seconds'),
   nodeWarnings: defineFamily(C, 'couchbase_node_certificate_warnings', 'gauge', 'Number of warnings Couchbase reports for the node certificate.', ['node'], 'count'),
   nodePlain: defineFamily(C, 'couchbase_node_certificate_plain_passphrase', 'gauge', '1 when a plain private-key passphrase is registered for the node certificate (meant for pre-production only), else 0. The passphrase itself is never read.', ['node'], 'bool'),
   chainNotAfter: defineFamily(C, 'couchbase_node_certificate_chain_not_after_timestamp_seconds', 'gauge', 'End of validity of each certificate in the node\'s PEM chain, parsed from the PEM; position 0 is the node certificate, then its issuers.', ['node', 'position', 'subject'], 'timestamp_seconds'),
@@ -54,20 +57,24 @@ export const certificateFamilies = {
   nonLocalUpload: defineFamily(C, 'couchbase_security_allow_non_local_ca_upload', 'gauge', '1 when CA certificates may be uploaded from hosts other than localhost (allowNonLocalCACertUpload), else 0.', [], 'bool'),
 } as const;
 
-export type Skip = (reason: string, detail?: string) => void;
-
-/** Pure mapping of the trustedCAs array (full or limited view). Elements that do not parse are skipped. */
-export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Skip): void {
+/**
+ * Pure mapping of the trustedCAs array (full or limited view). Each CA is an item: one that does not parse is
+ * reported to `items` as failed (skipped when no sink is given) and the others keep their series.
+ */
+export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Skip, items?: ItemSink): void {
   const f = certificateFamilies;
   out.add(f.caCount, {}, raw.length);
   if (raw.length === 0) skip('trusted_cas_empty', 'trustedCAs answered an empty array');
   for (const [i, el] of raw.entries()) {
     const parsed = trustedCaSchema.safeParse(el);
     if (!parsed.success) {
-      skip('trusted_ca_invalid', `element ${i}: ${parsed.error.issues[0]?.message ?? 'does not match'}`);
+      const message = `element ${i}: ${parsed.error.issues[0]?.message ?? 'does not match'}`;
+      if (items) items.failed(`trusted CA ${i}`, new CbwError('CBW_ERR_SCHEMA', `GET ${TRUSTED_CAS_ROUTE}: ${message}`));
+      else skip('trusted_ca_invalid', message);
       continue;
     }
     const ca = parsed.data;
+    items?.ok(`trusted CA ${i}`);
     const pemSubject = (ca.subject ?? undefined) === undefined && typeof ca.pem === 'string' ? parsePemCertificate(ca.pem)?.subject : undefined;
     const l = { id: String(ca.id), subject: ca.subject ?? pemSubject ?? '' };
     addDate(out, f.caNotAfter, l, ca.notAfter, skip, `trusted CA ${l.id} notAfter`);
@@ -92,14 +99,20 @@ export function mapLegacyCertificate(payload: LegacyCertificate, out: SampleSet,
   const parsed = cert.pem !== undefined ? parsePemCertificate(cert.pem) : undefined;
   const l = { id: 'legacy', subject: cert.subject ?? parsed?.subject ?? '' };
   out.add(f.caCount, {}, 1);
-  addDate(out, f.caNotAfter, l, cert.expires, skip, 'legacy root certificate expires');
+  // The PEM is the certificate TLS uses: pre-7.1 servers write `expires` in local time with a `Z` (the docs'
+  // example says 15:59:59Z for a certificate whose notAfter is 23:59:59 GMT), so the PEM's date wins.
+  const expires = parseDate(cert.expires, skip, 'legacy root certificate expires');
+  out.add(f.caNotAfter, l, parsed?.notAfter ?? expires);
   // The extended object has no notBefore: take it from the PEM when it parses.
   if (parsed !== undefined) out.add(f.caNotBefore, l, parsed.notBefore);
   if (cert.type !== undefined) out.add(f.caInfo, { ...l, origin: cert.type }, 1);
   if (payload.warnings !== undefined) out.add(f.caWarnings, l, payload.warnings.length);
 }
 
-/** One node's certificate: the `expires` field, warnings, passphrase type, and every certificate of its chain. */
+/**
+ * One node's certificate: its expiry (the PEM's first certificate, else the `expires` field: see
+ * mapLegacyCertificate for why the PEM wins), warnings, passphrase type, and every certificate of its chain.
+ */
 export function mapNodeCertificate(node: string, cert: NodeCertificate, out: SampleSet, skip: Skip): void {
   const f = certificateFamilies;
   const chain: Array<{ position: number; subject: string; issuer: string; notAfter: number }> = [];
@@ -116,7 +129,8 @@ export function mapNodeCertificate(node: string, cert: NodeCertificate, out: Sam
     }
   }
   const subject = cert.subject ?? chain.find((c) => c.position === 0)?.subject ?? '';
-  const expires = addDate(out, f.nodeNotAfter, { node, subject, origin: cert.type ?? 'unknown' }, cert.expires, skip, `node ${node} expires`);
+  const expires = chain.find((c) => c.position === 0)?.notAfter ?? parseDate(cert.expires, skip, `node ${node} expires`);
+  out.add(f.nodeNotAfter, { node, subject, origin: cert.type ?? 'unknown' }, expires);
   if (Array.isArray(cert.warnings)) out.add(f.nodeWarnings, { node }, cert.warnings.length);
   out.add(f.nodePlain, { node }, cert.privateKeyPassphrase);
   for (const c of chain) {
@@ -136,20 +150,23 @@ function addDate(
   skip: Skip,
   what: string,
 ): number | undefined {
-  if (iso === undefined || iso === null) return undefined;
-  const s = isoToSeconds(iso);
-  if (s === undefined) {
-    skip('invalid_date', `${what}: not an ISO 8601 timestamp`);
-    return undefined;
-  }
+  const s = parseDate(iso, skip, what);
   out.add(def, labels, s);
   return s;
 }
 
-async function collectTrustedCAs(ctx: CollectContext<'certificates'>): Promise<void> {
+/** Epoch seconds of an ISO 8601 field; a value that is not one is skipped (counted), an absent one is not. */
+function parseDate(iso: string | null | undefined, skip: Skip, what: string): number | undefined {
+  if (iso === undefined || iso === null) return undefined;
+  const s = isoToSeconds(iso);
+  if (s === undefined) skip('invalid_date', `${what}: not an ISO 8601 timestamp`);
+  return s;
+}
+
+async function collectTrustedCAs(ctx: CollectContext<'certificates'>, items: ItemSink): Promise<void> {
   const res = await ctx.client.requestJson(TRUSTED_CAS_ROUTE, {}, trustedCasSchema, { allowStatus: [404] });
   if (res.data !== undefined) {
-    mapTrustedCAs(res.data, ctx.out, ctx.skipped);
+    mapTrustedCAs(res.data, ctx.out, ctx.skipped, items);
     return;
   }
   // 404: a cluster older than 7.1 has no trustedCAs; read its single root certificate instead.
@@ -166,18 +183,16 @@ async function collectTrustedCAs(ctx: CollectContext<'certificates'>): Promise<v
   mapLegacyCertificate(legacy.data, ctx.out, ctx.skipped);
 }
 
+/** One node's certificate; a failure throws (an item failure), a 403 is reported and skipped. */
 async function collectNode(ctx: CollectContext<'certificates'>, node: string): Promise<void> {
+  let cert: NodeCertificate;
   try {
-    const cert = await ctx.client.getJson(NODE_CERTIFICATE_ROUTE, { node }, nodeCertificateSchema);
-    mapNodeCertificate(node, cert, ctx.out, ctx.skipped);
+    cert = await ctx.client.getJson(NODE_CERTIFICATE_ROUTE, { node }, nodeCertificateSchema);
   } catch (err) {
     if (isCode(err, 'CBW_ERR_FORBIDDEN')) return reportForbidden(ctx, NODE_CERTIFICATE_ROUTE, err);
-    if (isCode(err, 'CBW_ERR_ABORTED') || isCode(err, 'CBW_ERR_AUTH')) throw err;
-    // A pre-7.1 node in a mixed cluster, a node that just left, or a malformed answer: skip this node only.
-    const code = (err as { code?: string }).code ?? 'unknown';
-    ctx.skipped('node_certificate_unavailable', `node ${node}: ${code}`);
-    ctx.log.debug({ node, code }, 'node certificate unavailable');
+    throw err;
   }
+  mapNodeCertificate(node, cert, ctx.out, ctx.skipped);
 }
 
 async function collectNonLocalUpload(ctx: CollectContext<'certificates'>): Promise<void> {
@@ -187,10 +202,11 @@ async function collectNonLocalUpload(ctx: CollectContext<'certificates'>): Promi
     if (res.data !== undefined) ctx.out.add(certificateFamilies.nonLocalUpload, {}, res.data);
   } catch (err) {
     if (isCode(err, 'CBW_ERR_FORBIDDEN')) return reportForbidden(ctx, ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE, err);
-    if (isCode(err, 'CBW_ERR_SCHEMA')) return ctx.skipped('non_local_upload_invalid', 'unexpected answer');
     throw err;
   }
 }
+
+type CertificateItem = { readonly node: string } | { readonly nonLocalUpload: true };
 
 export const certificatesCollector: Collector<'certificates'> = {
   name: 'certificates',
@@ -199,8 +215,13 @@ export const certificatesCollector: Collector<'certificates'> = {
   role: 'Security Admin (Local or External User Security Admin) for node certificates and the full trustedCAs view; any user gets CA expiry',
   description: 'Expiry of every trusted CA, node certificate and chain certificate; certificate warnings',
   async collect(ctx) {
-    await collectTrustedCAs(ctx);
+    // The trusted CAs and the node list are the poll's own requests: their failure fails the poll. Each CA,
+    // node certificate and the upload switch is an item (see ItemTally).
+    const tally = new ItemTally(ctx);
+    await collectTrustedCAs(ctx, tally);
     const ns = await fetchNodeServices(ctx);
-    await Promise.all([...nodeNames(ns, ctx.cluster.url).map((node) => collectNode(ctx, node)), collectNonLocalUpload(ctx)]);
+    const items: CertificateItem[] = [...nodeNames(ns, ctx.cluster.url).map((node) => ({ node })), { nonLocalUpload: true }];
+    await Promise.all(items.map((i) => ('node' in i ? tally.run(`node ${i.node}`, () => collectNode(ctx, i.node)) : tally.run(ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE, () => collectNonLocalUpload(ctx)))));
+    tally.settle();
   },
 };

@@ -2,15 +2,17 @@
  * Collector `collections`: scopes and collections of every bucket from GET /pools/default/buckets/{b}/scopes,
  * with the bucket list shared with the `buckets` collector (`fetchBuckets`, one list per cluster per 5 s).
  *
- * A bucket deleted between the list and its scopes call answers 404: it is skipped and counted, the other
- * buckets keep their series. Memcached buckets have no collections and are not asked.
+ * Each bucket is an item: a scopes call that fails (4xx/5xx, time-out, a manifest that does not parse) costs
+ * that bucket its series and is counted in `cbwatch_collector_item_errors_total`; the poll fails only when the
+ * bucket list fails or every bucket does. A bucket deleted between the list and its scopes call answers 404:
+ * it is skipped and counted as such. Memcached buckets have no collections and are not asked.
  */
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { fetchBuckets } from '../couchbase/buckets.js';
 import { SCOPES_ROUTE, scopesSchema } from '../couchbase/collections.js';
 import type { ScopesManifest } from '../couchbase/collections.js';
-import type { CbwError } from '../errors.js';
+import { collectItems } from './helpers.js';
 import type { Collector } from './types.js';
 
 const C = 'collections';
@@ -58,25 +60,17 @@ export const collectionsCollector: Collector<'collections'> = {
   role: 'ro_admin',
   description: 'Scopes and collections per bucket, collections per scope, and the manifest uid.',
   async collect(ctx) {
-    const buckets = await fetchBuckets(ctx);
-    for (const b of buckets) {
-      if (b.bucketType === 'memcached') continue;
-      let res;
-      try {
-        res = await ctx.client.requestJson(SCOPES_ROUTE, { bucket: b.name }, scopesSchema, { allowStatus: [404] });
-      } catch (err) {
-        // A manifest that does not parse only costs that bucket its series.
-        if ((err as Partial<CbwError>).code === 'CBW_ERR_SCHEMA') {
-          ctx.skipped('scopes_unparseable', b.name);
-          continue;
-        }
-        throw err;
-      }
-      if (res.data === undefined) {
-        ctx.skipped('bucket_not_found', b.name);
-        continue;
-      }
-      mapScopes(b.name, res.data, ctx.out);
-    }
+    const buckets = (await fetchBuckets(ctx)).filter((b) => b.bucketType !== 'memcached');
+    await collectItems(
+      ctx,
+      buckets,
+      (b) => `bucket ${b.name}`,
+      async (b) => {
+        const res = await ctx.client.requestJson(SCOPES_ROUTE, { bucket: b.name }, scopesSchema, { allowStatus: [404] });
+        if (res.data === undefined) return ctx.skipped('bucket_not_found', b.name);
+        mapScopes(b.name, res.data, ctx.out);
+      },
+      { sequential: true },
+    );
   },
 };

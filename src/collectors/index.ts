@@ -32,7 +32,3 @@ export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
 export function collectorList(): Collector[] {
   return Object.values(COLLECTORS) as Collector[];
 }
-
-export function getCollector<N extends CollectorName>(name: N): Collector<N> | undefined {
-  return COLLECTORS[name] as Collector<N> | undefined;
-}

@@ -8,12 +8,14 @@
  */
 import { defineFamily, sanitizeName } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
-import { fetchNodeServices, urlHost } from '../couchbase/nodeServices.js';
+import { fetchNodeServices, NODE_SERVICES_ROUTE, urlHost } from '../couchbase/nodeServices.js';
 import type { NodeServices } from '../couchbase/nodeServices.js';
-import { fetchPoolsDefault, poolNodeSchema, SERVER_GROUPS_ROUTE, serverGroupsSchema } from '../couchbase/pools.js';
+import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema, SERVER_GROUPS_ROUTE, serverGroupsSchema } from '../couchbase/pools.js';
 import type { PoolNode, PoolsDefault, ServerGroups } from '../couchbase/pools.js';
-import type { CbwError } from '../errors.js';
-import type { Collector } from './types.js';
+import { CbwError } from '../errors.js';
+import { ItemTally, numberFromNumeric, oneHot } from './helpers.js';
+import type { ItemSink } from './helpers.js';
+import type { Collector, Skip } from './types.js';
 
 const C = 'nodes';
 const f = (name: string, type: 'gauge' | 'counter', help: string, labels: readonly string[] = [], unit = ''): FamilyDef =>
@@ -130,23 +132,14 @@ const QUOTAS: ReadonlyArray<readonly [keyof PoolsDefault, string]> = [
 
 const MIB = 1024 * 1024;
 
-function finite(v: unknown): number | undefined {
-  if (typeof v === 'number' && Number.isFinite(v)) return v;
-  if (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v))) return Number(v);
-  return undefined;
-}
+// Defined once in helpers.ts; re-exported only for xdcr.ts until it imports it from there.
+export { oneHot } from './helpers.js';
 
-/** One-hot over `known`, plus the observed value under its own name when it is not one of them. */
-export function oneHot(out: SampleSet, def: FamilyDef, base: Record<string, string>, label: string, known: readonly string[], value: string | undefined): void {
-  if (value === undefined) return;
-  for (const k of known) out.add(def, { ...base, [label]: k }, k === value ? 1 : 0);
-  if (!known.includes(value)) out.add(def, { ...base, [label]: value }, 1);
-}
-
-export type Skip = (reason: string, detail?: string) => void;
-
-/** GET /pools/default → samples. Pure. */
-export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): void {
+/**
+ * GET /pools/default → samples. Pure. Each node entry is an item: one that does not parse is reported to
+ * `items` as failed (or skipped when no sink is given) and only that node is missing.
+ */
+export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip, items?: ItemSink): void {
   out.add(F.balanced, {}, p.balanced);
   for (const [key, service] of QUOTAS) {
     const v = p[key];
@@ -156,7 +149,7 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): vo
   out.add(F.maxScopes, {}, p.maxScopeCount);
   out.add(F.maxCollections, {}, p.maxCollectionCount);
   for (const [name, raw] of Object.entries(p.counters ?? {})) {
-    const v = finite(raw);
+    const v = numberFromNumeric(raw);
     if (v === undefined) {
       skip('counter_not_a_number', name);
       continue;
@@ -167,11 +160,16 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip): vo
   mapStorageTotals(p, out);
   for (const raw of p.nodes) {
     const parsed = poolNodeSchema.safeParse(raw);
+    const hostname = (raw as { hostname?: unknown } | null)?.hostname;
+    const item = `node ${typeof hostname === 'string' ? hostname : '(no hostname)'}`;
     if (!parsed.success) {
-      skip('node_unparseable', parsed.error.issues[0]?.message);
+      const message = parsed.error.issues[0]?.message ?? 'does not match';
+      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${POOLS_DEFAULT_ROUTE}: ${item}: ${message}`));
+      else skip('node_unparseable', message);
       continue;
     }
     mapNode(parsed.data, out, skip);
+    items?.ok(item);
   }
 }
 
@@ -191,7 +189,7 @@ function mapStorageTotals(p: PoolsDefault, out: SampleSet): void {
     const t = p.storageTotals?.[storage];
     if (!t) continue;
     for (const [field, def] of STORAGE_FIELDS) {
-      const v = finite(t[field]);
+      const v = numberFromNumeric(t[field]);
       if (v !== undefined && v >= 0) out.add(def, { storage }, v);
     }
   }
@@ -202,7 +200,7 @@ function mapNode(n: PoolNode, out: SampleSet, skip: Skip): void {
   oneHot(out, F.status, { node }, 'status', NODE_STATUSES, n.status);
   oneHot(out, F.membership, { node }, 'membership', NODE_MEMBERSHIPS, n.clusterMembership);
   out.add(F.info, { node, version: n.version ?? '', services: [...(n.services ?? [])].sort().join(','), server_group: n.serverGroup ?? '' }, 1);
-  out.add(F.uptime, { node }, finite(n.uptime));
+  out.add(F.uptime, { node }, numberFromNumeric(n.uptime));
   const s = n.systemStats;
   if (s) {
     if (typeof s.cpu_utilization_rate === 'number') out.add(F.cpu, { node }, s.cpu_utilization_rate / 100);
@@ -222,7 +220,7 @@ function mapNode(n: PoolNode, out: SampleSet, skip: Skip): void {
   if (typeof n.mcdMemoryAllocated === 'number') out.add(F.mcdAllocated, { node }, n.mcdMemoryAllocated * MIB);
   for (const [name, raw] of Object.entries(n.interestingStats ?? {})) {
     if (raw === null || raw === undefined) continue;
-    const v = finite(raw);
+    const v = numberFromNumeric(raw);
     if (v === undefined) {
       skip('interesting_stat_not_a_number', name);
       continue;
@@ -285,21 +283,32 @@ export const nodesCollector: Collector<'nodes'> = {
   role: 'ro_admin',
   description: 'Node health, membership, services, ports, server groups, system stats and the cluster counters.',
   async collect(ctx) {
+    // /pools/default is the poll's list: its failure fails the poll. Its node entries, nodeServices and
+    // serverGroups are items: one that fails costs only its own series (see ItemTally).
+    const settled = <T>(p: Promise<T>): Promise<{ value: T } | { err: unknown }> => p.then((value) => ({ value }), (err: unknown) => ({ err }));
     const [pools, ns, groups] = await Promise.all([
       fetchPoolsDefault(ctx),
-      // Not on every version (and optional for this collector): a 404 is skipped, anything else fails the poll.
-      fetchNodeServices(ctx).catch((err: unknown) => {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }),
+      settled(fetchNodeServices(ctx)),
       // Server groups are an Enterprise Edition feature; Community Edition answers 404.
-      ctx.client.requestJson(SERVER_GROUPS_ROUTE, {}, serverGroupsSchema, { allowStatus: [404] }),
+      settled(ctx.client.requestJson(SERVER_GROUPS_ROUTE, {}, serverGroupsSchema, { allowStatus: [404] })),
     ]);
+    const tally = new ItemTally(ctx);
     const skip: Skip = (reason, detail) => ctx.skipped(reason, detail);
-    mapPoolsDefault(pools, ctx.out, skip);
-    if (ns) mapNodeServices(ns, ctx.cluster.url, ctx.out);
-    else ctx.skipped('node_services_not_found');
-    if (groups.data) mapServerGroups(groups.data, ctx.out);
-    else ctx.skipped('server_groups_not_found');
+    mapPoolsDefault(pools, ctx.out, skip, tally);
+    if ('value' in ns) {
+      mapNodeServices(ns.value, ctx.cluster.url, ctx.out);
+      tally.ok();
+    } else if (isNotFound(ns.err)) {
+      // Not on every version.
+      ctx.skipped('node_services_not_found');
+    } else {
+      tally.failed(NODE_SERVICES_ROUTE, ns.err);
+    }
+    if (!('value' in groups)) tally.failed(SERVER_GROUPS_ROUTE, groups.err);
+    else if (groups.value.data) {
+      mapServerGroups(groups.value.data, ctx.out);
+      tally.ok();
+    } else ctx.skipped('server_groups_not_found');
+    tally.settle();
   },
 };

@@ -25,7 +25,10 @@ import type { CouchbaseClient } from '../couchbase/client.js';
 import { describeError, isCbwError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
-import type { CollectContext, Collector } from './types.js';
+import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema } from '../couchbase/pools.js';
+import type { PoolsDefault } from '../couchbase/pools.js';
+import { collectItems, isPollFatal } from './helpers.js';
+import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'search';
 
@@ -35,7 +38,7 @@ export const SEARCH = {
   maxDuration: defineFamily(C, 'couchbase_search_active_query_max_duration_seconds', 'gauge', 'Execution time of the longest-running active query on the index (absent when none runs).', ['index'], 'seconds'),
   slow: defineFamily(C, 'couchbase_search_slow_queries', 'gauge', 'Active queries on the index running longer than the slow-query threshold (couchbase_search_slow_query_threshold_seconds).', ['index'], 'count'),
   slowThreshold: defineFamily(C, 'couchbase_search_slow_query_threshold_seconds', 'gauge', 'The slow-query threshold configured for this cluster (search collector option slow_query_threshold).', [], 'seconds'),
-  nodeActive: defineFamily(C, 'couchbase_search_node_active_queries', 'gauge', 'Active search queries per node; node is the node uuid from the query key (7.1+; 7.0 keys carry no node).', ['node'], 'count'),
+  nodeActive: defineFamily(C, 'couchbase_search_node_active_queries', 'gauge', 'Active search queries per node (7.1+; 7.0 query keys carry no node). node is host:port as in every other family, resolved from the node uuid of the query key through the cluster\'s node list; node_uuid is that uuid. A uuid the node list does not know keeps it as node too.', ['node', 'node_uuid'], 'count'),
   cancelled: defineFamily(C, 'couchbase_search_queries_cancelled_total', 'counter', 'Runaway queries the cancel policy acted on, by result: cancelled, dry_run (logged only), failed, forbidden (missing permission), not_found (finished before the cancel).', ['index', 'result'], 'count'),
 } as const;
 
@@ -51,8 +54,6 @@ export interface SearchQuery {
   /** The query object: user input, never a label, logged only with `log_query_text`. */
   readonly query: unknown;
 }
-
-export type Skip = (reason: string, detail?: string) => void;
 
 /** Parse the queryMap of an active-query response; entries that make no sense are skipped, not fatal. */
 export function parseActiveQueries(payload: ActiveQueries, skip: Skip): SearchQuery[] {
@@ -86,8 +87,11 @@ export interface SearchMapOptions {
   readonly indexes: readonly string[];
 }
 
-/** Pure: parsed queries → samples. */
-export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[], opts: SearchMapOptions): void {
+/**
+ * Pure: parsed queries → samples. `nodeNames` maps node uuids to `host:port`; without it (the node list could
+ * not be read) no per-node series is exported, since its `node` label would not join with any other family.
+ */
+export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[], opts: SearchMapOptions, nodeNames?: ReadonlyMap<string, string>): void {
   out.add(SEARCH.totalActive, {}, opts.total);
   out.add(SEARCH.slowThreshold, {}, opts.slowThresholdSeconds);
   const byIndex = new Map<string, { active: number; slow: number; max: number | undefined }>();
@@ -111,7 +115,18 @@ export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[]
     out.add(SEARCH.slow, { index }, s.slow);
     out.add(SEARCH.maxDuration, { index }, s.max);
   }
-  for (const [node, n] of [...byNode].sort(([a], [b]) => a.localeCompare(b))) out.add(SEARCH.nodeActive, { node }, n);
+  if (nodeNames === undefined) return;
+  for (const [uuid, n] of [...byNode].sort(([a], [b]) => a.localeCompare(b))) out.add(SEARCH.nodeActive, { node: nodeNames.get(uuid) ?? uuid, node_uuid: uuid }, n);
+}
+
+/** Node uuid → `host:port` from the node list of GET /pools/default. Pure. */
+export function nodeNamesByUuid(p: PoolsDefault): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const raw of p.nodes) {
+    const n = poolNodeSchema.safeParse(raw);
+    if (n.success && n.data.nodeUUID !== undefined) m.set(n.data.nodeUUID, n.data.hostname);
+  }
+  return m;
 }
 
 // ---- runaway-query policy -------------------------------------------------------------------------------
@@ -288,33 +303,61 @@ export const searchCollector: Collector<'search'> = {
     const byKey = new Map<string, SearchQuery>();
     for (const q of parseActiveQueries(all, (r, d) => ctx.skipped(r, d))) byKey.set(q.key, q);
 
-    // Per-index views: listed indexes always get series, and their queries are merged in (same keys).
+    // Per-index views: listed indexes always get series, and their queries are merged in (same keys). Each
+    // listed index is an item: when its call fails, that index has no series this poll (its count from the
+    // cluster-wide view alone could be short), the others keep theirs.
     const known: string[] = [];
-    for (const index of ctx.options.indexes) {
-      const res = await ctx.client.requestJson(SEARCH_INDEX_QUERIES_ROUTE, { index }, activeQueriesSchema, {
-        baseUrl,
-        allowStatus: [400, 404],
-      });
-      if (res.data === undefined) {
-        ctx.skipped('index_not_found', index);
-        continue;
-      }
-      known.push(index);
-      for (const q of parseActiveQueries(res.data, () => undefined)) if (!byKey.has(q.key)) byKey.set(q.key, q);
-    }
-    const queries = [...byKey.values()];
+    const failed = new Set<string>();
+    await collectItems(
+      ctx,
+      ctx.options.indexes,
+      (index) => `index ${index}`,
+      async (index) => {
+        let res;
+        try {
+          res = await ctx.client.requestJson(SEARCH_INDEX_QUERIES_ROUTE, { index }, activeQueriesSchema, { baseUrl, allowStatus: [400, 404] });
+        } catch (err) {
+          failed.add(index);
+          throw err;
+        }
+        if (res.data === undefined) {
+          // A configured index that does not exist: configuration, not a failure.
+          ctx.skipped('index_not_found', index);
+          return;
+        }
+        known.push(index);
+        for (const q of parseActiveQueries(res.data, () => undefined)) if (!byKey.has(q.key)) byKey.set(q.key, q);
+      },
+      { sequential: true },
+    );
+    const everyQuery = [...byKey.values()];
+    const queries = everyQuery.filter((q) => !failed.has(q.index));
 
-    mapActiveQueries(ctx.out, queries, {
-      total: all.totalActiveQueryCount,
-      slowThresholdSeconds: ctx.options.slow_query_threshold / 1000,
-      indexes: known,
-    });
+    // Node uuids → host:port through the node list (shared with the nodes collector), only when a query
+    // names a node. Failing that lookup is an item error and costs only the per-node series.
+    let nodeNames: Map<string, string> | undefined = new Map();
+    if (queries.some((q) => q.node !== undefined)) {
+      try {
+        nodeNames = nodeNamesByUuid(await fetchPoolsDefault(ctx));
+      } catch (err) {
+        if (isPollFatal(err)) throw err;
+        ctx.itemFailed(`${POOLS_DEFAULT_ROUTE} (node names)`, err);
+        nodeNames = undefined;
+      }
+    }
+    mapActiveQueries(
+      ctx.out,
+      queries,
+      { total: all.totalActiveQueryCount, slowThresholdSeconds: ctx.options.slow_query_threshold / 1000, indexes: known },
+      nodeNames,
+    );
 
     const policy = ctx.options.cancel;
     const attempted = ctx.state.get(STATE_ATTEMPTED);
     if (policy.enabled || attempted !== undefined) {
-      await applyCancelPolicy({ client: ctx.client, baseUrl, log: ctx.log, state: ctx.state, skip: (r, d) => ctx.skipped(r, d) }, queries, policy);
+      // The policy acts on every query known, also those of an index whose own view failed this poll.
+      await applyCancelPolicy({ client: ctx.client, baseUrl, log: ctx.log, state: ctx.state, skip: (r, d) => ctx.skipped(r, d) }, everyQuery, policy);
     }
-    emitCancelCounts(ctx.out, ctx.state, policy, queries);
+    emitCancelCounts(ctx.out, ctx.state, policy, everyQuery);
   },
 };

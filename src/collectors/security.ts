@@ -6,6 +6,11 @@
  * lacks — skips that service), GET /settings/ldap (403 for a user without a security role and 404 on
  * Community Edition: skipped, the rest still succeeds) and GET /internalSettings.
  *
+ * The global settings are the poll's own request: their failure fails the poll. Each of the other calls is an
+ * item: one that fails (4xx/5xx other than those, time-out, bad body) costs only its own series (a failed
+ * service does not fall back to its sub-object of the global answer) and is counted in
+ * `cbwatch_collector_item_errors_total`.
+ *
  * Per-service values are the EFFECTIVE ones: a service that sets no tlsMinVersion or honorCipherOrder of its
  * own uses the global value, and that is what a client connecting to it gets, so that is what we export.
  * Cipher-suite counts are per scope as configured (an empty list means "the defaults").
@@ -22,17 +27,15 @@ import {
   SECURITY_SERVICE_ROUTE,
   TLS_VERSIONS,
   internalSettingsSchema,
-  isCode,
   ldapSchema,
-  reportForbidden,
   securityGlobalSchema,
   securityServiceSchema,
 } from '../couchbase/security.js';
-import type { LdapSettings, SecurityGlobalSettings, SecurityServiceSettings } from '../couchbase/security.js';
+import type { LdapSettings, SecurityGlobalSettings, SecurityService, SecurityServiceSettings } from '../couchbase/security.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
-import type { Skip } from './certificates.js';
-import type { CollectContext, Collector } from './types.js';
+import { collectItems, isCode, oneHot, reportForbidden } from './helpers.js';
+import type { CollectContext, Collector, Skip } from './types.js';
 
 const C = 'security';
 const S = ['service'] as const;
@@ -61,15 +64,11 @@ export const securityFamilies = {
   indexAware: defineFamily(C, 'couchbase_index_aware_rebalance_disabled', 'gauge', '1 when index-aware rebalance for view queries is disabled (indexAwareRebalanceDisabled; not recommended for production), else 0.', [], 'bool'),
 } as const;
 
-function oneHot(out: SampleSet, def: (typeof securityFamilies)['tlsMin'], service: string, value: string): void {
-  for (const v of TLS_VERSIONS) out.add(def, { service, version: v }, v === value);
-}
-
 function mapTlsScope(scope: string, own: SecurityServiceSettings, inherited: SecurityServiceSettings, out: SampleSet, skip: Skip): void {
   const f = securityFamilies;
   const tls = own.tlsMinVersion ?? inherited.tlsMinVersion;
   if (typeof tls === 'string') {
-    if ((TLS_VERSIONS as readonly string[]).includes(tls)) oneHot(out, f.tlsMin, scope, tls);
+    if ((TLS_VERSIONS as readonly string[]).includes(tls)) oneHot(out, f.tlsMin, { service: scope }, 'version', TLS_VERSIONS, tls);
     else skip('unknown_tls_version', `${scope}: tlsMinVersion ${tls.slice(0, 20)}`);
   }
   out.add(f.honorCipherOrder, { service: scope }, own.honorCipherOrder ?? inherited.honorCipherOrder);
@@ -81,13 +80,15 @@ const SERVICE_KEYS = new Set(['tlsMinVersion', 'honorCipherOrder', 'cipherSuites
 
 /**
  * Pure mapping of the global settings plus whatever per-service answers arrived (service → settings; a
- * service missing from `services` falls back to its sub-object in the global answer, if any).
+ * service missing from `services` falls back to its sub-object in the global answer, if any, unless its own
+ * call failed: `failed` services get no series).
  */
 export function mapSecurity(
   global: SecurityGlobalSettings,
   services: ReadonlyMap<string, SecurityServiceSettings>,
   out: SampleSet,
   skip: Skip,
+  failed: ReadonlySet<string> = new Set(),
 ): void {
   const f = securityFamilies;
   out.add(f.uiHttpDisabled, {}, global.disableUIOverHttp);
@@ -107,6 +108,7 @@ export function mapSecurity(
     if (!known.has(key) && isServiceLike(value)) skip('unknown_service', key.slice(0, 40));
   }
   for (const service of SECURITY_SERVICES) {
+    if (failed.has(service)) continue;
     let own = services.get(service);
     if (own === undefined && record[service] !== undefined && record[service] !== null) {
       const sub = securityServiceSchema.safeParse(record[service]);
@@ -180,20 +182,37 @@ export const securityCollector: Collector<'security'> = {
   description: 'TLS minimum versions, cipher order, UI over http, node-to-node encryption level, LDAP posture (never secrets)',
   async collect(ctx) {
     const c = ctx.client;
-    const [global, perService, ldap, internal] = await Promise.all([
-      c.getJson(SECURITY_ROUTE, {}, securityGlobalSchema),
-      Promise.all(
-        SECURITY_SERVICES.map(async (service) => {
-          const s = await optional(ctx, SECURITY_SERVICE_ROUTE, () => c.requestJson(SECURITY_SERVICE_ROUTE, { service }, securityServiceSchema, { allowStatus: [404] }));
-          return [service, s] as const;
-        }),
-      ),
-      optional(ctx, LDAP_ROUTE, () => c.requestJson(LDAP_ROUTE, {}, ldapSchema, { allowStatus: [404] }), { reason: 'ldap_not_available', detail: 'GET /settings/ldap answered 404' }),
-      optional(ctx, INTERNAL_SETTINGS_ROUTE, () => c.requestJson(INTERNAL_SETTINGS_ROUTE, {}, internalSettingsSchema, { allowStatus: [404] }), { reason: 'internal_settings_not_available', detail: 'GET /internalSettings answered 404' }),
-    ]);
     const services = new Map<string, SecurityServiceSettings>();
-    for (const [service, s] of perService) if (s !== undefined) services.set(service, s);
-    mapSecurity(global, services, ctx.out, ctx.skipped);
+    const failed = new Set<string>();
+    let ldap: LdapSettings | undefined;
+    let internal: { indexAwareRebalanceDisabled?: boolean | null | undefined } | undefined;
+    type Item = { readonly service: SecurityService } | { readonly ldap: true } | { readonly internal: true };
+    const items: Item[] = [...SECURITY_SERVICES.map((service) => ({ service })), { ldap: true }, { internal: true }];
+    const [global] = await Promise.all([
+      c.getJson(SECURITY_ROUTE, {}, securityGlobalSchema),
+      // Items run beside the global call; if that fails, the poll fails whatever they did.
+      collectItems(
+        ctx,
+        items,
+        (i) => ('service' in i ? `service ${i.service}` : 'ldap' in i ? LDAP_ROUTE : INTERNAL_SETTINGS_ROUTE),
+        async (i) => {
+          if ('service' in i) {
+            try {
+              const s = await optional(ctx, SECURITY_SERVICE_ROUTE, () => c.requestJson(SECURITY_SERVICE_ROUTE, { service: i.service }, securityServiceSchema, { allowStatus: [404] }));
+              if (s !== undefined) services.set(i.service, s);
+            } catch (err) {
+              failed.add(i.service);
+              throw err;
+            }
+          } else if ('ldap' in i) {
+            ldap = await optional(ctx, LDAP_ROUTE, () => c.requestJson(LDAP_ROUTE, {}, ldapSchema, { allowStatus: [404] }), { reason: 'ldap_not_available', detail: 'GET /settings/ldap answered 404' });
+          } else {
+            internal = await optional(ctx, INTERNAL_SETTINGS_ROUTE, () => c.requestJson(INTERNAL_SETTINGS_ROUTE, {}, internalSettingsSchema, { allowStatus: [404] }), { reason: 'internal_settings_not_available', detail: 'GET /internalSettings answered 404' });
+          }
+        },
+      ),
+    ]);
+    mapSecurity(global, services, ctx.out, ctx.skipped, failed);
     if (ldap !== undefined) mapLdap(ldap, ctx.out, ctx.skipped);
     if (internal !== undefined) ctx.out.add(securityFamilies.indexAware, {}, internal.indexAwareRebalanceDisabled);
   },

@@ -1,7 +1,7 @@
 /**
  * Collector `tasks`: rebalance state and progress, and the progress of every other cluster task (compaction,
  * index builds, sample loading…) from GET /pools/default/tasks. The list is fetched through the shared
- * `fetchTasks` so that the `xdcr` collector, which owns the XDCR entries, reuses the same answer; XDCR entries
+ * `fetchTaskList` so that the `xdcr` collector, which owns the XDCR entries, reuses the same answer; XDCR entries
  * are ignored here.
  *
  * Couchbase reports progress in percent; it is exported as a 0–1 ratio. Per-node rebalance progress is keyed
@@ -11,11 +11,12 @@
  */
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
-import { fetchPoolsDefault, poolNodeSchema } from '../couchbase/pools.js';
+import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema } from '../couchbase/pools.js';
 import type { PoolsDefault } from '../couchbase/pools.js';
-import { fetchTasks } from '../couchbase/tasks.js';
+import { fetchTaskList, TASKS_ROUTE } from '../couchbase/tasks.js';
 import type { Task } from '../couchbase/tasks.js';
-import { oneHot } from './nodes.js';
+import { CbwError } from '../errors.js';
+import { ItemTally, oneHot } from './helpers.js';
 import type { Collector } from './types.js';
 
 const C = 'tasks';
@@ -71,8 +72,11 @@ export function rebalanceStatus(t: Task): string | undefined {
   return t.status;
 }
 
-/** Tasks list → samples. Pure; `names` maps `ns_1@host` names to node labels when known. */
-export function mapTasks(tasks: readonly Task[], out: SampleSet, names?: Map<string, string>): void {
+/**
+ * Tasks list → samples. Pure; `names` maps `ns_1@host` names to node labels when known; `null` means the
+ * lookup failed, and then no per-node progress is exported (a bare host would not join with `node` elsewhere).
+ */
+export function mapTasks(tasks: readonly Task[], out: SampleSet, names?: Map<string, string> | null): void {
   const counts = new Map<string, { task_type: string; status: string; n: number }>();
   const progress = new Map<string, { task_type: string; bucket: string; sum: number; n: number }>();
   for (const t of tasks) {
@@ -89,7 +93,7 @@ export function mapTasks(tasks: readonly Task[], out: SampleSet, names?: Map<str
       out.add(F.stale, {}, t.statusIsStale);
       if (running) {
         out.add(F.progress, {}, ratio(t.progress));
-        for (const [otp, p] of Object.entries(t.perNode ?? {})) out.add(F.nodeProgress, { node: nodeLabel(otp, names) }, ratio(p.progress));
+        if (names !== null) for (const [otp, p] of Object.entries(t.perNode ?? {})) out.add(F.nodeProgress, { node: nodeLabel(otp, names) }, ratio(p.progress));
       }
       continue;
     }
@@ -113,18 +117,24 @@ export const tasksCollector: Collector<'tasks'> = {
   role: 'ro_admin',
   description: 'Rebalance state and progress (overall and per node), and the progress of compaction, index builds and other tasks.',
   async collect(ctx) {
-    const tasks = await fetchTasks(ctx);
+    // The list is the poll's request; each entry, and the node-name lookup during a rebalance, is an item.
+    const { tasks, invalid } = await fetchTaskList(ctx);
+    const tally = new ItemTally(ctx);
+    for (const bad of invalid) {
+      const item = `task ${bad.index}${bad.type !== undefined ? ` (${bad.type.slice(0, 40)})` : ''}`;
+      tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${TASKS_ROUTE}: ${item}: ${bad.message}`));
+    }
+    for (const t of tasks) tally.ok(t.type);
     const rebalancing = tasks.some((t) => t.type === 'rebalance' && t.status === 'running' && t.perNode !== undefined);
-    let names: Map<string, string> | undefined;
+    let names: Map<string, string> | null | undefined;
     if (rebalancing) {
-      try {
+      await tally.run(`${POOLS_DEFAULT_ROUTE} (node names)`, async () => {
         names = otpNodeNames(await fetchPoolsDefault(ctx));
-      } catch (err) {
-        // Per-node progress then keeps the bare host as its label; the rest of the poll is unaffected.
-        ctx.log.debug({ err }, '/pools/default unavailable: per-node rebalance progress labelled by host');
-        ctx.skipped('node_names_unavailable');
-      }
+      });
+      // Per-node progress is then left out: labelled by bare host it would not join with any other `node`.
+      names ??= null;
     }
     mapTasks(tasks, ctx.out, names);
+    tally.settle();
   },
 };

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import type { CouchbaseClient } from '../couchbase/client.js';
+import type { SharedCache } from '../couchbase/source.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 
 export interface CollectContext<N extends CollectorName = CollectorName> {
@@ -36,13 +37,10 @@ export interface CollectContext<N extends CollectorName = CollectorName> {
   notApplicable(reason: string): void;
 }
 
-export interface SharedCache {
-  /**
-   * Single-flight memo per key: concurrent callers share one promise; a result is reused for `maxAgeMs`.
-   * Failures are not cached.
-   */
-  get<T>(key: string, maxAgeMs: number, load: () => Promise<T>): Promise<T>;
-}
+export type { SharedCache };
+
+/** Counts an item that was skipped (see `CollectContext.skipped`); what pure mappers take instead of a context. */
+export type Skip = (reason: string, detail?: string) => void;
 
 export interface Collector<N extends CollectorName = CollectorName> {
   readonly name: N;

@@ -77,18 +77,6 @@ export const allowNonLocalCaUploadSchema = z.union([
   z.looseObject({ allowNonLocalCACertUpload: z.boolean().optional() }).transform((o) => o.allowNonLocalCACertUpload),
 ]);
 
-const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$/;
-
-/** Epoch seconds of an ISO 8601 timestamp, or undefined when it is not one (Date.parse alone is too lenient). */
-export function isoToSeconds(s: string | null | undefined): number | undefined {
-  if (s === undefined || s === null || !ISO_RE.test(s)) return undefined;
-  // Date.parse rolls 2031-02-30 over into March: reject dates that do not exist.
-  const [y, m, d] = s.slice(0, 10).split('-').map(Number) as [number, number, number];
-  if (new Date(Date.UTC(y, m - 1, d)).getUTCDate() !== d) return undefined;
-  const ms = Date.parse(s);
-  return Number.isFinite(ms) ? ms / 1000 : undefined;
-}
-
 const PEM_BLOCK_RE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
 
 /** The certificates of a PEM bundle (a chain file), in order. Text outside the blocks is ignored. */

@@ -3,7 +3,7 @@
  * (search, backup, certificates, nodes). Fetched once per cluster per 10 s through the shared cache.
  */
 import { z } from 'zod';
-import type { CollectContext } from '../collectors/types.js';
+import type { ClusterSource } from './source.js';
 
 export const nodeServicesSchema = z.looseObject({
   rev: z.number().optional(),
@@ -29,8 +29,8 @@ export type NodeExt = NodeServices['nodesExt'][number];
 
 export const NODE_SERVICES_ROUTE = '/pools/default/nodeServices';
 
-export function fetchNodeServices(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<NodeServices> {
-  return ctx.shared.get('nodeServices', 10_000, () => ctx.client.getJson(NODE_SERVICES_ROUTE, {}, nodeServicesSchema));
+export function fetchNodeServices(src: ClusterSource): Promise<NodeServices> {
+  return src.shared.get('nodeServices', 10_000, () => src.client.getJson(NODE_SERVICES_ROUTE, {}, nodeServicesSchema));
 }
 
 /** Wrap an IPv6 literal in brackets for use in a URL. */

@@ -5,7 +5,7 @@
  * not parse is skipped on its own (the node list stays `unknown[]` here and each entry is parsed by the mapper).
  */
 import { z } from 'zod';
-import type { CollectContext } from '../collectors/types.js';
+import type { ClusterSource } from './source.js';
 
 const num = z.number().nullable().optional();
 
@@ -24,6 +24,8 @@ export const systemStatsSchema = z.looseObject({
 export const poolNodeSchema = z.looseObject({
   hostname: z.string().min(1),
   otpNode: z.string().optional(),
+  /** The node's uuid: what the Search service puts in its query keys. */
+  nodeUUID: z.string().optional(),
   thisNode: z.boolean().optional(),
   status: z.string().optional(),
   clusterMembership: z.string().optional(),
@@ -67,8 +69,8 @@ export type PoolsDefault = z.output<typeof poolsDefaultSchema>;
 export const POOLS_DEFAULT_ROUTE = '/pools/default';
 
 /** Shared for 10 s per cluster so that several collectors polling together fetch it once. */
-export function fetchPoolsDefault(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<PoolsDefault> {
-  return ctx.shared.get('poolsDefault', 10_000, () => ctx.client.getJson(POOLS_DEFAULT_ROUTE, {}, poolsDefaultSchema));
+export function fetchPoolsDefault(src: ClusterSource): Promise<PoolsDefault> {
+  return src.shared.get('poolsDefault', 10_000, () => src.client.getJson(POOLS_DEFAULT_ROUTE, {}, poolsDefaultSchema));
 }
 
 export const serverGroupsSchema = z.looseObject({

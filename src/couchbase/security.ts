@@ -5,7 +5,6 @@
  * this edge can log or export them by mistake.
  */
 import { z } from 'zod';
-import type { CollectContext } from '../collectors/types.js';
 
 export const SECURITY_ROUTE = '/settings/security';
 export const SECURITY_SERVICE_ROUTE = '/settings/security/{service}';
@@ -77,26 +76,3 @@ export type LdapSettings = z.output<typeof ldapSchema>;
 export const internalSettingsSchema = z.looseObject({
   indexAwareRebalanceDisabled: flag.nullish(),
 });
-
-/**
- * A 403 on an optional call: count it as skipped, and log once per (cluster, collector, endpoint) at warn
- * which permission is missing (Couchbase's `permissions` array); later polls log at debug only.
- */
-export function reportForbidden(ctx: Pick<CollectContext, 'state' | 'log' | 'skipped'>, endpoint: string, err: unknown): void {
-  const permissions = (err as { permissions?: readonly string[] }).permissions ?? [];
-  const key = `forbidden:${endpoint}`;
-  ctx.skipped('forbidden', endpoint);
-  if (ctx.state.has(key)) {
-    ctx.log.debug({ endpoint, permissions }, 'still forbidden; skipping');
-    return;
-  }
-  ctx.state.set(key, true);
-  ctx.log.warn(
-    { endpoint, permissions },
-    `forbidden: the monitoring user lacks ${permissions.length > 0 ? permissions.join(' or ') : 'a security role'}; skipping this endpoint`,
-  );
-}
-
-export function isCode(err: unknown, code: string): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
-}

@@ -3,7 +3,7 @@
  * when their polls meet (the shared cache keeps a result for 5 s and merges concurrent calls).
  */
 import { z } from 'zod';
-import type { CollectContext } from '../collectors/types.js';
+import type { ClusterSource } from './source.js';
 
 /** One entry of the tasks list; every field optional because each task type carries its own set. */
 export const taskSchema = z.looseObject({
@@ -33,11 +33,41 @@ export const taskSchema = z.looseObject({
   filterExpression: z.string().optional(),
 });
 
+/** The strict form (every entry must parse): for tests and the simulator's conformance check. */
 export const tasksSchema = z.array(taskSchema);
 export type Task = z.output<typeof taskSchema>;
 
 export const TASKS_ROUTE = '/pools/default/tasks';
 
-export function fetchTasks(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<Task[]> {
-  return ctx.shared.get('tasks', 5_000, () => ctx.client.getJson(TASKS_ROUTE, {}, tasksSchema));
+/** The list as fetched: entries are checked one by one, so one odd entry does not cost every task. */
+const taskListSchema = z.array(z.unknown());
+
+export interface TaskList {
+  readonly tasks: Task[];
+  /** Entries that did not parse: position and the first issue. */
+  readonly invalid: ReadonlyArray<{ readonly index: number; readonly type: string | undefined; readonly message: string }>;
+}
+
+export function parseTaskList(raw: readonly unknown[]): TaskList {
+  const tasks: Task[] = [];
+  const invalid: Array<{ index: number; type: string | undefined; message: string }> = [];
+  for (const [index, el] of raw.entries()) {
+    const t = taskSchema.safeParse(el);
+    if (t.success) tasks.push(t.data);
+    else {
+      const type = (el as { type?: unknown } | null)?.type;
+      invalid.push({ index, type: typeof type === 'string' ? type : undefined, message: t.error.issues[0]?.message ?? 'does not match' });
+    }
+  }
+  return { tasks, invalid };
+}
+
+/** The tasks list with its unparseable entries, fetched at most once per 5 s per cluster. */
+export function fetchTaskList(src: ClusterSource): Promise<TaskList> {
+  return src.shared.get('tasks', 5_000, async () => parseTaskList(await src.client.getJson(TASKS_ROUTE, {}, taskListSchema)));
+}
+
+/** The entries of the tasks list that parse (see `fetchTaskList` for the others). */
+export async function fetchTasks(src: ClusterSource): Promise<Task[]> {
+  return (await fetchTaskList(src)).tasks;
 }

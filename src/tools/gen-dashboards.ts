@@ -977,7 +977,7 @@ const search: DashboardSpec = {
     {
       type: 'timeseries',
       title: 'Active queries per node',
-      description: 'Active search queries per Search node (node uuid, from the query keys).',
+      description: 'Active search queries per Search node (node is host:port, node_uuid the uuid from the query keys; a node the node list does not know shows its uuid as node).',
       unit: 'short',
       targets: [{ expr: `couchbase_search_node_active_queries{${CL}}`, legendFormat: '{{node}} ({{couchbase_cluster}})' }],
     },

@@ -42,5 +42,28 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
     }
     lines.push('');
   }
+  lines.push(...PARTIAL_FAILURES);
   return `${lines.join('\n').trimEnd()}\n`;
 }
+
+/** The partial-failure rule, as an operator reads it (a block of its own, after the families). */
+const PARTIAL_FAILURES: readonly string[] = [
+  '## When one item fails',
+  '',
+  'A poll reads a list (buckets, nodes, repositories, settings…) and then items of it: a bucket\'s scopes, a',
+  'node\'s certificate, a search index\'s queries, a repository state\'s list, a security sub-endpoint, an entry',
+  'of the tasks, node, trusted-CA or repository list. When one item fails — an HTTP 4xx/5xx, a time-out, a reset',
+  'connection, a body that does not parse — only that item\'s series are left out of the poll; its neighbours are exported as',
+  'usual, `cbwatch_collector_success` stays 1, and the failure is counted in',
+  '`cbwatch_collector_item_errors_total{collector,reason}` (reason: `http_4xx`, `http_5xx`, `not_found`,',
+  '`timeout`, `network`, `bad_body`, `too_large`, `forbidden`, `other`). The item\'s series come back with the',
+  'first poll that reads it again. Alert on that counter rising (`increase(...[15m]) > 0`) to see an item that',
+  'keeps failing.',
+  '',
+  'The poll fails (`cbwatch_collector_success` 0, every series of the collector dropped) only when its list',
+  'request fails, when every item fails, or when its deadline passes. What is not a failure: an item that has',
+  'just gone (a bucket deleted between the list and its call answers 404) and a certificate or security call',
+  'that needs a role the monitoring user lacks (403, logged once with the missing permission); both are left',
+  'out and counted as skipped.',
+  '',
+];

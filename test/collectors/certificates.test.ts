@@ -17,7 +17,8 @@ import { describe, expect, it } from 'vitest';
 import { certificatesCollector, mapNodeCertificate, mapTrustedCAs } from '../../src/collectors/certificates.js';
 import { runPoll } from '../../src/collectors/context.js';
 import { defaultClusterConfig, resolveCollectorOptions } from '../../src/config/defaults.js';
-import { isoToSeconds, nodeCertificateSchema, plainPassphraseRegistered, splitPemBundle } from '../../src/couchbase/certificates.js';
+import { nodeCertificateSchema, plainPassphraseRegistered, splitPemBundle } from '../../src/couchbase/certificates.js';
+import { isoToSeconds } from '../../src/collectors/helpers.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { createCertificate } from '../../src/simulator/pki.js';
 import { collect, fakeClient, fixtureText, loadFixture } from '../helpers/collect.js';
@@ -122,7 +123,9 @@ describe('certificates collector: golden', () => {
     expect(r.ok, String(r.error)).toBe(true);
     await expect(r.text).toMatchFileSnapshot('../golden/certificates-legacy.prom');
     expect(client.calls.map((c) => c.route)).toContain('/pools/default/certificate');
-    expect(r.set.get('couchbase_trusted_ca_not_after_timestamp_seconds', { id: 'legacy', subject: 'CN=Root Authority' })).toBe(Date.parse('2049-12-31T15:59:59.000Z') / 1000);
+    // The payload's expires says 2049-12-31T15:59:59.000Z (pre-7.1 servers wrote local time with a Z); the PEM
+    // it carries says notAfter=Dec 31 23:59:59 2049 GMT (openssl x509 -enddate): the certificate wins.
+    expect(r.set.get('couchbase_trusted_ca_not_after_timestamp_seconds', { id: 'legacy', subject: 'CN=Root Authority' })).toBe(Date.UTC(2049, 11, 31, 23, 59, 59) / 1000);
     // notBefore is not in the extended object: it comes from the PEM (Jan 1 2013).
     expect(r.set.get('couchbase_trusted_ca_not_before_timestamp_seconds', { id: 'legacy' })).toBe(Date.UTC(2013, 0, 1) / 1000);
     expect(r.set.get('couchbase_trusted_ca_warnings', { id: 'legacy' })).toBe(1);
@@ -202,7 +205,9 @@ describe('certificates collector: missing fields and bad input', () => {
     const { payload } = chainPayload({ badSecond: true });
     const r = await collect(certificatesCollector, fakeClient(routes({ '/pools/default/trustedCAs': bad, '/pools/default/certificate/node/{node}': payload })));
     expect(r.ok).toBe(true);
-    expect(Object.fromEntries(r.skipped)).toEqual({ invalid_date: 1, trusted_ca_invalid: 2, pem_unparseable: 2 });
+    expect(Object.fromEntries(r.skipped)).toEqual({ invalid_date: 1, pem_unparseable: 2 });
+    // Two elements that are not CAs: item errors (bad body); the others keep their series.
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ bad_body: 2 });
     expect(r.set.get('couchbase_trusted_cas')).toBe(5);
     expect(r.set.all('couchbase_trusted_ca_not_after_timestamp_seconds').map((s) => s.labels.id)).toEqual(['0', '3']);
     expect(r.set.get('couchbase_trusted_ca_not_before_timestamp_seconds', { id: '2' })).toBe(Date.parse('2021-11-22T16:37:47.000Z') / 1000);
@@ -239,9 +244,18 @@ describe('certificates collector: missing fields and bad input', () => {
     expect(r.skipped.get('forbidden')).toBe(1);
     expect(r.set.all('couchbase_node_certificate_not_after_timestamp_seconds').map((s) => s.labels.node)).toEqual(['10.144.220.101:8091']);
     const r2 = await collect(certificatesCollector, fakeClient(routes({ '/pools/default/certificate/node/{node}': { status: 500, text: 'boom' } })));
+    // Every node failed, the upload switch did not: the poll stands, each node is an item error.
     expect(r2.ok).toBe(true);
-    expect(r2.skipped.get('node_certificate_unavailable')).toBe(2);
+    expect(r2.itemErrors.get('http_5xx')).toBe(2);
+    expect(r2.set.all('couchbase_node_certificate_not_after_timestamp_seconds')).toEqual([]);
     expect(r2.set.all('couchbase_trusted_ca_not_after_timestamp_seconds')).toHaveLength(3);
+  });
+
+  it('fails the poll when every item fails: no CA parses and every node certificate call fails', async () => {
+    const boom = { status: 500, text: 'boom' };
+    const r = await collect(certificatesCollector, fakeClient(routes({ '/pools/default/trustedCAs': [{ no: 'id' }], '/pools/default/certificate/node/{node}': boom, '/settings/security/allowNonLocalCACertUpload': boom })));
+    expect(r.ok).toBe(false);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ bad_body: 1, http_5xx: 3 });
   });
 
   it('isoToSeconds accepts ISO 8601 only', () => {

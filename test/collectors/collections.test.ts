@@ -6,6 +6,9 @@ import { collectionsCollector, parseUid } from '../../src/collectors/collections
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
+/** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
+const PROMTOOL = requireBinary('promtool');
+
 const LIST = '/pools/default/buckets';
 const SCOPES = '/pools/default/buckets/{bucket}/scopes';
 
@@ -39,7 +42,7 @@ describe('collections collector on real fixtures', () => {
     expect(parseUid(undefined)).toBeUndefined();
   });
 
-  it('skips and counts a bucket deleted between the list and its scopes call, and a manifest that does not parse; asks no memcached bucket', async () => {
+  it('skips and counts a bucket deleted between the list and its scopes call, and counts a manifest that does not parse as an item error; asks no memcached bucket', async () => {
     const client = fakeClient({
       [LIST]: [{ name: 'gone' }, { name: 'odd' }, { name: 'cache', bucketType: 'memcached' }, { name: 'ok', bucketType: 'couchbase' }],
       [SCOPES]: (p: Record<string, string>) =>
@@ -48,7 +51,7 @@ describe('collections collector on real fixtures', () => {
     const r = await collect(collectionsCollector, client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.skipped.get('bucket_not_found')).toBe(1);
-    expect(r.skipped.get('scopes_unparseable')).toBe(1);
+    expect(r.itemErrors.get('bad_body')).toBe(1);
     expect(r.set.get('couchbase_bucket_collections', { bucket: 'ok' })).toBe(1);
     expect(r.set.get('couchbase_bucket_scopes', { bucket: 'gone' })).toBeUndefined();
     expect(client.calls.filter((c) => c.route === SCOPES).map((c) => c.params.bucket)).toEqual(['gone', 'odd', 'ok']);
@@ -60,7 +63,7 @@ describe('collections collector on real fixtures', () => {
     expect(r.set.get('couchbase_bucket_manifest_uid', { bucket: 'b' })).toBeUndefined();
   });
 
-  it('fails the poll when the bucket list fails, or a scopes call fails other than 404', async () => {
+  it('fails the poll when the bucket list fails, or when the scopes call of every bucket fails', async () => {
     for (const list of [{ status: 500, text: 'x' }, { fail: 'invalid_json' as const }]) {
       const r = await collect(collectionsCollector, fakeClient({ [LIST]: list }));
       expect(r.ok).toBe(false);
@@ -69,9 +72,8 @@ describe('collections collector on real fixtures', () => {
     expect(r.ok).toBe(false);
   });
 
-  it('golden file passes promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(PROMTOOL === undefined)('golden file passes promtool check metrics', () => {
+    const promtool = PROMTOOL as string;
     const input = execFileSync('cat', [join(import.meta.dirname, '..', 'golden', 'collections.prom')]);
     expect(execFileSync(promtool, ['check', 'metrics'], { input, encoding: 'utf8' })).toBe('');
   });

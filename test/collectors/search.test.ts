@@ -23,6 +23,9 @@ import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
 import type { FakeRoute } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
+/** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
+const PROMTOOL = requireBinary('promtool');
+
 const ALL = '/api/query';
 const BY_INDEX = '/api/query/index/{index}';
 const CANCEL = '/api/query/{queryID}/cancel';
@@ -33,6 +36,13 @@ const q71 = () => loadFixture('fts-api-query/docs-server-7.1plus-all.json');
 const q70 = () => loadFixture('fts-api-query/docs-server-7.0-all.json');
 
 const withSearch = { cluster: { searchUrl: SEARCH_URL } };
+
+const POOLS = '/pools/default';
+/**
+ * The node list the uuids of the query keys resolve through: b91d… is a known node, f76b… is not (a node that
+ * has just left), so both label forms are exercised.
+ */
+const POOLS_ONE_KNOWN = { nodes: [{ hostname: '10.144.220.101:8091', nodeUUID: 'b91d75480470f979f65f04e8f20a1f7b' }] };
 
 /** A pino logger whose JSON lines land in `lines`. */
 function captureLog(): { log: pino.Logger; lines: Array<Record<string, unknown>>; raw: string[] } {
@@ -62,17 +72,37 @@ async function pollWithLog(client: CouchbaseClient, options: Partial<CollectorOp
   });
 }
 
+describe('search node join (issue 11, item 6)', () => {
+  it('node is host:port when the node list knows the uuid, the uuid otherwise; node_uuid always', async () => {
+    const r = await collect(searchCollector, fakeClient({ [ALL]: q71(), [POOLS]: POOLS_ONE_KNOWN }), withSearch);
+    const rows = r.set.all('couchbase_search_node_active_queries').map((s) => [s.labels.node, s.labels.node_uuid, s.value]);
+    expect(rows).toEqual([
+      ['10.144.220.101:8091', 'b91d75480470f979f65f04e8f20a1f7b', 3],
+      ['f76b2d51397feee28c1e757ed426ef93', 'f76b2d51397feee28c1e757ed426ef93', 1],
+    ]);
+  });
+
+  it('leaves the per-node series out (and counts an item error) when the node list cannot be read', async () => {
+    const r = await collect(searchCollector, fakeClient({ [ALL]: q71(), [POOLS]: { status: 500, text: 'boom' } }), withSearch);
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.set.all('couchbase_search_node_active_queries')).toEqual([]);
+    expect(r.set.get('couchbase_search_active_queries', { index: 'DemoIndex1' })).toBe(2);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ http_5xx: 1 });
+  });
+});
+
 describe('search collector on real fixtures', () => {
   it('matches the golden exposition for the 7.1+ answer (node uuid in the key)', async () => {
-    const r = await collect(searchCollector, fakeClient({ [ALL]: q71() }), withSearch);
+    const r = await collect(searchCollector, fakeClient({ [ALL]: q71(), [POOLS]: POOLS_ONE_KNOWN }), withSearch);
     expect(r.ok, String(r.error)).toBe(true);
     await expect(r.text).toMatchFileSnapshot('../golden/search-7.1.prom');
     expect(r.set.get('couchbase_search_total_active_queries')).toBe(4);
     expect(r.set.get('couchbase_search_active_queries', { index: 'DemoIndex1' })).toBe(2);
     expect(r.set.get('couchbase_search_active_queries', { index: 'DemoIndex2' })).toBe(2);
     expect(r.set.get('couchbase_search_active_query_max_duration_seconds', { index: 'DemoIndex1' })).toBe(2.144802122);
-    expect(r.set.get('couchbase_search_node_active_queries', { node: 'b91d75480470f979f65f04e8f20a1f7b' })).toBe(3);
-    expect(r.set.get('couchbase_search_node_active_queries', { node: 'f76b2d51397feee28c1e757ed426ef93' })).toBe(1);
+    // node joins with every other family (host:port); a uuid the node list does not know stays as node.
+    expect(r.set.get('couchbase_search_node_active_queries', { node: '10.144.220.101:8091', node_uuid: 'b91d75480470f979f65f04e8f20a1f7b' })).toBe(3);
+    expect(r.set.get('couchbase_search_node_active_queries', { node: 'f76b2d51397feee28c1e757ed426ef93', node_uuid: 'f76b2d51397feee28c1e757ed426ef93' })).toBe(1);
     // No query is slower than the default 10 s threshold.
     expect(r.set.all('couchbase_search_slow_queries').every((s) => s.value === 0)).toBe(true);
   });
@@ -96,6 +126,7 @@ describe('search collector on real fixtures', () => {
 
   it('asks the per-index view for listed indexes: merges its queries, 0 when idle, skips unknown indexes', async () => {
     const client = fakeClient({
+      [POOLS]: POOLS_ONE_KNOWN,
       [ALL]: loadFixture('fts-api-query/docs-server-7.1plus-longerThan7s.json'),
       [BY_INDEX]: (p: Record<string, string>) =>
         p.index === 'DemoIndex1'
@@ -115,13 +146,13 @@ describe('search collector on real fixtures', () => {
     expect(r.set.get('couchbase_search_active_query_max_duration_seconds', { index: 'idle' })).toBeUndefined();
     expect(r.set.get('couchbase_search_active_queries', { index: 'gone' })).toBeUndefined();
     expect(r.skipped.get('index_not_found')).toBe(1);
-    expect(client.calls.map((c) => c.path)).toEqual(['/api/query', '/api/query/index/DemoIndex1', '/api/query/index/idle', '/api/query/index/gone']);
-    expect(client.calls.every((c) => c.options.baseUrl === SEARCH_URL)).toBe(true);
+    expect(client.calls.map((c) => c.path)).toEqual(['/api/query', '/api/query/index/DemoIndex1', '/api/query/index/idle', '/api/query/index/gone', POOLS]);
+    // The search calls go to the search URL; the node list to the cluster manager.
+    expect(client.calls.filter((c) => c.route !== POOLS).every((c) => c.options.baseUrl === SEARCH_URL)).toBe(true);
   });
 
-  it('renders output that promtool check metrics accepts', async () => {
-    const promtool = requireBinary('promtool');
-    if (!promtool) return;
+  it.skipIf(PROMTOOL === undefined)('renders output that promtool check metrics accepts', async () => {
+    const promtool = PROMTOOL as string;
     for (const payload of [q71(), q70()]) {
       const r = await collect(searchCollector, fakeClient({ [ALL]: payload }), withSearch);
       execFileSync(promtool, ['check', 'metrics'], { input: r.text });
@@ -152,13 +183,13 @@ describe('search collector: missing and odd fields', () => {
         },
       },
     };
-    const r = await collect(searchCollector, fakeClient({ [ALL]: payload }), withSearch);
+    const r = await collect(searchCollector, fakeClient({ [ALL]: payload, [POOLS]: { nodes: [] } }), withSearch);
     expect(r.ok).toBe(true);
     expect(r.set.get('couchbase_search_active_queries', { index: 'i1' })).toBe(2);
     expect(r.set.get('couchbase_search_active_query_max_duration_seconds', { index: 'i1' })).toBeUndefined();
     expect(r.set.get('couchbase_search_slow_queries', { index: 'i2' })).toBe(1);
     expect(r.set.get('couchbase_search_active_query_max_duration_seconds', { index: 'i2' })).toBe(90);
-    expect(r.set.get('couchbase_search_node_active_queries', { node: 'aa' })).toBe(2);
+    expect(r.set.get('couchbase_search_node_active_queries', { node: 'aa', node_uuid: 'aa' })).toBe(2);
     expect(r.skipped.get('bad_execution_time')).toBe(2);
     expect(r.skipped.get('query_without_index')).toBe(1);
     expect(r.skipped.get('bad_query_entry')).toBe(1);
@@ -364,12 +395,15 @@ describe('search collector against the simulator', () => {
   it('finds the search service through nodeServices and reports the demo runaways as slow', async () => {
     const r = await collect(searchCollector, client);
     expect(r.ok, String(r.error)).toBe(true);
-    expect(r.requests.map((q) => q.endpoint)).toEqual([NODE_SERVICES, ALL]);
+    expect(r.requests.map((q) => q.endpoint)).toEqual([NODE_SERVICES, ALL, POOLS]);
     const slow = r.set.all('couchbase_search_slow_queries').reduce((a, s) => a + s.value, 0);
     expect(slow).toBe(2);
     expect(r.set.get('couchbase_search_active_query_max_duration_seconds', { index: 'travel-hotels' })).toBeGreaterThan(42);
-    const fts = sim.ctx.nodes.filter((n) => n.services.includes('fts')).map((n) => n.uuid);
-    for (const s of r.set.all('couchbase_search_node_active_queries')) expect(fts).toContain(s.labels.node);
+    const fts = sim.ctx.nodes.filter((n) => n.services.includes('fts'));
+    const perNode = r.set.all('couchbase_search_node_active_queries');
+    expect(perNode.length).toBeGreaterThan(0);
+    // The join: node is the host:port every other family uses, node_uuid the uuid of the query key.
+    for (const s of perNode) expect(fts.map((n) => [n.hostname, n.uuid])).toContainEqual([s.labels.node, s.labels.node_uuid]);
   });
 
   it('cancels the runaways for real, once each, and counts them', async () => {

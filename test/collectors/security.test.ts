@@ -230,8 +230,19 @@ describe('security collector: permissions and failures', () => {
     }
   });
 
-  it('a per-service failure other than 404/403 fails the poll (it is not a missing service)', async () => {
-    const r = await collect(securityCollector, fakeClient(routes7x({ '/settings/security/{service}': { status: 500, text: 'boom' } })));
+  it('a per-service failure other than 404/403 is an item error: that service has no series (no fallback), the others stay', async () => {
+    const base = routes7x();
+    const perService = base['/settings/security/{service}'] as (p: Record<string, string>) => unknown;
+    const r = await collect(securityCollector, fakeClient({ ...base, '/settings/security/{service}': (p: Record<string, string>) => (p.service === 'data' ? { status: 500, text: 'boom' } : perService(p)) }));
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.itemErrors.get('http_5xx')).toBe(1);
+    expect(r.set.all('couchbase_security_tls_min_version').filter((s) => s.labels.service === 'data')).toEqual([]);
+    expect(r.set.all('couchbase_security_tls_min_version').filter((s) => s.labels.service === 'global').length).toBe(4);
+  });
+
+  it('fails the poll when every sub-endpoint fails', async () => {
+    const boom = { status: 500, text: 'boom' };
+    const r = await collect(securityCollector, fakeClient(routes7x({ '/settings/security/{service}': boom, '/settings/ldap': boom, '/internalSettings': boom })));
     expect(r.ok).toBe(false);
   });
 });

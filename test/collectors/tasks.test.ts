@@ -8,6 +8,9 @@ import { SampleSet } from '../../src/metrics/family.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
+/** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
+const PROMTOOL = requireBinary('promtool');
+
 const TASKS = '/pools/default/tasks';
 const NS = '/pools/default';
 
@@ -78,11 +81,21 @@ describe('tasks collector on real fixtures', () => {
     expect(set.duplicates).toBe(0);
   });
 
-  it('labels per-node progress with the bare host when /pools/default fails, and counts it', async () => {
+  it('leaves per-node progress out when /pools/default fails (a bare host would not join), and counts it as an item error', async () => {
     const r = await collect(tasksCollector, fakeClient({ [TASKS]: loadFixture('pools-default-tasks/docs-server-6.0-rebalance-running-1.json'), [NS]: { status: 500, text: 'x' } }));
     expect(r.ok, String(r.error)).toBe(true);
-    expect(r.set.get('couchbase_rebalance_node_progress_ratio', { node: '10.143.190.101' })).toBeCloseTo(0.4951171875, 12);
-    expect(r.skipped.get('node_names_unavailable')).toBe(1);
+    expect(r.set.all('couchbase_rebalance_node_progress_ratio')).toEqual([]);
+    expect(r.set.get('couchbase_rebalance_progress_ratio')).toBeDefined();
+    expect(r.itemErrors.get('http_5xx')).toBe(1);
+  });
+
+  it('one task entry that does not parse is an item error; the others stay', async () => {
+    const r = await collect(tasksCollector, fakeClient({ [TASKS]: [{ type: 'bucket_compaction', bucket: 'b', progress: 50, status: 'running' }, { status: 'running' }] }));
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.itemErrors.get('bad_body')).toBe(1);
+    expect(r.set.get('couchbase_task_progress_ratio', { task_type: 'bucket_compaction', bucket: 'b' })).toBe(0.5);
+    const all = await collect(tasksCollector, fakeClient({ [TASKS]: [{ status: 'running' }] }));
+    expect(all.ok).toBe(false);
   });
 
   it('emits nothing for a rebalance entry without status or progress', async () => {
@@ -100,9 +113,8 @@ describe('tasks collector on real fixtures', () => {
     }
   });
 
-  it('golden files pass promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(PROMTOOL === undefined)('golden files pass promtool check metrics', () => {
+    const promtool = PROMTOOL as string;
     const golden = join(import.meta.dirname, '..', 'golden');
     for (const f of readdirSync(golden).filter((x) => x.startsWith('tasks-'))) {
       expect(execFileSync(promtool, ['check', 'metrics'], { input: execFileSync('cat', [join(golden, f)]), encoding: 'utf8' }), f).toBe('');

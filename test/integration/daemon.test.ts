@@ -55,13 +55,23 @@ describe('daemon against the simulator', () => {
 
   it('a fault on one endpoint fails only its collector, and the exporter keeps serving', async () => {
     h.daemon.store.statusList();
-    h.sim.ctx.faults.add({ match: '/pools/default/serverGroups', kind: 'status', status: 500 });
+    h.sim.ctx.faults.add({ match: '/settings/autoFailover', kind: 'status', status: 500 });
     try {
       await h.daemon.scheduler.pollAllOnce();
       const st = h.daemon.store.statusList();
       const failed = st.filter((s) => s.ok === false).map((s) => s.collector);
-      if (collectorList().some((c) => c.name === 'nodes')) expect(failed).toEqual(['nodes']);
+      if (collectorList().some((c) => c.name === 'autofailover')) expect(failed).toEqual(['autofailover']);
       expect((await fetch(`${h.daemon.url}/metrics`)).status).toBe(200);
+    } finally {
+      h.sim.ctx.faults.clear();
+    }
+    // A fault on one item (server groups, beside the node list) fails nothing: it is counted.
+    h.sim.ctx.faults.add({ match: '/pools/default/serverGroups', kind: 'status', status: 500 });
+    try {
+      await h.daemon.scheduler.pollAllOnce();
+      expect(h.daemon.store.statusList().filter((s) => s.ok === false)).toEqual([]);
+      const text = await (await fetch(`${h.daemon.url}/metrics`)).text();
+      if (collectorList().some((c) => c.name === 'nodes')) expect(text).toMatch(/^cbwatch_collector_item_errors_total\{[^}]*collector="nodes"[^}]*reason="http_5xx"[^}]*\} [1-9]/m);
     } finally {
       h.sim.ctx.faults.clear();
     }

@@ -25,7 +25,6 @@
  * Fault injection works as everywhere: match `/api/query`, `/api/query/index/:indexName` or
  * `/api/query/:queryID/cancel`.
  */
-import { formatGoDuration, tryParseGoDuration } from '../../couchbase/goduration.js';
 import { fixture } from '../fixtures.js';
 import type { SimContext, SimModule } from '../types.js';
 
@@ -150,7 +149,7 @@ function envelope(ctx: SimContext, all: SimQuery[], shown: SimQuery[], extra: Re
   for (const q of shown) {
     queryMap[`${q.node}-${q.id}`] = {
       QueryContext: { ...tpl.QueryContext, query: { query: q.text }, index: q.index },
-      executionTime: formatGoDuration(BigInt(Math.max(0, Math.round(q.ageMs))) * 1_000_000n),
+      executionTime: goDurationOfMs(Math.max(0, Math.round(q.ageMs))),
     };
   }
   return {
@@ -161,11 +160,34 @@ function envelope(ctx: SimContext, all: SimQuery[], shown: SimQuery[], extra: Re
   };
 }
 
-/** `longerThan` as Go parses it: undefined when absent, null when invalid. */
+/**
+ * Go's Duration.String() for a whole number of milliseconds, written here from Go's documented format (not
+ * shared with the collector's parser, so the simulator stays an independent oracle): `0s`, `250ms`, `1.5s`,
+ * `2m3.004s`, `1h0m0s` — seconds with up to 9 fractional digits and trailing zeros trimmed.
+ */
+export function goDurationOfMs(ms: number): string {
+  if (ms === 0) return '0s';
+  if (ms < 1000) return `${ms}ms`;
+  const h = Math.floor(ms / 3_600_000);
+  const m = Math.floor((ms % 3_600_000) / 60_000);
+  const whole = Math.floor((ms % 60_000) / 1000);
+  const frac = ms % 1000;
+  const sec = frac === 0 ? `${whole}` : `${whole}.${String(frac).padStart(3, '0').replace(/0+$/, '')}`;
+  if (h > 0) return `${h}h${m}m${sec}s`;
+  if (m > 0) return `${m}m${sec}s`;
+  return `${sec}s`;
+}
+
+const GO_UNIT_MS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, '\u00b5s': 1e-3, '\u03bcs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `longerThan` as Go's time.ParseDuration reads it (sequence of decimal+unit): undefined when absent, null when invalid. */
 function longerThanMs(raw: unknown): number | undefined | null {
   if (raw === undefined || raw === '') return undefined;
-  const s = tryParseGoDuration(String(raw));
-  return s === undefined ? null : s * 1000;
+  const text = String(raw);
+  if (text === '0') return 0;
+  const parts = [...text.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return null;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * (GO_UNIT_MS[p[2] as string] as number), 0);
 }
 
 export const searchModule: SimModule = (app, ctx) => {
