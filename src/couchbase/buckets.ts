@@ -9,7 +9,7 @@
  * inward (looseObject keeps unknown keys, so it is stripped below in `bucketEntrySchema`'s transform).
  */
 import { z } from 'zod';
-import type { CollectContext } from '../collectors/types.js';
+import type { CouchbaseClient } from './client.js';
 
 const num = z.number().nullable().optional();
 
@@ -59,13 +59,17 @@ export const bucketListSchema = z.array(bucketEntrySchema);
 export type BucketEntry = z.output<typeof bucketEntrySchema>;
 
 export const BUCKETS_ROUTE = '/pools/default/buckets';
-export const BUCKET_ROUTE = '/pools/default/buckets/{bucket}';
 export const BUCKET_STATS_ROUTE = '/pools/default/buckets/{bucket}/stats';
 export const BUCKET_NODE_STATS_ROUTE = '/pools/default/buckets/{bucket}/nodes/{node}/stats';
 
+/** The per-cluster memo the bucket list goes through (the collectors' shared cache fits this shape). */
+export interface SharedFetches {
+  get<T>(key: string, maxAgeMs: number, load: () => Promise<T>): Promise<T>;
+}
+
 /** The bucket list, fetched at most once per 5 s per cluster for every collector that needs it. */
-export function fetchBuckets(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<BucketEntry[]> {
-  return ctx.shared.get('buckets', 5_000, () => ctx.client.getJson(BUCKETS_ROUTE, {}, bucketListSchema));
+export function fetchBuckets(deps: { readonly client: CouchbaseClient; readonly shared: SharedFetches }): Promise<BucketEntry[]> {
+  return deps.shared.get('buckets', 5_000, () => deps.client.getJson(BUCKETS_ROUTE, {}, bucketListSchema));
 }
 
 /**
