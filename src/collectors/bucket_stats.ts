@@ -46,8 +46,10 @@ export const LAST_SAMPLE_FAMILY = defineFamily(
   'timestamp_seconds',
 );
 
-/** Every family name declared statically by cbwatch's bucket collectors: an unknown stat may not take one. */
-const RESERVED = new Set<string>([
+/**
+ * Every family name declared statically by cbwatch's bucket collectors: an unknown stat may not take one.
+ */
+export const RESERVED_FAMILY_NAMES: ReadonlySet<string> = new Set<string>([
   ...[...STAT_FAMILIES.values()].flatMap((f) => [f.bucket.name, f.node.name]),
   HOT_KEY_FAMILY.name,
   LAST_SAMPLE_FAMILY.name,
@@ -59,7 +61,7 @@ const dynamicFamilies = new Map<string, FamilyDef>();
 
 function unknownFamily(stat: string, perNode: boolean): FamilyDef | undefined {
   const name = `couchbase_bucket_${perNode ? 'node_' : ''}${unknownMetricName(stat)}`;
-  if (RESERVED.has(name)) return undefined;
+  if (RESERVED_FAMILY_NAMES.has(name)) return undefined;
   const key = `${name}\u0000${perNode ? 'n' : 'b'}`;
   let def = dynamicFamilies.get(key);
   if (def === undefined) {

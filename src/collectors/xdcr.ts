@@ -56,7 +56,7 @@ const NODE_LABELS = [...REPLICATION_LABELS, 'node'];
 
 /** One family per XDCR stat name, keyed by Couchbase's stat name. */
 export const STAT_FAMILIES: ReadonlyMap<string, FamilyDef> = new Map(
-  XDCR_STATS.map((s) => [s.stat, defineFamily(C, s.metric, 'gauge', s.help, NODE_LABELS, s.unit)]),
+  XDCR_STATS.map((s) => [s.stat, defineFamily(C, s.metric, s.kind === 'cumulative' ? 'counter' : 'gauge', s.help, NODE_LABELS, s.unit)]),
 );
 
 /** Replication states Couchbase's tasks list uses; another value appears under its own name. */
@@ -119,17 +119,17 @@ export const F = {
   ),
   taskDocsChecked: defineFamily(
     C,
-    'couchbase_xdcr_task_docs_checked',
-    'gauge',
-    'Documents checked, cluster-wide, as the tasks list reports it (docsChecked). Cumulative since the pipeline last started; resets when it restarts, hence a gauge.',
+    'couchbase_xdcr_task_docs_checked_total',
+    'counter',
+    'Documents checked, cluster-wide, as the tasks list reports it (docsChecked). Counts since the pipeline last started; a restart reads as a counter reset.',
     REPLICATION_LABELS,
     'count',
   ),
   taskDocsWritten: defineFamily(
     C,
-    'couchbase_xdcr_task_docs_written',
-    'gauge',
-    'Documents written to the destination, cluster-wide, as the tasks list reports it (docsWritten). Cumulative since the pipeline last started; resets when it restarts, hence a gauge.',
+    'couchbase_xdcr_task_docs_written_total',
+    'counter',
+    'Documents written to the destination, cluster-wide, as the tasks list reports it (docsWritten). Counts since the pipeline last started; a restart reads as a counter reset.',
     REPLICATION_LABELS,
     'count',
   ),

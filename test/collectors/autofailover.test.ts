@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { autofailoverCollector } from '../../src/collectors/autofailover.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const ROUTE = '/settings/autoFailover';
 const RULES = join(import.meta.dirname, '..', '..', 'alerts', 'rules', 'cluster.yml');
@@ -63,9 +63,8 @@ describe('autofailover collector on real fixtures (every version)', () => {
     }
   });
 
-  it('golden files pass promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(missing('promtool'))('golden files pass promtool check metrics', () => {
+    const promtool = requireBinary('promtool') as string;
     const golden = join(import.meta.dirname, '..', 'golden');
     for (const f of readdirSync(golden).filter((x) => x.startsWith('autofailover-'))) {
       let out = '';
@@ -87,7 +86,7 @@ describe('autofailover against the simulator failover scenario', () => {
   // One automatic failover every 60 simulated seconds at 600x: maxCount 2 is reached after ~0.2 s.
   const t = simulatorWithClient({ scenario: 'failover', speed: 600, knobs: { autofailoverIntervalSeconds: 60, autofailoverMaxCount: 2 } });
 
-  it('drives couchbase_autofailover_events up to couchbase_autofailover_max_events, and CouchbaseAutoFailoverExhausted fires on that series', async () => {
+  it.skipIf(missing('promtool'))('drives couchbase_autofailover_events up to couchbase_autofailover_max_events, and CouchbaseAutoFailoverExhausted fires on that series', async () => {
     const seen: number[] = [];
     let last = await collect(autofailoverCollector, t.client);
     for (let i = 0; i < 2000; i++) {
@@ -110,8 +109,7 @@ describe('autofailover against the simulator failover scenario', () => {
     expect(again.set.get('couchbase_autofailover_events')).toBe(2);
 
     // Feed the collected series, as exposed, to the real alert rule.
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+    const promtool = requireBinary('promtool') as string;
     const sample = (name: string): string => {
       const line = last.text.split('\n').find((l) => l.startsWith(`${name}{`));
       expect(line, name).toBeDefined();

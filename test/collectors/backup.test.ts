@@ -7,7 +7,7 @@ import { createClient } from '../../src/couchbase/client.js';
 import { taskHistorySchema } from '../../src/couchbase/backup.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { collect, fakeClient, fixtureText, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const LIST = '/api/v1/cluster/self/repository/{state}';
 const HISTORY = '/api/v1/cluster/self/repository/active/{repository}/taskHistory';
@@ -139,9 +139,8 @@ describe('backup collector on real fixtures', () => {
     }
   });
 
-  it('golden file passes promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(missing('promtool'))('golden file passes promtool check metrics', () => {
+    const promtool = requireBinary('promtool') as string;
     const input = readFileSync(join(import.meta.dirname, '..', 'golden', 'backup.prom'));
     expect(execFileSync(promtool, ['check', 'metrics'], { input, encoding: 'utf8' })).toBe('');
   });

@@ -7,7 +7,7 @@ import { bucketListSchema } from '../../src/couchbase/buckets.js';
 import { createClient } from '../../src/couchbase/client.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const LIST = '/pools/default/buckets';
 
@@ -129,9 +129,8 @@ describe('buckets collector: failures', () => {
 
 describe('buckets exposition passes promtool check metrics', () => {
   // The same text as the golden files (rendered again, so the check never reads a stale or missing file).
-  it.each(GOLDEN)('%s', async (file) => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(missing('promtool')).each(GOLDEN)('%s', async (file) => {
+    const promtool = requireBinary('promtool') as string;
     const r = await collect(bucketsCollector, fakeClient({ [LIST]: loadFixture(`pools-default-buckets/${file}`) }));
     expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
   });

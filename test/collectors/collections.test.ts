@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectionsCollector, parseUid } from '../../src/collectors/collections.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const LIST = '/pools/default/buckets';
 const SCOPES = '/pools/default/buckets/{bucket}/scopes';
@@ -69,9 +69,8 @@ describe('collections collector on real fixtures', () => {
     expect(r.ok).toBe(false);
   });
 
-  it('golden file passes promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(missing('promtool'))('golden file passes promtool check metrics', () => {
+    const promtool = requireBinary('promtool') as string;
     const input = execFileSync('cat', [join(import.meta.dirname, '..', 'golden', 'collections.prom')]);
     expect(execFileSync(promtool, ['check', 'metrics'], { input, encoding: 'utf8' })).toBe('');
   });

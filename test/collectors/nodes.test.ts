@@ -8,7 +8,7 @@ import { poolsDefaultSchema, serverGroupsSchema } from '../../src/couchbase/pool
 import { SampleSet } from '../../src/metrics/family.js';
 import { renderSets } from '../../src/metrics/render.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const POOLS = '/pools/default';
 const NS = '/pools/default/nodeServices';
@@ -185,9 +185,8 @@ describe('nodeServices and serverGroups', () => {
 });
 
 describe('nodes golden files pass promtool check metrics', () => {
-  it('is lint-clean', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(missing('promtool'))('is lint-clean', () => {
+    const promtool = requireBinary('promtool') as string;
     const golden = join(import.meta.dirname, '..', 'golden');
     for (const f of readdirSync(golden).filter((x) => x.startsWith('nodes-'))) {
       const input = execFileSync('cat', [join(golden, f)]);

@@ -21,7 +21,7 @@ import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
 import type { FakeRoute } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const ALL = '/api/query';
 const BY_INDEX = '/api/query/index/{index}';
@@ -119,9 +119,8 @@ describe('search collector on real fixtures', () => {
     expect(client.calls.every((c) => c.options.baseUrl === SEARCH_URL)).toBe(true);
   });
 
-  it('renders output that promtool check metrics accepts', async () => {
-    const promtool = requireBinary('promtool');
-    if (!promtool) return;
+  it.skipIf(missing('promtool'))('renders output that promtool check metrics accepts', async () => {
+    const promtool = requireBinary('promtool') as string;
     for (const payload of [q71(), q70()]) {
       const r = await collect(searchCollector, fakeClient({ [ALL]: payload }), withSearch);
       execFileSync(promtool, ['check', 'metrics'], { input: r.text });

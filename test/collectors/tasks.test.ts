@@ -6,7 +6,7 @@ import { mapTasks, tasksCollector } from '../../src/collectors/tasks.js';
 import { tasksSchema } from '../../src/couchbase/tasks.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const TASKS = '/pools/default/tasks';
 const NS = '/pools/default';
@@ -100,9 +100,8 @@ describe('tasks collector on real fixtures', () => {
     }
   });
 
-  it('golden files pass promtool check metrics', () => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(missing('promtool'))('golden files pass promtool check metrics', () => {
+    const promtool = requireBinary('promtool') as string;
     const golden = join(import.meta.dirname, '..', 'golden');
     for (const f of readdirSync(golden).filter((x) => x.startsWith('tasks-'))) {
       expect(execFileSync(promtool, ['check', 'metrics'], { input: execFileSync('cat', [join(golden, f)]), encoding: 'utf8' }), f).toBe('');

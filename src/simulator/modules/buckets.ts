@@ -15,8 +15,8 @@
  * clocks and a stalled stats collector are knobs of ../sampling.ts; knob `bucketStatValues`
  * (`{ [stat]: (t) => number }`, t = real epoch ms) replaces the model of those stats in every bucket. `hot_keys` (10 keys) come with
  * zoom=minute only. The stat names are those of the real telegraf-2021 envelope (`statSet: 'fixture'`), or
- * also every name of cbwatch's catalog (the reference's list and names seen in other captures) plus two
- * per-design-document keys `views/<id>/…` as 4.x-6.x send them (`statSet: 'full'`).
+ * also every name of the simulator's own list (../bucket-stat-names.ts: the reference's list and names seen in
+ * other captures) plus two per-design-document keys `views/<id>/…` as 4.x-6.x send them (`statSet: 'full'`).
  *
  * Values are pure functions of (bucket, stat, sample time): slow sine waves around a per-bucket base drawn
  * from ctx.rand, or around the value of the real capture for stats with no model of their own. Nothing is
@@ -33,7 +33,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { BUCKET_STAT_CATALOG, statSpec } from '../../collectors/bucket-stat-catalog.js';
+import { SIM_BUCKET_STATS, simStatClass } from '../bucket-stat-names.js';
 import { fixture } from '../fixtures.js';
 import { sampleTimes } from '../sampling.js';
 import type { SampleQuery } from '../sampling.js';
@@ -90,11 +90,10 @@ interface Model {
   readonly hotKeys: ReadonlyArray<{ name: string; weight: number }>;
 }
 
-/** Additive stats are split over nodes for the per-node answer; ratios, averages and ages are not. */
+/** Additive stats are split over nodes for the per-node answer; ratios, averages, ages and host stats are not. */
 function additive(stat: string): boolean {
-  const spec = statSpec(stat);
-  if (!spec) return true;
-  return spec.unit !== 'ratio' && spec.unit !== 'seconds';
+  const c = simStatClass(stat);
+  return c !== 'percent' && c !== 'time' && c !== 'system';
 }
 
 function round(v: number): number {
@@ -124,7 +123,7 @@ function statNames(set: 'fixture' | 'full'): string[] {
   const { names } = template();
   if (set === 'fixture') return names;
   const all = new Set(names);
-  for (const s of BUCKET_STAT_CATALOG) all.add(s.stat);
+  for (const names of Object.values(SIM_BUCKET_STATS)) for (const n of names) all.add(n);
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/accesses');
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/data_size');
   return [...all];
@@ -231,9 +230,9 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
 
   const last = template().last;
   const generic = (stat: string): Gen => {
-    const spec = statSpec(stat);
+    const cls = simStatClass(stat);
     const v0 = last.get(stat);
-    if (spec?.unit === 'ratio') {
+    if (cls === 'percent') {
       const base = v0 ?? 100;
       if (base === 0 || base === 100) return () => base;
       const w = wave(90_000, `${stat}-phase`);
@@ -241,7 +240,7 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     }
     if (v0 !== undefined) {
       if (v0 === 0 || !Number.isSafeInteger(Math.round(v0))) return () => v0;
-      const amp = spec?.kind === 'rate' ? 0.2 : 0.02;
+      const amp = cls === 'rate' ? 0.2 : 0.02;
       const integral = Number.isInteger(v0);
       const w = wave(180_000, `${stat}-phase`);
       return (t) => {
@@ -249,8 +248,8 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
         return integral ? Math.round(v) : v;
       };
     }
-    if (spec?.kind === 'rate') return () => 0;
-    if (spec?.unit === 'bytes') return () => Math.round(1_000_000 * r(stat));
+    if (cls === 'rate') return () => 0;
+    if (cls === 'bytes') return () => Math.round(1_000_000 * r(stat));
     return () => 0;
   };
 
