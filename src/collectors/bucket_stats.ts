@@ -31,6 +31,7 @@ import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { BUCKET_STATS_COLLECTOR, HOT_KEY_FAMILY, STAT_FAMILIES, unknownHelp, unknownMetricName } from './bucket-stat-catalog.js';
 import { bucketFamilies } from './buckets.js';
+import { F as collectionFamilies } from './collections.js';
 import { alignedFrom, finite, haveTStampFor, latest, reduceSamples, sampleWindow, zoomFor } from './samples.js';
 import type { SampleMemo, Zoom } from './samples.js';
 import type { CollectContext, Collector } from './types.js';
@@ -47,13 +48,16 @@ export const LAST_SAMPLE_FAMILY = defineFamily(
 );
 
 /**
- * Every family name declared statically by cbwatch's bucket collectors: an unknown stat may not take one.
+ * Every `couchbase_bucket_*` family declared statically by cbwatch (this collector, `buckets`, `collections`):
+ * an unknown stat may not take one, or /metrics would carry one family twice (an envelope stat `scopes` next to
+ * the collections collector's `couchbase_bucket_scopes`). A test checks this list against the whole catalog.
  */
 export const RESERVED_FAMILY_NAMES: ReadonlySet<string> = new Set<string>([
   ...[...STAT_FAMILIES.values()].flatMap((f) => [f.bucket.name, f.node.name]),
   HOT_KEY_FAMILY.name,
   LAST_SAMPLE_FAMILY.name,
   ...Object.values(bucketFamilies).map((f) => f.name),
+  ...Object.values(collectionFamilies).map((f) => f.name),
 ]);
 
 /** Families for stats outside the catalog, created on first sight and reused (one shape per name). */

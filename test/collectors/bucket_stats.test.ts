@@ -1,7 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUCKET_STAT_CATALOG, STAT_FAMILIES, statSpec, unknownMetricName } from '../../src/collectors/bucket-stat-catalog.js';
-import { bucketStatsCollector, mapBucketStats } from '../../src/collectors/bucket_stats.js';
+import { bucketStatsCollector, mapBucketStats, RESERVED_FAMILY_NAMES } from '../../src/collectors/bucket_stats.js';
+import { collectionsCollector } from '../../src/collectors/collections.js';
+import { allFamilies } from '../../src/metrics/catalog.js';
+import { renderSets } from '../../src/metrics/render.js';
 import { reduceSamples } from '../../src/collectors/samples.js';
 import type { SampleMemo } from '../../src/collectors/samples.js';
 import { bucketsCollector } from '../../src/collectors/buckets.js';
@@ -612,5 +615,36 @@ describe('mapBucketStats is pure', () => {
     const out = new SampleSet();
     expect(mapBucketStats({ bucket: 'b', envelope: env }, out)).toBeUndefined();
     expect(out.size).toBe(0);
+  });
+});
+
+describe('bucket_stats: an unknown stat never duplicates another collector\'s family', () => {
+  it('skips envelope stats named collections, scopes and manifest_uid; /metrics with the collections collector stays valid', async () => {
+    const env = envelope({ curr_items: 3, collections: 4, scopes: 2, manifest_uid: 7, brand_new: 1 });
+    const stats = await collect(bucketStatsCollector, oneBucket('b', env));
+    expect(stats.ok, String(stats.error)).toBe(true);
+    expect(stats.skipped.get('name_collision')).toBe(3);
+    const names = stats.set.families().map((f) => f.def.name);
+    expect(names).not.toContain('couchbase_bucket_collections');
+    expect(names).not.toContain('couchbase_bucket_scopes');
+    expect(names).not.toContain('couchbase_bucket_manifest_uid');
+    expect(stats.set.get('couchbase_bucket_brand_new', { bucket: 'b' })).toBe(1);
+    const scopes = await collect(
+      collectionsCollector,
+      fakeClient({ [LIST]: [{ name: 'b' }], '/pools/default/buckets/{bucket}/scopes': loadFixture('pools-default-buckets-name-scopes/docs-server-7.6plus.json') }),
+    );
+    expect(scopes.ok, String(scopes.error)).toBe(true);
+    const text = await renderSets([
+      { base: { couchbase_cluster: 'test' }, set: stats.set },
+      { base: { couchbase_cluster: 'test' }, set: scopes.set },
+    ]);
+    const types = text.split('\n').filter((l) => l.startsWith('# TYPE '));
+    expect(types.length).toBe(new Set(types).size);
+  });
+
+  it('reserves every couchbase_bucket_* family of the catalog that bucket_stats does not own', () => {
+    const others = allFamilies().filter((f) => f.name.startsWith('couchbase_bucket_') && f.collector !== 'bucket_stats');
+    expect(others.length).toBeGreaterThan(0);
+    for (const f of others) expect(RESERVED_FAMILY_NAMES.has(f.name), f.name).toBe(true);
   });
 });
