@@ -233,6 +233,8 @@ async function pollBucket(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, b: Bu
     return;
   }
   const results = await settleAll(nodes.map((n) => pollEnvelope(ctx, zoom, b.name, n)));
+  // Past the poll's deadline every request fails: that is the poll's failure, not the items'.
+  if (ctx.signal.aborted) return;
   results.forEach((r, i) => {
     if (r.status === 'rejected') ctx.itemFailed(`${b.name} on ${nodes[i] ?? ''}`, r.reason);
   });
@@ -249,6 +251,8 @@ export const bucketStatsCollector: Collector<'bucket_stats'> = {
     const list = await fetchBuckets(ctx);
     forgetGone(ctx.state, new Set(list.map((b) => b.name)));
     const results = await settleAll(list.map((b) => pollBucket(ctx, zoom, b)));
+    // Past the poll's deadline every request fails: that is the poll's failure, not the buckets'.
+    if (ctx.signal.aborted) throw ctx.signal.reason;
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ bucket: list[i]?.name ?? '', err: r.reason as unknown }] : []));
     // Every bucket failed: nothing of this poll is true, so the poll fails (and says why).
     if (failed.length > 0 && failed.length === list.length) throw failed[0]?.err;

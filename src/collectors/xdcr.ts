@@ -328,10 +328,11 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, zoom: Zoom, r: Repli
       results.push(res.value);
       return;
     }
-    // One stat's failure leaves out only that stat's series of this replication.
+    // One stat's failure leaves out only that stat's series of this replication (past the poll's deadline every
+    // request fails: that is the poll's failure, not the items').
     failed++;
     firstError ??= res.reason;
-    ctx.itemFailed(`${r.id} ${stat}`, res.reason);
+    if (!ctx.signal.aborted) ctx.itemFailed(`${r.id} ${stat}`, res.reason);
   });
   if (failed === 0 && results.every((x) => x.kind === 'not_found')) {
     // The source bucket (or the replication) went away after the tasks list was read.
@@ -377,11 +378,14 @@ export function replicationsInFlight(concurrency: number): number {
   return Math.max(2, Math.ceil((2 * Math.max(1, concurrency)) / XDCR_STATS.length));
 }
 
-/** Run `job` over `items` with at most `limit` at a time; every started job settles before this resolves. */
-async function forEachBounded<T>(items: readonly T[], limit: number, job: (item: T) => Promise<void>): Promise<void> {
+/**
+ * Run `job` over `items` with at most `limit` at a time, starting none after `signal` aborted; every started job
+ * settles before this resolves.
+ */
+async function forEachBounded<T>(items: readonly T[], limit: number, signal: AbortSignal, job: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < items.length) await job(items[next++] as T);
+    while (next < items.length && !signal.aborted) await job(items[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
@@ -406,12 +410,13 @@ export const xdcrCollector: Collector<'xdcr'> = {
     let failed = 0;
     let total = 0;
     let firstError: unknown;
-    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency), async (r) => {
+    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency), ctx.signal, async (r) => {
       const res = await pollReplication(ctx, zoom, r);
       failed += res.failed;
       total += res.total;
       firstError ??= res.firstError;
     });
+    if (ctx.signal.aborted) throw ctx.signal.reason;
     // Every stat request of every replication failed: nothing of this poll is true, so the poll fails.
     if (total > 0 && failed === total) throw firstError;
   },

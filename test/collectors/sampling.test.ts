@@ -204,3 +204,24 @@ describe('xdcr: zoom, stalled stats and the newest sample time per replication',
     }
   });
 });
+
+describe('past the poll deadline, failing requests are the poll\'s failure, not item errors', () => {
+  it('xdcr and bucket_stats whose stats requests hang: success 0, no item error counted', async () => {
+    const sim = createSimulator({ buckets: 3, replications: 4 });
+    const client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
+    try {
+      sim.ctx.faults.add({ match: /\/stats(\/|$)/, kind: 'hang' });
+      for (const collector of [xdcrCollector, bucketStatsCollector] as const) {
+        const res = await collect(collector as typeof xdcrCollector, client, { options: { timeout: 1 } as unknown as { timeout: number } });
+        expect(res.ok, collector.name).toBe(false);
+        // Let the aborted requests settle: nothing may be counted after the poll ended either.
+        await new Promise((r) => setTimeout(r, 300));
+        expect([...res.itemErrors], collector.name).toEqual([]);
+      }
+    } finally {
+      sim.ctx.faults.clear();
+      await client.close();
+      await sim.close();
+    }
+  });
+});
