@@ -225,3 +225,43 @@ describe('past the poll deadline, failing requests are the poll\'s failure, not 
     }
   });
 });
+
+describe('xdcr: rates over exactly the samples since the previous poll, on every zoom and behind a load balancer', () => {
+  const poll = async (r: Rig, interval: string): Promise<CollectResult> => {
+    const res = await collect(xdcrCollector, r.client, { state: r.state, now: () => r.clock.now, options: configured(interval) });
+    expect(res.ok, String(res.error)).toBe(true);
+    return res;
+  };
+  /** rate_replicated of every replication on every node, as exported. */
+  const rates = (res: CollectResult): number[] => [...new Set(res.set.all('couchbase_xdcr_rate_replicated_per_second').map((s) => s.value))];
+
+  it('5 m (hour zoom): 4 minutes at 1000 docs/s then an idle minute export 800 on every node', async () => {
+    const r = await rig({ xdcrStatValues: { rate_replicated: (t: number) => (t <= T1 ? 500 : t <= T1 + 4 * MIN ? 1000 : 0), changes_left: () => 42 } }, { buckets: 3, replications: 2 });
+    try {
+      expect(rates(await poll(r, '5m'))).toEqual([500]);
+      r.clock.now = T1 + 5 * MIN;
+      const res = await poll(r, '5m');
+      expect(rates(res)).toEqual([800]);
+      // 2 replications x 3 nodes.
+      expect(res.set.all('couchbase_xdcr_rate_replicated_per_second')).toHaveLength(6);
+      expect(res.set.all('couchbase_xdcr_changes_left').every((s) => s.value === 42)).toBe(true);
+    } finally {
+      await r.client.close();
+      await r.sim.close();
+    }
+  });
+
+  it('behind a load balancer over skewed clocks, each poll averages exactly the real seconds since the previous one', async () => {
+    const r = await rig({ statsClockSkewMs: [0, 3000, -2000, 1000], xdcrStatValues: { rate_replicated: (t: number) => Math.max(0, (t - T1) / S) } }, { buckets: 3, replications: 1 });
+    try {
+      await poll(r, '15s');
+      for (let i = 1; i <= 4; i++) {
+        r.clock.now = T1 + i * 15 * S;
+        expect(rates(await poll(r, '15s')), `poll ${i}`).toEqual([15 * (i - 1) + 8]);
+      }
+    } finally {
+      await r.client.close();
+      await r.sim.close();
+    }
+  });
+});

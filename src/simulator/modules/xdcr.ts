@@ -28,7 +28,8 @@
  *   - incident: as demo but #0 = 20 000 + 50 per second (above the 1 000 floor of CouchbaseXdcrBacklogGrowing
  *     from the start, past the 100 000 of CouchbaseXdcrBacklogHigh after 1 600 s) and #1 = 200 000 − 500 per
  *     second. With `speed` the simulated clock runs faster (e2e: 60, one real second = a simulated minute).
- * Knob `xdcrGrowthPerSec` overrides the growth of #0 (any scenario but default).
+ * Knob `xdcrGrowthPerSec` overrides the growth of #0 (any scenario but default). Knob `xdcrStatValues`
+ * (`{ [stat]: (t, node) => number }`, t = real epoch ms) replaces the model of those stats for every replication.
  * The other stats follow each replication's rate (50–500 docs/s from ctx.rand, 0 while paused): documents
  * written/processed/checked grow with time since start, queues and latencies wobble; latencies and checkpoint
  * time are in milliseconds, as Couchbase reports them.
@@ -328,7 +329,8 @@ export const xdcrModule: SimModule = (app, ctx) => {
     const { zoom, stamps: timestamp, skew, newest } = sampleTimes(ctx, req.query);
     const nodeStats: Record<string, number[]> = {};
     // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
-    for (const n of kvNodes(ctx)) nodeStats[n.hostname] = timestamp.map((t) => rep.stat(stat, n.hostname, t - skew) ?? 0);
+    const override = (ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined)?.[stat];
+    for (const n of kvNodes(ctx)) nodeStats[n.hostname] = timestamp.map((t) => (override ? override(t - skew, n.hostname) : (rep.stat(stat, n.hostname, t - skew) ?? 0)));
     return { samplesCount: zoom.count, isPersistent: true, lastTStamp: newest, interval: zoom.stepMs, timestamp, nodeStats };
   });
 
