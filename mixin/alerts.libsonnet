@@ -11,6 +11,9 @@ local lib = import 'lib.libsonnet';
       CbwatchExporterDown: { enabled: true, "for": "5m", severity: "critical" },
       CbwatchCollectorFailing: { enabled: true, "for": "15m", severity: "warning" },
       CbwatchCollectorStale: { enabled: true, "for": "5m", severity: "warning", thresholdSeconds: 900 },
+      CbwatchCollectorItemErrors: { enabled: true, "for": "30m", severity: "warning" },
+      CouchbaseBucketStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
+      CouchbaseXdcrStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseDown: { enabled: true, "for": "5m", severity: "critical" },
       CouchbaseAutoFailoverOccurred: { enabled: true, "for": "1m", severity: "warning" },
       CouchbaseAutoFailoverExhausted: { enabled: true, "for": "1m", severity: "critical" },
@@ -100,6 +103,53 @@ local lib = import 'lib.libsonnet';
               summary: "A cbwatch collector has not completed a successful poll for longer than its staleness threshold.",
               description: "Collector {{ $labels.collector }} of Couchbase cluster {{ $labels.couchbase_cluster }} (exporter {{ $labels.instance }}) last succeeded {{ $value | humanizeDuration }} ago (threshold " + v.thresholdSeconds + "s) although it reports no failure: its polls are stuck and its data is stale.",
               runbook_url: v.runbookUrlBase + "#cbwatchcollectorstale",
+            },
+          },
+          local v = lib.values(c, "CbwatchCollectorItemErrors");
+          if c.alerts["CbwatchCollectorItemErrors"].enabled then {
+            alert: "CbwatchCollectorItemErrors",
+            expr: "sum by (couchbase_cluster, collector, reason, instance, job) (increase(cbwatch_collector_item_errors_total" + v.selBraces + "[10m])) > 0",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Items of a cbwatch collector keep failing; their series are missing.",
+              description: "Collector {{ $labels.collector }} of Couchbase cluster {{ $labels.couchbase_cluster }} (exporter {{ $labels.instance }}) has had items failing with reason {{ $labels.reason }} for " + v.forHuman + " ({{ $value | humanize }} in the last 10 minutes, threshold 0): the poll succeeds, but the failing items' series are missing.",
+              runbook_url: v.runbookUrlBase + "#cbwatchcollectoritemerrors",
+            },
+          },
+        ]),
+      },
+      {
+        name: "staleness",
+        rules: std.prune([
+          local v = lib.values(c, "CouchbaseBucketStatsStalled");
+          if c.alerts["CouchbaseBucketStatsStalled"].enabled then {
+            alert: "CouchbaseBucketStatsStalled",
+            expr: "(\n  cbwatch_collector_last_success_timestamp_seconds{collector=\"bucket_stats\"" + v.selComma + "}\n  - on (couchbase_cluster, instance, job) group_right ()\n  couchbase_bucket_last_sample_timestamp_seconds" + v.selBraces + "\n) > 300",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Couchbase bucket statistics have stopped advancing.",
+              description: "The newest stats sample of bucket {{ $labels.bucket }} on Couchbase cluster {{ $labels.couchbase_cluster }} was {{ $value | humanizeDuration }} old at cbwatch's last successful poll (threshold 5m): Couchbase is not producing new bucket statistics, so their rates are missing and their levels frozen.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketstatsstalled",
+            },
+          },
+          local v = lib.values(c, "CouchbaseXdcrStatsStalled");
+          if c.alerts["CouchbaseXdcrStatsStalled"].enabled then {
+            alert: "CouchbaseXdcrStatsStalled",
+            expr: "(\n  cbwatch_collector_last_success_timestamp_seconds{collector=\"xdcr\"" + v.selComma + "}\n  - on (couchbase_cluster, instance, job) group_right ()\n  couchbase_xdcr_last_sample_timestamp_seconds" + v.selBraces + "\n) > 300",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Couchbase XDCR statistics have stopped advancing.",
+              description: "The newest XDCR stats sample of replication {{ $labels.source_bucket }} → {{ $labels.target_cluster_name }}/{{ $labels.target_bucket }} on Couchbase cluster {{ $labels.couchbase_cluster }} was {{ $value | humanizeDuration }} old at cbwatch's last successful poll (threshold 5m): its backlog is frozen, so CouchbaseXdcrBacklogGrowing cannot fire.",
+              runbook_url: v.runbookUrlBase + "#couchbasexdcrstatsstalled",
             },
           },
         ]),

@@ -12,6 +12,10 @@
  *   samples newer than the previous poll, named `_per_second`.
  * - everything else (items, memory, queue sizes, vBucket counts, disk sizes, computed ratios and averages)
  *   is a level: the value is the latest non-null sample.
+ * - a few levels are counts since the bucket started (ep_oom_errors, ep_item_commit_failed, ep_data_*_failed,
+ *   ep_clock_cas_drift_threshold_exceeded; ns_server samples them as gauges "used by alerts") and the pre-4.0
+ *   XDCR totals: these are `cumulative`, exported as `_total` counters with their latest sample, so
+ *   `rate()`/`increase()` work on them and a restart reads as a counter reset.
  * Units: `*_memory`, `*_size`, mem_*, ep_*_wat… are bytes. vb_*_queue_age are SUMS of item ages in
  * milliseconds; vb_avg_*_queue_age are already seconds (sum / items / 1000); avg_disk_update_time and
  * avg_bg_wait_time are microseconds; avg_disk_commit_time is seconds (µs / 1e6); the *_total timing
@@ -31,8 +35,11 @@ import type { FamilyDef } from '../metrics/family.js';
 
 export const BUCKET_STATS_COLLECTOR = 'bucket_stats';
 
-/** `level`: latest non-null sample. `rate`: mean of the samples since the previous poll. */
-export type StatKind = 'level' | 'rate';
+/**
+ * `level`: latest non-null sample. `rate`: mean of the samples since the previous poll. `cumulative`: a count
+ * since the bucket (or the node) started, sampled as a level by Couchbase: its latest sample, as a counter.
+ */
+export type StatKind = 'level' | 'rate' | 'cumulative';
 
 export interface StatSpec {
   /** Couchbase's stat name (the key in `op.samples`). */
@@ -56,6 +63,8 @@ const bytes = (stat: string, description: string, metric = `${stat}_bytes`): Def
 const pct = (stat: string, description: string, metric = `${stat.replace(/_(rate|ratio)$/, '')}_ratio`): Def => ({ stat, metric, kind: 'level', scale: 0.01, unit: 'ratio', description });
 const secs = (stat: string, metric: string, scale: number, description: string): Def => ({ stat, metric, kind: 'level', scale, unit: 'seconds', description });
 const rate = (stat: string, description: string, metric = `${stat}_per_second`): Def => ({ stat, metric, kind: 'rate', scale: 1, unit: 'per_second', description });
+const total = (stat: string, description: string, metric = `${stat}_total`): Def => ({ stat, metric, kind: 'cumulative', scale: 1, unit: 'count', description });
+const bytesTotal = (stat: string, description: string, metric = `${stat}_bytes_total`): Def => ({ stat, metric, kind: 'cumulative', scale: 1, unit: 'bytes', description });
 const bytesRate = (stat: string, metric: string, description: string): Def => ({ stat, metric, kind: 'rate', scale: 1, unit: 'bytes_per_second', description });
 const secsRate = (stat: string, metric: string, scale: number, description: string): Def => ({ stat, metric, kind: 'rate', scale, unit: 'seconds_per_second', description });
 
@@ -147,7 +156,7 @@ const REFERENCE: Def[] = [
   ...vbucketStats(),
   rate('ep_ops_create', 'Create operations over active, replica and pending vBuckets.'),
   rate('ep_ops_update', 'Update operations over active, replica and pending vBuckets.'),
-  level('ep_oom_errors', 'Times an operation failed because memory was full, since the bucket started.'),
+  total('ep_oom_errors', 'Times an operation failed because memory was full, since the bucket started.'),
   rate('ep_tmp_oom_errors', 'Operations refused with a temporary out-of-memory error.'),
   rate('ep_num_value_ejects', 'Values ejected from memory to disk.'),
   rate('ep_num_ops_set_ret_meta', 'Set-with-metadata operations that return metadata (XDCR).'),
@@ -161,7 +170,7 @@ const REFERENCE: Def[] = [
   bytes('ep_mem_high_wat', 'Memory high water mark: ejection starts above it.'),
   bytes('ep_max_data_size', 'Maximum memory the bucket may use (its quota on this node).'),
   bytes('ep_kv_size', 'Memory used by keys and values.'),
-  level('ep_item_commit_failed', 'Times a disk commit failed, since the bucket started.'),
+  total('ep_item_commit_failed', 'Times a disk commit failed, since the bucket started.'),
   level('ep_flusher_todo', 'Items being written to disk by the flusher now.'),
   level('ep_diskqueue_items', 'Items in the disk-write queue.'),
   rate('ep_diskqueue_fill', 'Items enqueued for disk write.'),
@@ -220,16 +229,16 @@ const REFERENCE: Def[] = [
   bytesRate('replication_bandwidth_usage', 'replication_bandwidth_usage_bytes_per_second', 'Bandwidth used by outgoing XDCR replications.'),
   level('replication_changes_left', 'Mutations still to replicate by outgoing XDCR replications.'),
   secs('replication_commit_time', 'replication_commit_time_seconds', 1, 'Time XDCR vBucket replicators spent committing and checkpointing.'),
-  bytes('replication_data_replicated', 'Bytes replicated by outgoing XDCR replications.'),
-  level('replication_docs_checked', 'Mutations checked by outgoing XDCR replications.'),
+  bytesTotal('replication_data_replicated', 'Bytes replicated by outgoing XDCR replications.'),
+  total('replication_docs_checked', 'Mutations checked by outgoing XDCR replications.'),
   secs('replication_docs_latency_aggr', 'replication_docs_latency_aggr_seconds', 0.001, 'Aggregate document replication latency of XDCR (Couchbase reports milliseconds); divide by replication_docs_latency_wt for the mean.'),
   level('replication_docs_latency_wt', 'Weight (documents) of the aggregate XDCR document latency.'),
   level('replication_docs_rep_queue', 'Documents in the XDCR replication queue.'),
-  level('replication_docs_written', 'Mutations written to the remote cluster by XDCR.'),
+  total('replication_docs_written', 'Mutations written to the remote cluster by XDCR.'),
   secs('replication_meta_latency_aggr', 'replication_meta_latency_aggr_seconds', 0.001, 'Aggregate metadata latency of XDCR (Couchbase reports milliseconds); divide by replication_meta_latency_wt for the mean.'),
   level('replication_meta_latency_wt', 'Weight (operations) of the aggregate XDCR metadata latency.'),
-  level('replication_num_checkpoints', 'Checkpoints issued by XDCR replications.'),
-  level('replication_num_failedckpts', 'Checkpoints that failed in XDCR replications.'),
+  total('replication_num_checkpoints', 'Checkpoints issued by XDCR replications.'),
+  total('replication_num_failedckpts', 'Checkpoints that failed in XDCR replications.'),
   rate('replication_rate_replication', 'Documents replicated by XDCR.'),
   bytes('replication_size_rep_queue', 'Size of the XDCR replication queue.'),
   level('replication_waiting_vbreps', 'vBucket replicators of XDCR waiting to run.'),
@@ -238,7 +247,7 @@ const REFERENCE: Def[] = [
 
 /** Names that are not in the reference but appear in real captures (4.6 to 7.x): system stats, DCP, HLC drift. */
 const OBSERVED: Def[] = [
-  level('allocstall', 'Memory allocation stalls counted by the kernel, as reported (18446744073709551615 means unavailable).'),
+  level('allocstall', 'Memory allocation stalls counted by the kernel, as reported (Couchbase\'s 18446744073709551615, "unavailable", is never exported).'),
   secs('avg_active_timestamp_drift', 'avg_active_timestamp_drift_seconds', 1, 'Average drift between mutation timestamps (HLC) and local time on active vBuckets.'),
   secs('avg_replica_timestamp_drift', 'avg_replica_timestamp_drift_seconds', 1, 'Average drift between mutation timestamps (HLC) and local time on replica vBuckets.'),
   rate('cmd_lookup', 'Sub-document lookup operations.'),
@@ -259,9 +268,9 @@ const OBSERVED: Def[] = [
   rate('ep_active_hlc_drift_count', 'Drift measurements on active vBuckets.'),
   secsRate('ep_replica_hlc_drift', 'ep_replica_hlc_drift_seconds_per_second', 1e-6, 'Accumulated HLC drift on replica vBuckets (Couchbase reports microseconds).'),
   rate('ep_replica_hlc_drift_count', 'Drift measurements on replica vBuckets.'),
-  rate('ep_clock_cas_drift_threshold_exceeded', 'Mutations whose CAS drift exceeded the threshold.'),
-  level('ep_data_read_failed', 'Disk read failures since the bucket started.'),
-  level('ep_data_write_failed', 'Disk write failures since the bucket started.'),
+  total('ep_clock_cas_drift_threshold_exceeded', 'Mutations whose CAS drift exceeded the threshold, since the bucket started.'),
+  total('ep_data_read_failed', 'Disk read failures since the bucket started.'),
+  total('ep_data_write_failed', 'Disk write failures since the bucket started.'),
   ...dcpStats(),
   bytes('ep_max_size', 'Memory quota of the bucket on the node(s).'),
   level('hibernated_requests', 'Idle streaming requests on the management port.'),
@@ -311,9 +320,13 @@ export function statSpec(stat: string): StatSpec | undefined {
 }
 
 function helpOf(s: StatSpec, perNode: boolean): string {
-  const how = s.kind === 'rate' ? 'mean of the samples since the previous poll' : 'latest sample';
+  const how = s.kind === 'rate' ? 'mean of the samples since the previous poll' : s.kind === 'cumulative' ? 'latest sample of a cumulative count' : 'latest sample';
   const where = perNode ? ' Per node (/nodes/{node}/stats).' : '';
   return `${s.description} Unit: ${UNIT_WORDS[s.unit] ?? s.unit}. Couchbase stat ${s.stat} (${conversion(s)}; ${how}).${where}`;
+}
+
+function familyType(s: StatSpec): 'gauge' | 'counter' {
+  return s.kind === 'cumulative' ? 'counter' : 'gauge';
 }
 
 export interface StatFamilies {
@@ -328,8 +341,8 @@ export const STAT_FAMILIES: ReadonlyMap<string, StatFamilies> = new Map(
     s.stat,
     {
       spec: s,
-      bucket: defineFamily(BUCKET_STATS_COLLECTOR, `couchbase_bucket_${s.metric}`, 'gauge', helpOf(s, false), ['bucket'], s.unit),
-      node: defineFamily(BUCKET_STATS_COLLECTOR, `couchbase_bucket_node_${s.metric}`, 'gauge', helpOf(s, true), ['bucket', 'node'], s.unit),
+      bucket: defineFamily(BUCKET_STATS_COLLECTOR, `couchbase_bucket_${s.metric}`, familyType(s), helpOf(s, false), ['bucket'], s.unit),
+      node: defineFamily(BUCKET_STATS_COLLECTOR, `couchbase_bucket_node_${s.metric}`, familyType(s), helpOf(s, true), ['bucket', 'node'], s.unit),
     },
   ]),
 );

@@ -1,20 +1,28 @@
 /**
- * Collector `bucket_stats`: the stats envelope of every bucket, GET /pools/default/buckets/{bucket}/stats
- * (zoom=minute: a sample per second for the last minute), one request per bucket in parallel (the client
- * bounds how many are in flight). The bucket list comes from the same shared fetch as the `buckets` collector.
+ * Collector `bucket_stats`: the stats envelope of every bucket, GET /pools/default/buckets/{bucket}/stats,
+ * one request per bucket in parallel (the client bounds how many are in flight). The bucket list comes from
+ * the same shared fetch as the `buckets` collector.
  *
- * After the first poll each request carries `haveTStamp=<lastTStamp of the previous answer>`, so only new
- * samples travel; the previous timestamp is kept per bucket (and per node) in ctx.state and forgotten when the
- * bucket leaves the list. Levels take the latest non-null sample, rates the mean of the samples newer than the
- * previous poll (see bucket-stat-catalog.ts for which is which and the unit conversions).
+ * Sampling (samples.ts): the zoom is the finest whose window covers the poll interval (minute up to 60 s,
+ * hour up to 1 h, day up to 24 h); levels take the latest non-null sample, rates the mean of the samples since
+ * the previous answer, and an answer that brings no new sample leaves the rates out (levels stay: the latest
+ * sample is still the newest truth). `couchbase_bucket_last_sample_timestamp_seconds{bucket}` is the newest
+ * sample's time, so stalled stats can page. The memo per bucket (and per node) lives in ctx.state under the
+ * bucket's name and is forgotten when the bucket leaves the list.
+ *
+ * Failures: the poll fails when the bucket list fails or every bucket's stats request fails; one bucket's
+ * failure (4xx/5xx, timeout, bad body) leaves out only that bucket's series and is counted by ctx.itemFailed;
+ * a 404 means the bucket went away after the list was read (skipped, memo forgotten).
  *
  * Sample keys containing `/` (`replications/<id>/…`, `views/<ddoc>/…`, `spatial/…`) are per-replication or
  * per-design-document series, not bucket stats: they are never exported here. A stat missing from the catalog
- * is still exported as `couchbase_bucket_<sanitised name>` with a help text saying its unit is unknown.
+ * is still exported as `couchbase_bucket_<sanitised name>` with a help text saying its unit is unknown, unless
+ * that name is a family of cbwatch's own (then it is skipped, never a duplicate series).
  *
- * Opt-in: `hot_keys: N` adds the N busiest keys per bucket (`couchbase_bucket_hot_key_ops_per_second`);
- * `per_node: true` adds GET /pools/default/buckets/{bucket}/nodes/{node}/stats for each node of the bucket
- * into `couchbase_bucket_node_<metric>{bucket,node}` families.
+ * Opt-in: `hot_keys: N` adds the N busiest keys per bucket (`couchbase_bucket_hot_key_ops_per_second`;
+ * Couchbase sends hot keys with zoom=minute only, so with intervals up to 60 s); `per_node: true` adds
+ * GET /pools/default/buckets/{bucket}/nodes/{node}/stats for each node of the bucket into
+ * `couchbase_bucket_node_<metric>{bucket,node}` families.
  */
 import { BUCKET_NODE_STATS_ROUTE, BUCKET_STATS_ROUTE, fetchBuckets, statsEnvelopeSchema } from '../couchbase/buckets.js';
 import type { BucketEntry, StatsEnvelope } from '../couchbase/buckets.js';
@@ -22,16 +30,34 @@ import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { BUCKET_STATS_COLLECTOR, HOT_KEY_FAMILY, STAT_FAMILIES, unknownHelp, unknownMetricName } from './bucket-stat-catalog.js';
-import type { StatSpec } from './bucket-stat-catalog.js';
 import { bucketFamilies } from './buckets.js';
-import { finite, firstNewIndex, latest, mean } from './samples.js';
+import { F as collectionFamilies } from './collections.js';
+import { alignedFrom, finite, haveTStampFor, latest, reduceSamples, sampleWindow, zoomFor } from './samples.js';
+import type { SampleMemo, Zoom } from './samples.js';
 import type { CollectContext, Collector } from './types.js';
+import { forgetGone, settleAll } from './util.js';
 
-/** Every family name declared statically by cbwatch's bucket collectors: an unknown stat may not take one. */
-const RESERVED = new Set<string>([
+/** The newest sample's time per bucket: `time() - this` is how old the stats are. */
+export const LAST_SAMPLE_FAMILY = defineFamily(
+  BUCKET_STATS_COLLECTOR,
+  'couchbase_bucket_last_sample_timestamp_seconds',
+  'gauge',
+  "Time of the newest sample in the bucket's stats envelope (lastTStamp, on the answering node's clock). It stops moving when Couchbase's stats stop advancing, while the exporter keeps polling successfully.",
+  ['bucket'],
+  'timestamp_seconds',
+);
+
+/**
+ * Every `couchbase_bucket_*` family declared statically by cbwatch (this collector, `buckets`, `collections`):
+ * an unknown stat may not take one, or /metrics would carry one family twice (an envelope stat `scopes` next to
+ * the collections collector's `couchbase_bucket_scopes`). A test checks this list against the whole catalog.
+ */
+export const RESERVED_FAMILY_NAMES: ReadonlySet<string> = new Set<string>([
   ...[...STAT_FAMILIES.values()].flatMap((f) => [f.bucket.name, f.node.name]),
   HOT_KEY_FAMILY.name,
+  LAST_SAMPLE_FAMILY.name,
   ...Object.values(bucketFamilies).map((f) => f.name),
+  ...Object.values(collectionFamilies).map((f) => f.name),
 ]);
 
 /** Families for stats outside the catalog, created on first sight and reused (one shape per name). */
@@ -39,7 +65,7 @@ const dynamicFamilies = new Map<string, FamilyDef>();
 
 function unknownFamily(stat: string, perNode: boolean): FamilyDef | undefined {
   const name = `couchbase_bucket_${perNode ? 'node_' : ''}${unknownMetricName(stat)}`;
-  if (RESERVED.has(name)) return undefined;
+  if (RESERVED_FAMILY_NAMES.has(name)) return undefined;
   const key = `${name}\u0000${perNode ? 'n' : 'b'}`;
   let def = dynamicFamilies.get(key);
   if (def === undefined) {
@@ -56,31 +82,33 @@ export interface MapStatsInput {
   /** Set for a per-node envelope: values go to the `couchbase_bucket_node_*` families. */
   readonly node?: string | undefined;
   readonly envelope: StatsEnvelope;
-  /** lastTStamp of the previous poll; undefined on the first one (then every sample counts as new). */
-  readonly since?: number | undefined;
+  /** What the previous answer left; undefined on the first poll. */
+  readonly memo?: SampleMemo | undefined;
+  /** Exporter clock when the answer arrived (epoch ms); default the memo's time plus one interval. */
+  readonly now?: number;
+  /** Poll interval, ms (the first poll's rate window); default 60 s. */
+  readonly intervalMs?: number;
+  /** Sample spacing of the zoom asked for, ms; default 1 s (zoom=minute). */
+  readonly stepMs?: number;
   /** Top N hot keys to export; 0 for none. */
   readonly hotKeys?: number;
   readonly skipped?: (reason: string, detail?: string) => void;
 }
 
-/** One value from one stat's samples, per its kind; `from` is the first new index in this array. */
-export function reduceSamples(spec: Pick<StatSpec, 'kind' | 'scale'>, arr: readonly unknown[], from: number): number | undefined {
-  const v = spec.kind === 'rate' ? mean(arr, from) : latest(arr);
-  return v === undefined ? undefined : v * spec.scale;
-}
-
 /**
- * Pure mapping of one stats envelope to samples. Returns the envelope's last timestamp (to send as
- * `haveTStamp` next time), or undefined when it has none.
+ * Pure mapping of one stats envelope to samples. Returns the memo for the next poll (undefined when the
+ * envelope has no sample time at all: the next request then asks for a full window).
  */
-export function mapBucketStats(input: MapStatsInput, out: SampleSet): number | undefined {
+export function mapBucketStats(input: MapStatsInput, out: SampleSet): SampleMemo | undefined {
   const { bucket, node, envelope } = input;
   const perNode = node !== undefined;
   const skipped = input.skipped ?? (() => undefined);
   const samples = envelope.op.samples;
   const tsRaw = samples.timestamp;
   const ts = Array.isArray(tsRaw) ? (tsRaw as unknown[]) : undefined;
-  const newFrom = firstNewIndex(ts, input.since);
+  const intervalMs = input.intervalMs ?? 60_000;
+  const now = input.now ?? (input.memo ? input.memo.at + intervalMs : 0);
+  const win = sampleWindow(ts, envelope.op.lastTStamp, input.memo, now, intervalMs, input.stepMs ?? 1_000);
   const labels = perNode ? { bucket, node } : { bucket };
 
   for (const [stat, raw] of Object.entries(samples)) {
@@ -91,10 +119,10 @@ export function mapBucketStats(input: MapStatsInput, out: SampleSet): number | u
     }
     const arr = raw as unknown[];
     // Samples are aligned on the newest one: a stat added by an upgrade has a shorter (or null-padded) history.
-    const from = ts === undefined || newFrom === 0 ? 0 : newFrom - (ts.length - arr.length);
+    const from = ts === undefined ? 0 : alignedFrom(win.from, ts.length, arr.length);
     const known = STAT_FAMILIES.get(stat);
     if (known) {
-      out.add(perNode ? known.node : known.bucket, labels, reduceSamples(known.spec, arr, from));
+      out.add(perNode ? known.node : known.bucket, labels, reduceSamples(known.spec, arr, from, win.fresh));
       continue;
     }
     const fam = unknownFamily(stat, perNode);
@@ -104,6 +132,7 @@ export function mapBucketStats(input: MapStatsInput, out: SampleSet): number | u
     }
     out.add(fam, labels, latest(arr));
   }
+  if (!perNode && win.last !== undefined) out.add(LAST_SAMPLE_FAMILY, { bucket }, win.last / 1000);
 
   const n = input.hotKeys ?? 0;
   if (n > 0 && !perNode && envelope.hot_keys) {
@@ -116,64 +145,74 @@ export function mapBucketStats(input: MapStatsInput, out: SampleSet): number | u
     keys.sort((a, b) => b.ops - a.ops || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const k of keys.slice(0, n)) out.add(HOT_KEY_FAMILY, { bucket, key: k.name }, k.ops);
   }
-
-  const last = envelope.op.lastTStamp;
-  if (finite(last) && last > 0) return last;
-  const lt = ts === undefined ? undefined : latest(ts);
-  return lt !== undefined && lt > 0 ? lt : undefined;
+  return win.memo;
 }
 
-const TS_BUCKET = 'ts:b:';
-const TS_NODE = 'ts:n:';
-
-function nodeKey(bucket: string, node: string): string {
-  return `${TS_NODE}${bucket}\u0000${node}`;
+/** Per bucket, between polls: the memo of its envelope and of each node's (per_node). */
+interface BucketMemo {
+  bucket?: SampleMemo | undefined;
+  readonly nodes: Map<string, SampleMemo>;
 }
 
-/** Drop the remembered timestamps of buckets that are gone, so a re-created bucket starts afresh. */
-function forgetGone(state: Map<string, unknown>, present: ReadonlySet<string>): void {
-  for (const key of [...state.keys()]) {
-    if (key.startsWith(TS_BUCKET)) {
-      if (!present.has(key.slice(TS_BUCKET.length))) state.delete(key);
-    } else if (key.startsWith(TS_NODE)) {
-      const bucket = key.slice(TS_NODE.length).split('\u0000')[0] ?? '';
-      if (!present.has(bucket)) state.delete(key);
-    }
+function memoOf(ctx: CollectContext<'bucket_stats'>, bucket: string): BucketMemo {
+  let m = ctx.state.get(bucket) as BucketMemo | undefined;
+  if (m === undefined) {
+    m = { nodes: new Map() };
+    ctx.state.set(bucket, m);
   }
+  return m;
 }
 
-async function pollEnvelope(
-  ctx: CollectContext<'bucket_stats'>,
-  bucket: string,
-  node: string | undefined,
-  stateKey: string,
-): Promise<void> {
-  const since = ctx.state.get(stateKey) as number | undefined;
-  const query: Record<string, string | number> = { zoom: 'minute' };
-  if (since !== undefined) query.haveTStamp = since;
-  const res =
-    node === undefined
-      ? await ctx.client.requestJson(BUCKET_STATS_ROUTE, { bucket }, statsEnvelopeSchema, { query, allowStatus: [404] })
-      : await ctx.client.requestJson(BUCKET_NODE_STATS_ROUTE, { bucket, node }, statsEnvelopeSchema, { query, allowStatus: [404] });
-  if (res.status === 404 || res.data === undefined) {
+function hasNoSample(env: StatsEnvelope): boolean {
+  const ts = env.op.samples.timestamp;
+  return Array.isArray(ts) && ts.length === 0;
+}
+
+/**
+ * One envelope (a bucket's, or a bucket's on one node). Returns false when it is gone (404); throws when its
+ * request or answer failed.
+ */
+async function pollEnvelope(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, bucket: string, node: string | undefined): Promise<boolean> {
+  const m = memoOf(ctx, bucket);
+  const memo = node === undefined ? m.bucket : m.nodes.get(node);
+  const ask = async (have: number | undefined): Promise<StatsEnvelope | undefined> => {
+    const query: Record<string, string | number> = { zoom: zoom.name };
+    if (have !== undefined) query.haveTStamp = have;
+    const res =
+      node === undefined
+        ? await ctx.client.requestJson(BUCKET_STATS_ROUTE, { bucket }, statsEnvelopeSchema, { query, allowStatus: [404] })
+        : await ctx.client.requestJson(BUCKET_NODE_STATS_ROUTE, { bucket, node }, statsEnvelopeSchema, { query, allowStatus: [404] });
+    return res.status === 404 ? undefined : res.data;
+  };
+  const have = haveTStampFor(memo, zoom);
+  let env = await ask(have);
+  // Nothing at or after haveTStamp: the node's clock may have stepped back; one full window tells.
+  if (env !== undefined && have !== undefined && hasNoSample(env)) env = await ask(undefined);
+  if (env === undefined) {
     // Deleted (or the node left) between the list and this request: the others are still good.
     ctx.skipped(node === undefined ? 'bucket_gone' : 'node_gone', node === undefined ? bucket : `${bucket} on ${node}`);
-    ctx.state.delete(stateKey);
-    return;
+    if (node === undefined) m.bucket = undefined;
+    else m.nodes.delete(node);
+    return false;
   }
-  const last = mapBucketStats(
+  const next = mapBucketStats(
     {
       bucket,
       node,
-      envelope: res.data,
-      since,
-      hotKeys: node === undefined ? ctx.options.hot_keys : 0,
+      envelope: env,
+      memo,
+      now: ctx.now(),
+      intervalMs: ctx.options.interval,
+      stepMs: zoom.stepMs,
+      hotKeys: node === undefined && zoom.name === 'minute' ? ctx.options.hot_keys : 0,
       skipped: (r, d) => ctx.skipped(r, d),
     },
     ctx.out,
   );
-  if (last !== undefined) ctx.state.set(stateKey, last);
-  else ctx.state.delete(stateKey);
+  if (node === undefined) m.bucket = next;
+  else if (next === undefined) m.nodes.delete(node);
+  else m.nodes.set(node, next);
+  return true;
 }
 
 async function bucketNodes(ctx: CollectContext<'bucket_stats'>, b: BucketEntry): Promise<string[]> {
@@ -182,30 +221,41 @@ async function bucketNodes(ctx: CollectContext<'bucket_stats'>, b: BucketEntry):
   return nodeNames(await fetchNodeServices(ctx), ctx.client.baseUrl);
 }
 
-/** Wait for every job before failing with the first error, so no request is left running into the next poll. */
-async function settleAll(jobs: ReadonlyArray<Promise<void>>): Promise<void> {
-  const results = await Promise.allSettled(jobs);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
+/** One bucket: its envelope, then (per_node) each node's; a node's failure is that node's item error only. */
+async function pollBucket(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, b: BucketEntry): Promise<void> {
+  const present = await pollEnvelope(ctx, zoom, b.name, undefined);
+  if (!present || !ctx.options.per_node) return;
+  let nodes: string[];
+  try {
+    nodes = await bucketNodes(ctx, b);
+  } catch (err) {
+    ctx.itemFailed(`${b.name} nodes`, err);
+    return;
+  }
+  const results = await settleAll(nodes.map((n) => pollEnvelope(ctx, zoom, b.name, n)));
+  // Past the poll's deadline every request fails: that is the poll's failure, not the items'.
+  if (ctx.signal.aborted) return;
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') ctx.itemFailed(`${b.name} on ${nodes[i] ?? ''}`, r.reason);
+  });
 }
 
 export const bucketStatsCollector: Collector<'bucket_stats'> = {
   name: 'bucket_stats',
   defaultInterval: 30_000,
-  families: [...[...STAT_FAMILIES.values()].flatMap((f) => [f.bucket, f.node]), HOT_KEY_FAMILY],
+  families: [...[...STAT_FAMILIES.values()].flatMap((f) => [f.bucket, f.node]), HOT_KEY_FAMILY, LAST_SAMPLE_FAMILY],
   role: 'Read-Only Admin (ro_admin); a bucket-scoped role sees only its buckets',
   description: 'Every stat of each bucket\'s stats envelope (per node on request); hot keys on request.',
   async collect(ctx) {
+    const zoom = zoomFor(ctx.options.interval);
     const list = await fetchBuckets(ctx);
-    const present = new Set(list.map((b) => b.name));
-    forgetGone(ctx.state, present);
-    const jobs: Array<Promise<void>> = [];
-    for (const b of list) {
-      jobs.push(pollEnvelope(ctx, b.name, undefined, `${TS_BUCKET}${b.name}`));
-      if (ctx.options.per_node) {
-          jobs.push(bucketNodes(ctx, b).then((nodes) => settleAll(nodes.map((n) => pollEnvelope(ctx, b.name, n, nodeKey(b.name, n))))));
-      }
-    }
-    await settleAll(jobs);
+    forgetGone(ctx.state, new Set(list.map((b) => b.name)));
+    const results = await settleAll(list.map((b) => pollBucket(ctx, zoom, b)));
+    // Past the poll's deadline every request fails: that is the poll's failure, not the buckets'.
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ bucket: list[i]?.name ?? '', err: r.reason as unknown }] : []));
+    // Every bucket failed: nothing of this poll is true, so the poll fails (and says why).
+    if (failed.length > 0 && failed.length === list.length) throw failed[0]?.err;
+    for (const f of failed) ctx.itemFailed(f.bucket, f.err);
   },
 };

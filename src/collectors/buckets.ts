@@ -10,7 +10,9 @@
  * `bucket_stats` (`couchbase_bucket_<stat>`): `basicStats.memUsed` and the `mem_used` stat are different
  * readings (the former is a cluster-wide snapshot, the latter the sampled envelope).
  */
-import { fetchBuckets } from '../couchbase/buckets.js';
+import { BUCKETS_ROUTE, fetchBucketList } from '../couchbase/buckets.js';
+import { CbwError } from '../errors.js';
+import { ItemTally } from './helpers.js';
 import type { BucketEntry } from '../couchbase/buckets.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
@@ -104,6 +106,15 @@ export const bucketsCollector: Collector<'buckets'> = {
   role: 'Read-Only Admin (ro_admin); a bucket-scoped role sees only its buckets',
   description: 'Every bucket: type, settings, RAM quota, basic stats, replicas, flush enabled.',
   async collect(ctx) {
-    mapBuckets(await fetchBuckets(ctx), ctx.out);
+    // The list is the poll's request; each entry is an item: one that does not parse is counted and left out.
+    const { buckets, invalid } = await fetchBucketList(ctx);
+    const tally = new ItemTally(ctx);
+    for (const bad of invalid) {
+      const item = `bucket ${bad.name !== undefined ? bad.name.slice(0, 100) : `#${bad.index}`}`;
+      tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${BUCKETS_ROUTE}: ${item}: ${bad.message}`));
+    }
+    for (const b of buckets) tally.ok(b.name);
+    mapBuckets(buckets, ctx.out);
+    tally.settle();
   },
 };

@@ -133,7 +133,6 @@ const QUOTAS: ReadonlyArray<readonly [keyof PoolsDefault, string]> = [
 const MIB = 1024 * 1024;
 
 // Defined once in helpers.ts; re-exported only for xdcr.ts until it imports it from there.
-export { oneHot } from './helpers.js';
 
 /**
  * GET /pools/default → samples. Pure. Each node entry is an item: one that does not parse is reported to

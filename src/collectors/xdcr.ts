@@ -4,9 +4,11 @@
  *
  * Requests per poll (request planning): 1 tasks list (shared with the `tasks` collector through `fetchTasks`)
  * + 1 remote cluster list + replications × 20 stat envelopes, all through the cluster's bounded client pool.
- * After the first poll each stat request carries `haveTStamp=<lastTStamp of the previous answer>`, so only
- * new samples travel; the previous timestamp (and the last value per node, re-used when nothing new arrived)
- * is kept per replication and stat in ctx.state and forgotten when the replication leaves the tasks list.
+ * Sampling follows samples.ts: the zoom covers the poll interval; after the first poll each stat request
+ * carries `haveTStamp` (a little before the previous newest sample), levels are the latest sample, rates the
+ * mean of the samples since the previous answer, and an answer with no new sample leaves the rates out (it never
+ * re-emits old values as fresh). `couchbase_xdcr_last_sample_timestamp_seconds` is the newest sample's time per
+ * replication. The memos live in ctx.state under the replication id, forgotten when it leaves the tasks list.
  *
  * Why the per-stat endpoint and not the bucket stats envelope: some server versions also list cluster-wide
  * replication sums among the source bucket's samples (keys `replications/…`), but only the per-stat endpoint
@@ -19,9 +21,11 @@
  * two series even when both references carry the same name.
  *
  * Bad input is skipped and counted (ctx.skipped), never fatal and never blanking the other replications: an
- * id that does not split into three parts, a duplicate id, a stat envelope that does not parse, a node whose
- * samples are all null, a 404 on a replication's stats (the source bucket or the replication went away
- * between the tasks list and the stats request). Any other failing request fails the poll.
+ * id that does not split into three parts, a duplicate id, a node whose samples are all null, a 404 on a
+ * replication's stats (the source bucket or the replication went away between the tasks list and the stats
+ * request). A stat request that fails (4xx/5xx, timeout, a body that does not parse) leaves out only that
+ * stat's series of that replication and is counted by ctx.itemFailed. The poll fails when the tasks list or the
+ * remote cluster list fails, or when every stat request of the poll failed.
  */
 import { fetchTasks } from '../couchbase/tasks.js';
 import type { Task } from '../couchbase/tasks.js';
@@ -37,12 +41,13 @@ import {
   xdcrStatEnvelopeSchema,
 } from '../couchbase/xdcr.js';
 import type { ReplicationId, XdcrStatEnvelope, XdcrStatSpec } from '../couchbase/xdcr.js';
-import { RequestError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, Labels, SampleSet } from '../metrics/family.js';
-import { oneHot } from './nodes.js';
-import { finite, firstNewIndex, latest, mean } from './samples.js';
-import type { CollectContext, Collector } from './types.js';
+import { oneHot } from './helpers.js';
+import { alignedFrom, haveTStampFor, reduceSamples, sampleWindow, zoomFor } from './samples.js';
+import type { SampleMemo, Zoom } from './samples.js';
+import type { CollectContext, Collector, Skip } from './types.js';
+import { forgetGone, settleAll } from './util.js';
 
 const C = 'xdcr';
 
@@ -51,7 +56,7 @@ const NODE_LABELS = [...REPLICATION_LABELS, 'node'];
 
 /** One family per XDCR stat name, keyed by Couchbase's stat name. */
 export const STAT_FAMILIES: ReadonlyMap<string, FamilyDef> = new Map(
-  XDCR_STATS.map((s) => [s.stat, defineFamily(C, s.metric, 'gauge', s.help, NODE_LABELS, s.unit)]),
+  XDCR_STATS.map((s) => [s.stat, defineFamily(C, s.metric, s.kind === 'cumulative' ? 'counter' : 'gauge', s.help, NODE_LABELS, s.unit)]),
 );
 
 /** Replication states Couchbase's tasks list uses; another value appears under its own name. */
@@ -114,23 +119,30 @@ export const F = {
   ),
   taskDocsChecked: defineFamily(
     C,
-    'couchbase_xdcr_task_docs_checked',
-    'gauge',
-    'Documents checked, cluster-wide, as the tasks list reports it (docsChecked). Cumulative since the pipeline last started; resets when it restarts, hence a gauge.',
+    'couchbase_xdcr_task_docs_checked_total',
+    'counter',
+    'Documents checked, cluster-wide, as the tasks list reports it (docsChecked). Counts since the pipeline last started; a restart reads as a counter reset.',
     REPLICATION_LABELS,
     'count',
   ),
   taskDocsWritten: defineFamily(
     C,
-    'couchbase_xdcr_task_docs_written',
-    'gauge',
-    'Documents written to the destination, cluster-wide, as the tasks list reports it (docsWritten). Cumulative since the pipeline last started; resets when it restarts, hence a gauge.',
+    'couchbase_xdcr_task_docs_written_total',
+    'counter',
+    'Documents written to the destination, cluster-wide, as the tasks list reports it (docsWritten). Counts since the pipeline last started; a restart reads as a counter reset.',
     REPLICATION_LABELS,
     'count',
   ),
+  lastSample: defineFamily(
+    C,
+    'couchbase_xdcr_last_sample_timestamp_seconds',
+    'gauge',
+    "Time of the newest sample among the replication's stat answers (lastTStamp, on the answering node's clock). It stops moving when Couchbase's XDCR stats stop advancing, while the exporter keeps polling successfully.",
+    REPLICATION_LABELS,
+    'timestamp_seconds',
+  ),
 } as const satisfies Record<string, FamilyDef>;
 
-export type Skip = (reason: string, detail?: string) => void;
 
 export interface Replication extends ReplicationId {
   readonly labels: Labels;
@@ -211,58 +223,50 @@ export function mapReplicationTasks(tasks: readonly Task[], names: ReadonlyMap<s
   return out_;
 }
 
-/** What is remembered per replication and stat between polls. */
-export interface StatMemo {
-  /** lastTStamp of the previous answer: the next request's `haveTStamp`. */
-  readonly t: number;
-  /** The values emitted last time, per node: re-emitted when an answer brings no new sample. */
-  readonly values: ReadonlyArray<readonly [string, number]>;
-}
-
 export interface MapStatInput {
   readonly labels: Labels;
   readonly stat: string;
   readonly envelope: XdcrStatEnvelope;
-  /** The previous poll's memo; undefined on the first poll (then every sample counts as new). */
-  readonly previous?: StatMemo | undefined;
+  /** The previous answer's memo; undefined on the first poll (then the last interval's samples count). */
+  readonly memo?: SampleMemo | undefined;
+  /** Exporter clock when the answer arrived (epoch ms); default the memo's time plus one interval. */
+  readonly now?: number;
+  /** Poll interval, ms; default 60 s. */
+  readonly intervalMs?: number;
+  /** Sample spacing of the zoom asked for, ms; default 1 s. */
+  readonly stepMs?: number;
   readonly skipped?: Skip;
 }
 
-/** One value from one node's samples: the mean of the new ones for rates, the latest for levels. */
-export function reduceXdcrSamples(spec: Pick<XdcrStatSpec, 'kind' | 'scale'>, arr: readonly unknown[], from: number): number | undefined {
-  // Levels look at the whole array (the latest value is the latest, new or not); rates only at new samples.
-  const v = spec.kind === 'rate' ? mean(arr, from) : latest(arr);
-  return v === undefined ? undefined : v * spec.scale;
+export interface MapStatResult {
+  /** What to remember for the next poll (undefined: ask for a full window next time). */
+  readonly memo: SampleMemo | undefined;
+  /** The answer's newest sample time (epoch ms). */
+  readonly last: number | undefined;
 }
 
 /**
- * Pure mapping of one stat envelope of one replication to one sample per node. Returns the memo for the next
- * poll (undefined when the envelope has no timestamp at all, so the next request asks for the full minute).
+ * Pure mapping of one stat envelope of one replication to one sample per node: the latest sample for levels
+ * and counts, the mean of the new samples for rates (none when the answer brought no new sample).
  */
-export function mapReplicationStat(input: MapStatInput, out: SampleSet): StatMemo | undefined {
+export function mapReplicationStat(input: MapStatInput, out: SampleSet): MapStatResult {
   const skip = input.skipped ?? (() => undefined);
   const spec = XDCR_STAT_BY_NAME.get(input.stat);
   const family = STAT_FAMILIES.get(input.stat);
   if (spec === undefined || family === undefined) {
     skip('unknown_stat', input.stat);
-    return undefined;
+    return { memo: undefined, last: undefined };
   }
   const env = input.envelope;
   const ts = env.timestamp;
-  const lastRaw = finite(env.lastTStamp) && env.lastTStamp > 0 ? env.lastTStamp : ts === undefined ? undefined : latest(ts);
-  const previous = input.previous;
-  // With haveTStamp an answer may carry no sample at all (polled within the same second): nothing changed.
-  if (previous !== undefined && ts !== undefined && ts.length === 0) {
-    for (const [node, v] of previous.values) out.add(family, { ...input.labels, node }, v);
-    return previous;
-  }
+  const intervalMs = input.intervalMs ?? 60_000;
+  const now = input.now ?? (input.memo ? input.memo.at + intervalMs : 0);
+  const win = sampleWindow(ts, env.lastTStamp, input.memo, now, intervalMs, input.stepMs ?? 1_000);
   const nodeStats = env.nodeStats;
   if (nodeStats === undefined) {
     skip('no_node_stats', `${input.labels.source_bucket ?? ''} ${input.stat}`);
-    return lastRaw === undefined ? undefined : { t: lastRaw, values: [] };
+    return { memo: win.memo, last: win.last };
   }
-  const newFrom = firstNewIndex(ts, previous?.t);
-  const values: Array<readonly [string, number]> = [];
   for (const [node, raw] of Object.entries(nodeStats)) {
     if (!Array.isArray(raw)) {
       skip('bad_node_samples', `${input.stat} on ${node}`);
@@ -270,92 +274,97 @@ export function mapReplicationStat(input: MapStatInput, out: SampleSet): StatMem
     }
     const arr = raw as unknown[];
     // Arrays are aligned on the newest sample: a node that joined late has a shorter history.
-    const from = ts === undefined || newFrom === 0 ? 0 : newFrom - (ts.length - arr.length);
-    const v = reduceXdcrSamples(spec, arr, from);
+    const from = ts === undefined ? 0 : alignedFrom(win.from, ts.length, arr.length);
+    const v = reduceSamples(spec, arr, from, win.fresh);
     if (v === undefined) {
-      skip('null_samples', `${input.stat} on ${node}`);
+      if (spec.kind !== 'rate' || win.fresh) skip('null_samples', `${input.stat} on ${node}`);
       continue;
     }
     out.add(family, { ...input.labels, node }, v);
-    values.push([node, v]);
   }
-  return lastRaw === undefined ? undefined : { t: lastRaw, values };
+  return { memo: win.memo, last: win.last };
 }
 
-const MEMO = 'memo:';
+type StatResult = { kind: 'ok'; stat: string; envelope: XdcrStatEnvelope } | { kind: 'not_found'; stat: string };
 
-function memoKey(id: string, stat: string): string {
-  return `${MEMO}${id}\u0000${stat}`;
-}
-
-/** Forget the memos of replications that left the tasks list, so a re-created one starts afresh. */
-function forgetGone(state: Map<string, unknown>, present: ReadonlySet<string>): void {
-  for (const key of [...state.keys()]) {
-    if (!key.startsWith(MEMO)) continue;
-    const id = key.slice(MEMO.length).split('\u0000')[0] ?? '';
-    if (!present.has(id)) state.delete(key);
-  }
-}
-
-function forgetReplication(state: Map<string, unknown>, id: string): void {
-  for (const s of XDCR_STATS) state.delete(memoKey(id, s.stat));
-}
-
-type StatResult = { kind: 'ok'; stat: string; envelope: XdcrStatEnvelope } | { kind: 'not_found'; stat: string } | { kind: 'bad'; stat: string; detail: string };
-
-async function fetchStat(ctx: CollectContext<'xdcr'>, r: Replication, stat: string): Promise<StatResult> {
-  const memo = ctx.state.get(memoKey(r.id, stat)) as StatMemo | undefined;
-  const query: Record<string, string | number> = { zoom: 'minute' };
-  if (memo !== undefined) query.haveTStamp = memo.t;
-  try {
+async function fetchStat(ctx: CollectContext<'xdcr'>, zoom: Zoom, r: Replication, stat: string, memo: SampleMemo | undefined): Promise<StatResult> {
+  const ask = async (have: number | undefined): Promise<XdcrStatEnvelope | undefined> => {
+    const query: Record<string, string | number> = { zoom: zoom.name };
+    if (have !== undefined) query.haveTStamp = have;
     const res = await ctx.client.requestJson(
       XDCR_STAT_ROUTE,
       { bucket: r.sourceBucket, destination_endpoint: destinationEndpoint(r, stat) },
       xdcrStatEnvelopeSchema,
       { query, allowStatus: [404] },
     );
-    if (res.status === 404 || res.data === undefined) return { kind: 'not_found', stat };
-    return { kind: 'ok', stat, envelope: res.data };
-  } catch (err) {
-    // One unparseable envelope is bad input for one stat of one replication, not a reason to fail the poll.
-    if (err instanceof RequestError && err.code === 'CBW_ERR_SCHEMA') return { kind: 'bad', stat, detail: err.message };
-    throw err;
-  }
+    return res.status === 404 ? undefined : res.data;
+  };
+  const have = haveTStampFor(memo, zoom);
+  let env = await ask(have);
+  // Nothing at or after haveTStamp: the node's clock may have stepped back; one full window tells.
+  if (env !== undefined && have !== undefined && env.timestamp !== undefined && env.timestamp.length === 0) env = await ask(undefined);
+  return env === undefined ? { kind: 'not_found', stat } : { kind: 'ok', stat, envelope: env };
 }
 
-async function pollReplication(ctx: CollectContext<'xdcr'>, r: Replication): Promise<void> {
-  const results = await settleAll(XDCR_STATS.map((s) => fetchStat(ctx, r, s.stat)));
-  if (results.every((x) => x.kind === 'not_found')) {
+/** Per replication, between polls: the memo of each of its stats. */
+type ReplicationMemo = Map<string, SampleMemo>;
+
+/** Polls one replication's 20 stats; returns how many stat requests failed and how many were made. */
+async function pollReplication(ctx: CollectContext<'xdcr'>, zoom: Zoom, r: Replication): Promise<{ failed: number; total: number; firstError: unknown }> {
+  let memos = ctx.state.get(r.id) as ReplicationMemo | undefined;
+  if (memos === undefined) {
+    memos = new Map();
+    ctx.state.set(r.id, memos);
+  }
+  const m = memos;
+  const settled = await settleAll(XDCR_STATS.map((s) => fetchStat(ctx, zoom, r, s.stat, m.get(s.stat))));
+  let failed = 0;
+  let firstError: unknown;
+  const results: StatResult[] = [];
+  settled.forEach((res, i) => {
+    const stat = XDCR_STATS[i]?.stat ?? '';
+    if (res.status === 'fulfilled') {
+      results.push(res.value);
+      return;
+    }
+    // One stat's failure leaves out only that stat's series of this replication (past the poll's deadline every
+    // request fails: that is the poll's failure, not the items').
+    failed++;
+    firstError ??= res.reason;
+    if (!ctx.signal.aborted) ctx.itemFailed(`${r.id} ${stat}`, res.reason);
+  });
+  if (failed === 0 && results.every((x) => x.kind === 'not_found')) {
     // The source bucket (or the replication) went away after the tasks list was read.
     ctx.skipped('replication_gone', r.id);
-    forgetReplication(ctx.state, r.id);
-    return;
+    ctx.state.delete(r.id);
+    return { failed, total: XDCR_STATS.length, firstError };
   }
+  let newest: number | undefined;
   for (const res of results) {
-    const key = memoKey(r.id, res.stat);
     if (res.kind === 'not_found') {
       ctx.skipped('stat_not_found', `${r.id} ${res.stat}`);
-      ctx.state.delete(key);
+      m.delete(res.stat);
       continue;
     }
-    if (res.kind === 'bad') {
-      ctx.skipped('bad_envelope', `${r.id} ${res.stat}: ${res.detail}`);
-      ctx.state.delete(key);
-      continue;
-    }
-    const memo = mapReplicationStat(
+    const { memo, last } = mapReplicationStat(
       {
         labels: r.labels,
         stat: res.stat,
         envelope: res.envelope,
-        previous: ctx.state.get(key) as StatMemo | undefined,
+        memo: m.get(res.stat),
+        now: ctx.now(),
+        intervalMs: ctx.options.interval,
+        stepMs: zoom.stepMs,
         skipped: (reason, detail) => ctx.skipped(reason, `${r.id}: ${detail ?? ''}`),
       },
       ctx.out,
     );
-    if (memo === undefined) ctx.state.delete(key);
-    else ctx.state.set(key, memo);
+    if (memo === undefined) m.delete(res.stat);
+    else m.set(res.stat, memo);
+    if (last !== undefined && (newest === undefined || last > newest)) newest = last;
   }
+  if (newest !== undefined) ctx.out.add(F.lastSample, r.labels, newest / 1000);
+  return { failed, total: XDCR_STATS.length, firstError };
 }
 
 /**
@@ -368,30 +377,16 @@ export function replicationsInFlight(concurrency: number): number {
   return Math.max(2, Math.ceil((2 * Math.max(1, concurrency)) / XDCR_STATS.length));
 }
 
-/** Run `job` over `items` with at most `limit` at a time; every started job settles before the first error is thrown. */
-async function forEachBounded<T>(items: readonly T[], limit: number, job: (item: T) => Promise<void>): Promise<void> {
+/**
+ * Run `job` over `items` with at most `limit` at a time, starting none after `signal` aborted; every started job
+ * settles before this resolves.
+ */
+async function forEachBounded<T>(items: readonly T[], limit: number, signal: AbortSignal, job: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  let failure: { err: unknown } | undefined;
   const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await job(item);
-      } catch (err) {
-        failure ??= { err };
-      }
-    }
+    while (next < items.length && !signal.aborted) await job(items[next++] as T);
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  if (failure !== undefined) throw failure.err;
-}
-
-/** Wait for every job before failing with the first error, so no request is left running into the next poll. */
-async function settleAll<T>(jobs: ReadonlyArray<Promise<T>>): Promise<T[]> {
-  const results = await Promise.allSettled(jobs);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
-  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 export const xdcrCollector: Collector<'xdcr'> = {
@@ -410,6 +405,18 @@ export const xdcrCollector: Collector<'xdcr'> = {
     const names = mapRemoteClusters(refs, ctx.out, (r, d) => ctx.skipped(r, d));
     const replications = mapReplicationTasks(tasks, names, ctx.out, (r, d) => ctx.skipped(r, d));
     forgetGone(ctx.state, new Set(replications.map((r) => r.id)));
-    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency), (r) => pollReplication(ctx, r));
+    const zoom = zoomFor(ctx.options.interval);
+    let failed = 0;
+    let total = 0;
+    let firstError: unknown;
+    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency), ctx.signal, async (r) => {
+      const res = await pollReplication(ctx, zoom, r);
+      failed += res.failed;
+      total += res.total;
+      firstError ??= res.firstError;
+    });
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    // Every stat request of every replication failed: nothing of this poll is true, so the poll fails.
+    if (total > 0 && failed === total) throw firstError;
   },
 };

@@ -9,7 +9,7 @@
  * inward (looseObject keeps unknown keys, so it is stripped below in `bucketEntrySchema`'s transform).
  */
 import { z } from 'zod';
-import type { CollectContext } from '../collectors/types.js';
+import type { ClusterSource } from './source.js';
 
 const num = z.number().nullable().optional();
 
@@ -55,17 +55,44 @@ export const bucketEntrySchema = z
   })
   .transform(({ saslPassword: _secret, vBucketServerMap: _map, ...rest }) => rest);
 
+/** Every entry valid: what the simulator's answers are held to (schema-conformance test). */
 export const bucketListSchema = z.array(bucketEntrySchema);
+/** The list as fetched: entries are checked one by one, so one odd bucket does not cost every bucket. */
+const rawBucketListSchema = z.array(z.unknown());
 export type BucketEntry = z.output<typeof bucketEntrySchema>;
 
 export const BUCKETS_ROUTE = '/pools/default/buckets';
-export const BUCKET_ROUTE = '/pools/default/buckets/{bucket}';
 export const BUCKET_STATS_ROUTE = '/pools/default/buckets/{bucket}/stats';
 export const BUCKET_NODE_STATS_ROUTE = '/pools/default/buckets/{bucket}/nodes/{node}/stats';
 
-/** The bucket list, fetched at most once per 5 s per cluster for every collector that needs it. */
-export function fetchBuckets(ctx: Pick<CollectContext, 'client' | 'shared'>): Promise<BucketEntry[]> {
-  return ctx.shared.get('buckets', 5_000, () => ctx.client.getJson(BUCKETS_ROUTE, {}, bucketListSchema));
+export interface BucketList {
+  readonly buckets: BucketEntry[];
+  /** Entries that did not parse: position, name when it has one, and the first issue. */
+  readonly invalid: ReadonlyArray<{ readonly index: number; readonly name: string | undefined; readonly message: string }>;
+}
+
+export function parseBucketList(raw: readonly unknown[]): BucketList {
+  const buckets: BucketEntry[] = [];
+  const invalid: Array<{ index: number; name: string | undefined; message: string }> = [];
+  for (const [index, el] of raw.entries()) {
+    const b = bucketEntrySchema.safeParse(el);
+    if (b.success) buckets.push(b.data);
+    else {
+      const name = (el as { name?: unknown } | null)?.name;
+      invalid.push({ index, name: typeof name === 'string' ? name : undefined, message: b.error.issues[0]?.message ?? 'does not match' });
+    }
+  }
+  return { buckets, invalid };
+}
+
+/** The bucket list with its unparseable entries, fetched at most once per 5 s per cluster for every collector that needs it. */
+export function fetchBucketList(src: ClusterSource): Promise<BucketList> {
+  return src.shared.get('buckets', 5_000, async () => parseBucketList(await src.client.getJson(BUCKETS_ROUTE, {}, rawBucketListSchema)));
+}
+
+/** The entries of the bucket list that parse (the `buckets` collector counts the others as item errors). */
+export async function fetchBuckets(src: ClusterSource): Promise<BucketEntry[]> {
+  return (await fetchBucketList(src)).buckets;
 }
 
 /**

@@ -14,11 +14,10 @@
  * converted here.
  *
  * The document and checkpoint counts (docs_written, docs_checked, data_replicated, num_checkpoints…) are
- * cumulative, but Couchbase reports them as levels of the current pipeline: they restart from 0 (or from the
- * last checkpoint) whenever the replication pipeline restarts — after a pause, an error, a topology change or
- * an XDCR process restart. They are exported as gauges without `_total`: exposing them as counters would
- * promise monotonicity Couchbase does not give. Use `deriv()`/`delta()` over them, or `rate()` knowing that
- * each pipeline restart reads as a counter reset.
+ * cumulative counts of the current pipeline: they grow while it runs and restart (from 0, or from the last
+ * checkpoint) when it restarts — after a pause, an error, a topology change or an XDCR process restart. They
+ * are exported as `_total` counters with their latest sample: `rate()`/`increase()` is what users reach for,
+ * and a pipeline restart reads as a counter reset, which those functions handle.
  */
 import { z } from 'zod';
 
@@ -61,8 +60,11 @@ export const xdcrStatEnvelopeSchema = z.looseObject({
 });
 export type XdcrStatEnvelope = z.output<typeof xdcrStatEnvelopeSchema>;
 
-/** `level`: the latest non-null sample. `rate`: the mean of the samples newer than the previous poll. */
-export type XdcrStatKind = 'level' | 'rate';
+/**
+ * `level`: the latest non-null sample. `rate`: the mean of the samples newer than the previous poll.
+ * `cumulative`: the latest sample of a count that grows within one pipeline run (a counter).
+ */
+export type XdcrStatKind = 'level' | 'rate' | 'cumulative';
 
 export interface XdcrStatSpec {
   /** Couchbase's name: the last element of the destination endpoint. */
@@ -75,29 +77,27 @@ export interface XdcrStatSpec {
   /** For the docs: count, bytes, seconds, per_second, bytes_per_second. */
   readonly unit: string;
   readonly help: string;
-  /** Cumulative within one pipeline run (resets when the pipeline restarts). */
-  readonly cumulative: boolean;
 }
 
-const RESET_NOTE = 'Cumulative since the replication pipeline last started; resets when it restarts (pause, error, topology change), hence a gauge.';
+const RESET_NOTE = 'Counts since the replication pipeline last started; a restart (pause, error, topology change) reads as a counter reset.';
 
-function spec(stat: string, metric: string, kind: XdcrStatKind, scale: number, unit: string, help: string, cumulative = false): XdcrStatSpec {
-  return Object.freeze({ stat, metric, kind, scale, unit, help: cumulative ? `${help} ${RESET_NOTE}` : help, cumulative });
+function spec(stat: string, metric: string, kind: XdcrStatKind, scale: number, unit: string, help: string): XdcrStatSpec {
+  return Object.freeze({ stat, metric, kind, scale, unit, help: kind === 'cumulative' ? `${help} ${RESET_NOTE}` : help });
 }
 
 /** The 20 XDCR stat names of the REST reference, in its order. */
 export const XDCR_STATS: readonly XdcrStatSpec[] = Object.freeze([
   spec('bandwidth_usage', 'couchbase_xdcr_bandwidth_usage_bytes_per_second', 'rate', 1, 'bytes_per_second', 'Bytes per second sent by the replication (bandwidth_usage), per source node.'),
   spec('changes_left', 'couchbase_xdcr_changes_left', 'level', 1, 'count', 'Mutations still to be replicated (changes_left): the backlog of the replication on each source node.'),
-  spec('data_replicated', 'couchbase_xdcr_data_replicated_bytes', 'level', 1, 'bytes', 'Bytes replicated to the destination (data_replicated).', true),
-  spec('docs_checked', 'couchbase_xdcr_docs_checked', 'level', 1, 'count', 'Documents checked for changes (docs_checked): sequence numbers considered checkpointed on the node.', true),
-  spec('docs_failed_cr_source', 'couchbase_xdcr_docs_failed_cr_source', 'level', 1, 'count', 'Documents not replicated because they lost conflict resolution on the source (docs_failed_cr_source).', true),
-  spec('docs_filtered', 'couchbase_xdcr_docs_filtered', 'level', 1, 'count', 'Documents filtered out and not replicated (docs_filtered).', true),
-  spec('docs_opt_repd', 'couchbase_xdcr_docs_opt_repd', 'level', 1, 'count', 'Documents sent optimistically, without a metadata check (docs_opt_repd).', true),
-  spec('docs_received_from_dcp', 'couchbase_xdcr_docs_received_from_dcp', 'level', 1, 'count', 'Documents received from DCP by the replication (docs_received_from_dcp).', true),
+  spec('data_replicated', 'couchbase_xdcr_data_replicated_bytes_total', 'cumulative', 1, 'bytes', 'Bytes replicated to the destination (data_replicated).'),
+  spec('docs_checked', 'couchbase_xdcr_docs_checked_total', 'cumulative', 1, 'count', 'Documents checked for changes (docs_checked): sequence numbers considered checkpointed on the node.'),
+  spec('docs_failed_cr_source', 'couchbase_xdcr_docs_failed_cr_source_total', 'cumulative', 1, 'count', 'Documents not replicated because they lost conflict resolution on the source (docs_failed_cr_source).'),
+  spec('docs_filtered', 'couchbase_xdcr_docs_filtered_total', 'cumulative', 1, 'count', 'Documents filtered out and not replicated (docs_filtered).'),
+  spec('docs_opt_repd', 'couchbase_xdcr_docs_opt_repd_total', 'cumulative', 1, 'count', 'Documents sent optimistically, without a metadata check (docs_opt_repd).'),
+  spec('docs_received_from_dcp', 'couchbase_xdcr_docs_received_from_dcp_total', 'cumulative', 1, 'count', 'Documents received from DCP by the replication (docs_received_from_dcp).'),
   spec('docs_rep_queue', 'couchbase_xdcr_docs_rep_queue', 'level', 1, 'count', 'Documents waiting in the replication queue (docs_rep_queue).'),
-  spec('docs_processed', 'couchbase_xdcr_docs_processed', 'level', 1, 'count', 'Documents processed by the replication pipeline (docs_processed).', true),
-  spec('docs_written', 'couchbase_xdcr_docs_written', 'level', 1, 'count', 'Documents written to the destination by XDCR (docs_written).', true),
+  spec('docs_processed', 'couchbase_xdcr_docs_processed_total', 'cumulative', 1, 'count', 'Documents processed by the replication pipeline (docs_processed).'),
+  spec('docs_written', 'couchbase_xdcr_docs_written_total', 'cumulative', 1, 'count', 'Documents written to the destination by XDCR (docs_written).'),
   spec(
     'meta_latency_wt',
     'couchbase_xdcr_meta_latency_wt',
@@ -106,8 +106,8 @@ export const XDCR_STATS: readonly XdcrStatSpec[] = Object.freeze([
     'count',
     'meta_latency_wt as Couchbase reports it, without unit conversion: the weight behind the weighted average time to request document metadata (see couchbase_xdcr_wtavg_meta_latency_seconds for the latency itself).',
   ),
-  spec('num_checkpoints', 'couchbase_xdcr_num_checkpoints', 'level', 1, 'count', 'Checkpoints completed (num_checkpoints).', true),
-  spec('num_failedckpts', 'couchbase_xdcr_num_failedckpts', 'level', 1, 'count', 'Checkpoints that failed (num_failedckpts).', true),
+  spec('num_checkpoints', 'couchbase_xdcr_num_checkpoints_total', 'cumulative', 1, 'count', 'Checkpoints completed (num_checkpoints).'),
+  spec('num_failedckpts', 'couchbase_xdcr_num_failedckpts_total', 'cumulative', 1, 'count', 'Checkpoints that failed (num_failedckpts).'),
   spec('rate_received_from_dcp', 'couchbase_xdcr_rate_received_from_dcp_per_second', 'rate', 1, 'per_second', 'Documents per second received from DCP (rate_received_from_dcp).'),
   spec('rate_replicated', 'couchbase_xdcr_rate_replicated_per_second', 'rate', 1, 'per_second', 'Documents per second replicated to the destination (rate_replicated).'),
   spec('size_rep_queue', 'couchbase_xdcr_size_rep_queue_bytes', 'level', 1, 'bytes', 'Bytes waiting in the replication queue (size_rep_queue).'),

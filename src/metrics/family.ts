@@ -65,19 +65,41 @@ export interface FamilySamples {
 }
 
 /**
- * What one poll of one collector produced. `add` skips null, undefined and NaN values (a missing value
- * emits nothing, never 0), checks label names against the family, and keeps the first of two samples
- * with the same labels (counted in `duplicates`) so that one odd payload cannot make /metrics invalid.
+ * Couchbase's "unavailable" marker is 2^64-1 (an unsigned -1); as a double it rounds to 2^64, and so does any
+ * value within a rounding step of it (18446744073709552000 as JSON prints it). No real stat comes near it.
+ */
+export const UNAVAILABLE_MARKER = 2 ** 64;
+
+/** Why `add` refused a number: the `reason` of `cbwatch_collector_dropped_values_total`. */
+export type DropReason = 'non_finite' | 'unavailable_marker' | 'negative_counter';
+
+/**
+ * What one poll of one collector produced. `add` skips null and undefined (a missing value emits nothing,
+ * never 0), checks label names against the family, and keeps the first of two samples with the same labels
+ * (counted in `duplicates`) so that one odd payload cannot make /metrics invalid.
+ *
+ * `add` is also the one numeric guard every number from Couchbase passes through: a non-finite value (NaN,
+ * ±Infinity), the 2^64-1 "unavailable" marker (or anything at or beyond it) and a negative value for a
+ * counter are dropped — the series is absent, never a made-up number — and counted per reason in `dropped`.
  */
 export class SampleSet {
   private readonly byName = new Map<string, { def: FamilyDef; samples: Sample[]; keys: Set<string> }>();
   duplicates = 0;
+  /** Values refused by the numeric guard, by reason. */
+  readonly dropped = new Map<DropReason, number>();
   private count = 0;
+
+  private drop(reason: DropReason): void {
+    this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + 1);
+  }
 
   add(def: FamilyDef, labels: Labels, value: number | null | undefined | boolean): void {
     if (value === null || value === undefined) return;
     const v = typeof value === 'boolean' ? (value ? 1 : 0) : value;
-    if (typeof v !== 'number' || Number.isNaN(v)) return;
+    if (typeof v !== 'number') return;
+    if (!Number.isFinite(v)) return this.drop('non_finite');
+    if (Math.abs(v) >= UNAVAILABLE_MARKER) return this.drop('unavailable_marker');
+    if (v < 0 && def.type === 'counter') return this.drop('negative_counter');
     let fam = this.byName.get(def.name);
     if (fam === undefined) {
       fam = { def, samples: [], keys: new Set() };

@@ -24,6 +24,8 @@ export interface CollectorStatus {
   readonly skipped: ReadonlyMap<string, number>;
   /** Failed items since start, reason → count (a counter: it only grows). */
   readonly itemErrors: ReadonlyMap<string, number>;
+  /** Values refused by the numeric guard since start, reason → count (a counter). */
+  readonly droppedValues: ReadonlyMap<string, number>;
   readonly notApplicable: string | undefined;
   /** Missing permission named by a 403, for `check` and the landing page. */
   readonly missingPermissions: readonly string[];
@@ -74,6 +76,7 @@ export class SnapshotStore {
       requests: 0,
       skipped: new Map(),
       itemErrors: new Map(),
+      droppedValues: new Map(),
       notApplicable: undefined,
       missingPermissions: [],
       reached: false,
@@ -90,6 +93,8 @@ export class SnapshotStore {
     else this.sets.delete(k);
     const itemErrors = new Map(prev?.itemErrors ?? []);
     for (const [reason, n] of outcome.itemErrors) itemErrors.set(reason, (itemErrors.get(reason) ?? 0) + n);
+    const droppedValues = new Map(prev?.droppedValues ?? []);
+    for (const [reason, n] of outcome.set.dropped) droppedValues.set(reason, (droppedValues.get(reason) ?? 0) + n);
     const perms = outcome.error && typeof outcome.error === 'object' && 'permissions' in outcome.error ? (outcome.error as { permissions: readonly string[] }).permissions : [];
     this.statuses.set(k, {
       cluster,
@@ -103,6 +108,7 @@ export class SnapshotStore {
       requests: outcome.requests.length,
       skipped: outcome.skipped,
       itemErrors,
+      droppedValues,
       notApplicable: outcome.notApplicable,
       missingPermissions: perms,
       reached: outcome.requests.some((r) => r.status !== undefined && r.status >= 200 && r.status < 300),
@@ -157,6 +163,7 @@ export class SnapshotStore {
       s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
       for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
       for (const [reason, n] of st.itemErrors) s.add(SELF.collectorItemErrors, { ...l, reason }, n);
+      for (const [reason, n] of st.droppedValues) s.add(SELF.collectorDroppedValues, { ...l, reason }, n);
       up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
     }
     for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);

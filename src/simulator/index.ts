@@ -88,7 +88,8 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     knobs: options.knobs ?? {},
     seed,
   };
-  const startedAt = Date.now();
+  const clock = options.clock;
+  const startedAt = clock ? clock() : Date.now();
   let listenPort = 0;
   const rules: FaultRule[] = [];
   const faults: FaultController = {
@@ -101,7 +102,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   const areas = new Map<string, unknown>();
   const ctx: SimContext = {
     options: opts,
-    now: () => startedAt + (Date.now() - startedAt) * opts.speed,
+    now: clock ?? (() => startedAt + (Date.now() - startedAt) * opts.speed),
     startedAt,
     nodes: defaultNodes(opts.nodes, rand),
     buckets: defaultBuckets(opts.buckets),

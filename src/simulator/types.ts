@@ -77,10 +77,12 @@ export interface SimOptions {
   /** Extra per-area knobs (e.g. `{ caExpiresInDays: 3 }`); each module documents its own. */
   knobs?: Record<string, unknown>;
   seed?: number;
+  /** The simulated wall clock (epoch ms) instead of real time scaled by `speed`: tests that step time by hand. */
+  clock?: () => number;
 }
 
 export interface SimContext {
-  readonly options: Required<Omit<SimOptions, 'users' | 'knobs' | 'seed'>> & {
+  readonly options: Required<Omit<SimOptions, 'users' | 'knobs' | 'seed' | 'clock'>> & {
     users: SimUsers;
     knobs: Record<string, unknown>;
     seed: number;

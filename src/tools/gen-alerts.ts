@@ -68,6 +68,7 @@ export interface AlertInfo {
 /** Areas in the order operators read them: the exporter first, then the cluster outwards. */
 export const AREA_ORDER: readonly string[] = [
   'exporter',
+  'staleness',
   'cluster',
   'nodes',
   'tasks',

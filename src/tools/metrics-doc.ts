@@ -2,6 +2,7 @@
 import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from '../metrics/family.js';
 import { allFamilies } from '../metrics/catalog.js';
+import { TRUTH_RULES } from './metrics-doc-rules.js';
 
 function cell(s: string): string {
   return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -27,6 +28,7 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
     'counters end in `_total`; `_info` metrics have the value 1 and carry strings as labels; enumerations are',
     'one-hot gauges (1 for the current value, 0 for the others).',
     '',
+    ...TRUTH_RULES,
   ];
   for (const g of order) {
     const fams = (groups.get(g) ?? []).slice().sort((a, b) => a.name.localeCompare(b.name));

@@ -7,7 +7,7 @@ import { createClient } from '../../src/couchbase/client.js';
 import { taskHistorySchema } from '../../src/couchbase/backup.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import { collect, fakeClient, fixtureText, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 /** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
 const PROMTOOL = requireBinary('promtool');

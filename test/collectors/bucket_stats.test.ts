@@ -1,7 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUCKET_STAT_CATALOG, STAT_FAMILIES, statSpec, unknownMetricName } from '../../src/collectors/bucket-stat-catalog.js';
-import { bucketStatsCollector, mapBucketStats, reduceSamples } from '../../src/collectors/bucket_stats.js';
+import { bucketStatsCollector, mapBucketStats, RESERVED_FAMILY_NAMES } from '../../src/collectors/bucket_stats.js';
+import { collectionsCollector } from '../../src/collectors/collections.js';
+import { allFamilies } from '../../src/metrics/catalog.js';
+import { renderSets } from '../../src/metrics/render.js';
+import { reduceSamples } from '../../src/collectors/samples.js';
+import type { SampleMemo } from '../../src/collectors/samples.js';
 import { bucketsCollector } from '../../src/collectors/buckets.js';
 import { statsEnvelopeSchema } from '../../src/couchbase/buckets.js';
 import type { StatsEnvelope } from '../../src/couchbase/buckets.js';
@@ -11,7 +16,7 @@ import { SampleSet } from '../../src/metrics/family.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { FaultRule, Simulator } from '../../src/simulator/index.js';
 import { collect, fakeClient, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 const LIST = '/pools/default/buckets';
 const STATS = '/pools/default/buckets/{bucket}/stats';
@@ -27,11 +32,11 @@ function envelope(stats: Record<string, number | null | ((i: number) => number |
   return { op: { samples, samplesCount: n, lastTStamp: last, interval: 1000 }, hot_keys: [] };
 }
 
-function map(env: Env, extra: Partial<Parameters<typeof mapBucketStats>[0]> = {}): { out: SampleSet; skipped: string[]; last: number | undefined } {
+function map(env: Env, extra: Partial<Parameters<typeof mapBucketStats>[0]> = {}): { out: SampleSet; skipped: string[]; memo: SampleMemo | undefined } {
   const out = new SampleSet();
   const skipped: string[] = [];
-  const last = mapBucketStats({ bucket: 'b', envelope: statsEnvelopeSchema.parse(env), skipped: (r) => skipped.push(r), ...extra }, out);
-  return { out, skipped, last };
+  const memo = mapBucketStats({ bucket: 'b', envelope: statsEnvelopeSchema.parse(env), skipped: (r) => skipped.push(r), ...extra }, out);
+  return { out, skipped, memo };
 }
 
 /** The REST reference's "Bucket stat names", written out by hand so the catalog is checked against an independent list. */
@@ -64,6 +69,40 @@ const FIXTURES: Array<[string, string, string]> = [
   ['bucket-stats/telegraf-2021.json', 'blastro-df', 'bucket_stats-2021.prom'],
 ];
 
+/**
+ * Key values of each golden, worked out by hand from the capture (not by the code under test): levels are the
+ * last sample; rates the mean of the samples of the last 30 s (the default interval) before lastTStamp; the
+ * newest sample time is lastTStamp / 1000.
+ */
+const KEY_VALUES: Record<string, Record<string, number | undefined>> = {
+  'bucket_stats-4.6.3.prom': {
+    couchbase_bucket_curr_items: 7303,
+    couchbase_bucket_mem_used_bytes: 44289200,
+    couchbase_bucket_written_bytes_per_second: 390168.34068141313,
+    couchbase_bucket_rest_requests_per_second: 2.933333333333333,
+    couchbase_bucket_ep_oom_errors_total: 0,
+    couchbase_bucket_last_sample_timestamp_seconds: 1507141215.11,
+  },
+  'bucket_stats-5.0.1.prom': {
+    couchbase_bucket_curr_items: 7303,
+    couchbase_bucket_mem_used_bytes: 75645256,
+    couchbase_bucket_written_bytes_per_second: 134697.99359059366,
+    couchbase_bucket_rest_requests_per_second: 28.533333333333335,
+    couchbase_bucket_ep_oom_errors_total: 0,
+    couchbase_bucket_last_sample_timestamp_seconds: 1537982719.382,
+  },
+  'bucket_stats-2021.prom': {
+    couchbase_bucket_curr_items: 1,
+    couchbase_bucket_mem_used_bytes: 4937016,
+    couchbase_bucket_written_bytes_per_second: 42200.118788934575,
+    couchbase_bucket_rest_requests_per_second: 2.033333333333333,
+    couchbase_bucket_ep_clock_cas_drift_threshold_exceeded_total: 0,
+    couchbase_bucket_last_sample_timestamp_seconds: 1615918178.442,
+    // 18446744073709551615 in the capture: Couchbase's "unavailable", never exported.
+    couchbase_bucket_allocstall: undefined,
+  },
+};
+
 function oneBucket(bucket: string, stats: unknown) {
   return fakeClient({ [LIST]: [{ name: bucket, bucketType: 'membase' }], [STATS]: stats });
 }
@@ -90,7 +129,10 @@ describe('the bucket stat catalog', () => {
       for (const f of [bucket, node]) {
         expect(names.has(f.name), f.name).toBe(false);
         names.add(f.name);
-        expect(f.name).not.toMatch(/_(total|count|sum|bucket)$/);
+        // Counters (and only they) end in _total; nothing ends in the histogram/summary suffixes.
+        expect(f.name).not.toMatch(/_(count|sum|bucket)$/);
+        expect(f.name.endsWith('_total'), f.name).toBe(spec.kind === 'cumulative');
+        expect(f.type).toBe(spec.kind === 'cumulative' ? 'counter' : 'gauge');
       }
       const suffix: Record<string, RegExp> = {
         bytes: /_bytes$/,
@@ -101,6 +143,10 @@ describe('the bucket stat catalog', () => {
         seconds_per_second: /_seconds_per_second$/,
         count: /^(?!.*_(bytes|seconds|ratio|per_second)$)/,
       };
+      if (spec.kind === 'cumulative') {
+        expect(bucket.name, spec.stat).toMatch(spec.unit === 'bytes' ? /_bytes_total$/ : /^(?!.*_(bytes|seconds)_total$).*_total$/);
+        continue;
+      }
       expect(bucket.name, spec.stat).toMatch(suffix[spec.unit] as RegExp);
       expect(spec.kind === 'rate', spec.stat).toBe(spec.unit.endsWith('per_second'));
       expect(bucket.labels).toEqual(['bucket']);
@@ -146,6 +192,12 @@ describe('bucket_stats collector on real fixtures', () => {
       expect(r.ok, String(r.error)).toBe(true);
       expect(r.skipped.size).toBe(0);
       expect(r.text).not.toMatch(/d41d8cd98f|5a222b8c|accesses|replications/);
+      for (const [family, want] of Object.entries(KEY_VALUES[golden] ?? {})) {
+        const got = r.set.get(family, { bucket });
+        if (want === undefined) expect(got, family).toBeUndefined();
+        else expect(got, family).toBeCloseTo(want, 6);
+      }
+      expect(r.text).not.toContain('18446744073709552000');
       await expect(r.text).toMatchFileSnapshot(`../golden/${golden}`);
     });
   }
@@ -164,6 +216,13 @@ describe('bucket_stats collector on real fixtures', () => {
       .split('\n')
       .filter((l) => l.includes('couchbase_bucket_node_'))
       .join('\n');
+    // Key values by hand from the node capture: last samples, and the mean of the last 30 s for rates.
+    const n = { bucket: 'beer-sample', node: '172.94.77.2:8091' };
+    expect(r.set.get('couchbase_bucket_node_curr_items', n)).toBe(2475);
+    expect(r.set.get('couchbase_bucket_node_mem_used_bytes', n)).toBe(25010456);
+    expect(r.set.get('couchbase_bucket_node_written_bytes_per_second', n)).toBeCloseTo(37664.50666666669, 6);
+    expect(r.set.get('couchbase_bucket_node_read_bytes_per_second', n)).toBeCloseTo(145.82, 6);
+    expect(r.set.get('couchbase_bucket_node_allocstall', n)).toBe(0);
     await expect(`${nodeOnly}\n`).toMatchFileSnapshot('../golden/bucket_stats-node-2021.prom');
     expect(r.set.get('couchbase_bucket_node_curr_items', { bucket: 'beer-sample', node: '172.94.77.2:8091' })).toBe(2475);
     // The bucket-wide families keep their single label.
@@ -206,7 +265,7 @@ describe('bucket_stats: nulls, unknown stats, keys that are not bucket stats', (
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.get('couchbase_bucket_couch_total_disk_size_bytes', { bucket: 'b' })).toBe(559341);
     const families = r.set.families().map((f) => f.def.name);
-    expect(families).toEqual(['couchbase_bucket_couch_total_disk_size_bytes']);
+    expect(families).toEqual(['couchbase_bucket_couch_total_disk_size_bytes', 'couchbase_bucket_last_sample_timestamp_seconds']);
   });
 
   it('skips null samples: a level takes the latest non-null, a rate the mean of the non-null; all-null emits nothing', () => {
@@ -232,7 +291,7 @@ describe('bucket_stats: nulls, unknown stats, keys that are not bucket stats', (
     expect(out.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(5);
   });
 
-  it('exports an unknown stat under its sanitised name with an "unit unknown" help, latest value', async () => {
+  it.skipIf(missing('promtool'))('exports an unknown stat under its sanitised name with an "unit unknown" help, latest value', async () => {
     const r = await collect(bucketStatsCollector, oneBucket('b', envelope({ 'new-fancy.stat': (i) => i, ep_magic_count: 3, 'ops_per_second': 1 })));
     expect(r.ok).toBe(true);
     expect(r.set.get('couchbase_bucket_new_fancy_stat', { bucket: 'b' })).toBe(59);
@@ -242,8 +301,8 @@ describe('bucket_stats: nulls, unknown stats, keys that are not bucket stats', (
     // A name cbwatch already uses for a known stat is refused rather than mixed in.
     expect(r.set.all('couchbase_bucket_ops_per_second')).toEqual([]);
     expect(r.skipped.get('name_collision')).toBe(1);
-    const promtool = requireBinary('promtool');
-    if (promtool) expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
+    const promtool = requireBinary('promtool') as string;
+    expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
   });
 
   it('sanitises unknown names into valid, non-reserved metric names', () => {
@@ -263,18 +322,19 @@ describe('bucket_stats: nulls, unknown stats, keys that are not bucket stats', (
     const r = await collect(bucketStatsCollector, oneBucket('b', env));
     expect(r.ok).toBe(true);
     expect(r.text).not.toMatch(/replications|views|changes_left|docs_written|accesses/);
-    expect(r.set.families().map((f) => f.def.name)).toEqual(['couchbase_bucket_curr_items']);
+    expect(r.set.families().map((f) => f.def.name)).toEqual(['couchbase_bucket_curr_items', 'couchbase_bucket_last_sample_timestamp_seconds']);
     expect(r.skipped.size).toBe(0);
   });
 });
 
 describe('bucket_stats: haveTStamp and the mean of new samples only', () => {
-  it('sends haveTStamp after the first poll and averages only the samples newer than it', async () => {
+  it('sends haveTStamp (less the clock slack) after the first poll and averages only the samples since then', async () => {
     const first = envelope({ ops: 10, curr_items: 100 }, 1_700_000_060_000);
     // The second answer overlaps the first by 30 samples (as if haveTStamp were ignored): those must not count.
     const second = envelope({ ops: (i) => (i < 30 ? 10 : 40), curr_items: (i) => 100 + i }, 1_700_000_090_000);
     const queries: Array<RequestOptions['query']> = [];
     let n = 0;
+    let clock = 1_700_000_060_300;
     const client = fakeClient({
       [LIST]: [{ name: 'b' }],
       [STATS]: (_p: Record<string, string>, o: RequestOptions) => {
@@ -283,11 +343,12 @@ describe('bucket_stats: haveTStamp and the mean of new samples only', () => {
       },
     });
     const state = new Map<string, unknown>();
-    const r1 = await collect(bucketStatsCollector, client, { state });
+    const r1 = await collect(bucketStatsCollector, client, { state, now: () => clock });
     expect(r1.set.get('couchbase_bucket_ops_per_second', { bucket: 'b' })).toBe(10);
     expect(queries[0]).toEqual({ zoom: 'minute' });
-    const r2 = await collect(bucketStatsCollector, client, { state });
-    expect(queries[1]).toEqual({ zoom: 'minute', haveTStamp: 1_700_000_060_000 });
+    clock += 30_000;
+    const r2 = await collect(bucketStatsCollector, client, { state, now: () => clock });
+    expect(queries[1]).toEqual({ zoom: 'minute', haveTStamp: 1_700_000_055_000 });
     expect(r2.set.get('couchbase_bucket_ops_per_second', { bucket: 'b' })).toBe(40);
     expect(r2.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(159);
   });
@@ -295,21 +356,25 @@ describe('bucket_stats: haveTStamp and the mean of new samples only', () => {
   it('aligns a shorter stat array on the newest sample', () => {
     const env = envelope({ ops: (i) => i }, 1_700_000_060_000);
     (env.op.samples as Record<string, unknown[]>).ops = [1, 2, 3, 4]; // only the last 4 seconds
-    const { out } = map(env, { since: 1_700_000_057_000 });
+    const { out } = map(env, { memo: { last: 1_700_000_057_000, at: 0 }, now: 3_000 });
     // New samples: t = 58 s, 59 s, 60 s → the last three values.
     expect(out.get('couchbase_bucket_ops_per_second', { bucket: 'b' })).toBe(3);
   });
 
-  it('falls back to the whole window when nothing is newer than the previous poll', () => {
-    const { out, last } = map(envelope({ ops: (i) => (i < 59 ? 0 : 60) }, 1_700_000_060_000), { since: 1_700_000_060_000 });
-    expect(out.get('couchbase_bucket_ops_per_second', { bucket: 'b' })).toBe(1);
-    expect(last).toBe(1_700_000_060_000);
+  it('leaves rates out (never re-averages old samples) when nothing is newer than the previous answer; levels stay', () => {
+    const { out, memo } = map(envelope({ ops: (i) => (i < 59 ? 0 : 60), curr_items: 428 }, 1_700_000_060_000), { memo: { last: 1_700_000_060_000, at: 5 }, now: 30_005 });
+    expect(out.all('couchbase_bucket_ops_per_second')).toEqual([]);
+    expect(out.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(428);
+    expect(out.get('couchbase_bucket_last_sample_timestamp_seconds', { bucket: 'b' })).toBe(1_700_000_060);
+    // The memo keeps the time of the last answer that brought something, so the next window spans the stall.
+    expect(memo).toEqual({ last: 1_700_000_060_000, at: 5 });
   });
 
   it('reduces a rate over the new samples and a level to the latest', () => {
-    expect(reduceSamples({ kind: 'rate', scale: 1 }, [1, 2, 3, 4], 2)).toBe(3.5);
-    expect(reduceSamples({ kind: 'level', scale: 0.01 }, [50, 75, null], 0)).toBe(0.75);
-    expect(reduceSamples({ kind: 'rate', scale: 1 }, [null, null], 0)).toBeUndefined();
+    expect(reduceSamples({ kind: 'rate', scale: 1 }, [1, 2, 3, 4], 2, true)).toBe(3.5);
+    expect(reduceSamples({ kind: 'rate', scale: 1 }, [1, 2, 3, 4], 2, false)).toBeUndefined();
+    expect(reduceSamples({ kind: 'level', scale: 0.01 }, [50, 75, null], 0, false)).toBe(0.75);
+    expect(reduceSamples({ kind: 'rate', scale: 1 }, [null, null], 0, true)).toBeUndefined();
   });
 });
 
@@ -323,11 +388,11 @@ describe('bucket_stats: buckets that come and go', () => {
     const state = new Map<string, unknown>();
     const r1 = await collect(bucketStatsCollector, client, { state });
     expect(r1.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket)).toEqual(['a', 'b']);
-    expect([...state.keys()].sort()).toEqual(['ts:b:a', 'ts:b:b']);
+    expect([...state.keys()].sort()).toEqual(['a', 'b']);
     buckets = [{ name: 'a' }];
     const r2 = await collect(bucketStatsCollector, client, { state });
     expect(r2.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket)).toEqual(['a']);
-    expect([...state.keys()]).toEqual(['ts:b:a']);
+    expect([...state.keys()]).toEqual(['a']);
   });
 
   it('skips a bucket whose stats answer 404 (deleted meanwhile) and keeps the others', async () => {
@@ -374,6 +439,38 @@ describe('bucket_stats: hot keys', () => {
 });
 
 describe('bucket_stats: failures', () => {
+  it('one bucket failing (5xx, 414, bad body) leaves out only its series, counted per reason; the poll succeeds', async () => {
+    const client = fakeClient({
+      [LIST]: [{ name: 'ok' }, { name: 'five' }, { name: 'long' }, { name: 'junk' }],
+      [STATS]: (p: Record<string, string>) =>
+        p.bucket === 'five' ? { status: 500, text: 'boom' } : p.bucket === 'long' ? { status: 414, text: 'URI too long' } : p.bucket === 'junk' ? { fail: 'invalid_json' } : envelope({ curr_items: 7 }),
+    });
+    const r = await collect(bucketStatsCollector, client);
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.set.all('couchbase_bucket_curr_items').map((x) => [x.labels.bucket, x.value])).toEqual([['ok', 7]]);
+    expect(r.set.all('couchbase_bucket_last_sample_timestamp_seconds').map((x) => x.labels.bucket)).toEqual(['ok']);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ http_5xx: 1, http_4xx: 1, bad_body: 1 });
+  });
+
+  it('fails when every bucket fails, with the first error', async () => {
+    const r = await collect(bucketStatsCollector, fakeClient({ [LIST]: [{ name: 'a' }, { name: 'b' }], [STATS]: { status: 503, text: 'busy' } }));
+    expect(r.ok).toBe(false);
+    expect((r.error as { code?: string }).code).toBe('CBW_ERR_HTTP');
+  });
+
+  it('per node: one node failing is that node\'s item error; the bucket-wide series stay', async () => {
+    const client = fakeClient({
+      [LIST]: [{ name: 'b', nodes: [{ hostname: 'n1:8091' }, { hostname: 'n2:8091' }] }],
+      [STATS]: envelope({ curr_items: 10 }),
+      [NODE_STATS]: (p: Record<string, string>) => (p.node === 'n2:8091' ? { fail: 'network' } : envelope({ curr_items: 4 })),
+    });
+    const r = await collect(bucketStatsCollector, client, { options: { per_node: true } });
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(10);
+    expect(r.set.all('couchbase_bucket_node_curr_items').map((x) => x.labels.node)).toEqual(['n1:8091']);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ network: 1 });
+  });
+
   it('fails when the bucket list fails', async () => {
     const r = await collect(bucketStatsCollector, fakeClient({ [LIST]: { status: 500, text: 'x' } }));
     expect(r.ok).toBe(false);
@@ -392,9 +489,8 @@ describe('bucket_stats: failures', () => {
 });
 
 describe('bucket_stats golden expositions pass promtool check metrics', () => {
-  it.each(FIXTURES)('%s', async (rel, bucket) => {
-    const promtool = requireBinary('promtool');
-    if (promtool === undefined) return;
+  it.skipIf(missing('promtool')).each(FIXTURES)('%s', async (rel, bucket) => {
+    const promtool = requireBinary('promtool') as string;
     const r = await collect(bucketStatsCollector, oneBucket(bucket, loadFixture(rel)), { options: { hot_keys: 5 } });
     expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
   });
@@ -403,14 +499,17 @@ describe('bucket_stats golden expositions pass promtool check metrics', () => {
 describe('bucket_stats against the simulator', () => {
   const t = simulatorWithClient({ buckets: 4, statSet: 'full' });
 
-  it('exports every catalog stat for every bucket, no unknown families, and passes promtool', async () => {
+  it.skipIf(missing('promtool'))('exports every catalog stat for every bucket, no unknown families, and passes promtool', async () => {
     const r = await collect(bucketStatsCollector, t.client, { options: { hot_keys: 3, per_node: true } });
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.skipped.size).toBe(0);
     const known = new Set([...STAT_FAMILIES.values()].flatMap((f) => [f.bucket.name, f.node.name]));
     const names = r.set.families().map((f) => f.def.name);
-    expect(names.filter((n) => !known.has(n) && n !== 'couchbase_bucket_hot_key_ops_per_second')).toEqual([]);
-    for (const { bucket } of STAT_FAMILIES.values()) expect(r.set.all(bucket.name).length, bucket.name).toBe(4);
+    const own = ['couchbase_bucket_hot_key_ops_per_second', 'couchbase_bucket_last_sample_timestamp_seconds'];
+    expect(names.filter((n) => !known.has(n) && !own.includes(n))).toEqual([]);
+    // allocstall is 2^64-1 ("unavailable") in the real capture the simulator follows: dropped by the numeric guard.
+    for (const { bucket } of STAT_FAMILIES.values()) expect(r.set.all(bucket.name).length, bucket.name).toBe(bucket.name === 'couchbase_bucket_allocstall' ? 0 : 4);
+    expect(r.set.dropped.get('unavailable_marker')).toBe(4 + 4 * 3);
     expect(r.text).not.toMatch(/5a222b8c|accesses/);
     expect(r.set.all('couchbase_bucket_hot_key_ops_per_second')).toHaveLength(12);
     // Per node: one series per kv node (3 simulated nodes, all with kv) and bucket.
@@ -418,20 +517,20 @@ describe('bucket_stats against the simulator', () => {
     for (const s of r.set.all('couchbase_bucket_vb_active_resident_items_ratio')) expect(s.value).toBeLessThanOrEqual(1);
     const endpoints = new Set(r.requests.map((q) => q.endpoint));
     expect([...endpoints].sort()).toEqual([LIST, NODE_STATS, STATS].sort());
-    const promtool = requireBinary('promtool');
-    if (promtool) expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
+    const promtool = requireBinary('promtool') as string;
+    expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
   });
 
   it('asks only for new samples on the next poll', async () => {
     const state = new Map<string, unknown>();
     await collect(bucketStatsCollector, t.client, { state });
-    const first = state.get('ts:b:travel-sample') as number;
+    const first = (state.get('travel-sample') as { bucket: SampleMemo }).bucket.last;
     expect(first).toBeGreaterThan(0);
     // Wait (by polling, not sleeping a fixed time) until the simulator has a newer sample.
     await expect.poll(() => Math.floor(t.sim.ctx.now() / 1000) * 1000 > first, { timeout: 5000, interval: 50 }).toBe(true);
     const r = await collect(bucketStatsCollector, t.client, { state });
     expect(r.ok, String(r.error)).toBe(true);
-    expect(state.get('ts:b:travel-sample') as number).toBeGreaterThan(first);
+    expect((state.get('travel-sample') as { bucket: SampleMemo }).bucket.last).toBeGreaterThan(first);
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'travel-sample' })).toBeGreaterThan(0);
   });
 
@@ -493,6 +592,16 @@ describe('bucket_stats under injected simulator faults', () => {
     expect(again.ok, String(again.error)).toBe(true);
   });
 
+  it('one bucket timing out or answering 500 through the simulator: the other buckets stay, success 1', async () => {
+    const c = client({ requestTimeout: 300 });
+    sim.ctx.faults.add({ match: /\/buckets\/beer-sample\/stats$/, kind: 'hang' });
+    sim.ctx.faults.add({ match: /\/buckets\/gamesim-sample\/stats$/, kind: 'status', status: 500 });
+    const r = await collect(bucketStatsCollector, c);
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.set.all('couchbase_bucket_curr_items').map((x) => x.labels.bucket)).toEqual(['travel-sample']);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ timeout: 1, http_5xx: 1 });
+  });
+
   it('401 on a wrong password', async () => {
     const r = await collect(bucketStatsCollector, client({ password: 'wrong' }));
     expect(r.ok).toBe(false);
@@ -501,10 +610,41 @@ describe('bucket_stats under injected simulator faults', () => {
 });
 
 describe('mapBucketStats is pure', () => {
-  it('returns the last timestamp and adds nothing for an empty envelope', () => {
+  it('returns no memo and adds nothing for an empty envelope', () => {
     const env: StatsEnvelope = statsEnvelopeSchema.parse({ op: { samples: {}, lastTStamp: 0 } });
     const out = new SampleSet();
     expect(mapBucketStats({ bucket: 'b', envelope: env }, out)).toBeUndefined();
     expect(out.size).toBe(0);
+  });
+});
+
+describe('bucket_stats: an unknown stat never duplicates another collector\'s family', () => {
+  it('skips envelope stats named collections, scopes and manifest_uid; /metrics with the collections collector stays valid', async () => {
+    const env = envelope({ curr_items: 3, collections: 4, scopes: 2, manifest_uid: 7, brand_new: 1 });
+    const stats = await collect(bucketStatsCollector, oneBucket('b', env));
+    expect(stats.ok, String(stats.error)).toBe(true);
+    expect(stats.skipped.get('name_collision')).toBe(3);
+    const names = stats.set.families().map((f) => f.def.name);
+    expect(names).not.toContain('couchbase_bucket_collections');
+    expect(names).not.toContain('couchbase_bucket_scopes');
+    expect(names).not.toContain('couchbase_bucket_manifest_uid');
+    expect(stats.set.get('couchbase_bucket_brand_new', { bucket: 'b' })).toBe(1);
+    const scopes = await collect(
+      collectionsCollector,
+      fakeClient({ [LIST]: [{ name: 'b' }], '/pools/default/buckets/{bucket}/scopes': loadFixture('pools-default-buckets-name-scopes/docs-server-7.6plus.json') }),
+    );
+    expect(scopes.ok, String(scopes.error)).toBe(true);
+    const text = await renderSets([
+      { base: { couchbase_cluster: 'test' }, set: stats.set },
+      { base: { couchbase_cluster: 'test' }, set: scopes.set },
+    ]);
+    const types = text.split('\n').filter((l) => l.startsWith('# TYPE '));
+    expect(types.length).toBe(new Set(types).size);
+  });
+
+  it('reserves every couchbase_bucket_* family of the catalog that bucket_stats does not own', () => {
+    const others = allFamilies().filter((f) => f.name.startsWith('couchbase_bucket_') && f.collector !== 'bucket_stats');
+    expect(others.length).toBeGreaterThan(0);
+    for (const f of others) expect(RESERVED_FAMILY_NAMES.has(f.name), f.name).toBe(true);
   });
 });

@@ -7,7 +7,7 @@ import { bucketListSchema } from '../../src/couchbase/buckets.js';
 import { createClient } from '../../src/couchbase/client.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 /** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
 const PROMTOOL = requireBinary('promtool');
@@ -168,5 +168,24 @@ describe('buckets collector against the simulator', () => {
     } finally {
       await bad.close();
     }
+  });
+});
+
+describe('one bad bucket entry (issue 11, item 3)', () => {
+  it('leaves that bucket out, counts it as an item error, and keeps its neighbours', async () => {
+    const client = fakeClient({
+      '/pools/default/buckets': [{ name: 'good', bucketType: 'membase', quota: { ram: 104857600 } }, { name: 'bad', quota: 'not an object' }, { name: 'also-good', bucketType: 'ephemeral' }],
+    });
+    const r = await collect(bucketsCollector, client);
+    expect(r.ok).toBe(true);
+    expect(r.itemErrors).toEqual(new Map([['bad_body', 1]]));
+    const buckets = r.set.all('couchbase_bucket_info').map((s) => s.labels.bucket).sort();
+    expect(buckets).toEqual(['also-good', 'good']);
+  });
+
+  it('fails the poll when every entry is bad', async () => {
+    const client = fakeClient({ '/pools/default/buckets': [{ name: 1 }, 'x'] });
+    const r = await collect(bucketsCollector, client);
+    expect(r.ok).toBe(false);
   });
 });

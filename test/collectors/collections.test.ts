@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectionsCollector, parseUid } from '../../src/collectors/collections.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 /** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
 const PROMTOOL = requireBinary('promtool');

@@ -8,7 +8,7 @@ import { poolsDefaultSchema, serverGroupsSchema } from '../../src/couchbase/pool
 import { SampleSet } from '../../src/metrics/family.js';
 import { renderSets } from '../../src/metrics/render.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 /** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
 const PROMTOOL = requireBinary('promtool');

@@ -6,7 +6,7 @@ import { mapTasks, tasksCollector } from '../../src/collectors/tasks.js';
 import { tasksSchema } from '../../src/couchbase/tasks.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { collect, fakeClient, FIXTURES, loadFixture, simulatorWithClient } from '../helpers/collect.js';
-import { requireBinary } from '../helpers/tools.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 /** Checked once: a missing promtool skips its tests visibly (and fails under CI=true), never silently. */
 const PROMTOOL = requireBinary('promtool');

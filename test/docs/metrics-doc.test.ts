@@ -34,3 +34,15 @@ describe('docs/metrics.md', () => {
     expect(readFileSync(DOC, 'utf8')).toBe(renderMetricsDoc());
   });
 });
+
+describe('docs/metrics.md states the sampling, staleness and partial-failure rules', () => {
+  it('has the section an operator reads before the tables', () => {
+    const doc = readFileSync(DOC, 'utf8');
+    const section = doc.slice(doc.indexOf('## How to read these numbers'), doc.indexOf('## exporter'));
+    expect(section).toMatch(/finest zoom whose window covers the poll interval/);
+    expect(section).toMatch(/mean of exactly the samples since the previous/);
+    expect(section).toContain('couchbase_bucket_last_sample_timestamp_seconds');
+    expect(section).toContain('cbwatch_collector_item_errors_total');
+    expect(section).toContain('cbwatch_collector_dropped_values_total');
+  });
+});

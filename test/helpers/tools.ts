@@ -28,3 +28,11 @@ export function requireBinary(...names: string[]): string | undefined {
   console.warn(`skipping: ${msg}`);
   return undefined;
 }
+
+/**
+ * For `it.skipIf(missing('promtool'))`: true when the tool is missing outside CI, so the test shows as
+ * skipped (never as a silent pass); under CI=true a missing tool throws here and fails the run.
+ */
+export function missing(...names: string[]): boolean {
+  return requireBinary(...names) === undefined;
+}

@@ -27,6 +27,23 @@ describe('SampleSet', () => {
     s.add(g, { bucket: 'c' }, Number.NaN);
     expect(s.size).toBe(0);
   });
+  it('is the one numeric guard: non-finite, the 2^64-1 marker (and its rounding) and negative counters are dropped and counted', () => {
+    const s = new SampleSet();
+    s.add(g, { bucket: 'nan' }, Number.NaN);
+    s.add(g, { bucket: 'inf' }, Number.POSITIVE_INFINITY);
+    s.add(g, { bucket: 'ninf' }, Number.NEGATIVE_INFINITY);
+    // 18446744073709551615 as Couchbase sends it, and as JSON.stringify prints the double it becomes.
+    s.add(g, { bucket: 'marker' }, JSON.parse('18446744073709551615') as number);
+    s.add(g, { bucket: 'rounded' }, JSON.parse('18446744073709552000') as number);
+    s.add(c, { bucket: 'neg' }, -1);
+    // Kept: the largest exact integers, a negative gauge (a clock drift may be negative), a zero counter.
+    s.add(g, { bucket: 'big' }, 2 ** 63);
+    s.add(g, { bucket: 'drift' }, -0.25);
+    s.add(c, { bucket: 'zero' }, 0);
+    expect(Object.fromEntries(s.dropped)).toEqual({ non_finite: 3, unavailable_marker: 2, negative_counter: 1 });
+    expect(s.all('couchbase_test_bytes').map((x) => x.labels.bucket)).toEqual(['big', 'drift']);
+    expect(s.all('couchbase_test_ops_total').map((x) => x.labels.bucket)).toEqual(['zero']);
+  });
   it('keeps the first of duplicate series and counts the rest', () => {
     const s = new SampleSet();
     s.add(g, { bucket: 'a' }, 1);

@@ -11,10 +11,12 @@
  * Stats: `zoom` picks the sampling of the table in the REST reference (minute: 60 samples 1 s apart, the
  * default; hour: 900 × 4 s; day: 1440 × 1 min; week: 1152 × 10 min; month: 1488 × 30 min; year: 1464 × 6 h);
  * `haveTStamp` keeps only samples newer than it (the answer then carries `tstampParam`, as Couchbase's does).
- * Timestamps sit on whole multiples of the interval of the simulated clock. `hot_keys` (10 keys) come with
+ * Timestamps sit on whole multiples of the interval of the simulated clock. Load-balanced nodes with skewed
+ * clocks and a stalled stats collector are knobs of ../sampling.ts; knob `bucketStatValues`
+ * (`{ [stat]: (t) => number }`, t = real epoch ms) replaces the model of those stats in every bucket. `hot_keys` (10 keys) come with
  * zoom=minute only. The stat names are those of the real telegraf-2021 envelope (`statSet: 'fixture'`), or
- * also every name of cbwatch's catalog (the reference's list and names seen in other captures) plus two
- * per-design-document keys `views/<id>/…` as 4.x-6.x send them (`statSet: 'full'`).
+ * also every name of the simulator's own list (../bucket-stat-names.ts: the reference's list and names seen in
+ * other captures) plus two per-design-document keys `views/<id>/…` as 4.x-6.x send them (`statSet: 'full'`).
  *
  * Values are pure functions of (bucket, stat, sample time): slow sine waves around a per-bucket base drawn
  * from ctx.rand, or around the value of the real capture for stats with no model of their own. Nothing is
@@ -31,20 +33,14 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { BUCKET_STAT_CATALOG, statSpec } from '../../collectors/bucket-stat-catalog.js';
+import { SIM_BUCKET_STATS, simStatClass } from '../bucket-stat-names.js';
 import { fixture } from '../fixtures.js';
+import { sampleTimes } from '../sampling.js';
+import type { SampleQuery } from '../sampling.js';
 import type { SimBucket, SimContext, SimModule, SimNode } from '../types.js';
 import { nodeEntry } from './cluster.js';
 
 const TWO_PI = 2 * Math.PI;
-const ZOOMS: Readonly<Record<string, { interval: number; count: number }>> = {
-  minute: { interval: 1_000, count: 60 },
-  hour: { interval: 4_000, count: 900 },
-  day: { interval: 60_000, count: 1440 },
-  week: { interval: 600_000, count: 1152 },
-  month: { interval: 1_800_000, count: 1488 },
-  year: { interval: 21_600_000, count: 1464 },
-};
 
 interface Profile {
   usedFrac: number;
@@ -94,11 +90,10 @@ interface Model {
   readonly hotKeys: ReadonlyArray<{ name: string; weight: number }>;
 }
 
-/** Additive stats are split over nodes for the per-node answer; ratios, averages and ages are not. */
+/** Additive stats are split over nodes for the per-node answer; ratios, averages, ages and host stats are not. */
 function additive(stat: string): boolean {
-  const spec = statSpec(stat);
-  if (!spec) return true;
-  return spec.unit !== 'ratio' && spec.unit !== 'seconds';
+  const c = simStatClass(stat);
+  return c !== 'percent' && c !== 'time' && c !== 'system';
 }
 
 function round(v: number): number {
@@ -128,7 +123,7 @@ function statNames(set: 'fixture' | 'full'): string[] {
   const { names } = template();
   if (set === 'fixture') return names;
   const all = new Set(names);
-  for (const s of BUCKET_STAT_CATALOG) all.add(s.stat);
+  for (const names of Object.values(SIM_BUCKET_STATS)) for (const n of names) all.add(n);
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/accesses');
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/data_size');
   return [...all];
@@ -235,9 +230,9 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
 
   const last = template().last;
   const generic = (stat: string): Gen => {
-    const spec = statSpec(stat);
+    const cls = simStatClass(stat);
     const v0 = last.get(stat);
-    if (spec?.unit === 'ratio') {
+    if (cls === 'percent') {
       const base = v0 ?? 100;
       if (base === 0 || base === 100) return () => base;
       const w = wave(90_000, `${stat}-phase`);
@@ -245,7 +240,7 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     }
     if (v0 !== undefined) {
       if (v0 === 0 || !Number.isSafeInteger(Math.round(v0))) return () => v0;
-      const amp = spec?.kind === 'rate' ? 0.2 : 0.02;
+      const amp = cls === 'rate' ? 0.2 : 0.02;
       const integral = Number.isInteger(v0);
       const w = wave(180_000, `${stat}-phase`);
       return (t) => {
@@ -253,8 +248,8 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
         return integral ? Math.round(v) : v;
       };
     }
-    if (spec?.kind === 'rate') return () => 0;
-    if (spec?.unit === 'bytes') return () => Math.round(1_000_000 * r(stat));
+    if (cls === 'rate') return () => 0;
+    if (cls === 'bytes') return () => Math.round(1_000_000 * r(stat));
     return () => 0;
   };
 
@@ -353,28 +348,18 @@ function notFound(reply: FastifyReply): FastifyReply {
   return reply.code(404).type('text/plain').send('Requested resource not found.\r\n');
 }
 
-interface StatsQuery {
-  zoom?: string;
-  haveTStamp?: string;
-}
-
 /** The stats envelope of one bucket (node share `share`, 1 for the whole bucket). */
-function envelope(ctx: SimContext, b: SimBucket, q: StatsQuery, share: number): Record<string, unknown> {
-  const zoomName = q.zoom !== undefined && q.zoom in ZOOMS ? q.zoom : 'minute';
-  const zoom = ZOOMS[zoomName] as { interval: number; count: number };
-  const last = Math.floor(ctx.now() / zoom.interval) * zoom.interval;
-  const have = q.haveTStamp === undefined ? undefined : Number(q.haveTStamp);
-  const ts: number[] = [];
-  for (let i = zoom.count - 1; i >= 0; i--) {
-    const t = last - i * zoom.interval;
-    if (have === undefined || !Number.isFinite(have) || t > have) ts.push(t);
-  }
+function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, share: number): Record<string, unknown> {
+  const { zoomName, zoom, stamps: ts, skew, have } = sampleTimes(ctx, q);
   const m = model(ctx, b);
+  const overrides = ctx.options.knobs.bucketStatValues as Readonly<Record<string, (t: number) => number>> | undefined;
   const samples: Record<string, number[]> = {};
-  for (const [name, gen] of m.stats) {
+  for (const [name, modelGen] of m.stats) {
+    const gen = overrides?.[name] ?? modelGen;
     const k = share !== 1 && additive(name) ? share : 1;
     const arr = new Array<number>(ts.length);
-    for (let i = 0; i < ts.length; i++) arr[i] = round(gen(ts[i] as number) * k);
+    // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
+    for (let i = 0; i < ts.length; i++) arr[i] = round(gen((ts[i] as number) - skew) * k);
     samples[name] = arr;
   }
   samples.timestamp = ts;
@@ -383,11 +368,12 @@ function envelope(ctx: SimContext, b: SimBucket, q: StatsQuery, share: number): 
     samplesCount: zoom.count,
     isPersistent: b.bucketType !== 'ephemeral' && b.bucketType !== 'memcached',
     lastTStamp: ts.length > 0 ? ts[ts.length - 1] : 0,
-    interval: zoom.interval,
+    interval: zoom.stepMs,
   };
-  if (have !== undefined && Number.isFinite(have)) op.tstampParam = have;
+  if (have !== undefined) op.tstampParam = have;
   const out: Record<string, unknown> = { op };
   if (zoomName === 'minute') {
+    const last = ts.length > 0 ? (ts[ts.length - 1] as number) - skew : ctx.now();
     const ops = (m.stats.find(([n]) => n === 'ops')?.[1] ?? (() => 0))(last) * share;
     // Couchbase reports a hot key's share of operations per second, a small number for most keys.
     out.hot_keys = m.hotKeys.map((h) => ({ name: h.name, ops: (ops * h.weight) / 1000 }));
@@ -424,13 +410,13 @@ export const bucketsModule: SimModule = (app, ctx) => {
     };
   });
 
-  app.get<{ Params: { bucket: string }; Querystring: StatsQuery }>('/pools/default/buckets/:bucket/stats', async (req, reply) => {
+  app.get<{ Params: { bucket: string }; Querystring: SampleQuery }>('/pools/default/buckets/:bucket/stats', async (req, reply) => {
     const b = find(req.params.bucket);
     if (!b) return notFound(reply);
     return envelope(ctx, b, req.query, 1);
   });
 
-  app.get<{ Params: { bucket: string; node: string }; Querystring: StatsQuery }>(
+  app.get<{ Params: { bucket: string; node: string }; Querystring: SampleQuery }>(
     '/pools/default/buckets/:bucket/nodes/:node/stats',
     async (req, reply) => {
       const b = find(req.params.bucket);

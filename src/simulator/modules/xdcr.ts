@@ -3,8 +3,8 @@
  *   GET /pools/default/remoteClusters                       references, shaped like docs-server-7.1plus-2refs.json
  *   GET /pools/default/buckets/:bucket/stats/*              one stat of one replication (`endpoint` is
  *       `replications/<uuid>/<source>/<target>/<stat>`, one %2F-encoded segment), shaped like the real per-stat
- *       envelopes: `timestamp` plus `nodeStats` with one array per data node; zoom=minute (60 samples 1 s apart)
- *       and haveTStamp (only newer samples) as for bucket stats
+ *       envelopes: `timestamp` plus `nodeStats` with one array per data node; every zoom of the reference
+ *       with its own spacing, haveTStamp and the sampling knobs of ../sampling.ts, as for bucket stats
  *   GET /settings/replications/:id                          per-replication settings (docs-server-7.1plus.json)
  *   tasks list entries (type xdcr) through addTaskProvider, shaped like docs-server-7.1plus-xdcr.json
  * An unknown replication, stat name or source bucket (a test may delete a bucket from ctx.buckets) answers 404.
@@ -28,7 +28,8 @@
  *   - incident: as demo but #0 = 20 000 + 50 per second (above the 1 000 floor of CouchbaseXdcrBacklogGrowing
  *     from the start, past the 100 000 of CouchbaseXdcrBacklogHigh after 1 600 s) and #1 = 200 000 − 500 per
  *     second. With `speed` the simulated clock runs faster (e2e: 60, one real second = a simulated minute).
- * Knob `xdcrGrowthPerSec` overrides the growth of #0 (any scenario but default).
+ * Knob `xdcrGrowthPerSec` overrides the growth of #0 (any scenario but default). Knob `xdcrStatValues`
+ * (`{ [stat]: (t, node) => number }`, t = real epoch ms) replaces the model of those stats for every replication.
  * The other stats follow each replication's rate (50–500 docs/s from ctx.rand, 0 while paused): documents
  * written/processed/checked grow with time since start, queues and latencies wobble; latencies and checkpoint
  * time are in milliseconds, as Couchbase reports them.
@@ -36,6 +37,8 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { fixture } from '../fixtures.js';
+import { sampleTimes } from '../sampling.js';
+import type { SampleQuery } from '../sampling.js';
 import type { SimContext, SimModule, SimNode } from '../types.js';
 import { addTaskProvider } from './tasks.js';
 
@@ -284,11 +287,6 @@ function taskEntry(ctx: SimContext, rep: SimReplication, template: Record<string
   };
 }
 
-interface StatsQuery {
-  zoom?: string;
-  haveTStamp?: string;
-}
-
 export const xdcrModule: SimModule = (app, ctx) => {
   const template = (): Record<string, unknown> => {
     const list = fixture<Array<Record<string, unknown>>>('pools-default-tasks/docs-server-7.1plus-xdcr.json');
@@ -316,7 +314,7 @@ export const xdcrModule: SimModule = (app, ctx) => {
   // A wildcard, not `:endpoint`: fastify caps a named parameter at 100 characters, and an endpoint with two
   // bucket names (up to 100 characters each) is longer. The raw path is checked to hold ONE encoded segment
   // after /stats/, as Couchbase requires, so a client that forgets to encode the slashes gets a 404 here too.
-  app.get<{ Params: { bucket: string; '*': string }; Querystring: StatsQuery }>('/pools/default/buckets/:bucket/stats/*', async (req, reply) => {
+  app.get<{ Params: { bucket: string; '*': string }; Querystring: SampleQuery }>('/pools/default/buckets/:bucket/stats/*', async (req, reply) => {
     const bucket = req.params.bucket;
     const endpoint = req.params['*'];
     const rawPath = req.url.split('?')[0] ?? '';
@@ -328,18 +326,12 @@ export const xdcrModule: SimModule = (app, ctx) => {
     const stat = parts[4] as string;
     const rep = xdcrSimReplications(ctx).find((r) => r.id === id);
     if (!rep || !STAT_SET.has(stat)) return notFound(reply);
-    // Only zoom=minute is modelled (what cbwatch asks for); other zooms get the same 1 s sampling.
-    const interval = 1000;
-    const last = Math.floor(ctx.now() / interval) * interval;
-    const have = req.query.haveTStamp === undefined ? undefined : Number(req.query.haveTStamp);
-    const timestamp: number[] = [];
-    for (let i = 59; i >= 0; i--) {
-      const t = last - i * interval;
-      if (have === undefined || !Number.isFinite(have) || t > have) timestamp.push(t);
-    }
+    const { zoom, stamps: timestamp, skew, newest } = sampleTimes(ctx, req.query);
     const nodeStats: Record<string, number[]> = {};
-    for (const n of kvNodes(ctx)) nodeStats[n.hostname] = timestamp.map((t) => rep.stat(stat, n.hostname, t) ?? 0);
-    return { samplesCount: 60, isPersistent: true, lastTStamp: last, interval, timestamp, nodeStats };
+    // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
+    const override = (ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined)?.[stat];
+    for (const n of kvNodes(ctx)) nodeStats[n.hostname] = timestamp.map((t) => (override ? override(t - skew, n.hostname) : (rep.stat(stat, n.hostname, t - skew) ?? 0)));
+    return { samplesCount: zoom.count, isPersistent: true, lastTStamp: newest, interval: zoom.stepMs, timestamp, nodeStats };
   });
 
   app.get<{ Params: { id: string } }>('/settings/replications/:id', async (req, reply) => {

@@ -1,0 +1,37 @@
+/**
+ * The rules an operator needs to read the numbers of docs/metrics.md right: how sampled stats become one value,
+ * how staleness shows, and what a partial failure looks like. Kept apart from the table generator so the prose
+ * is easy to find and review.
+ */
+export const TRUTH_RULES: readonly string[] = [
+  '## How to read these numbers',
+  '',
+  'Every number on `/metrics` is true for the time of its collector\'s last successful poll, or absent.',
+  '',
+  '**Sampled statistics** (`bucket_stats`, `xdcr`). Couchbase keeps its stats as samples; cbwatch asks for the',
+  'finest zoom whose window covers the poll interval (up to 60 s: one sample per second; up to 1 h: one per 4 s;',
+  'up to 24 h: one per minute). A `..._per_second` rate is the mean of exactly the samples since the previous',
+  'poll; a level (items, memory, queue sizes) is the newest sample; a `_total` counter is the newest value of a',
+  'count that Couchbase keeps since the bucket, node or replication pipeline started (a restart reads as a counter',
+  'reset, which `rate()` and `increase()` handle). How many samples are new is measured on cbwatch\'s clock and',
+  'counted back from the newest sample of each answer, so nodes behind a load balancer whose clocks differ by a',
+  'few seconds neither leave gaps nor count a sample twice. Hot keys come with the one-second zoom only.',
+  '',
+  '**Staleness.** An answer that brings no new sample (Couchbase\'s stats stalled, or a node clock stepped back)',
+  'never looks fresh: rates are left out until a new sample arrives, levels keep the newest sample Couchbase has,',
+  'and `couchbase_bucket_last_sample_timestamp_seconds` / `couchbase_xdcr_last_sample_timestamp_seconds` stop',
+  'moving. The alerts `CouchbaseBucketStatsStalled` and `CouchbaseXdcrStatsStalled` fire when the newest sample',
+  'was more than 5 minutes old at the last successful poll. The exporter\'s own freshness is',
+  '`cbwatch_collector_last_success_timestamp_seconds{collector}`.',
+  '',
+  '**Partial failures.** A poll fails (`cbwatch_collector_success` 0, all its series dropped, nothing stale served)',
+  'when its list request fails — the bucket list, the tasks list, the remote clusters — or when every item of it',
+  'fails. One failing item (a bucket, one stat of one replication, a node) removes only that item\'s series and is',
+  'counted in `cbwatch_collector_item_errors_total{collector,reason}`; `CbwatchCollectorItemErrors` fires when that',
+  'keeps rising.',
+  '',
+  '**Values that are not numbers.** NaN, infinities, Couchbase\'s 2^64-1 "unavailable" marker and negative counter',
+  'values are never exported: the series is absent and the value is counted in',
+  '`cbwatch_collector_dropped_values_total{collector,reason}`. A missing or null value emits nothing, never 0.',
+  '',
+];
