@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # cbwatch: Prometheus exporter for Couchbase Server, on Node.js 24 (the current LTS; Node 20 reached its end
-# of life in April 2026). cbwatch itself still runs on Node >= 20.15.
+# of life in April 2026). cbwatch itself still runs on Node >= 20.18.1 (what undici 7 needs).
 #   docker build --build-arg REVISION=$(git rev-parse HEAD) -t cbwatch .
 #   docker run -p 9420:9420 -v $PWD/cbwatch.yml:/etc/cbwatch/cbwatch.yml:ro \
 #     -v $PWD/cb-password:/run/secrets/cb-password:ro cbwatch

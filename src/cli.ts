@@ -23,7 +23,26 @@ import { commandRules } from './rules-command.js';
 
 type Out = (s: string) => void;
 
-const stdout: Out = (s) => void process.stdout.write(s);
+/**
+ * The CLI's stdout. A reader that goes away early (`cbwatch rules --list | head`) is not our error: on EPIPE
+ * the rest of the output is dropped quietly, where an unhandled 'error' event would print a stack trace.
+ */
+export function quietOnClosedPipe(stream: NodeJS.WriteStream): Out {
+  let listening = false;
+  let gone = false;
+  return (s) => {
+    if (!listening) {
+      listening = true;
+      stream.on('error', (e: NodeJS.ErrnoException) => {
+        if (e.code !== 'EPIPE') throw e;
+        gone = true;
+      });
+    }
+    if (!gone && !stream.destroyed) stream.write(s);
+  };
+}
+
+const stdout: Out = quietOnClosedPipe(process.stdout);
 const stderr: Out = (s) => void process.stderr.write(s);
 
 /** Resolves on the first SIGINT or SIGTERM. */

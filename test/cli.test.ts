@@ -220,3 +220,20 @@ describe('bin/cbwatch.js demo (a real process)', () => {
     }
   }, 60_000);
 });
+
+describe('bin/cbwatch.js with a reader that goes away (cbwatch … | head)', () => {
+  // The parent closes its end of the stdout pipe before the child has started, so every write of the child
+  // fails with EPIPE. It must exit as the command would have, without an 'error' stack trace on stderr.
+  for (const args of [['rules'], ['rules', '--list'], ['--help']]) {
+    it(`cbwatch ${args.join(' ')}: exits 0 with nothing on stderr`, async () => {
+      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child.stdout.destroy();
+      let err = '';
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+      expect(err).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+      expect(err).toBe('');
+      expect(code).toBe(0);
+    }, 30_000);
+  }
+});

@@ -10,7 +10,7 @@
 import { yamlText } from './gen-alerts.js';
 import type { Files } from './files.js';
 import { BUCKET_VAR, CLUSTER_VAR, EXPIRY_STEPS, OK_FAIL, ON_OFF_BAD, ON_OFF_GOOD, dashboardJson, jsonText } from './grafana.js';
-import type { DashboardSpec, DrillDown, Item, VariableSpec } from './grafana.js';
+import type { DashboardSpec, DrillDown, Item, ThresholdStep, VariableSpec } from './grafana.js';
 
 /** Selector fragments, so every query filters the same way. */
 const CL = 'couchbase_cluster=~"$couchbase_cluster"';
@@ -25,6 +25,19 @@ const DAY = 86400;
 /** Shown instead of "No data" by panels of a feature that is switched off. */
 const OFF = 'off';
 const PER_NODE_OFF = 'off (bucket_stats per_node: false)';
+
+/**
+ * Free share of the disks holding the data (storageTotals hdd), per cluster. Coloured at the defaults of
+ * CouchbaseDiskSpaceLow (20%) and CouchbaseDiskSpaceCritical (10%) in alerts/parameters.yml (a test compares them).
+ */
+const HDD = `${CL}, storage="hdd"`;
+const RAM = `${CL}, storage="ram"`;
+const DISK_FREE_RATIO = `couchbase_cluster_storage_free_bytes{${HDD}} / couchbase_cluster_storage_total_bytes{${HDD}}`;
+export const DISK_FREE_STEPS: readonly ThresholdStep[] = [
+  { color: 'red', value: null },
+  { color: 'orange', value: 0.1 },
+  { color: 'green', value: 0.2 },
+];
 
 const NODE_VAR: VariableSpec = {
   name: 'node',
@@ -76,7 +89,7 @@ const TO_CLUSTER_NODES: DrillDown = { title: 'Open the nodes of this cluster', u
 const overview: DashboardSpec = {
   uid: 'cbwatch-overview',
   title: 'Couchbase / Overview',
-  description: 'Every Couchbase cluster cbwatch watches at a glance: reachability, node health, firing alerts, certificate expiry, XDCR backlog and the exporter itself.',
+  description: 'Every Couchbase cluster cbwatch watches at a glance: reachability, node health, firing alerts, free disk space, certificate expiry, XDCR backlog and the exporter itself.',
   tags: ['couchbase', 'overview'],
   variables: [CLUSTER_VAR, BUCKET_VAR],
   items: [
@@ -86,6 +99,7 @@ const overview: DashboardSpec = {
       title: 'Clusters reachable',
       description: 'Clusters whose REST API answered cbwatch\'s latest polls (couchbase_up = 1).',
       unit: 'none',
+      w: 4,
       targets: [{ expr: `sum(couchbase_up{${CL}})` }],
     },
     {
@@ -93,6 +107,7 @@ const overview: DashboardSpec = {
       title: 'Clusters unreachable',
       description: 'Clusters cbwatch cannot reach (couchbase_up = 0): CouchbaseDown fires for them.',
       unit: 'none',
+      w: 4,
       colorByThreshold: true,
       thresholds: [{ color: 'green', value: null }, { color: 'red', value: 1 }],
       targets: [{ expr: `count(couchbase_up{${CL}} == 0) or vector(0)` }],
@@ -102,6 +117,7 @@ const overview: DashboardSpec = {
       title: 'Nodes not healthy',
       description: 'Nodes the cluster manager reports as unhealthy or warming up.',
       unit: 'none',
+      w: 4,
       colorByThreshold: true,
       thresholds: [{ color: 'green', value: null }, { color: 'red', value: 1 }],
       targets: [{ expr: `sum(couchbase_node_status{${CL}, status!="healthy"}) or vector(0)` }],
@@ -111,9 +127,24 @@ const overview: DashboardSpec = {
       title: 'Firing alerts',
       description: 'cbwatch alerts (Couchbase* and Cbwatch*) firing in this Prometheus.',
       unit: 'none',
+      w: 4,
       colorByThreshold: true,
       thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 1 }],
       targets: [{ expr: 'count(ALERTS{alertstate="firing", alertname=~"Couchbase.+|Cbwatch.+"}) or vector(0)' }],
+    },
+    {
+      type: 'stat',
+      title: 'Disk space free',
+      description:
+        'Share of the disk space holding the data that is free, summed over the nodes of each cluster (storageTotals hdd). Orange under 20% (CouchbaseDiskSpaceLow), red under 10% (CouchbaseDiskSpaceCritical). Click a value to open the nodes of that cluster.',
+      unit: 'percentunit',
+      min: 0,
+      max: 1,
+      colorByThreshold: true,
+      thresholds: DISK_FREE_STEPS,
+      targets: [{ expr: `min by (couchbase_cluster) (${DISK_FREE_RATIO})`, legendFormat: '{{couchbase_cluster}}' }],
+      drillDown: [TO_CLUSTER_NODES],
+      w: 8,
     },
     {
       type: 'bargauge',
@@ -682,7 +713,7 @@ const certificates: DashboardSpec = {
 const nodes: DashboardSpec = {
   uid: 'cbwatch-nodes',
   title: 'Couchbase / Nodes',
-  description: 'Per node, as the cluster manager reports it (nodes collector): status and membership, services, version and server group, CPU, memory, swap, disk used by data, views and indexes, and load.',
+  description: 'Per node, as the cluster manager reports it (nodes collector): status and membership, services, version and server group, CPU, memory, swap, disk used by data, views and indexes, and load; and per cluster, disk capacity and the data service quota given to buckets.',
   tags: ['couchbase', 'nodes'],
   variables: [CLUSTER_VAR, NODE_VAR],
   items: [
@@ -844,10 +875,61 @@ const nodes: DashboardSpec = {
       unit: 'bytes',
       targets: [{ expr: `couchbase_cluster_memory_quota_bytes{${CL}}`, legendFormat: '{{service}} ({{couchbase_cluster}})' }],
     },
-    // Free disk space needs capacity metrics (couchbase_cluster_storage_{total,used,free}_bytes{storage}, from
-    // /pools/default storageTotals), which another branch adds to the nodes collector: add the panels here once
-    // they are in the catalog (the dashboard tests check every name against it).
+    {
+      type: 'timeseries',
+      title: 'Data service quota given to buckets',
+      description:
+        'Per cluster (storageTotals ram, summed over the data service nodes; the node selection does not apply): the RAM quota given to buckets against the data service memory quota. At the quota, no bucket can be created or grown.',
+      unit: 'bytes',
+      w: 24,
+      targets: [
+        { expr: `couchbase_cluster_storage_quota_used_bytes{${RAM}}`, legendFormat: 'given to buckets {{couchbase_cluster}}' },
+        { expr: `couchbase_cluster_storage_quota_total_bytes{${RAM}}`, legendFormat: 'data service quota {{couchbase_cluster}}' },
+      ],
+    },
+    // The capacity panels are per cluster: /pools/default storageTotals sums the nodes, and no per-node
+    // capacity is exported (the node variable does not apply to them; their descriptions say so).
     { row: 'Disk' },
+    {
+      type: 'timeseries',
+      title: 'Disk space free',
+      description:
+        'Per cluster (storageTotals hdd, summed over the nodes; the node selection does not apply): share of the disk space holding the data that is free. Orange under 20% (CouchbaseDiskSpaceLow), red under 10% (CouchbaseDiskSpaceCritical). Compaction needs free space to run.',
+      unit: 'percentunit',
+      min: 0,
+      max: 1,
+      thresholds: DISK_FREE_STEPS,
+      w: 8,
+      targets: [{ expr: DISK_FREE_RATIO, legendFormat: '{{couchbase_cluster}}' }],
+    },
+    {
+      type: 'timeseries',
+      title: 'Disk space',
+      description:
+        'Per cluster (storageTotals hdd, summed over the nodes; the node selection does not apply): size of the file systems holding the data paths, the space in use on them and the space free.',
+      unit: 'bytes',
+      w: 8,
+      targets: [
+        { expr: `couchbase_cluster_storage_total_bytes{${HDD}}`, legendFormat: 'total {{couchbase_cluster}}' },
+        { expr: `couchbase_cluster_storage_used_bytes{${HDD}}`, legendFormat: 'used {{couchbase_cluster}}' },
+        { expr: `couchbase_cluster_storage_free_bytes{${HDD}}`, legendFormat: 'free {{couchbase_cluster}}' },
+      ],
+    },
+    {
+      type: 'timeseries',
+      title: 'Disk used by Couchbase and by other files',
+      description:
+        'Per cluster (storageTotals hdd, summed over the nodes; the node selection does not apply): space used by Couchbase data, and the rest of the used space (logs, other software). A growing "other" share is not solved by compaction.',
+      unit: 'bytes',
+      w: 8,
+      targets: [
+        { expr: `couchbase_cluster_storage_used_by_data_bytes{${HDD}}`, legendFormat: 'Couchbase data {{couchbase_cluster}}' },
+        {
+          expr: `couchbase_cluster_storage_used_bytes{${HDD}} - couchbase_cluster_storage_used_by_data_bytes{${HDD}}`,
+          legendFormat: 'other {{couchbase_cluster}}',
+        },
+      ],
+    },
     {
       type: 'timeseries',
       title: 'Data files on disk',

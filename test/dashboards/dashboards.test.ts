@@ -10,6 +10,7 @@ import { parse } from 'yaml';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { staleFiles } from '../../src/tools/files.js';
 import { DASHBOARDS, renderDashboards } from '../../src/tools/gen-dashboards.js';
+import { loadParameters } from '../../src/tools/alert-config.js';
 import { DS_INPUT, GRAFANA_MIN_VERSION, SCHEMA_VERSION, SHARED_TAG } from '../../src/tools/grafana.js';
 import type { Json } from '../../src/tools/grafana.js';
 
@@ -305,4 +306,47 @@ describe('disabled features show "off", not "No data"', () => {
     it(`${uid} / ${title}`, () => {
       expect(panel(uid, title)?.fieldConfig.defaults.noValue).toMatch(/^off\b/);
     });
+});
+
+describe('disk space panels follow the alerts', () => {
+  // The alerts' defaults (alerts/parameters.yml), read here rather than from the generator.
+  const params = loadParameters();
+  const low = (params.CouchbaseDiskSpaceLow?.thresholdPercent as number) / 100;
+  const critical = (params.CouchbaseDiskSpaceCritical?.thresholdPercent as number) / 100;
+  interface StepPanel extends LinkPanel {
+    fieldConfig: { defaults: { links?: { url: string }[]; unit?: string; thresholds?: { steps: { color: string; value: number | null }[] } } };
+  }
+  const freeRatio = /couchbase_cluster_storage_free_bytes\{[^}]*storage="hdd"[^}]*\}\s*\/\s*couchbase_cluster_storage_total_bytes\{[^}]*storage="hdd"/;
+  const ratioPanels = dashboards.flatMap(({ d }) =>
+    (d.panels as unknown as StepPanel[]).filter((p) => p.targets?.some((t) => freeRatio.test(t.expr))).map((p) => ({ uid: d.uid, p })),
+  );
+
+  it('the Overview and the Nodes dashboard show the free share', () => {
+    expect(ratioPanels.map(({ uid }) => uid).sort()).toEqual(['cbwatch-nodes', 'cbwatch-overview']);
+    expect(low).toBe(0.2);
+    expect(critical).toBe(0.1);
+  });
+
+  for (const { uid, p } of ratioPanels)
+    it(`${uid} / ${p.title}: red under the critical threshold, orange under the low one, in percent`, () => {
+      expect(p.fieldConfig.defaults.unit).toBe('percentunit');
+      expect(p.fieldConfig.defaults.thresholds?.steps).toEqual([
+        { color: 'red', value: null },
+        { color: 'orange', value: critical },
+        { color: 'green', value: low },
+      ]);
+    });
+
+  it('the Overview disk stat opens the Nodes dashboard of the clicked cluster', () => {
+    const stat = ratioPanels.find(({ uid }) => uid === 'cbwatch-overview')?.p;
+    expect(stat?.type).toBe('stat');
+    expect(stat?.fieldConfig.defaults.links?.map((l) => l.url)).toEqual([expect.stringMatching(/^\/d\/cbwatch-nodes\?.*var-couchbase_cluster=\$\{__field\.labels\.couchbase_cluster:percentencode\}/)]);
+  });
+
+  it('the Nodes dashboard has hdd used, free, total, used by data, and the ram quota used against its total', () => {
+    const nodes = dashboards.find(({ d }) => d.uid === 'cbwatch-nodes')?.d as Dashboard;
+    const exprs = nodes.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
+    for (const f of ['total', 'used', 'free', 'used_by_data']) expect(exprs).toMatch(new RegExp(`couchbase_cluster_storage_${f}_bytes\\{[^}]*storage="hdd"`));
+    for (const f of ['quota_used', 'quota_total']) expect(exprs).toMatch(new RegExp(`couchbase_cluster_storage_${f}_bytes\\{[^}]*storage="ram"`));
+  });
 });
