@@ -14,6 +14,8 @@ import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './log.js';
+import { setAnswerBudget } from './couchbase/client.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
 import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
@@ -67,6 +69,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   }
   // loadConfig refuses a configuration without clusters unless it receives webhooks; a shard may still hold
   // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
+  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: config.log.level, format: config.log.format });
   if (config.clusters.length === 0) {
     log.warn(
@@ -85,6 +88,7 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
     return 0;
   }
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
+  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);
 }

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'CBW_ERR_NOT_FOUND'
   | 'CBW_ERR_SCHEMA'
   | 'CBW_ERR_TOO_LARGE'
+  | 'CBW_ERR_BUDGET'
   | 'CBW_ERR_ABORTED'
   | 'CBW_ERR_CONFIG';
 
@@ -93,6 +94,13 @@ export class AbortedError extends RequestError {
 export class TooLargeError extends RequestError {
   constructor(request: RequestDescription, limit: number) {
     super('CBW_ERR_TOO_LARGE', request, `response body larger than the ${limit}-byte cap`);
+  }
+}
+
+/** The process-wide budget for buffered answers is spent: this answer would push it past its cap. */
+export class BudgetError extends RequestError {
+  constructor(request: RequestDescription, budget: number) {
+    super('CBW_ERR_BUDGET', request, `answer dropped: buffered answers would exceed the process-wide ${budget}-byte budget`);
   }
 }
 
