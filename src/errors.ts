@@ -2,6 +2,8 @@
  * One error base class with stable codes. Match on `code`, never on message text.
  * Messages carry method, URL (credentials stripped) and status, never a secret.
  */
+import { redact } from './redact.js';
+
 export type ErrorCode =
   | 'CBW_ERR_HTTP'
   | 'CBW_ERR_TIMEOUT'
@@ -17,10 +19,13 @@ export type ErrorCode =
 
 export class CbwError extends Error {
   readonly code: ErrorCode;
+  /** The message without any text quoted from an upstream answer: what a public page may show. */
+  brief: string;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
+    this.brief = message;
   }
 }
 
@@ -51,9 +56,14 @@ export class RequestError extends CbwError {
 }
 
 export class HttpStatusError extends RequestError {
+  /**
+   * @param detail an excerpt of the answer's body, which must already have passed the redactor
+   *   (src/redact.ts): it is shown in logs and by `cbwatch check`, never on the landing page (see `brief`).
+   */
   constructor(request: RequestDescription, status: number, detail = 'unexpected status', options?: { cause?: unknown }) {
     const code: ErrorCode = status === 404 ? 'CBW_ERR_NOT_FOUND' : 'CBW_ERR_HTTP';
     super(code, request, detail, status, options);
+    this.brief = `${request.method} ${request.url}: ${status} ${status === 404 ? 'not found' : 'unexpected status'}`;
   }
 }
 
@@ -120,8 +130,13 @@ export function isCbwError(err: unknown): err is CbwError {
   return err instanceof CbwError;
 }
 
-/** Short text for logs, the landing page and `cbwatch check`. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
+/**
+ * Short text for logs and `cbwatch check` (upstream excerpts in it are redacted). With `{ public: true }`,
+ * for the landing page: the code and the reason, no upstream text at all.
+ */
+export function describeError(err: unknown, opts: { public?: boolean } = {}): string {
+  if (err instanceof CbwError) return opts.public === true ? `${err.code}: ${err.brief}` : err.message;
+  // Other errors are cbwatch's own words (a collector's check), passed through the redactor all the same.
+  if (err instanceof Error) return opts.public === true ? redact(err.message) : err.message;
+  return opts.public === true ? redact(String(err)) : String(err);
 }

@@ -13,6 +13,7 @@
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { processRedactor } from '../redact.js';
 import { resolveCollectors } from './defaults.js';
 import type { Flags, LogFormat, LogLevel } from './flags.js';
 import { LOG_FORMATS, LOG_LEVELS } from './flags.js';
@@ -387,6 +388,11 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   }
 
   if (problems.length > 0) throw linesToConfigError(fileName, problems);
+
+  // Every secret the configuration holds is known to the redactor before any upstream text is shown.
+  for (const c of clusters) processRedactor.addCredentials(c.username, c.password);
+  processRedactor.add(syncGateway?.token);
+  for (const hash of Object.values(settings?.basicAuthUsers ?? {})) processRedactor.add(hash);
 
   return {
     file: configFile?.value,

@@ -22,6 +22,8 @@ import {
   TooLargeError,
 } from '../errors.js';
 import type { RequestDescription } from '../errors.js';
+import { processRedactor, safeExcerpt } from '../redact.js';
+import type { Redactor } from '../redact.js';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -224,6 +226,8 @@ interface Shared {
   readonly connect: Record<string, unknown>;
   readonly maxBytes: number;
   readonly budget: ByteBudget;
+  /** The process's secrets plus this client's own credentials. */
+  readonly redactor: Redactor;
 }
 
 class Client implements CouchbaseClient {
@@ -294,7 +298,9 @@ class Client implements CouchbaseClient {
       try {
         body = JSON.parse(raw.text);
       } catch (err) {
-        throw new SchemaError(desc, 'body is not valid JSON', raw.status, { cause: err });
+        // Not kept as the cause: V8's SyntaxError quotes the body, which may hold a secret.
+        const at = /position \d+/.exec((err as Error).message)?.[0];
+        throw new SchemaError(desc, `body is not valid JSON${at === undefined ? '' : ` (${at})`}`, raw.status);
       }
       const parsed = schema.safeParse(body);
       if (!parsed.success) {
@@ -345,7 +351,7 @@ class Client implements CouchbaseClient {
         raw = await this.send(origin, fullPath, method, options, desc, signal, held);
         status = raw.status;
         const allowed = options.allowStatus ?? [];
-        if ((raw.status < 200 || raw.status >= 300) && !allowed.includes(raw.status)) throw statusError(desc, raw);
+        if ((raw.status < 200 || raw.status >= 300) && !allowed.includes(raw.status)) throw statusError(desc, raw, this.shared.redactor);
       } catch (err) {
         error = err instanceof RequestError ? err : new NetworkError(desc, 'unexpected failure', { cause: err });
         throw error;
@@ -465,10 +471,10 @@ function nextTurn(): Promise<void> {
   return turn;
 }
 
-function statusError(desc: RequestDescription, raw: RawResponse): RequestError {
+function statusError(desc: RequestDescription, raw: RawResponse, redactor: Redactor): RequestError {
   if (raw.status === 401) return new AuthError(desc);
-  if (raw.status === 403) return new ForbiddenError(desc, permissionsOf(raw.text));
-  return new HttpStatusError(desc, raw.status, briefBody(raw.text));
+  if (raw.status === 403) return new ForbiddenError(desc, permissionsOf(raw.text).map((p) => redactor.redact(p)));
+  return new HttpStatusError(desc, raw.status, briefBody(raw.text, redactor));
 }
 
 /** The `permissions` array of a Couchbase 403 body, or [] when there is none. */
@@ -485,11 +491,10 @@ export function permissionsOf(text: string): string[] {
   return [];
 }
 
-/** A short, single-line excerpt of an error body (Couchbase puts the reason there). */
-function briefBody(text: string): string {
-  const t = text.replace(/\s+/g, ' ').trim();
-  if (t === '') return 'unexpected status';
-  return t.length > 160 ? `${t.slice(0, 157)}...` : t;
+/** A short, single-line, redacted excerpt of an error body (Couchbase puts the reason there). */
+function briefBody(text: string, redactor: Redactor): string {
+  const t = safeExcerpt(text, redactor);
+  return t === '' ? 'unexpected status' : t;
 }
 
 /** The error for a request whose signal fired: the poll's deadline (a timeout) or a shutdown. */
@@ -543,6 +548,7 @@ export function createClient(settings: ClientSettings): CouchbaseClient {
     connect,
     maxBytes: settings.maxResponseBytes ?? 64 * 1024 * 1024,
     budget: settings.budget ?? processBudget,
+    redactor: processRedactor.with((r) => r.addCredentials(settings.username, settings.password)),
   };
   return new Client(shared, {});
 }

@@ -90,7 +90,7 @@ export class SnapshotStore {
       cluster,
       collector: outcome.collector,
       ok: outcome.ok,
-      lastError: outcome.ok ? undefined : describeError(outcome.error),
+      lastError: outcome.ok ? undefined : describeError(outcome.error, { public: true }),
       lastDurationSeconds: outcome.durationSeconds,
       lastSuccessAt: outcome.ok ? outcome.finishedAt : prev?.lastSuccessAt,
       lastPollAt: outcome.finishedAt,
