@@ -89,7 +89,20 @@ export class Scheduler {
       }, jitter);
       this.timers.add(timer);
     }
-    this.ticker = cron.schedule('* * * * * *', () => this.tick(), { name: 'cbwatch-scheduler', noOverlap: false });
+    // node-cron's own logger writes ANSI-coloured lines to the console, which would break a JSON log; a late
+    // tick is harmless (the next one starts whatever is due), so it is only worth a debug line.
+    const cronLog = this.deps.log.child({ component: 'cron' });
+    this.ticker = cron.schedule('* * * * * *', () => this.tick(), {
+      name: 'cbwatch-scheduler',
+      noOverlap: false,
+      logger: {
+        info: (m) => cronLog.debug(m),
+        warn: (m) => cronLog.debug(m),
+        error: (m, err) => cronLog.error({ err: err ?? m }, typeof m === 'string' ? m : 'scheduler tick failed'),
+        debug: (m) => cronLog.debug(typeof m === 'string' ? m : { err: m }),
+      },
+    });
+    this.ticker.on('execution:missed', (ctx) => cronLog.debug({ slot: ctx.date.toISOString() }, 'scheduler tick ran late'));
   }
 
   /** Start every job that is due and not already running. */
@@ -149,8 +162,8 @@ export class Scheduler {
       job.log.warn({ permissions: err.permissions, role: job.collector.role }, `collector lacks a permission; grant the role "${job.collector.role}"`);
     }
     // Log a failure when it starts or changes; repeats of the same failure go to debug.
-    if (text !== job.lastErrorText) job.log.warn({ err: { code: err?.code, message: text }, ...fields }, 'poll failed');
-    else job.log.debug({ err: { code: err?.code, message: text } }, 'poll failed again');
+    if (text !== job.lastErrorText) job.log.warn({ err: outcome.error, ...fields }, 'poll failed');
+    else job.log.debug({ err: outcome.error }, 'poll failed again');
     job.lastErrorText = text;
   }
 
