@@ -49,6 +49,7 @@ async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> 
     ...(server.https ? { https: server.https } : {}),
     ...(server.authorize ? { authorize: server.authorize } : {}),
     ...(server.checkClientCertificate ? { checkClientCertificate: server.checkClientCertificate } : {}),
+    ...(server.rateLimit ? { rateLimit: server.rateLimit } : {}),
   });
 }
 

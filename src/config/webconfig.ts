@@ -23,6 +23,7 @@ import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { z } from 'zod';
+import { tryParseGoDuration } from '../couchbase/goduration.js';
 import { ConfigError } from '../errors.js';
 import { parseYamlFile, zodIssuesToConfigError } from './yamlfile.js';
 
@@ -67,6 +68,21 @@ export const webConfigSchema = z.strictObject({
       path: ['max_version'],
     })
     .optional(),
+  rate_limit: z
+    .strictObject({
+      /** Time between two requests (a Go duration: 1s, 100ms); 0 turns the limiter off. */
+      interval: z.union([z.string(), z.number()], { error: 'expected a duration such as 1s' }).transform((v, ctx) => {
+        const sec = typeof v === 'number' ? v : tryParseGoDuration(v);
+        if (sec === undefined || sec < 0) {
+          ctx.addIssue({ code: 'custom', message: `invalid duration ${JSON.stringify(v)} (use e.g. 1s, 100ms; 0 turns the limiter off)` });
+          return z.NEVER;
+        }
+        return sec * 1000;
+      }),
+      burst: z.number({ error: 'expected a whole number' }).int('expected a whole number').min(0, 'must not be negative'),
+    })
+    .refine((r) => r.interval === 0 || r.burst > 0, { message: 'burst 0 with a non-zero interval would refuse every request', path: ['burst'] })
+    .optional(),
   basic_auth_users: z
     .record(
       z.string().min(1, 'user name must not be empty').refine((u) => !u.includes(':'), 'user name must not contain ":"'),
@@ -94,6 +110,8 @@ export interface WebSettings {
   readonly tls: WebTlsSettings | undefined;
   /** user → bcrypt hash; undefined or empty: no basic auth. */
   readonly basicAuthUsers: Readonly<Record<string, string>> | undefined;
+  /** `rate_limit`: a token bucket over every request; undefined (or interval 0): off. */
+  readonly rateLimit?: { readonly intervalMs: number; readonly burst: number } | undefined;
 }
 
 function readPem(file: string, key: string, what: string): Buffer {
@@ -141,7 +159,8 @@ export function loadWebConfig(file: string): WebSettings {
   if (users !== undefined && Object.keys(users).length > 0 && !bcryptAvailable()) {
     throw new ConfigError(`${file}: basic_auth_users needs the "bcryptjs" package, which is not installed`);
   }
-  return { file, tls, basicAuthUsers: users };
+  const rl = cfg.rate_limit;
+  return { file, tls, basicAuthUsers: users, rateLimit: rl === undefined || rl.interval === 0 ? undefined : { intervalMs: rl.interval, burst: rl.burst } };
 }
 
 /** Options for `fastify({ https })` / `https.createServer`. */
@@ -216,15 +235,30 @@ async function defaultCompare(password: string, hash: string): Promise<boolean> 
 const DUMMY_HASH = '$2b$10$CwTycUXWue0Thq9StjUM0uJ8Ue7XJ9nGxfoz5v7hW4tBqj4V4hZwK';
 
 /**
- * bcrypt costs ~50–100 ms per check; Prometheus scrapes every few seconds with the same credentials. Like
- * the exporter-toolkit, remember successful checks, keyed by a digest of (user, password, hash) so nothing
- * reversible stays in memory and a changed hash invalidates the entry.
+ * bcrypt costs ~50–100 ms of CPU per check, on the thread that answers HTTP. As the exporter-toolkit does:
+ * remember every outcome — successes, so scrapes do not pay it each time, and failures, so a flood of one
+ * wrong password costs one compare — and run compares one at a time, so a flood of distinct wrong passwords
+ * queues (bounded by --web.max-requests) instead of starving everything else. Entries are keyed by a SHA-256
+ * digest of the Authorization header and the user's hash: no plaintext is kept, and a changed hash misses.
  */
-const verified = new Map<string, true>();
-const VERIFIED_MAX = 100;
+const remembered = new Map<string, boolean>();
+const REMEMBERED_MAX = 1024;
+let compareChain: Promise<unknown> = Promise.resolve();
 
-function cacheKey(user: string, password: string, hash: string): string {
-  return createHash('sha256').update(user).update('\0').update(password).update('\0').update(hash).digest('base64');
+function cacheKey(header: string, hash: string): string {
+  return createHash('sha256').update(header).update('\0').update(hash).digest('base64');
+}
+
+function remember(key: string, ok: boolean): void {
+  if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
+  remembered.set(key, ok);
+}
+
+/** One compare at a time across the process. */
+function serialized(fn: () => Promise<boolean>): Promise<boolean> {
+  const run = compareChain.then(fn, fn);
+  compareChain = run.catch(() => undefined);
+  return run;
 }
 
 /**
@@ -247,15 +281,23 @@ export async function verifyBasicAuth(
   const password = decoded.slice(colon + 1);
   const known = Object.hasOwn(users, user);
   const hash = known ? (users[user] as string) : DUMMY_HASH;
-  const key = cacheKey(user, password, hash);
-  if (known && verified.has(key)) return true;
-  const ok = await compare(password, hash);
-  if (ok && known) {
-    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
-    verified.set(key, true);
+  const key = cacheKey(header, hash);
+  const hit = remembered.get(key);
+  if (hit !== undefined) {
+    // Refresh its place: a busy scraper's entry is never the one evicted.
+    remembered.delete(key);
+    remembered.set(key, hit);
+    return hit;
   }
-  // An unknown user ran a full compare too, so timing does not tell which user names exist.
-  return ok && known;
+  // An unknown user runs a full compare too, so timing does not tell which user names exist. The cache is
+  // looked at again once this request's turn comes: the same header may have been checked while it waited.
+  return serialized(async () => {
+    const settled = remembered.get(key);
+    if (settled !== undefined) return settled;
+    const ok = (await compare(password, hash)) && known;
+    remember(key, ok);
+    return ok;
+  });
 }
 
 export interface WebServerOptions {
@@ -268,6 +310,8 @@ export interface WebServerOptions {
    * handshake: call with the request's socket and refuse the request (403) when it returns a reason.
    */
   readonly checkClientCertificate?: (socket: TLSSocket) => string | undefined;
+  /** `rate_limit` */
+  readonly rateLimit?: { readonly intervalMs: number; readonly burst: number };
 }
 
 /** What the HTTP server needs from a loaded web config file. */
@@ -280,10 +324,11 @@ export function webConfigToServerOptions(web: WebSettings | undefined): WebServe
     ...(tls === undefined ? {} : { https: httpsOptions(tls) }),
     ...(users === undefined || Object.keys(users).length === 0 ? {} : { authorize: (header: string | undefined) => verifyBasicAuth(users, header) }),
     ...(perRequest ? { checkClientCertificate: (socket: TLSSocket) => checkClientCertificate(tls, socket) } : {}),
+    ...(web.rateLimit === undefined ? {} : { rateLimit: web.rateLimit }),
   };
 }
 
-/** For tests: forget remembered successful checks. */
+/** For tests: forget remembered checks. */
 export function clearBasicAuthCache(): void {
-  verified.clear();
+  remembered.clear();
 }

@@ -165,16 +165,33 @@ describe('verifyBasicAuth', () => {
     expect(calls[0]![1]).not.toBe(HASH);
   });
 
-  it('remembers a successful check, but not a failed one', async () => {
+  it('remembers successful and failed checks alike', async () => {
     await verifyBasicAuth(users, header('prometheus', 'right'), compare);
     await verifyBasicAuth(users, header('prometheus', 'right'), compare);
     expect(calls).toHaveLength(1);
-    await verifyBasicAuth(users, header('prometheus', 'wrong'), compare);
-    await verifyBasicAuth(users, header('prometheus', 'wrong'), compare);
-    expect(calls).toHaveLength(3);
+    expect(await verifyBasicAuth(users, header('prometheus', 'wrong'), compare)).toBe(false);
+    expect(await verifyBasicAuth(users, header('prometheus', 'wrong'), compare)).toBe(false);
+    expect(calls).toHaveLength(2);
+    expect(await verifyBasicAuth(users, header('prometheus', 'right'), compare)).toBe(true);
+    expect(calls).toHaveLength(2);
     // A changed hash for the same user is checked again.
     await verifyBasicAuth({ prometheus: '$2b$10$' + 'b'.repeat(53) }, header('prometheus', 'right'), compare);
-    expect(calls).toHaveLength(4);
+    expect(calls).toHaveLength(3);
+  });
+
+  it('runs compares one at a time', async () => {
+    let running = 0;
+    let most = 0;
+    const slow = async (p: string, h: string) => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      return compare(p, h);
+    };
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => verifyBasicAuth(users, header('prometheus', `wrong-${i}`), slow)));
+    expect(results.every((r) => r === false)).toBe(true);
+    expect(most).toBe(1);
   });
 
   it.runIf(hasBcrypt)('uses bcryptjs when installed', async () => {
