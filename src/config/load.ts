@@ -295,6 +295,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       connectTimeout: raw.connect_timeout,
       requestTimeout: raw.request_timeout,
       maxResponseBytes: raw.max_response_bytes,
+      probeInterval: raw.probe_interval,
       collectors,
     });
   }

@@ -32,6 +32,8 @@ export interface ClusterConfig {
   readonly connectTimeout: number;
   readonly requestTimeout: number;
   readonly maxResponseBytes: number;
+  /** Period of the reachability probe behind `couchbase_up`, ms; default 15 s. */
+  readonly probeInterval?: number;
   readonly collectors: ResolvedCollectors;
 }
 

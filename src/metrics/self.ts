@@ -10,7 +10,7 @@ import type { FamilyDef } from './family.js';
 const X = 'exporter';
 
 export const SELF = {
-  up: defineFamily(X, 'couchbase_up', 'gauge', 'Whether the last poll of the cluster reached its REST API (1) or not (0): any collector got a 2xx answer in its latest poll.', ['couchbase_cluster']),
+  up: defineFamily(X, 'couchbase_up', 'gauge', 'Whether the cluster\'s REST API answers (1) or not (0): the latest reachability probe (an authenticated GET /pools/default/nodeServices every probe_interval, default 15s) got a 2xx answer in time.', ['couchbase_cluster']),
   buildInfo: defineFamily(X, 'cbwatch_build_info', 'gauge', 'Build information of the running cbwatch, value 1.', ['version', 'revision', 'nodejs_version'], 'info'),
   collectorSuccess: defineFamily(X, 'cbwatch_collector_success', 'gauge', 'Whether the latest poll of the collector succeeded (1) or failed (0).', ['couchbase_cluster', 'collector']),
   collectorDuration: defineFamily(X, 'cbwatch_collector_duration_seconds', 'gauge', 'Wall time of the latest poll of the collector.', ['couchbase_cluster', 'collector'], 'seconds'),

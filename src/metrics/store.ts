@@ -37,6 +37,8 @@ export class SnapshotStore {
   private readonly sets = new Map<string, SampleSet>();
   private readonly statuses = new Map<string, CollectorStatus>();
   private readonly clusterOrder: string[] = [];
+  /** Latest reachability probe per cluster (the scheduler's own small job). */
+  private readonly probes = new Map<string, boolean>();
   private v = 0;
 
   private readonly listeners: Array<() => void> = [];
@@ -104,10 +106,18 @@ export class SnapshotStore {
     this.changed();
   }
 
+  /** The outcome of a cluster's reachability probe: it alone decides `couchbase_up` once it has run. */
+  recordProbe(cluster: string, reached: boolean): void {
+    if (this.probes.get(cluster) === reached) return;
+    this.probes.set(cluster, reached);
+    this.changed();
+  }
+
   /** Forget everything of a cluster (it left the configuration). */
   dropCluster(cluster: string): void {
     for (const k of [...this.sets.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.sets.delete(k);
     for (const k of [...this.statuses.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.statuses.delete(k);
+    this.probes.delete(cluster);
     const i = this.clusterOrder.indexOf(cluster);
     if (i >= 0) this.clusterOrder.splice(i, 1);
     this.changed();
@@ -152,6 +162,9 @@ export class SnapshotStore {
       for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
       up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
     }
+    // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,
+    // minutes for the slow ones) only stand in before the first probe.
+    for (const [cluster, reached] of this.probes) up.set(cluster, reached);
     for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);
     return s;
   }

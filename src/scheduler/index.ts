@@ -4,6 +4,7 @@
  * itself, each bounded by its timeout. A node-cron task ticks every second and starts the jobs that are due.
  */
 import cron from 'node-cron';
+import { z } from 'zod';
 import type { ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import { runPoll } from '../collectors/context.js';
@@ -40,8 +41,15 @@ interface Job {
   warnedPermissions: boolean;
 }
 
+/** Default period of the reachability probe behind `couchbase_up`. */
+export const DEFAULT_PROBE_INTERVAL_MS = 15_000;
+/** A cheap authenticated call every role can make: its 2xx says the REST API answers with our credentials. */
+export const PROBE_ROUTE = '/pools/default/nodeServices';
+const probeSchema = z.unknown();
+
 export class Scheduler {
   private readonly jobs: Job[] = [];
+  private readonly probeTimers = new Set<NodeJS.Timeout>();
   private ticker: ScheduledTask | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly stopping = new AbortController();
@@ -92,6 +100,7 @@ export class Scheduler {
     // node-cron's own logger writes ANSI-coloured lines to the console, which would break a JSON log; a late
     // tick is harmless (the next one starts whatever is due), so it is only worth a debug line.
     const cronLog = this.deps.log.child({ component: 'cron' });
+    for (const cluster of this.deps.clusters) this.startProbe(cluster);
     this.ticker = cron.schedule('* * * * * *', () => this.tick(), {
       name: 'cbwatch-scheduler',
       noOverlap: false,
@@ -103,6 +112,40 @@ export class Scheduler {
       },
     });
     this.ticker.on('execution:missed', (ctx) => cronLog.debug({ slot: ctx.date.toISOString() }, 'scheduler tick ran late'));
+  }
+
+  /**
+   * `couchbase_up` comes from a probe of its own, not from the collectors: with 5-minute collectors, their last
+   * answer could keep it at 1 for minutes after the cluster died. One small request per probe interval, never
+   * overlapping itself, bounded by the interval and the request timeout.
+   */
+  private startProbe(cluster: ClusterConfig): void {
+    const client = this.deps.clients.get(cluster.name);
+    if (!client) return;
+    const every = cluster.probeInterval ?? DEFAULT_PROBE_INTERVAL_MS;
+    let running = false;
+    const probe = async (): Promise<void> => {
+      if (running || this.stopping.signal.aborted) return;
+      running = true;
+      try {
+        const deadline = AbortSignal.timeout(Math.min(every, cluster.requestTimeout));
+        const signal = AbortSignal.any([deadline, this.stopping.signal]);
+        let ok = false;
+        try {
+          await client.getJson(PROBE_ROUTE, {}, probeSchema, { signal });
+          ok = true;
+        } catch (err) {
+          this.deps.log.debug({ couchbase_cluster: cluster.name, err }, 'reachability probe failed');
+        }
+        if (!this.stopping.signal.aborted) this.deps.store.recordProbe(cluster.name, ok);
+      } finally {
+        running = false;
+      }
+    };
+    void probe();
+    const timer = setInterval(() => void probe(), every);
+    timer.unref();
+    this.probeTimers.add(timer);
   }
 
   /** Start every job that is due and not already running. */
@@ -178,6 +221,8 @@ export class Scheduler {
     await this.ticker?.destroy();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    for (const t of this.probeTimers) clearInterval(t);
+    this.probeTimers.clear();
     this.stopping.abort(new Error('shutting down'));
     await Promise.all(this.jobs.map((j) => j.running));
   }
