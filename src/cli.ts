@@ -142,7 +142,14 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     clusters: [defaultClusterConfig({ name: 'demo', url: simUrl, username: users.admin.username, password: users.admin.password, collectors })],
   };
   const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
-  const daemon = await startDaemon({ config, logger: log });
+  let daemon: Daemon;
+  try {
+    daemon = await startDaemon({ config, logger: log });
+  } catch (err) {
+    // The simulator already listens: without closing it the process would hang instead of exiting 1.
+    await sim.close();
+    throw err;
+  }
   const stops: Array<() => Promise<void>> = [() => sim.close()];
   out(`\ncbwatch ${packageVersion()} demo\n`);
   out(`  exporter:   ${daemon.url}/        (landing page)\n`);
@@ -203,6 +210,11 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
     if (e instanceof ConfigError) {
       err(`cbwatch: configuration error: ${e.message}\n`);
       return 2;
+    }
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      err(`cbwatch: cannot listen: ${(e as Error).message} (choose another --web.listen-address)\n`);
+      return 1;
     }
     err(`cbwatch: ${(e as Error).message}\n`);
     return 1;

@@ -91,7 +91,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const app = buildApp(deps);
   // A backlog as deep as the system allows (Go servers, node_exporter among them, use somaxconn): a burst of
   // connections waits to be accepted, and refused with 503 beyond --web.max-requests, instead of being reset.
-  await app.listen({ host: config.web.listenHost, port: config.web.listenPort, backlog: 4096 });
+  try {
+    await app.listen({ host: config.web.listenHost, port: config.web.listenPort, backlog: 4096 });
+  } catch (err) {
+    // Nothing may keep the process alive after a failed start (EADDRINUSE): the caller exits 1.
+    await app.close().catch(() => undefined);
+    await Promise.all([...clients.values()].map((c) => c.close()));
+    throw err;
+  }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.web.listenPort;
   const shownHost = config.web.listenHost === '0.0.0.0' || config.web.listenHost === '::' ? '127.0.0.1' : config.web.listenHost;

@@ -214,3 +214,28 @@ describe('bin/cbwatch.js demo (a real process)', () => {
     }
   }, 60_000);
 });
+
+describe('bin/cbwatch.js with its port taken (a real process)', () => {
+  it.each(['demo', 'run'])('%s exits 1 with the reason instead of hanging', async (command) => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const args = command === 'run' ? ['--couchbase.url', simUrl, '--couchbase.username', 'Administrator'] : [];
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), command, '--web.listen-address', `127.0.0.1:${port}`, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CBWATCH_COUCHBASE_PASSWORD: sim.ctx.options.users.admin.password },
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', () => undefined);
+    try {
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      expect(code).toBe(1);
+      expect(err).toContain('EADDRINUSE');
+    } finally {
+      child.kill('SIGKILL');
+      blocker.close();
+    }
+  }, 30_000);
+});

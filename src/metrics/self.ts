@@ -19,6 +19,7 @@ export const SELF = {
   collectorRequests: defineFamily(X, 'cbwatch_collector_requests', 'gauge', 'Requests the latest poll of the collector made to Couchbase (request planning: tasks, remote clusters, replications x stats).', ['couchbase_cluster', 'collector']),
   collectorSkipped: defineFamily(X, 'cbwatch_collector_skipped_items', 'gauge', 'Items the latest poll skipped because they did not parse or no longer exist (logged at debug).', ['couchbase_cluster', 'collector', 'reason']),
   collectorApplicable: defineFamily(X, 'cbwatch_collector_applicable', 'gauge', 'Whether the collector applies to the cluster (0 when e.g. the cluster runs no Search service).', ['couchbase_cluster', 'collector']),
+  collectorBackoff: defineFamily(X, 'cbwatch_collector_backoff_seconds', 'gauge', 'How long the collector\'s next poll is put off beyond its interval because its polls keep hitting their deadline (doubling per timeout, at most 4 intervals, so polls are at most 5 intervals apart); 0 after a poll that finished.', ['couchbase_cluster', 'collector'], 'seconds'),
   httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
   httpDuration: defineFamily(X, 'cbwatch_http_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
 } as const;

@@ -37,6 +37,8 @@ export class SnapshotStore {
   private readonly sets = new Map<string, SampleSet>();
   private readonly statuses = new Map<string, CollectorStatus>();
   private readonly clusterOrder: string[] = [];
+  /** Extra delay of each (cluster, collector)'s next poll, seconds (the scheduler's timeout backoff). */
+  private readonly backoffs = new Map<string, number>();
   /** Latest reachability probe per cluster (the scheduler's own small job). */
   private readonly probes = new Map<string, boolean>();
   private v = 0;
@@ -106,6 +108,14 @@ export class SnapshotStore {
     this.changed();
   }
 
+  /** The scheduler's backoff for a collector whose polls keep timing out (0: none). */
+  recordBackoff(cluster: string, collector: string, seconds: number): void {
+    const k = key(cluster, collector);
+    if (this.backoffs.get(k) === seconds) return;
+    this.backoffs.set(k, seconds);
+    this.changed();
+  }
+
   /** The outcome of a cluster's reachability probe: it alone decides `couchbase_up` once it has run. */
   recordProbe(cluster: string, reached: boolean): void {
     if (this.probes.get(cluster) === reached) return;
@@ -160,6 +170,7 @@ export class SnapshotStore {
       s.add(SELF.collectorRequests, l, st.requests);
       s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
       for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
+      s.add(SELF.collectorBackoff, l, this.backoffs.get(key(st.cluster, st.collector)) ?? 0);
       up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
     }
     // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,

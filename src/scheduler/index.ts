@@ -39,6 +39,17 @@ interface Job {
   running: Promise<void> | undefined;
   lastErrorText: string | undefined;
   warnedPermissions: boolean;
+  /** Polls in a row that hit their deadline. */
+  timeouts: number;
+}
+
+/** Polls of a collector that keep timing out are at most this many intervals apart. */
+export const MAX_BACKOFF_INTERVALS = 5;
+
+/** Gap before the next poll after `timeouts` deadlines in a row: the interval, doubled per timeout, capped. */
+export function backoffGap(interval: number, timeouts: number): number {
+  if (timeouts <= 0) return interval;
+  return Math.min(interval * 2 ** timeouts, interval * MAX_BACKOFF_INTERVALS);
 }
 
 /** Default period of the reachability probe behind `couchbase_up`. */
@@ -77,6 +88,7 @@ export class Scheduler {
           running: undefined,
           lastErrorText: undefined,
           warnedPermissions: false,
+          timeouts: 0,
         });
       }
     }
@@ -173,6 +185,7 @@ export class Scheduler {
   }
 
   private async poll(job: Job): Promise<void> {
+    const startedAt = this.now();
     const outcome = await runPoll({
       collector: job.collector,
       cluster: job.cluster,
@@ -185,6 +198,13 @@ export class Scheduler {
       signal: this.stopping.signal,
     });
     if (this.stopping.signal.aborted && !outcome.ok) return; // shutting down: keep the last good snapshot
+    // A poll that cannot finish (a hung endpoint) would otherwise hold requests open against the cluster
+    // every interval: back off, doubling per timeout up to MAX_BACKOFF_INTERVALS; any finished poll resets.
+    const timedOut = !outcome.ok && (outcome.error as { code?: unknown } | undefined)?.code === 'CBW_ERR_TIMEOUT';
+    job.timeouts = timedOut ? job.timeouts + 1 : 0;
+    const gap = backoffGap(job.options.interval, job.timeouts);
+    if (job.timeouts > 0) job.nextAt = Math.max(job.nextAt, startedAt + gap);
+    this.deps.store.recordBackoff(job.cluster.name, job.collector.name, (gap - job.options.interval) / 1000);
     this.deps.store.record(job.cluster.name, outcome);
     this.report(job, outcome);
   }
@@ -208,6 +228,11 @@ export class Scheduler {
     if (text !== job.lastErrorText) job.log.warn({ err: outcome.error, ...fields }, 'poll failed');
     else job.log.debug({ err: outcome.error }, 'poll failed again');
     job.lastErrorText = text;
+  }
+
+  /** When a collector polls next (epoch ms), for tests and the backoff. */
+  nextPollAt(cluster: string, collector: string): number | undefined {
+    return this.jobs.find((j) => j.cluster.name === cluster && j.collector.name === collector)?.nextAt;
   }
 
   /** Run every job once, now, and wait (used by tests and `cbwatch check`-like flows). */
