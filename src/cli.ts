@@ -50,6 +50,8 @@ async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> 
     ...(server.authorize ? { authorize: server.authorize } : {}),
     ...(server.checkClientCertificate ? { checkClientCertificate: server.checkClientCertificate } : {}),
     ...(server.rateLimit ? { rateLimit: server.rateLimit } : {}),
+    ...(server.headers ? { headers: server.headers } : {}),
+    ...(server.http2 !== undefined ? { http2: server.http2 } : {}),
   });
 }
 

@@ -33,6 +33,7 @@ export interface DaemonOptions {
   readonly checkClientCertificate?: AppDeps['checkClientCertificate'];
   readonly rateLimit?: AppDeps['rateLimit'];
   readonly headers?: AppDeps['headers'];
+  readonly http2?: AppDeps['http2'];
 }
 
 export interface Daemon {
@@ -87,6 +88,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...(config.web.maxRequests === undefined ? {} : { maxRequests: config.web.maxRequests }),
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
     ...(opts.headers ? { headers: opts.headers } : {}),
+    ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
   };
   const app = buildApp(deps);
   // A backlog as deep as the system allows (Go servers, node_exporter among them, use somaxconn): a burst of

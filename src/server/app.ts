@@ -32,6 +32,8 @@ export interface AppDeps {
   readonly rateLimit?: { readonly intervalMs: number; readonly burst: number } | undefined;
   /** The web config's `http_server_config.headers`, set on every response. */
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** With `https`: serve HTTP/2 as well as HTTP/1.1 (the web config's `http_server_config.http2`). */
+  readonly http2?: boolean;
   /** Server timeouts, ms (defaults: SERVER_TIMEOUTS). */
   readonly timeouts?: Partial<ServerTimeouts>;
 }
@@ -93,9 +95,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     connectionTimeout: t.idleMs,
     http: nodeServer,
   };
-  if (deps.https) opts.https = { ...(deps.https as object), ...nodeServer };
+  if (deps.https) opts.https = { ...(deps.https as object), ...nodeServer, ...(deps.http2 === true ? { allowHTTP1: true } : {}) };
+  if (deps.https && deps.http2 === true) {
+    opts.http2 = true;
+    // An HTTP/2 session idle this long is closed (the keep-alive of HTTP/1.1).
+    opts.http2SessionTimeout = t.keepAliveMs;
+  }
   const app = Fastify(opts as FastifyServerOptions) as unknown as FastifyInstance;
-  app.server.headersTimeout = t.headersMs;
+  if ('headersTimeout' in app.server) app.server.headersTimeout = t.headersMs;
 
   // Order matters: the cheapest refusals come first, before any TLS policy check or bcrypt compare.
   if (deps.rateLimit !== undefined && deps.rateLimit.intervalMs > 0) {
@@ -127,7 +134,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const check = deps.checkClientCertificate;
     app.addHook('onRequest', async (req, reply) => {
       const reason = check(req.raw.socket as TLSSocket);
-      if (reason !== undefined) return reply.code(403).type('text/plain').send(`Forbidden: ${reason}\n`);
+      // Refused for the connection, not just this request (the toolkit ends the handshake).
+      if (reason === undefined) return;
+      // HTTP/2 has no Connection header (and refuses one); its stream just ends.
+      if (req.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
+      return reply.code(403).type('text/plain').send(`Forbidden: ${reason}\n`);
     });
   }
 

@@ -87,8 +87,15 @@ describe('loadWebConfig', () => {
   });
 
   it.each([
-    ['http_server_config:\n  http2: false\n', 'http_server_config: unknown key'],
-    ['tls_server_config:\n  cert_file: fake.crt\n', 'tls_server_config.key_file: Invalid input: expected string, received undefined'],
+    ['http_server_config:\n  http3: false\n', 'http_server_config.http3: unknown key'],
+    ['http_server_config:\n  headers:\n    X-Powered-By: me\n', 'X-Powered-By can not be configured'],
+    ['http_server_config:\n  headers:\n    X-Frame-Options: allow\n', 'expected one of deny, sameorigin'],
+    ['tls_server_config:\n  cert_file: fake.crt\n', 'tls_server_config.key_file: key_file (or an inline key) is required'],
+    ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  cipher_suites: [TLS_FOO]\n', 'not a cipher suite name Go knows'],
+    ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  curve_preferences: [CurveP999]\n', 'not a curve name'],
+    ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  client_allowed_sans: [a]\n', 'client_allowed_sans needs client_auth_type'],
+    ['rate_limit:\n  interval: 1x\n  burst: 2\n', 'rate_limit.interval: invalid duration'],
+    ['rate_limit:\n  interval: 1s\n  burst: 0\n', 'rate_limit.burst: burst 0'],
     ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  certfile: x\n', 'tls_server_config.certfile: unknown key (did you mean "cert_file"?)'],
     ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  client_auth_type: Always\n', 'tls_server_config.client_auth_type: expected one of NoClientCert'],
     ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  client_auth_type: RequireAndVerifyClientCert\n', 'tls_server_config.client_ca_file: client_auth_type that verifies client certificates needs client_ca_file'],
@@ -217,6 +224,7 @@ describe('verifyBasicAuth', () => {
     expect(webConfigToServerOptions(undefined)).toEqual({});
     expect(webConfigToServerOptions(loadWebConfig(write('only-tls.yml', 'tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n')))).toEqual({
       https: expect.objectContaining({ requestCert: false }),
+      http2: true,
     });
   });
 });
