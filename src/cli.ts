@@ -143,6 +143,7 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     ...base,
     clusters: [defaultClusterConfig({ name: 'demo', url: simUrl, username: users.admin.username, password: users.admin.password, collectors })],
   };
+  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
   let daemon: Daemon;
   try {
@@ -177,7 +178,7 @@ async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheu
     if (!mod.startPrometheusStack) return undefined;
     return await mod.startPrometheusStack({ exporterUrl });
   } catch (err) {
-    log.warn({ err: { message: (err as Error).message } }, 'could not start Prometheus and Alertmanager');
+    log.warn({ err }, 'could not start Prometheus and Alertmanager');
     return undefined;
   }
 }

@@ -81,6 +81,21 @@ describe('cbwatch (in-process)', () => {
     expect(r.code).toBe(0);
   });
 
+  it('check: --couchbase.max-buffered-bytes bounds the answers being read (over_budget)', async () => {
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    sim.ctx.faults.add({ match: '/pools/default/buckets', kind: 'oversize', bytes: 3 * 1024 * 1024, times: 1 });
+    try {
+      const r = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--couchbase.max-buffered-bytes', '2MiB']);
+      expect(r.code).toBe(1);
+      expect(r.out).toContain('over_budget');
+      expect(r.out).toContain('process-wide 2097152-byte budget');
+    } finally {
+      sim.ctx.faults.clear();
+      const { setAnswerBudget, DEFAULT_ANSWER_BUDGET_BYTES } = await import('../src/couchbase/client.js');
+      setAnswerBudget(DEFAULT_ANSWER_BUDGET_BYTES);
+    }
+  });
+
   it('check: exit 1 and a 401 with a wrong password', async () => {
     process.env.CBWATCH_COUCHBASE_PASSWORD = 'wrong-password';
     const r = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator']);
