@@ -147,7 +147,8 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
   let daemon: Daemon;
   try {
-    daemon = await startDaemon({ config, logger: log });
+    // --web.config.file (TLS, basic auth, rate limit, headers) applies to the demo as to `run`.
+    daemon = await startWithWebConfig(config, log);
   } catch (err) {
     // The simulator already listens: without closing it the process would hang instead of exiting 1.
     await sim.close();

@@ -254,3 +254,32 @@ describe('bin/cbwatch.js with its port taken (a real process)', () => {
     }
   }, 30_000);
 });
+
+describe('bin/cbwatch.js demo --web.config.file (a real process)', () => {
+  it('applies the web config (basic auth) to the demo as to run', async () => {
+    const bcrypt = (await import('bcryptjs')).default;
+    const d = mkdtempSync(join(tmpdir(), 'cbw-demo-web-'));
+    const web = join(d, 'web.yml');
+    writeFileSync(web, `basic_auth_users:\n  prom: '${bcrypt.hashSync('demo-pw', 4)}'\n`);
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0', '--web.config.file', web], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', () => undefined);
+    try {
+      let url: string | undefined;
+      for (let i = 0; i < 300 && url === undefined; i++) {
+        url = /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(out)?.[1];
+        if (url === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(url).toBeDefined();
+      expect((await fetch(`${url}/metrics`)).status).toBe(401);
+      const ok = await fetch(`${url}/metrics`, { headers: { authorization: `Basic ${Buffer.from('prom:demo-pw').toString('base64')}` } });
+      expect(ok.status).toBe(200);
+    } finally {
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+    }
+  }, 60_000);
+});
