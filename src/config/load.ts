@@ -508,7 +508,7 @@ export function describeConfig(config: Config): string {
     out.push(`    search_url:  ${c.searchUrl ?? '(discovered from nodeServices)'}`);
     out.push(`    backup_url:  ${c.backupUrl ?? '(discovered from nodeServices)'}`);
     out.push(
-      `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}`,
+      `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}, probe_interval=${formatDuration(c.probeInterval ?? 15_000)}`,
     );
     const disabled: string[] = [];
     out.push('    collectors:');
@@ -536,6 +536,8 @@ export function describeConfig(config: Config): string {
     `  tls: ${tls === undefined ? 'off' : `on (cert_file=${tls.certFile}, key_file=${tls.keyFile}, client_auth_type=${tls.clientAuthType}, min_version=${tls.minVersion})`}`,
   );
   out.push(`  basic auth: ${users.length === 0 ? 'off' : `on (users: ${users.join(', ')})`}`);
+  const rl = w.settings?.rateLimit;
+  out.push(`  rate limit: ${rl === undefined ? 'off' : `one request per ${formatDuration(rl.intervalMs)}, burst ${rl.burst}`}`);
   out.push(`  max requests: ${w.maxRequests === 0 ? 'no limit' : (w.maxRequests ?? DEFAULT_MAX_REQUESTS)}`);
   out.push(`couchbase answers: at most ${formatBytes(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)} buffered at once, process-wide`);
   const sg = config.webhooks.syncGateway;
