@@ -391,9 +391,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   if (problems.length > 0) throw linesToConfigError(fileName, problems);
 
   // Every secret the configuration holds is known to the redactor before any upstream text is shown.
-  for (const c of clusters) processRedactor.addCredentials(c.username, c.password);
-  processRedactor.add(syncGateway?.token);
-  for (const hash of Object.values(settings?.basicAuthUsers ?? {})) processRedactor.add(hash);
+  registerConfigSecrets({ clusters, webhooks: { syncGateway }, web: { settings } });
 
   return {
     file: configFile?.value,
@@ -404,6 +402,20 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     maxBufferedBytes,
     log: { level, format },
   };
+}
+
+/**
+ * Registers every secret of a configuration with this thread's redactor (src/redact.ts). loadConfig() does it;
+ * a worker thread that receives a configuration must call it too, since the redactor is per thread.
+ */
+export function registerConfigSecrets(config: {
+  readonly clusters: ReadonlyArray<Pick<ClusterConfig, 'username' | 'password'>>;
+  readonly webhooks: { readonly syncGateway?: { readonly token: string } | undefined };
+  readonly web: { readonly settings?: WebSettings | undefined };
+}): void {
+  for (const c of config.clusters) processRedactor.addCredentials(c.username, c.password);
+  processRedactor.add(config.webhooks.syncGateway?.token);
+  for (const hash of Object.values(config.web.settings?.basicAuthUsers ?? {})) processRedactor.add(hash);
 }
 
 /** `i/n` with 0 <= i < n. */
