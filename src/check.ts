@@ -45,20 +45,28 @@ export async function checkCluster(cluster: ClusterConfig, collectors: readonly 
     userAgent: `cbwatch/${packageVersion()} (check)`,
   });
   const shared = createSharedCache();
+  const enabled = collectors.flatMap((collector) => {
+    const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
+    return options.enabled ? [{ collector, options }] : [];
+  });
+  // Every collector at once, under one deadline (the longest poll timeout): against a hanging cluster the
+  // check takes one timeout, not the sum of them.
+  const deadline = AbortSignal.timeout(Math.max(1000, ...enabled.map((e) => e.options.timeout)));
+  let results: PollOutcome[];
+  try {
+    results = await Promise.all(
+      enabled.map(({ collector, options }) => runPoll({ collector, cluster, options: options as never, client, shared, signal: deadline, ...(log ? { log } : {}) })),
+    );
+  } finally {
+    await client.close();
+  }
   const rows: CheckRow[] = [];
   const outcomes: Array<{ cluster: string; outcome: PollOutcome }> = [];
   let failed = 0;
-  try {
-    for (const collector of collectors) {
-      const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
-      if (!options.enabled) continue;
-      const outcome = await runPoll({ collector, cluster, options: options as never, client, shared, ...(log ? { log } : {}) });
-      outcomes.push({ cluster: cluster.name, outcome });
-      if (!outcome.ok) failed++;
-      rows.push(...rowsOf(cluster.name, outcome));
-    }
-  } finally {
-    await client.close();
+  for (const outcome of results) {
+    outcomes.push({ cluster: cluster.name, outcome });
+    if (!outcome.ok) failed++;
+    rows.push(...rowsOf(cluster.name, outcome));
   }
   return { rows, outcomes, failed };
 }
@@ -111,8 +119,7 @@ export function formatTable(rows: readonly CheckRow[]): string {
 export async function runCheck(config: Config, write: (s: string) => void, log?: Logger): Promise<number> {
   let failed = 0;
   const all: CheckRow[] = [];
-  for (const cluster of config.clusters) {
-    const r = await checkCluster(cluster, collectorList(), log);
+  for (const r of await Promise.all(config.clusters.map((cluster) => checkCluster(cluster, collectorList(), log)))) {
     failed += r.failed;
     all.push(...r.rows);
   }

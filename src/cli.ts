@@ -14,6 +14,8 @@ import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './log.js';
+import { setAnswerBudget } from './couchbase/client.js';
+import { DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
 import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
@@ -68,6 +70,9 @@ export async function startWithWebConfig(config: Config, log: Logger): Promise<D
     ...(server.https ? { https: server.https } : {}),
     ...(server.authorize ? { authorize: server.authorize } : {}),
     ...(server.checkClientCertificate ? { checkClientCertificate: server.checkClientCertificate } : {}),
+    ...(server.rateLimit ? { rateLimit: server.rateLimit } : {}),
+    ...(server.headers ? { headers: server.headers } : {}),
+    ...(server.http2 !== undefined ? { http2: server.http2 } : {}),
   });
 }
 
@@ -88,6 +93,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   }
   // loadConfig refuses a configuration without clusters unless it receives webhooks; a shard may still hold
   // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
+  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: config.log.level, format: config.log.format });
   if (config.clusters.length === 0) {
     log.warn(
@@ -106,6 +112,7 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
     return 0;
   }
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
+  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);
 }
@@ -165,8 +172,17 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     ...base,
     clusters: [defaultClusterConfig({ name: 'demo', url: simUrl, username: users.admin.username, password: users.admin.password, collectors })],
   };
+  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
-  const daemon = await startDaemon({ config, logger: log });
+  let daemon: Daemon;
+  try {
+    // --web.config.file (TLS, basic auth, rate limit, headers) applies to the demo as to `run`.
+    daemon = await startWithWebConfig(config, log);
+  } catch (err) {
+    // The simulator already listens: without closing it the process would hang instead of exiting 1.
+    await sim.close();
+    throw err;
+  }
   const stops: Array<() => Promise<void>> = [() => sim.close()];
   out(`\ncbwatch ${packageVersion()} demo\n`);
   out(`  exporter:   ${daemon.url}/        (landing page)\n`);
@@ -216,7 +232,7 @@ async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheu
     if (!mod.startPrometheusStack) return undefined;
     return await mod.startPrometheusStack({ exporterUrl });
   } catch (err) {
-    log.warn({ err: { message: (err as Error).message } }, 'could not start Prometheus and Alertmanager');
+    log.warn({ err }, 'could not start Prometheus and Alertmanager');
     return undefined;
   }
 }
@@ -270,6 +286,11 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
     if (e instanceof ConfigError) {
       err(`cbwatch: configuration error: ${e.message}\n`);
       return 2;
+    }
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      err(`cbwatch: cannot listen: ${(e as Error).message} (choose another --web.listen-address)\n`);
+      return 1;
     }
     err(`cbwatch: ${(e as Error).message}\n`);
     return 1;

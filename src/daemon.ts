@@ -31,6 +31,9 @@ export interface DaemonOptions {
   readonly https?: AppDeps['https'];
   readonly plugins?: AppDeps['plugins'];
   readonly checkClientCertificate?: AppDeps['checkClientCertificate'];
+  readonly rateLimit?: AppDeps['rateLimit'];
+  readonly headers?: AppDeps['headers'];
+  readonly http2?: AppDeps['http2'];
 }
 
 export interface Daemon {
@@ -82,9 +85,22 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...(opts.authorize ? { authorize: opts.authorize } : {}),
     ...(opts.https ? { https: opts.https } : {}),
     ...(opts.checkClientCertificate ? { checkClientCertificate: opts.checkClientCertificate } : {}),
+    ...(config.web.maxRequests === undefined ? {} : { maxRequests: config.web.maxRequests }),
+    ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
+    ...(opts.headers ? { headers: opts.headers } : {}),
+    ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
   };
   const app = buildApp(deps);
-  await app.listen({ host: config.web.listenHost, port: config.web.listenPort });
+  // A backlog as deep as the system allows (Go servers, node_exporter among them, use somaxconn): a burst of
+  // connections waits to be accepted, and refused with 503 beyond --web.max-requests, instead of being reset.
+  try {
+    await app.listen({ host: config.web.listenHost, port: config.web.listenPort, backlog: 4096 });
+  } catch (err) {
+    // Nothing may keep the process alive after a failed start (EADDRINUSE): the caller exits 1.
+    await app.close().catch(() => undefined);
+    await Promise.all([...clients.values()].map((c) => c.close()));
+    throw err;
+  }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.web.listenPort;
   const shownHost = config.web.listenHost === '0.0.0.0' || config.web.listenHost === '::' ? '127.0.0.1' : config.web.listenHost;

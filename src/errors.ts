@@ -2,6 +2,8 @@
  * One error base class with stable codes. Match on `code`, never on message text.
  * Messages carry method, URL (credentials stripped) and status, never a secret.
  */
+import { redact } from './redact.js';
+
 export type ErrorCode =
   | 'CBW_ERR_HTTP'
   | 'CBW_ERR_TIMEOUT'
@@ -11,15 +13,19 @@ export type ErrorCode =
   | 'CBW_ERR_NOT_FOUND'
   | 'CBW_ERR_SCHEMA'
   | 'CBW_ERR_TOO_LARGE'
+  | 'CBW_ERR_BUDGET'
   | 'CBW_ERR_ABORTED'
   | 'CBW_ERR_CONFIG';
 
 export class CbwError extends Error {
   readonly code: ErrorCode;
+  /** The message without any text quoted from an upstream answer: what a public page may show. */
+  brief: string;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;
+    this.brief = message;
   }
 }
 
@@ -50,9 +56,14 @@ export class RequestError extends CbwError {
 }
 
 export class HttpStatusError extends RequestError {
+  /**
+   * @param detail an excerpt of the answer's body, which must already have passed the redactor
+   *   (src/redact.ts): it is shown in logs and by `cbwatch check`, never on the landing page (see `brief`).
+   */
   constructor(request: RequestDescription, status: number, detail = 'unexpected status', options?: { cause?: unknown }) {
     const code: ErrorCode = status === 404 ? 'CBW_ERR_NOT_FOUND' : 'CBW_ERR_HTTP';
     super(code, request, detail, status, options);
+    this.brief = `${request.method} ${request.url}: ${status} ${status === 404 ? 'not found' : 'unexpected status'}`;
   }
 }
 
@@ -96,6 +107,13 @@ export class TooLargeError extends RequestError {
   }
 }
 
+/** The process-wide budget for buffered answers is spent: this answer would push it past its cap. */
+export class BudgetError extends RequestError {
+  constructor(request: RequestDescription, budget: number) {
+    super('CBW_ERR_BUDGET', request, `answer dropped: buffered answers would exceed the process-wide ${budget}-byte budget`);
+  }
+}
+
 export class SchemaError extends RequestError {
   constructor(request: RequestDescription, detail: string, status?: number, options?: { cause?: unknown }) {
     super('CBW_ERR_SCHEMA', request, `unexpected response: ${detail}`, status, options);
@@ -112,8 +130,13 @@ export function isCbwError(err: unknown): err is CbwError {
   return err instanceof CbwError;
 }
 
-/** Short text for logs, the landing page and `cbwatch check`. */
-export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
+/**
+ * Short text for logs and `cbwatch check` (upstream excerpts in it are redacted). With `{ public: true }`,
+ * for the landing page: the code and the reason, no upstream text at all.
+ */
+export function describeError(err: unknown, opts: { public?: boolean } = {}): string {
+  if (err instanceof CbwError) return opts.public === true ? `${err.code}: ${err.brief}` : err.message;
+  // Other errors are cbwatch's own words (a collector's check), passed through the redactor all the same.
+  if (err instanceof Error) return opts.public === true ? redact(err.message) : err.message;
+  return opts.public === true ? redact(String(err)) : String(err);
 }

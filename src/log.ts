@@ -44,8 +44,8 @@ function formatStream(format: 'logfmt' | 'pretty', out: NodeJS.WritableStream): 
           continue;
         }
         const { time, level, msg, pid: _pid, hostname: _h, ...rest } = rec;
-        const ts = new Date(Number(time)).toISOString();
-        const lvl = LEVELS[Number(level)] ?? String(level);
+        const ts = new Date(typeof time === 'number' ? time : String(time)).toISOString();
+        const lvl = typeof level === 'number' ? (LEVELS[level] ?? String(level)) : String(level);
         const kv = Object.entries(rest).map(([k, v]) => `${k}=${logfmtValue(v)}`);
         out.write(
           format === 'logfmt'
@@ -67,7 +67,9 @@ export function createLogger(opts: { level?: string; format?: LogFormat; destina
       level: opts.level ?? 'info',
       base: { pid: process.pid },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.epochTime,
+      // Names and ISO times, as log stacks (Loki, Elasticsearch, journald readers) expect.
+      formatters: { level: (label) => ({ level: label }) },
+      timestamp: pino.stdTimeFunctions.isoTime,
     },
     stream as pino.DestinationStream,
   );

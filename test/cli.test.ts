@@ -81,6 +81,21 @@ describe('cbwatch (in-process)', () => {
     expect(r.code).toBe(0);
   });
 
+  it('check: --couchbase.max-buffered-bytes bounds the answers being read (over_budget)', async () => {
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    sim.ctx.faults.add({ match: '/pools/default/buckets', kind: 'oversize', bytes: 3 * 1024 * 1024, times: 1 });
+    try {
+      const r = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--couchbase.max-buffered-bytes', '2MiB']);
+      expect(r.code).toBe(1);
+      expect(r.out).toContain('over_budget');
+      expect(r.out).toContain('process-wide 2097152-byte budget');
+    } finally {
+      sim.ctx.faults.clear();
+      const { setAnswerBudget, DEFAULT_ANSWER_BUDGET_BYTES } = await import('../src/couchbase/client.js');
+      setAnswerBudget(DEFAULT_ANSWER_BUDGET_BYTES);
+    }
+  });
+
   it('check: exit 1 and a 401 with a wrong password', async () => {
     process.env.CBWATCH_COUCHBASE_PASSWORD = 'wrong-password';
     const r = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator']);
@@ -236,4 +251,58 @@ describe('bin/cbwatch.js with a reader that goes away (cbwatch … | head)', () 
       expect(code).toBe(0);
     }, 30_000);
   }
+});
+
+describe('bin/cbwatch.js with its port taken (a real process)', () => {
+  it.each(['demo', 'run'])('%s exits 1 with the reason instead of hanging', async (command) => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const args = command === 'run' ? ['--couchbase.url', simUrl, '--couchbase.username', 'Administrator'] : [];
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), command, '--web.listen-address', `127.0.0.1:${port}`, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, CBWATCH_COUCHBASE_PASSWORD: sim.ctx.options.users.admin.password },
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', () => undefined);
+    try {
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+      expect(code).toBe(1);
+      expect(err).toContain('EADDRINUSE');
+    } finally {
+      child.kill('SIGKILL');
+      blocker.close();
+    }
+  }, 30_000);
+});
+
+describe('bin/cbwatch.js demo --web.config.file (a real process)', () => {
+  it('applies the web config (basic auth) to the demo as to run', async () => {
+    const bcrypt = (await import('bcryptjs')).default;
+    const d = mkdtempSync(join(tmpdir(), 'cbw-demo-web-'));
+    const web = join(d, 'web.yml');
+    writeFileSync(web, `basic_auth_users:\n  prom: '${bcrypt.hashSync('demo-pw', 4)}'\n`);
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0', '--web.config.file', web], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', () => undefined);
+    try {
+      let url: string | undefined;
+      for (let i = 0; i < 300 && url === undefined; i++) {
+        url = /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(out)?.[1];
+        if (url === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(url).toBeDefined();
+      expect((await fetch(`${url}/metrics`)).status).toBe(401);
+      const ok = await fetch(`${url}/metrics`, { headers: { authorization: `Basic ${Buffer.from('prom:demo-pw').toString('base64')}` } });
+      expect(ok.status).toBe(200);
+    } finally {
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+    }
+  }, 60_000);
 });

@@ -15,6 +15,7 @@
  * it is parsed with node:crypto, because an intermediate expiring before the leaf is the classic outage.
  * Subjects are bounded label values: a cluster has a handful of CAs and one chain per node.
  */
+import { safeExcerpt } from '../redact.js';
 import {
   ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE,
   LEGACY_CERTIFICATE_ROUTE,
@@ -177,7 +178,7 @@ async function collectTrustedCAs(ctx: CollectContext<'certificates'>, items: Ite
   if (legacy.data === undefined) {
     // 400 "deprecated, please use /pools/default/trustedCAs" (more than one root CA) or "this API is
     // disabled": nothing to read here, and nothing an operator must act on.
-    ctx.log.debug({ endpoint: LEGACY_CERTIFICATE_ROUTE, status: legacy.status, message: legacy.text.slice(0, 120) }, 'deprecated root certificate call refused; no CA expiry available');
+    ctx.log.debug({ endpoint: LEGACY_CERTIFICATE_ROUTE, status: legacy.status, message: safeExcerpt(legacy.text, undefined, 120) }, 'deprecated root certificate call refused; no CA expiry available');
     return;
   }
   mapLegacyCertificate(legacy.data, ctx.out, ctx.skipped);

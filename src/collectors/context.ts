@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import type { CouchbaseClient, RequestRecord } from '../couchbase/client.js';
-import { describeError } from '../errors.js';
+import { CbwError, describeError } from '../errors.js';
 import { SampleSet } from '../metrics/family.js';
 import { createSharedCache } from './shared.js';
 import type { CollectContext, Collector, SharedCache } from './types.js';
@@ -40,6 +40,19 @@ export interface PollInput<N extends CollectorName> {
 
 const silent = pino({ level: 'silent' });
 
+/**
+ * The poll's deadline passed before the collector finished (rather than a DOMException with code 23): names
+ * the endpoints it was still waiting for.
+ */
+export class PollTimeoutError extends CbwError {
+  readonly endpoints: readonly string[];
+  constructor(collector: string, timeoutMs: number, endpoints: readonly string[]) {
+    const waiting = endpoints.length === 0 ? '' : `; waiting for ${endpoints.slice(0, 5).join(', ')}${endpoints.length > 5 ? ` and ${endpoints.length - 5} more` : ''}`;
+    super('CBW_ERR_TIMEOUT', `collector ${collector}: poll deadline of ${timeoutMs / 1000}s reached${waiting}`);
+    this.endpoints = endpoints;
+  }
+}
+
 export async function runPoll<N extends CollectorName>(input: PollInput<N>): Promise<PollOutcome> {
   const now = input.now ?? Date.now;
   const deadline = AbortSignal.timeout(input.options.timeout);
@@ -47,6 +60,8 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   // Every request of the poll listens on this signal (hundreds at once for XDCR): not a leak.
   setMaxListeners(0, signal);
   const requests: RequestRecord[] = [];
+  // Endpoints asked and not yet answered: what a poll that hits its deadline was waiting for.
+  const pending = new Map<string, number>();
   const skipped = new Map<string, number>();
   const itemErrors = new Map<string, number>();
   let notApplicable: string | undefined;
@@ -55,7 +70,16 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   const ctx: CollectContext<N> = {
     cluster: input.cluster,
     options: input.options,
-    client: input.client.scoped({ signal, onRequest: (r) => requests.push(r) }),
+    client: input.client.scoped({
+      signal,
+      onStart: (e) => pending.set(e, (pending.get(e) ?? 0) + 1),
+      onRequest: (r) => {
+        requests.push(r);
+        const n = (pending.get(r.endpoint) ?? 1) - 1;
+        if (n <= 0) pending.delete(r.endpoint);
+        else pending.set(r.endpoint, n);
+      },
+    }),
     signal,
     log,
     now,
@@ -82,6 +106,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   } catch (err) {
     error = err;
   }
+  if (error !== undefined && error === deadline.reason) error = new PollTimeoutError(input.collector.name, input.options.timeout, [...pending.keys()]);
   return {
     collector: input.collector.name,
     ok: error === undefined,

@@ -26,6 +26,10 @@ export interface Flags {
   readonly 'config.check'?: boolean | undefined;
   readonly 'web.listen-address'?: string | undefined;
   readonly 'web.config.file'?: string | undefined;
+  /** Requests served at once; beyond it, 503. */
+  readonly 'web.max-requests'?: number | undefined;
+  /** Process-wide budget for answers from Couchbase being buffered or parsed (a size: 256MiB). */
+  readonly 'couchbase.max-buffered-bytes'?: string | undefined;
   readonly 'log.level'?: LogLevel | undefined;
   readonly 'log.format'?: LogFormat | undefined;
   readonly 'couchbase.url'?: string | undefined;
@@ -71,6 +75,8 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
   'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
   'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
+  'web.max-requests': { type: 'string', commands: ['run', 'demo'], value: 'N', help: 'HTTP requests served at once; beyond it, 503 (default 40, 0 = no limit)' },
+  'couchbase.max-buffered-bytes': { type: 'string', commands: ['run', 'check', 'demo'], value: 'SIZE', help: 'process-wide budget for answers being read or parsed; an answer beyond it fails (default 256MiB)' },
   'log.level': { type: 'string', value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json; demo: logfmt)` },
   'couchbase.url': { type: 'string', commands: ['run', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },
@@ -205,6 +211,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     'config.check': bool('config.check'),
     'web.listen-address': nonEmpty('web.listen-address', str('web.listen-address')),
     'web.config.file': nonEmpty('web.config.file', str('web.config.file')),
+    'web.max-requests': intFlag('web.max-requests', str('web.max-requests'), 0, 1_000_000),
+    'couchbase.max-buffered-bytes': nonEmpty('couchbase.max-buffered-bytes', str('couchbase.max-buffered-bytes')),
     'log.level': enumFlag('log.level', str('log.level'), LOG_LEVELS),
     'log.format': enumFlag('log.format', str('log.format'), LOG_FORMATS),
     'couchbase.url': nonEmpty('couchbase.url', str('couchbase.url')),

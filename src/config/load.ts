@@ -13,13 +13,14 @@
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { processRedactor } from '../redact.js';
 import { resolveCollectors } from './defaults.js';
 import type { Flags, LogFormat, LogLevel } from './flags.js';
 import { LOG_FORMATS, LOG_LEVELS } from './flags.js';
 import { CLUSTER_NAME, COLLECTOR_NAMES, clusterSchema, fileSchema } from './schema.js';
 import type { ClusterFileConfig, FileConfig } from './schema.js';
 import type { ClusterConfig, Config, SyncGatewayWebhookConfig } from './types.js';
-import { formatDuration } from './units.js';
+import { formatDuration, parseSize } from './units.js';
 import { loadWebConfig } from './webconfig.js';
 import type { WebSettings } from './webconfig.js';
 import { formatPath, issueLines, linesToConfigError, parseYamlFile } from './yamlfile.js';
@@ -37,6 +38,8 @@ export const ENV_VARS = {
   CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY: 'true/false (as --couchbase.insecure-skip-verify)',
   CBWATCH_WEB_LISTEN_ADDRESS: 'HOST:PORT to serve on (as --web.listen-address)',
   CBWATCH_WEB_CONFIG_FILE: 'TLS and basic auth file (as --web.config.file)',
+  CBWATCH_WEB_MAX_REQUESTS: 'HTTP requests served at once, beyond it 503 (as --web.max-requests)',
+  CBWATCH_COUCHBASE_MAX_BUFFERED_BYTES: 'process-wide budget for buffered answers (as --couchbase.max-buffered-bytes)',
   CBWATCH_LOG_LEVEL: `log level: ${LOG_LEVELS.join(', ')} (as --log.level)`,
   CBWATCH_LOG_FORMAT: `log format: ${LOG_FORMATS.join(', ')} (as --log.format)`,
   CBWATCH_SHARD: 'I/N: watch only the clusters of shard I of N (as --shard)',
@@ -44,6 +47,9 @@ export const ENV_VARS = {
 type EnvName = keyof typeof ENV_VARS;
 
 export const DEFAULT_LISTEN_ADDRESS = ':9420';
+/** As node_exporter's --web.max-requests. */
+export const DEFAULT_MAX_REQUESTS = 40;
+export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 
 export interface LoadOptions {
   /**
@@ -295,6 +301,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       connectTimeout: raw.connect_timeout,
       requestTimeout: raw.request_timeout,
       maxResponseBytes: raw.max_response_bytes,
+      probeInterval: raw.probe_interval,
       collectors,
     });
   }
@@ -350,6 +357,24 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     }
   }
 
+  let maxRequests = DEFAULT_MAX_REQUESTS;
+  const maxReqFlag = flags['web.max-requests'];
+  if (typeof maxReqFlag === 'number') maxRequests = maxReqFlag;
+  else {
+    const e = fromEnv(env, 'CBWATCH_WEB_MAX_REQUESTS');
+    if (e !== undefined) {
+      if (/^\d+$/.test(e.value.trim())) maxRequests = Number(e.value);
+      else problems.push(`${e.source}: expected a whole number, got ${JSON.stringify(e.value)}`);
+    }
+  }
+  let maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+  const budgetText = pick(flags, 'couchbase.max-buffered-bytes', env, 'CBWATCH_COUCHBASE_MAX_BUFFERED_BYTES');
+  if (budgetText !== undefined) {
+    const n = /^\d+$/.test(budgetText.value.trim()) ? Number(budgetText.value) : parseSize(budgetText.value);
+    if (n === undefined || n < 1024 * 1024) problems.push(`${budgetText.source}: expected a size of at least 1MiB such as 256MiB, got ${JSON.stringify(budgetText.value)}`);
+    else maxBufferedBytes = n;
+  }
+
   let level: LogLevel = 'info';
   let format: LogFormat = 'json';
   try {
@@ -371,14 +396,32 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
 
   if (problems.length > 0) throw linesToConfigError(fileName, problems);
 
+  // Every secret the configuration holds is known to the redactor before any upstream text is shown.
+  registerConfigSecrets({ clusters, webhooks: { syncGateway }, web: { settings } });
+
   return {
     file: configFile?.value,
     clusters: shard === undefined ? clusters : clusters.filter((c) => shardOf(c.name, shard.total) === shard.index),
     ...(shard === undefined ? {} : { shard }),
     webhooks: { syncGateway },
-    web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings },
+    web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests },
+    maxBufferedBytes,
     log: { level, format },
   };
+}
+
+/**
+ * Registers every secret of a configuration with this thread's redactor (src/redact.ts). loadConfig() does it;
+ * a worker thread that receives a configuration must call it too, since the redactor is per thread.
+ */
+export function registerConfigSecrets(config: {
+  readonly clusters: ReadonlyArray<Pick<ClusterConfig, 'username' | 'password'>>;
+  readonly webhooks: { readonly syncGateway?: { readonly token: string } | undefined };
+  readonly web: { readonly settings?: WebSettings | undefined };
+}): void {
+  for (const c of config.clusters) processRedactor.addCredentials(c.username, c.password);
+  processRedactor.add(config.webhooks.syncGateway?.token);
+  for (const hash of Object.values(config.web.settings?.basicAuthUsers ?? {})) processRedactor.add(hash);
 }
 
 /** `i/n` with 0 <= i < n. */
@@ -483,7 +526,7 @@ export function describeConfig(config: Config): string {
     out.push(`    search_url:  ${c.searchUrl ?? '(discovered from nodeServices)'}`);
     out.push(`    backup_url:  ${c.backupUrl ?? '(discovered from nodeServices)'}`);
     out.push(
-      `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}`,
+      `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}, probe_interval=${formatDuration(c.probeInterval ?? 15_000)}`,
     );
     const disabled: string[] = [];
     out.push('    collectors:');
@@ -511,6 +554,10 @@ export function describeConfig(config: Config): string {
     `  tls: ${tls === undefined ? 'off' : `on (cert_file=${tls.certFile}, key_file=${tls.keyFile}, client_auth_type=${tls.clientAuthType}, min_version=${tls.minVersion})`}`,
   );
   out.push(`  basic auth: ${users.length === 0 ? 'off' : `on (users: ${users.join(', ')})`}`);
+  const rl = w.settings?.rateLimit;
+  out.push(`  rate limit: ${rl === undefined ? 'off' : `one request per ${formatDuration(rl.intervalMs)}, burst ${rl.burst}`}`);
+  out.push(`  max requests: ${w.maxRequests === 0 ? 'no limit' : (w.maxRequests ?? DEFAULT_MAX_REQUESTS)}`);
+  out.push(`couchbase answers: at most ${formatBytes(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)} buffered at once, process-wide`);
   const sg = config.webhooks.syncGateway;
   out.push(
     `webhooks.sync_gateway: ${sg === undefined ? 'off' : `on (token set; databases: ${sg.databases.length === 0 ? '(none listed)' : sg.databases.join(', ')}; max_body_bytes=${formatBytes(sg.max_body_bytes)}${sg.type_field === undefined ? '' : `; type_field=${sg.type_field}`})`}`,

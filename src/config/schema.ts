@@ -140,6 +140,8 @@ export const clusterSchema = z
     /** Time to the response headers, and again between body chunks. */
     request_timeout: duration(100).default(10_000),
     max_response_bytes: size().default(64 * 1024 * 1024),
+    /** How often `couchbase_up` is probed (a small authenticated GET of its own). */
+    probe_interval: duration(1000).default(15_000),
     collectors: collectorsSchema,
   })
   .refine((c) => !(c.password_file && c.password_env), {

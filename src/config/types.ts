@@ -32,6 +32,8 @@ export interface ClusterConfig {
   readonly connectTimeout: number;
   readonly requestTimeout: number;
   readonly maxResponseBytes: number;
+  /** Period of the reachability probe behind `couchbase_up`, ms; default 15 s. */
+  readonly probeInterval?: number;
   readonly collectors: ResolvedCollectors;
 }
 
@@ -46,6 +48,8 @@ export interface WebConfig {
   readonly configFile: string | undefined;
   /** The loaded `--web.config.file` (TLS key material inside: never log this object). */
   readonly settings?: WebSettings | undefined;
+  /** HTTP requests served at once (0: no limit); default 40. */
+  readonly maxRequests?: number | undefined;
 }
 
 export interface Config {
@@ -56,5 +60,7 @@ export interface Config {
   readonly shard?: { readonly index: number; readonly total: number } | undefined;
   readonly webhooks: { readonly syncGateway: SyncGatewayWebhookConfig | undefined };
   readonly web: WebConfig;
+  /** Process-wide budget for buffered Couchbase answers, bytes; default 256 MiB. */
+  readonly maxBufferedBytes?: number | undefined;
   readonly log: { readonly level: string; readonly format: 'json' | 'logfmt' | 'pretty' };
 }

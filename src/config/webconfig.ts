@@ -14,16 +14,21 @@
  *   prometheus: $2y$10$...                          # bcrypt hash (htpasswd -nBC 10 "" | tr -d ':\n')
  * ```
  *
- * Only the keys above are supported; any other key (including the toolkit's `http_server_config`,
- * `cipher_suites`…) is an error naming it rather than silently ignored.
+ * Every key the toolkit documents is accepted with its meaning: inline `cert`/`key`/`client_ca`,
+ * `client_allowed_sans`, `cipher_suites` and `curve_preferences` (Go names, mapped to OpenSSL's),
+ * `prefer_server_cipher_suites`, `http_server_config` (`http2`, `headers`), `rate_limit`. Any other key is an
+ * error naming it rather than silently ignored.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { TLSSocket } from 'node:tls';
 import { z } from 'zod';
+import { tryParseGoDuration } from '../couchbase/goduration.js';
 import { ConfigError } from '../errors.js';
+import { processRedactor } from '../redact.js';
 import { parseYamlFile, zodIssuesToConfigError } from './yamlfile.js';
 
 const TLS_VERSIONS = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' } as const;
@@ -44,28 +49,130 @@ export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 /** A bcrypt hash as htpasswd -B and the toolkit write it: `$2a$`, `$2b$` or `$2y$`, cost, 53 characters. */
 const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
 
+/** Go's crypto/tls cipher suite names (those tls.CipherSuites() and InsecureCipherSuites() list) → OpenSSL's. */
+export const GO_CIPHER_SUITES: Readonly<Record<string, string>> = {
+  TLS_RSA_WITH_AES_128_CBC_SHA: 'AES128-SHA',
+  TLS_RSA_WITH_AES_256_CBC_SHA: 'AES256-SHA',
+  TLS_RSA_WITH_AES_128_GCM_SHA256: 'AES128-GCM-SHA256',
+  TLS_RSA_WITH_AES_256_GCM_SHA384: 'AES256-GCM-SHA384',
+  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA: 'ECDHE-ECDSA-AES128-SHA',
+  TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA: 'ECDHE-ECDSA-AES256-SHA',
+  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: 'ECDHE-RSA-AES128-SHA',
+  TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA: 'ECDHE-RSA-AES256-SHA',
+  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256: 'ECDHE-ECDSA-AES128-SHA256',
+  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256: 'ECDHE-RSA-AES128-SHA256',
+  TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256: 'ECDHE-ECDSA-AES128-GCM-SHA256',
+  TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384: 'ECDHE-ECDSA-AES256-GCM-SHA384',
+  TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: 'ECDHE-RSA-AES128-GCM-SHA256',
+  TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384: 'ECDHE-RSA-AES256-GCM-SHA384',
+  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
+  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-ECDSA-CHACHA20-POLY1305',
+  // Go's older spellings of the two above.
+  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305: 'ECDHE-RSA-CHACHA20-POLY1305',
+  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305: 'ECDHE-ECDSA-CHACHA20-POLY1305',
+  // TLS 1.3 suites: Go accepts the names but they never restrict TLS 1.3 (nor do they here).
+  TLS_AES_128_GCM_SHA256: '',
+  TLS_AES_256_GCM_SHA384: '',
+  TLS_CHACHA20_POLY1305_SHA256: '',
+};
+
+/** Go's tls.CurveID names → OpenSSL group names. */
+export const GO_CURVES: Readonly<Record<string, string>> = {
+  CurveP256: 'P-256',
+  CurveP384: 'P-384',
+  CurveP521: 'P-521',
+  X25519: 'X25519',
+  X25519MLKEM768: 'X25519MLKEM768',
+};
+
+/** The response headers the toolkit lets a web config set, and the values it allows (empty: any). */
+export const WEB_HEADERS: Readonly<Record<string, readonly string[]>> = {
+  'Strict-Transport-Security': [],
+  'X-Content-Type-Options': ['nosniff'],
+  'X-Frame-Options': ['deny', 'sameorigin'],
+  'X-XSS-Protection': [],
+  'Content-Security-Policy': [],
+};
+
+const pemText = z.string().min(1, 'must not be empty');
+
 export const webConfigSchema = z.strictObject({
   tls_server_config: z
     .strictObject({
-      cert_file: z.string().min(1, 'must not be empty'),
-      key_file: z.string().min(1, 'must not be empty'),
+      cert: pemText.optional(),
+      key: pemText.optional(),
+      client_ca: pemText.optional(),
+      cert_file: z.string().min(1, 'must not be empty').optional(),
+      key_file: z.string().min(1, 'must not be empty').optional(),
       client_auth_type: z.enum(CLIENT_AUTH_TYPES, { error: `expected one of ${CLIENT_AUTH_TYPES.join(', ')}` }).default('NoClientCert'),
       client_ca_file: z.string().min(1, 'must not be empty').optional(),
+      client_allowed_sans: z.array(z.string().min(1, 'must not be empty')).optional(),
       min_version: tlsVersion.default('TLS12'),
       max_version: tlsVersion.optional(),
+      cipher_suites: z
+        .array(z.string().refine((n) => Object.hasOwn(GO_CIPHER_SUITES, n), { message: 'not a cipher suite name Go knows (e.g. TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)' }))
+        .optional(),
+      prefer_server_cipher_suites: z.boolean().default(true),
+      curve_preferences: z
+        .array(z.string().refine((n) => Object.hasOwn(GO_CURVES, n), { message: `not a curve name (one of ${Object.keys(GO_CURVES).join(', ')})` }))
+        .optional(),
     })
-    .refine((t) => !(t.client_auth_type.startsWith('Verify') || t.client_auth_type === 'RequireAndVerifyClientCert') || t.client_ca_file !== undefined, {
-      message: 'client_auth_type that verifies client certificates needs client_ca_file',
-      path: ['client_ca_file'],
-    })
-    .refine((t) => !(t.client_ca_file !== undefined && t.client_auth_type === 'NoClientCert'), {
+    .refine((t) => t.cert !== undefined || t.cert_file !== undefined, { message: 'cert_file (or an inline cert) is required', path: ['cert_file'] })
+    .refine((t) => !(t.cert !== undefined && t.cert_file !== undefined), { message: 'set cert or cert_file, not both', path: ['cert'] })
+    .refine((t) => t.key !== undefined || t.key_file !== undefined, { message: 'key_file (or an inline key) is required', path: ['key_file'] })
+    .refine((t) => !(t.key !== undefined && t.key_file !== undefined), { message: 'set key or key_file, not both', path: ['key'] })
+    .refine((t) => !(t.client_ca !== undefined && t.client_ca_file !== undefined), { message: 'set client_ca or client_ca_file, not both', path: ['client_ca'] })
+    .refine(
+      (t) =>
+        !(t.client_auth_type.startsWith('Verify') || t.client_auth_type === 'RequireAndVerifyClientCert') || t.client_ca_file !== undefined || t.client_ca !== undefined,
+      {
+        message: 'client_auth_type that verifies client certificates needs client_ca_file',
+        path: ['client_ca_file'],
+      },
+    )
+    .refine((t) => !((t.client_ca_file !== undefined || t.client_ca !== undefined) && t.client_auth_type === 'NoClientCert'), {
       message: 'client_ca_file is set but client_auth_type is NoClientCert (set client_auth_type, e.g. RequireAndVerifyClientCert)',
       path: ['client_auth_type'],
+    })
+    .refine((t) => t.client_allowed_sans === undefined || t.client_auth_type === 'RequireAnyClientCert' || t.client_auth_type === 'RequireAndVerifyClientCert', {
+      message: 'client_allowed_sans needs client_auth_type RequireAnyClientCert or RequireAndVerifyClientCert (the others let a client in without a certificate)',
+      path: ['client_allowed_sans'],
     })
     .refine((t) => t.max_version === undefined || t.max_version >= t.min_version, {
       message: 'max_version is below min_version',
       path: ['max_version'],
     })
+    .optional(),
+  http_server_config: z
+    .strictObject({
+      /** HTTP/2 (with TLS only), as the toolkit: on by default. */
+      http2: z.boolean().default(true),
+      headers: z
+        .record(z.string(), z.string())
+        .superRefine((h, ctx) => {
+          for (const [k, v] of Object.entries(h)) {
+            const allowed = WEB_HEADERS[k];
+            if (allowed === undefined) ctx.addIssue({ code: 'custom', path: [k], message: `header ${k} can not be configured (only ${Object.keys(WEB_HEADERS).join(', ')})` });
+            else if (allowed.length > 0 && !allowed.includes(v)) ctx.addIssue({ code: 'custom', path: [k], message: `expected one of ${allowed.join(', ')}` });
+          }
+        })
+        .optional(),
+    })
+    .optional(),
+  rate_limit: z
+    .strictObject({
+      /** Time between two requests (a Go duration: 1s, 100ms); 0 turns the limiter off. */
+      interval: z.union([z.string(), z.number()], { error: 'expected a duration such as 1s' }).transform((v, ctx) => {
+        const sec = typeof v === 'number' ? v : tryParseGoDuration(v);
+        if (sec === undefined || sec < 0) {
+          ctx.addIssue({ code: 'custom', message: `invalid duration ${JSON.stringify(v)} (use e.g. 1s, 100ms; 0 turns the limiter off)` });
+          return z.NEVER;
+        }
+        return sec * 1000;
+      }),
+      burst: z.number({ error: 'expected a whole number' }).int('expected a whole number').min(0, 'must not be negative'),
+    })
+    .refine((r) => r.interval === 0 || r.burst > 0, { message: 'burst 0 with a non-zero interval would refuse every request', path: ['burst'] })
     .optional(),
   basic_auth_users: z
     .record(
@@ -77,6 +184,7 @@ export const webConfigSchema = z.strictObject({
 });
 
 export interface WebTlsSettings {
+  /** The file read, or `(inline)` for a PEM given in the web config itself. */
   readonly certFile: string;
   readonly keyFile: string;
   /** PEM. The key is a secret: never log this object. */
@@ -87,6 +195,14 @@ export interface WebTlsSettings {
   readonly clientCa: Buffer | undefined;
   readonly minVersion: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
   readonly maxVersion: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3' | undefined;
+  /** OpenSSL cipher list for TLS 1.2 and below; undefined: Node's defaults. */
+  readonly ciphers?: string | undefined;
+  /** `prefer_server_cipher_suites` (default true). */
+  readonly honorCipherOrder?: boolean;
+  /** OpenSSL group list from `curve_preferences`. */
+  readonly ecdhCurve?: string | undefined;
+  /** `client_allowed_sans`: a client certificate must carry one of these as a SAN (exact match). */
+  readonly clientAllowedSans?: readonly string[] | undefined;
 }
 
 export interface WebSettings {
@@ -94,6 +210,12 @@ export interface WebSettings {
   readonly tls: WebTlsSettings | undefined;
   /** user → bcrypt hash; undefined or empty: no basic auth. */
   readonly basicAuthUsers: Readonly<Record<string, string>> | undefined;
+  /** `rate_limit`: a token bucket over every request; undefined (or interval 0): off. */
+  readonly rateLimit?: { readonly intervalMs: number; readonly burst: number } | undefined;
+  /** `http_server_config.http2` (default true; only with TLS). */
+  readonly http2?: boolean;
+  /** `http_server_config.headers`, set on every response. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 function readPem(file: string, key: string, what: string): Buffer {
@@ -124,24 +246,62 @@ export function loadWebConfig(file: string): WebSettings {
     const where = (k: string) => `${file}: tls_server_config.${k}`;
     // As in the exporter-toolkit, relative paths are relative to the web config file.
     const rel = (p: string) => (isAbsolute(p) ? p : resolve(dirname(resolve(file)), p));
+    const inline = (text: string, key: string, what: string): Buffer => {
+      if (!text.includes('-----BEGIN ')) throw new ConfigError(`${where(key)}: the inline ${what} is not PEM (no "-----BEGIN" line)`);
+      return Buffer.from(text, 'utf8');
+    };
     const clientCaFile = t.client_ca_file === undefined ? undefined : rel(t.client_ca_file);
+    const cipherNames = (t.cipher_suites ?? []).map((n) => GO_CIPHER_SUITES[n] as string).filter((n) => n !== '');
+    if (t.key !== undefined) processRedactor.add(t.key);
     tls = {
-      certFile: rel(t.cert_file),
-      keyFile: rel(t.key_file),
-      cert: readPem(rel(t.cert_file), where('cert_file'), 'certificate'),
-      key: readPem(rel(t.key_file), where('key_file'), 'private key'),
+      certFile: t.cert_file === undefined ? '(inline)' : rel(t.cert_file),
+      keyFile: t.key_file === undefined ? '(inline)' : rel(t.key_file),
+      cert: t.cert !== undefined ? inline(t.cert, 'cert', 'certificate') : readPem(rel(t.cert_file as string), where('cert_file'), 'certificate'),
+      key: t.key !== undefined ? inline(t.key, 'key', 'key') : readPem(rel(t.key_file as string), where('key_file'), 'private key'),
       clientAuthType: t.client_auth_type,
-      clientCaFile,
-      clientCa: clientCaFile === undefined ? undefined : readPem(clientCaFile, where('client_ca_file'), 'client CA'),
+      clientCaFile: clientCaFile ?? (t.client_ca === undefined ? undefined : '(inline)'),
+      clientCa:
+        t.client_ca !== undefined
+          ? inline(t.client_ca, 'client_ca', 'client CA')
+          : clientCaFile === undefined
+            ? undefined
+            : readPem(clientCaFile, where('client_ca_file'), 'client CA'),
       minVersion: TLS_VERSIONS[t.min_version],
       maxVersion: t.max_version === undefined ? undefined : TLS_VERSIONS[t.max_version],
+      ciphers: cipherNames.length === 0 ? undefined : cipherNames.join(':'),
+      honorCipherOrder: t.prefer_server_cipher_suites,
+      ecdhCurve: t.curve_preferences === undefined || t.curve_preferences.length === 0 ? undefined : t.curve_preferences.map((c) => GO_CURVES[c] as string).join(':'),
+      clientAllowedSans: t.client_allowed_sans,
     };
+    checkTlsOptions(tls, file);
   }
   const users = cfg.basic_auth_users;
   if (users !== undefined && Object.keys(users).length > 0 && !bcryptAvailable()) {
     throw new ConfigError(`${file}: basic_auth_users needs the "bcryptjs" package, which is not installed`);
   }
-  return { file, tls, basicAuthUsers: users };
+  const rl = cfg.rate_limit;
+  const h = cfg.http_server_config;
+  return {
+    file,
+    tls,
+    basicAuthUsers: users,
+    rateLimit: rl === undefined || rl.interval === 0 ? undefined : { intervalMs: rl.interval, burst: rl.burst },
+    ...(h === undefined ? {} : { http2: h.http2, headers: h.headers }),
+  };
+}
+
+/** Lets OpenSSL judge the cipher and curve lists now, so a name this Node cannot use fails start-up (exit 2). */
+function checkTlsOptions(tls: WebTlsSettings, file: string): void {
+  if (tls.ciphers === undefined && tls.ecdhCurve === undefined) return;
+  try {
+    createSecureContext({
+      ...(tls.ciphers === undefined ? {} : { ciphers: tls.ciphers }),
+      ...(tls.ecdhCurve === undefined ? {} : { ecdhCurve: tls.ecdhCurve }),
+    });
+  } catch (err) {
+    const which = tls.ecdhCurve !== undefined && /curve|group/i.test((err as Error).message) ? 'curve_preferences' : 'cipher_suites';
+    throw new ConfigError(`${file}: tls_server_config.${which}: not usable with this Node's OpenSSL (${(err as Error).message})`);
+  }
 }
 
 /** Options for `fastify({ https })` / `https.createServer`. */
@@ -153,6 +313,9 @@ export function httpsOptions(tls: WebTlsSettings): {
   rejectUnauthorized: boolean;
   minVersion: WebTlsSettings['minVersion'];
   maxVersion?: NonNullable<WebTlsSettings['maxVersion']>;
+  ciphers?: string;
+  honorCipherOrder?: boolean;
+  ecdhCurve?: string;
 } {
   const requestCert = tls.clientAuthType !== 'NoClientCert';
   return {
@@ -165,6 +328,9 @@ export function httpsOptions(tls: WebTlsSettings): {
     rejectUnauthorized: tls.clientAuthType === 'RequireAndVerifyClientCert',
     minVersion: tls.minVersion,
     ...(tls.maxVersion === undefined ? {} : { maxVersion: tls.maxVersion }),
+    ...(tls.ciphers === undefined ? {} : { ciphers: tls.ciphers }),
+    ...(tls.ciphers === undefined || tls.honorCipherOrder === undefined ? {} : { honorCipherOrder: tls.honorCipherOrder }),
+    ...(tls.ecdhCurve === undefined ? {} : { ecdhCurve: tls.ecdhCurve }),
   };
 }
 
@@ -183,9 +349,19 @@ export function checkClientCertificate(
   if (!given) {
     return policy === 'VerifyClientCertIfGiven' ? undefined : 'a client certificate is required';
   }
-  if (policy === 'RequireAnyClientCert') return undefined;
-  if (!socket.authorized) return `client certificate not trusted (${String(socket.authorizationError ?? 'unverified')})`;
+  if (policy !== 'RequireAnyClientCert' && !socket.authorized) return `client certificate not trusted (${String(socket.authorizationError ?? 'unverified')})`;
+  const allowed = tls.clientAllowedSans;
+  if (allowed !== undefined && allowed.length > 0) {
+    const sans = subjectAltNames((peer as { subjectaltname?: string }).subjectaltname);
+    if (!sans.some((v) => allowed.includes(v))) return 'client certificate has no subject alternative name in client_allowed_sans';
+  }
   return undefined;
+}
+
+/** The values of a certificate's `subjectaltname` text (`DNS:a, IP Address:1.2.3.4, email:x, URI:y`). */
+export function subjectAltNames(text: string | undefined): string[] {
+  if (text === undefined || text === '') return [];
+  return text.split(/,\s*/).map((part) => part.slice(part.indexOf(':') + 1).trim()).filter((v) => v !== '');
 }
 
 type BcryptCompare = (password: string, hash: string) => Promise<boolean>;
@@ -216,15 +392,30 @@ async function defaultCompare(password: string, hash: string): Promise<boolean> 
 const DUMMY_HASH = '$2b$10$CwTycUXWue0Thq9StjUM0uJ8Ue7XJ9nGxfoz5v7hW4tBqj4V4hZwK';
 
 /**
- * bcrypt costs ~50–100 ms per check; Prometheus scrapes every few seconds with the same credentials. Like
- * the exporter-toolkit, remember successful checks, keyed by a digest of (user, password, hash) so nothing
- * reversible stays in memory and a changed hash invalidates the entry.
+ * bcrypt costs ~50–100 ms of CPU per check, on the thread that answers HTTP. As the exporter-toolkit does:
+ * remember every outcome — successes, so scrapes do not pay it each time, and failures, so a flood of one
+ * wrong password costs one compare — and run compares one at a time, so a flood of distinct wrong passwords
+ * queues (bounded by --web.max-requests) instead of starving everything else. Entries are keyed by a SHA-256
+ * digest of the Authorization header and the user's hash: no plaintext is kept, and a changed hash misses.
  */
-const verified = new Map<string, true>();
-const VERIFIED_MAX = 100;
+const remembered = new Map<string, boolean>();
+const REMEMBERED_MAX = 1024;
+let compareChain: Promise<unknown> = Promise.resolve();
 
-function cacheKey(user: string, password: string, hash: string): string {
-  return createHash('sha256').update(user).update('\0').update(password).update('\0').update(hash).digest('base64');
+function cacheKey(header: string, hash: string): string {
+  return createHash('sha256').update(header).update('\0').update(hash).digest('base64');
+}
+
+function remember(key: string, ok: boolean): void {
+  if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
+  remembered.set(key, ok);
+}
+
+/** One compare at a time across the process. */
+function serialized(fn: () => Promise<boolean>): Promise<boolean> {
+  const run = compareChain.then(fn, fn);
+  compareChain = run.catch(() => undefined);
+  return run;
 }
 
 /**
@@ -247,15 +438,23 @@ export async function verifyBasicAuth(
   const password = decoded.slice(colon + 1);
   const known = Object.hasOwn(users, user);
   const hash = known ? (users[user] as string) : DUMMY_HASH;
-  const key = cacheKey(user, password, hash);
-  if (known && verified.has(key)) return true;
-  const ok = await compare(password, hash);
-  if (ok && known) {
-    if (verified.size >= VERIFIED_MAX) verified.delete(verified.keys().next().value as string);
-    verified.set(key, true);
+  const key = cacheKey(header, hash);
+  const hit = remembered.get(key);
+  if (hit !== undefined) {
+    // Refresh its place: a busy scraper's entry is never the one evicted.
+    remembered.delete(key);
+    remembered.set(key, hit);
+    return hit;
   }
-  // An unknown user ran a full compare too, so timing does not tell which user names exist.
-  return ok && known;
+  // An unknown user runs a full compare too, so timing does not tell which user names exist. The cache is
+  // looked at again once this request's turn comes: the same header may have been checked while it waited.
+  return serialized(async () => {
+    const settled = remembered.get(key);
+    if (settled !== undefined) return settled;
+    const ok = (await compare(password, hash)) && known;
+    remember(key, ok);
+    return ok;
+  });
 }
 
 export interface WebServerOptions {
@@ -268,6 +467,12 @@ export interface WebServerOptions {
    * handshake: call with the request's socket and refuse the request (403) when it returns a reason.
    */
   readonly checkClientCertificate?: (socket: TLSSocket) => string | undefined;
+  /** `rate_limit` */
+  readonly rateLimit?: { readonly intervalMs: number; readonly burst: number };
+  /** `http_server_config.http2` with TLS (default true). */
+  readonly http2?: boolean;
+  /** `http_server_config.headers` */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** What the HTTP server needs from a loaded web config file. */
@@ -275,15 +480,20 @@ export function webConfigToServerOptions(web: WebSettings | undefined): WebServe
   if (web === undefined) return {};
   const users = web.basicAuthUsers;
   const tls = web.tls;
-  const perRequest = tls !== undefined && (tls.clientAuthType === 'RequireAnyClientCert' || tls.clientAuthType === 'VerifyClientCertIfGiven');
+  const perRequest =
+    tls !== undefined &&
+    (tls.clientAuthType === 'RequireAnyClientCert' || tls.clientAuthType === 'VerifyClientCertIfGiven' || (tls.clientAllowedSans?.length ?? 0) > 0);
   return {
     ...(tls === undefined ? {} : { https: httpsOptions(tls) }),
     ...(users === undefined || Object.keys(users).length === 0 ? {} : { authorize: (header: string | undefined) => verifyBasicAuth(users, header) }),
     ...(perRequest ? { checkClientCertificate: (socket: TLSSocket) => checkClientCertificate(tls, socket) } : {}),
+    ...(web.rateLimit === undefined ? {} : { rateLimit: web.rateLimit }),
+    ...(tls === undefined ? {} : { http2: web.http2 ?? true }),
+    ...(web.headers === undefined ? {} : { headers: web.headers }),
   };
 }
 
-/** For tests: forget remembered successful checks. */
+/** For tests: forget remembered checks. */
 export function clearBasicAuthCache(): void {
-  verified.clear();
+  remembered.clear();
 }

@@ -12,6 +12,7 @@ import type { z } from 'zod';
 import {
   AbortedError,
   AuthError,
+  BudgetError,
   ForbiddenError,
   HttpStatusError,
   NetworkError,
@@ -21,6 +22,8 @@ import {
   TooLargeError,
 } from '../errors.js';
 import type { RequestDescription } from '../errors.js';
+import { processRedactor, safeExcerpt } from '../redact.js';
+import type { Redactor } from '../redact.js';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -55,7 +58,7 @@ export interface RequestRecord {
   readonly method: string;
   /** HTTP status, or undefined when no response arrived. */
   readonly status: number | undefined;
-  /** The `code` label: the status, or `timeout`, `network`, `aborted`, `too_large`. */
+  /** The `code` label: the status, or `timeout`, `network`, `aborted`, `too_large`, `over_budget`. */
   readonly code: string;
   readonly durationSeconds: number;
   readonly error: RequestError | undefined;
@@ -77,10 +80,20 @@ export interface CouchbaseClient {
     options?: RequestOptions,
   ): Promise<JsonResponse<T>>;
   /** A view of this client bound to a poll: its signal, and a callback per request. */
-  scoped(scope: { signal?: AbortSignal; onRequest?: (rec: RequestRecord) => void }): CouchbaseClient;
+  scoped(scope: ClientScope): CouchbaseClient;
   /** The management base URL. */
   readonly baseUrl: string;
+  /** Requests holding a slot (sent, or answered and being parsed) and requests waiting for one. */
+  load(): { readonly inFlight: number; readonly waiting: number };
   close(): Promise<void>;
+}
+
+export interface ClientScope {
+  signal?: AbortSignal;
+  /** Called when a request finished (answered, failed or aborted). */
+  onRequest?: (rec: RequestRecord) => void;
+  /** Called when a request is about to be sent: a poll that hits its deadline can name what it waited for. */
+  onStart?: (endpoint: string) => void;
 }
 
 export interface ClientSettings {
@@ -101,6 +114,48 @@ export interface ClientSettings {
   /** Called once per finished request (self-metrics). */
   readonly observe?: (cluster: string, rec: RequestRecord) => void;
   readonly userAgent?: string;
+  /** Budget for buffered answers; default: the process-wide one (see setAnswerBudget). */
+  readonly budget?: ByteBudget;
+}
+
+/**
+ * A byte budget shared by every answer being buffered or parsed, across all clients of the process. The
+ * per-answer cap (max_response_bytes) bounds one answer; this bounds their sum, so sixteen answers just
+ * under the cap cannot add up to gigabytes. An answer's bytes are reserved as they arrive and given back
+ * once it is parsed (or dropped).
+ */
+export class ByteBudget {
+  private used = 0;
+  constructor(private cap: number) {}
+  /** Reserve n bytes; false (and nothing reserved) when that would pass the cap. */
+  tryReserve(n: number): boolean {
+    if (this.used + n > this.cap) return false;
+    this.used += n;
+    return true;
+  }
+  release(n: number): void {
+    this.used = Math.max(0, this.used - n);
+  }
+  get reserved(): number {
+    return this.used;
+  }
+  get limit(): number {
+    return this.cap;
+  }
+  setLimit(bytes: number): void {
+    this.cap = bytes;
+  }
+}
+
+export const DEFAULT_ANSWER_BUDGET_BYTES = 256 * 1024 * 1024;
+const processBudget = new ByteBudget(DEFAULT_ANSWER_BUDGET_BYTES);
+
+/** The process-wide budget for buffered answers (`--couchbase.max-buffered-bytes`). */
+export function answerBudget(): ByteBudget {
+  return processBudget;
+}
+export function setAnswerBudget(bytes: number): void {
+  processBudget.setLimit(bytes);
 }
 
 /** Fill a route template. Each value is encoded as ONE path segment (`/` becomes `%2F`). */
@@ -170,13 +225,16 @@ interface Shared {
   readonly auth: string | undefined;
   readonly connect: Record<string, unknown>;
   readonly maxBytes: number;
+  readonly budget: ByteBudget;
+  /** The process's secrets plus this client's own credentials. */
+  readonly redactor: Redactor;
 }
 
 class Client implements CouchbaseClient {
   readonly baseUrl: string;
   constructor(
     private readonly shared: Shared,
-    private readonly scope: { signal?: AbortSignal; onRequest?: (rec: RequestRecord) => void },
+    private readonly scope: ClientScope,
   ) {
     this.baseUrl = shared.settings.url.replace(/\/+$/, '');
   }
@@ -187,7 +245,11 @@ class Client implements CouchbaseClient {
     this.shared.pools.clear();
   }
 
-  scoped(scope: { signal?: AbortSignal; onRequest?: (rec: RequestRecord) => void }): CouchbaseClient {
+  load(): { inFlight: number; waiting: number } {
+    return { inFlight: this.shared.sem.inFlight, waiting: this.shared.sem.waiting };
+  }
+
+  scoped(scope: ClientScope): CouchbaseClient {
     const parent = this.scope;
     const signal = scope.signal && parent.signal ? AbortSignal.any([scope.signal, parent.signal]) : (scope.signal ?? parent.signal);
     const onRequest =
@@ -197,9 +259,17 @@ class Client implements CouchbaseClient {
             scope.onRequest?.(r);
           }
         : (scope.onRequest ?? parent.onRequest);
-    const s: { signal?: AbortSignal; onRequest?: (rec: RequestRecord) => void } = {};
+    const onStart =
+      scope.onStart && parent.onStart
+        ? (e: string) => {
+            parent.onStart?.(e);
+            scope.onStart?.(e);
+          }
+        : (scope.onStart ?? parent.onStart);
+    const s: ClientScope = {};
     if (signal) s.signal = signal;
     if (onRequest) s.onRequest = onRequest;
+    if (onStart) s.onStart = onStart;
     return new Client(this.shared, s);
   }
 
@@ -219,29 +289,39 @@ class Client implements CouchbaseClient {
     schema: z.ZodType<T>,
     options: RequestOptions = {},
   ): Promise<JsonResponse<T>> {
-    const { desc, raw } = await this.request(route, params, options);
-    if (raw.status < 200 || raw.status >= 300) return { status: raw.status, data: undefined, text: raw.text };
-    await nextTurn();
-    let body: unknown;
-    try {
-      body = JSON.parse(raw.text);
-    } catch (err) {
-      throw new SchemaError(desc, 'body is not valid JSON', raw.status, { cause: err });
-    }
-    const parsed = schema.safeParse(body);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      const where = first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'does not match';
-      throw new SchemaError(desc, where, raw.status, { cause: parsed.error });
-    }
-    return { status: raw.status, data: parsed.data, text: raw.text };
+    return this.request(route, params, options, async (desc, raw, signal) => {
+      if (raw.status < 200 || raw.status >= 300) return { status: raw.status, data: undefined, text: raw.text };
+      await nextTurn();
+      // The poll gave up while this answer waited for its turn: parsing it would only cost time and memory.
+      if (signal?.aborted) throw abortError(desc, signal, undefined);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.text);
+      } catch (err) {
+        // Not kept as the cause: V8's SyntaxError quotes the body, which may hold a secret.
+        const at = /position \d+/.exec((err as Error).message)?.[0];
+        throw new SchemaError(desc, `body is not valid JSON${at === undefined ? '' : ` (${at})`}`, raw.status);
+      }
+      const parsed = schema.safeParse(body);
+      if (!parsed.success) {
+        const first = parsed.error.issues[0];
+        const where = first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'does not match';
+        throw new SchemaError(desc, where, raw.status, { cause: parsed.error });
+      }
+      return { status: raw.status, data: parsed.data, text: raw.text };
+    });
   }
 
-  private async request(
+  /**
+   * Sends one request and hands its answer to `parse` while still holding the request's concurrency slot
+   * and its share of the answer budget: answers cannot pile up unparsed behind a released slot.
+   */
+  private async request<R>(
     route: string,
     params: Readonly<Record<string, string>>,
     options: RequestOptions,
-  ): Promise<{ desc: RequestDescription; raw: RawResponse }> {
+    parse: (desc: RequestDescription, raw: RawResponse, signal: AbortSignal | undefined) => Promise<R>,
+  ): Promise<R> {
     const base = (options.baseUrl ?? this.baseUrl).replace(/\/+$/, '');
     const path = fillRoute(route, params);
     const qs = new URLSearchParams();
@@ -258,33 +338,40 @@ class Client implements CouchbaseClient {
     let status: number | undefined;
     let error: RequestError | undefined;
     let release: (() => void) | undefined;
+    const held = { bytes: 0 };
     try {
+      let raw: RawResponse;
       try {
-        release = await this.shared.sem.acquire(signal);
+        try {
+          release = await this.shared.sem.acquire(signal);
+        } catch (err) {
+          throw abortError(desc, signal, err);
+        }
+        this.scope.onStart?.(route);
+        raw = await this.send(origin, fullPath, method, options, desc, signal, held);
+        status = raw.status;
+        const allowed = options.allowStatus ?? [];
+        if ((raw.status < 200 || raw.status >= 300) && !allowed.includes(raw.status)) throw statusError(desc, raw, this.shared.redactor);
       } catch (err) {
-        throw new AbortedError(desc, { cause: err });
+        error = err instanceof RequestError ? err : new NetworkError(desc, 'unexpected failure', { cause: err });
+        throw error;
+      } finally {
+        // The request is recorded when its answer is in (the latency is the network's, not the parse's).
+        const rec: RequestRecord = {
+          endpoint: route,
+          method,
+          status,
+          code: status !== undefined ? String(status) : codeOf(error),
+          durationSeconds: (performance.now() - started) / 1000,
+          error,
+        };
+        this.shared.settings.observe?.(this.shared.settings.cluster, rec);
+        this.scope.onRequest?.(rec);
       }
-      const raw = await this.send(origin, fullPath, method, options, desc, signal);
-      status = raw.status;
-      const allowed = options.allowStatus ?? [];
-      if (raw.status >= 200 && raw.status < 300) return { desc, raw };
-      if (allowed.includes(raw.status)) return { desc, raw };
-      throw statusError(desc, raw);
-    } catch (err) {
-      error = err instanceof RequestError ? err : new NetworkError(desc, 'unexpected failure', { cause: err });
-      throw error;
+      return await parse(desc, raw, signal);
     } finally {
       release?.();
-      const rec: RequestRecord = {
-        endpoint: route,
-        method,
-        status,
-        code: status !== undefined ? String(status) : codeOf(error),
-        durationSeconds: (performance.now() - started) / 1000,
-        error,
-      };
-      this.shared.settings.observe?.(this.shared.settings.cluster, rec);
-      this.scope.onRequest?.(rec);
+      this.shared.budget.release(held.bytes);
     }
   }
 
@@ -312,6 +399,7 @@ class Client implements CouchbaseClient {
     options: RequestOptions,
     desc: RequestDescription,
     signal: AbortSignal | undefined,
+    held: { bytes: number },
   ): Promise<RawResponse> {
     const headers: Record<string, string> = {
       accept: 'application/json',
@@ -333,6 +421,7 @@ class Client implements CouchbaseClient {
       throw transportError(desc, err, signal);
     }
     const limit = this.shared.maxBytes;
+    const budget = this.shared.budget;
     const declared = Number(res.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {
       res.body.destroy();
@@ -348,10 +437,16 @@ class Client implements CouchbaseClient {
           res.body.destroy();
           throw new TooLargeError(desc, limit);
         }
+        // The string the bytes become is about as large again: reserve for both.
+        if (!budget.tryReserve(2 * buf.length)) {
+          res.body.destroy();
+          throw new BudgetError(desc, budget.limit);
+        }
+        held.bytes += 2 * buf.length;
         chunks.push(buf);
       }
     } catch (err) {
-      if (err instanceof TooLargeError) throw err;
+      if (err instanceof TooLargeError || err instanceof BudgetError) throw err;
       throw transportError(desc, err, signal);
     }
     const ct = res.headers['content-type'];
@@ -376,10 +471,10 @@ function nextTurn(): Promise<void> {
   return turn;
 }
 
-function statusError(desc: RequestDescription, raw: RawResponse): RequestError {
+function statusError(desc: RequestDescription, raw: RawResponse, redactor: Redactor): RequestError {
   if (raw.status === 401) return new AuthError(desc);
-  if (raw.status === 403) return new ForbiddenError(desc, permissionsOf(raw.text));
-  return new HttpStatusError(desc, raw.status, briefBody(raw.text));
+  if (raw.status === 403) return new ForbiddenError(desc, permissionsOf(raw.text).map((p) => redactor.redact(p)));
+  return new HttpStatusError(desc, raw.status, briefBody(raw.text, redactor));
 }
 
 /** The `permissions` array of a Couchbase 403 body, or [] when there is none. */
@@ -396,21 +491,23 @@ export function permissionsOf(text: string): string[] {
   return [];
 }
 
-/** A short, single-line excerpt of an error body (Couchbase puts the reason there). */
-function briefBody(text: string): string {
-  const t = text.replace(/\s+/g, ' ').trim();
-  if (t === '') return 'unexpected status';
-  return t.length > 160 ? `${t.slice(0, 157)}...` : t;
+/** A short, single-line, redacted excerpt of an error body (Couchbase puts the reason there). */
+function briefBody(text: string, redactor: Redactor): string {
+  const t = safeExcerpt(text, redactor);
+  return t === '' ? 'unexpected status' : t;
+}
+
+/** The error for a request whose signal fired: the poll's deadline (a timeout) or a shutdown. */
+function abortError(desc: RequestDescription, signal: AbortSignal | undefined, cause: unknown): RequestError {
+  const reason: unknown = signal?.reason;
+  if (reason instanceof Error && reason.name === 'TimeoutError') return new TimeoutError(desc, 'poll deadline', { cause: cause ?? reason });
+  return new AbortedError(desc, { cause: cause ?? reason });
 }
 
 function transportError(desc: RequestDescription, err: unknown, signal: AbortSignal | undefined): RequestError {
   if (err instanceof RequestError) return err;
   const code = (err as { code?: string } | null)?.code;
-  if (signal?.aborted) {
-    const reason: unknown = signal.reason;
-    if (reason instanceof Error && reason.name === 'TimeoutError') return new TimeoutError(desc, 'poll deadline', { cause: err });
-    return new AbortedError(desc, { cause: err });
-  }
+  if (signal?.aborted) return abortError(desc, signal, err);
   if (err instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT') return new TimeoutError(desc, 'connect', { cause: err });
   if (err instanceof undiciErrors.HeadersTimeoutError || code === 'UND_ERR_HEADERS_TIMEOUT') return new TimeoutError(desc, 'headers', { cause: err });
   if (err instanceof undiciErrors.BodyTimeoutError || code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError(desc, 'body', { cause: err });
@@ -426,6 +523,8 @@ function codeOf(err: RequestError | undefined): string {
       return 'aborted';
     case 'CBW_ERR_TOO_LARGE':
       return 'too_large';
+    case 'CBW_ERR_BUDGET':
+      return 'over_budget';
     default:
       return 'network';
   }
@@ -448,6 +547,8 @@ export function createClient(settings: ClientSettings): CouchbaseClient {
     auth,
     connect,
     maxBytes: settings.maxResponseBytes ?? 64 * 1024 * 1024,
+    budget: settings.budget ?? processBudget,
+    redactor: processRedactor.with((r) => r.addCredentials(settings.username, settings.password)),
   };
   return new Client(shared, {});
 }

@@ -10,7 +10,7 @@ import type { FamilyDef } from './family.js';
 const X = 'exporter';
 
 export const SELF = {
-  up: defineFamily(X, 'couchbase_up', 'gauge', 'Whether the last poll of the cluster reached its REST API (1) or not (0): any collector got a 2xx answer in its latest poll.', ['couchbase_cluster']),
+  up: defineFamily(X, 'couchbase_up', 'gauge', 'Whether the cluster\'s REST API answers (1) or not (0): the latest reachability probe (an authenticated GET /pools/default/nodeServices every probe_interval, default 15s) got a 2xx answer in time.', ['couchbase_cluster']),
   buildInfo: defineFamily(X, 'cbwatch_build_info', 'gauge', 'Build information of the running cbwatch, value 1.', ['version', 'revision', 'nodejs_version'], 'info'),
   collectorSuccess: defineFamily(X, 'cbwatch_collector_success', 'gauge', 'Whether the latest poll of the collector succeeded (1) or failed (0).', ['couchbase_cluster', 'collector']),
   collectorDuration: defineFamily(X, 'cbwatch_collector_duration_seconds', 'gauge', 'Wall time of the latest poll of the collector.', ['couchbase_cluster', 'collector'], 'seconds'),
@@ -21,7 +21,8 @@ export const SELF = {
   collectorItemErrors: defineFamily(X, 'cbwatch_collector_item_errors_total', 'counter', 'Items (a bucket, replication, stat, node, index…) whose request or answer failed while the rest of the poll succeeded; only that item\'s series are missing. By reason: http_4xx, http_5xx, not_found, forbidden, timeout, network, bad_body, too_large, other.', ['couchbase_cluster', 'collector', 'reason']),
   collectorDroppedValues: defineFamily(X, 'cbwatch_collector_dropped_values_total', 'counter', 'Numbers from Couchbase the exporter refused to export, by reason: non_finite (NaN, Infinity), unavailable_marker (2^64-1, Couchbase\'s "no value"), negative_counter (a negative value for a counter). The series is absent instead.', ['couchbase_cluster', 'collector', 'reason']),
   collectorApplicable: defineFamily(X, 'cbwatch_collector_applicable', 'gauge', 'Whether the collector applies to the cluster (0 when e.g. the cluster runs no Search service).', ['couchbase_cluster', 'collector']),
-  httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (or timeout, network, aborted, too_large).', ['couchbase_cluster', 'endpoint', 'code']),
+  collectorBackoff: defineFamily(X, 'cbwatch_collector_backoff_seconds', 'gauge', 'How long the collector\'s next poll is put off beyond its interval because its polls keep hitting their deadline (doubling per timeout, at most 4 intervals, so polls are at most 5 intervals apart); 0 after a poll that finished.', ['couchbase_cluster', 'collector'], 'seconds'),
+  httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
   httpDuration: defineFamily(X, 'cbwatch_http_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
 } as const;
 

@@ -41,6 +41,10 @@ export class SnapshotStore {
   private readonly sets = new Map<string, SampleSet>();
   private readonly statuses = new Map<string, CollectorStatus>();
   private readonly clusterOrder: string[] = [];
+  /** Extra delay of each (cluster, collector)'s next poll, seconds (the scheduler's timeout backoff). */
+  private readonly backoffs = new Map<string, number>();
+  /** Latest reachability probe per cluster (the scheduler's own small job). */
+  private readonly probes = new Map<string, boolean>();
   private v = 0;
 
   private readonly listeners: Array<() => void> = [];
@@ -100,7 +104,7 @@ export class SnapshotStore {
       cluster,
       collector: outcome.collector,
       ok: outcome.ok,
-      lastError: outcome.ok ? undefined : describeError(outcome.error),
+      lastError: outcome.ok ? undefined : describeError(outcome.error, { public: true }),
       lastDurationSeconds: outcome.durationSeconds,
       lastSuccessAt: outcome.ok ? outcome.finishedAt : prev?.lastSuccessAt,
       lastPollAt: outcome.finishedAt,
@@ -116,10 +120,26 @@ export class SnapshotStore {
     this.changed();
   }
 
+  /** The scheduler's backoff for a collector whose polls keep timing out (0: none). */
+  recordBackoff(cluster: string, collector: string, seconds: number): void {
+    const k = key(cluster, collector);
+    if (this.backoffs.get(k) === seconds) return;
+    this.backoffs.set(k, seconds);
+    this.changed();
+  }
+
+  /** The outcome of a cluster's reachability probe: it alone decides `couchbase_up` once it has run. */
+  recordProbe(cluster: string, reached: boolean): void {
+    if (this.probes.get(cluster) === reached) return;
+    this.probes.set(cluster, reached);
+    this.changed();
+  }
+
   /** Forget everything of a cluster (it left the configuration). */
   dropCluster(cluster: string): void {
     for (const k of [...this.sets.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.sets.delete(k);
     for (const k of [...this.statuses.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.statuses.delete(k);
+    this.probes.delete(cluster);
     const i = this.clusterOrder.indexOf(cluster);
     if (i >= 0) this.clusterOrder.splice(i, 1);
     this.changed();
@@ -164,8 +184,12 @@ export class SnapshotStore {
       for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
       for (const [reason, n] of st.itemErrors) s.add(SELF.collectorItemErrors, { ...l, reason }, n);
       for (const [reason, n] of st.droppedValues) s.add(SELF.collectorDroppedValues, { ...l, reason }, n);
+      s.add(SELF.collectorBackoff, l, this.backoffs.get(key(st.cluster, st.collector)) ?? 0);
       up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
     }
+    // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,
+    // minutes for the slow ones) only stand in before the first probe.
+    for (const [cluster, reached] of this.probes) up.set(cluster, reached);
     for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);
     return s;
   }

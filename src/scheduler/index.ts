@@ -4,6 +4,7 @@
  * itself, each bounded by its timeout. A node-cron task ticks every second and starts the jobs that are due.
  */
 import cron from 'node-cron';
+import { z } from 'zod';
 import type { ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import { runPoll } from '../collectors/context.js';
@@ -38,10 +39,28 @@ interface Job {
   running: Promise<void> | undefined;
   lastErrorText: string | undefined;
   warnedPermissions: boolean;
+  /** Polls in a row that hit their deadline. */
+  timeouts: number;
 }
+
+/** Polls of a collector that keep timing out are at most this many intervals apart. */
+export const MAX_BACKOFF_INTERVALS = 5;
+
+/** Gap before the next poll after `timeouts` deadlines in a row: the interval, doubled per timeout, capped. */
+export function backoffGap(interval: number, timeouts: number): number {
+  if (timeouts <= 0) return interval;
+  return Math.min(interval * 2 ** timeouts, interval * MAX_BACKOFF_INTERVALS);
+}
+
+/** Default period of the reachability probe behind `couchbase_up`. */
+export const DEFAULT_PROBE_INTERVAL_MS = 15_000;
+/** A cheap authenticated call every role can make: its 2xx says the REST API answers with our credentials. */
+export const PROBE_ROUTE = '/pools/default/nodeServices';
+const probeSchema = z.unknown();
 
 export class Scheduler {
   private readonly jobs: Job[] = [];
+  private readonly probeTimers = new Set<NodeJS.Timeout>();
   private ticker: ScheduledTask | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly stopping = new AbortController();
@@ -69,6 +88,7 @@ export class Scheduler {
           running: undefined,
           lastErrorText: undefined,
           warnedPermissions: false,
+          timeouts: 0,
         });
       }
     }
@@ -89,7 +109,55 @@ export class Scheduler {
       }, jitter);
       this.timers.add(timer);
     }
-    this.ticker = cron.schedule('* * * * * *', () => this.tick(), { name: 'cbwatch-scheduler', noOverlap: false });
+    // node-cron's own logger writes ANSI-coloured lines to the console, which would break a JSON log; a late
+    // tick is harmless (the next one starts whatever is due), so it is only worth a debug line.
+    const cronLog = this.deps.log.child({ component: 'cron' });
+    for (const cluster of this.deps.clusters) this.startProbe(cluster);
+    this.ticker = cron.schedule('* * * * * *', () => this.tick(), {
+      name: 'cbwatch-scheduler',
+      noOverlap: false,
+      logger: {
+        info: (m) => cronLog.debug(m),
+        warn: (m) => cronLog.debug(m),
+        error: (m, err) => cronLog.error({ err: err ?? m }, typeof m === 'string' ? m : 'scheduler tick failed'),
+        debug: (m) => cronLog.debug(typeof m === 'string' ? m : { err: m }),
+      },
+    });
+    this.ticker.on('execution:missed', (ctx) => cronLog.debug({ slot: ctx.date.toISOString() }, 'scheduler tick ran late'));
+  }
+
+  /**
+   * `couchbase_up` comes from a probe of its own, not from the collectors: with 5-minute collectors, their last
+   * answer could keep it at 1 for minutes after the cluster died. One small request per probe interval, never
+   * overlapping itself, bounded by the interval and the request timeout.
+   */
+  private startProbe(cluster: ClusterConfig): void {
+    const client = this.deps.clients.get(cluster.name);
+    if (!client) return;
+    const every = cluster.probeInterval ?? DEFAULT_PROBE_INTERVAL_MS;
+    let running = false;
+    const probe = async (): Promise<void> => {
+      if (running || this.stopping.signal.aborted) return;
+      running = true;
+      try {
+        const deadline = AbortSignal.timeout(Math.min(every, cluster.requestTimeout));
+        const signal = AbortSignal.any([deadline, this.stopping.signal]);
+        let ok = false;
+        try {
+          await client.getJson(PROBE_ROUTE, {}, probeSchema, { signal });
+          ok = true;
+        } catch (err) {
+          this.deps.log.debug({ couchbase_cluster: cluster.name, err }, 'reachability probe failed');
+        }
+        if (!this.stopping.signal.aborted) this.deps.store.recordProbe(cluster.name, ok);
+      } finally {
+        running = false;
+      }
+    };
+    void probe();
+    const timer = setInterval(() => void probe(), every);
+    timer.unref();
+    this.probeTimers.add(timer);
   }
 
   /** Start every job that is due and not already running. */
@@ -117,6 +185,7 @@ export class Scheduler {
   }
 
   private async poll(job: Job): Promise<void> {
+    const startedAt = this.now();
     const outcome = await runPoll({
       collector: job.collector,
       cluster: job.cluster,
@@ -129,6 +198,13 @@ export class Scheduler {
       signal: this.stopping.signal,
     });
     if (this.stopping.signal.aborted && !outcome.ok) return; // shutting down: keep the last good snapshot
+    // A poll that cannot finish (a hung endpoint) would otherwise hold requests open against the cluster
+    // every interval: back off, doubling per timeout up to MAX_BACKOFF_INTERVALS; any finished poll resets.
+    const timedOut = !outcome.ok && (outcome.error as { code?: unknown } | undefined)?.code === 'CBW_ERR_TIMEOUT';
+    job.timeouts = timedOut ? job.timeouts + 1 : 0;
+    const gap = backoffGap(job.options.interval, job.timeouts);
+    if (job.timeouts > 0) job.nextAt = Math.max(job.nextAt, startedAt + gap);
+    this.deps.store.recordBackoff(job.cluster.name, job.collector.name, (gap - job.options.interval) / 1000);
     this.deps.store.record(job.cluster.name, outcome);
     this.report(job, outcome);
   }
@@ -149,9 +225,14 @@ export class Scheduler {
       job.log.warn({ permissions: err.permissions, role: job.collector.role }, `collector lacks a permission; grant the role "${job.collector.role}"`);
     }
     // Log a failure when it starts or changes; repeats of the same failure go to debug.
-    if (text !== job.lastErrorText) job.log.warn({ err: { code: err?.code, message: text }, ...fields }, 'poll failed');
-    else job.log.debug({ err: { code: err?.code, message: text } }, 'poll failed again');
+    if (text !== job.lastErrorText) job.log.warn({ err: outcome.error, ...fields }, 'poll failed');
+    else job.log.debug({ err: outcome.error }, 'poll failed again');
     job.lastErrorText = text;
+  }
+
+  /** When a collector polls next (epoch ms), for tests and the backoff. */
+  nextPollAt(cluster: string, collector: string): number | undefined {
+    return this.jobs.find((j) => j.cluster.name === cluster && j.collector.name === collector)?.nextAt;
   }
 
   /** Run every job once, now, and wait (used by tests and `cbwatch check`-like flows). */
@@ -165,6 +246,8 @@ export class Scheduler {
     await this.ticker?.destroy();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
+    for (const t of this.probeTimers) clearInterval(t);
+    this.probeTimers.clear();
     this.stopping.abort(new Error('shutting down'));
     await Promise.all(this.jobs.map((j) => j.running));
   }

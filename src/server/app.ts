@@ -27,25 +27,119 @@ export interface AppDeps {
   readonly checkClientCertificate?: (socket: TLSSocket) => string | undefined;
   /** Registers extra routes (the webhook receiver) on the app. */
   readonly plugins?: ReadonlyArray<(app: FastifyInstance) => void>;
+  /** Requests served at once (`--web.max-requests`, default 40; 0: no limit); beyond it, 503. */
+  readonly maxRequests?: number;
+  /** The web config's `rate_limit` (a token bucket over all requests); beyond it, 429. */
+  readonly rateLimit?: { readonly intervalMs: number; readonly burst: number } | undefined;
+  /** The web config's `http_server_config.headers`, set on every response. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+  /** With `https`: serve HTTP/2 as well as HTTP/1.1 (the web config's `http_server_config.http2`). */
+  readonly http2?: boolean;
+  /** Server timeouts, ms (defaults: SERVER_TIMEOUTS). */
+  readonly timeouts?: Partial<ServerTimeouts>;
+}
+
+export interface ServerTimeouts {
+  /** Whole request (headers and body) must arrive within this (Node's requestTimeout). */
+  readonly requestMs: number;
+  /** Request headers must arrive within this (Node's headersTimeout). */
+  readonly headersMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveMs: number;
+  /** A socket with no activity at all is closed after this (fastify's connectionTimeout). */
+  readonly idleMs: number;
+}
+
+/**
+ * A slow or silent client holds one connection, and so at most one request slot, for a bounded time: headers
+ * within 10 s, the whole request (a webhook body) within 30 s, no activity for 60 s, idle keep-alive 65 s
+ * (above Prometheus' and most load balancers' reuse windows).
+ */
+export const SERVER_TIMEOUTS: ServerTimeouts = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 65_000, idleMs: 60_000 };
+export const DEFAULT_MAX_REQUESTS = 40;
+
+/** A token bucket (the semantics of Go's rate.Limiter used by the exporter-toolkit): `burst` tokens, one more every `intervalMs`. */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+  constructor(
+    private readonly intervalMs: number,
+    private readonly burst: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.tokens = burst;
+    this.last = now();
+  }
+  take(): boolean {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + (t - this.last) / this.intervalMs);
+    this.last = t;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function buildApp(deps: AppDeps): FastifyInstance {
+  const t = { ...SERVER_TIMEOUTS, ...deps.timeouts };
+  // Node checks the request and headers deadlines on this period (default 30 s, too coarse for them).
+  const nodeServer = { headersTimeout: t.headersMs, connectionsCheckingInterval: Math.min(1000, t.headersMs) };
   const opts: Record<string, unknown> = {
     loggerInstance: deps.log.child({ component: 'http' }),
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: true,
     return503OnClosing: true,
+    requestTimeout: t.requestMs,
+    keepAliveTimeout: t.keepAliveMs,
+    connectionTimeout: t.idleMs,
+    http: nodeServer,
   };
-  if (deps.https) opts.https = deps.https;
+  if (deps.https) opts.https = { ...(deps.https as object), ...nodeServer, ...(deps.http2 === true ? { allowHTTP1: true } : {}) };
+  if (deps.https && deps.http2 === true) {
+    opts.http2 = true;
+    // An HTTP/2 session idle this long is closed (the keep-alive of HTTP/1.1).
+    opts.http2SessionTimeout = t.keepAliveMs;
+  }
   const app = Fastify(opts as FastifyServerOptions) as unknown as FastifyInstance;
+  if ('headersTimeout' in app.server) app.server.headersTimeout = t.headersMs;
+
+  // Order matters: the cheapest refusals come first, before any TLS policy check or bcrypt compare.
+  if (deps.rateLimit !== undefined && deps.rateLimit.intervalMs > 0) {
+    const bucket = new TokenBucket(deps.rateLimit.intervalMs, deps.rateLimit.burst);
+    app.addHook('onRequest', async (_req, reply) => {
+      if (!bucket.take()) return reply.code(429).type('text/plain').send('Too Many Requests\n');
+    });
+  }
+  const maxRequests = deps.maxRequests ?? DEFAULT_MAX_REQUESTS;
+  if (maxRequests > 0) {
+    let inFlight = 0;
+    app.addHook('onRequest', async (req, reply) => {
+      // Liveness stays answerable under a flood; the webhook receiver has its own bound (max_concurrency).
+      if (req.url === '/-/healthy' || req.url.startsWith('/webhooks/')) return;
+      if (inFlight >= maxRequests) return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many requests in flight\n');
+      inFlight++;
+      // 'close' fires once whether the answer was sent or the client went away.
+      reply.raw.once('close', () => inFlight--);
+    });
+  }
+  if (deps.headers !== undefined && Object.keys(deps.headers).length > 0) {
+    const headers = deps.headers;
+    app.addHook('onRequest', async (_req, reply) => {
+      for (const [k, v] of Object.entries(headers)) void reply.header(k, v);
+    });
+  }
 
   if (deps.checkClientCertificate) {
     const check = deps.checkClientCertificate;
     app.addHook('onRequest', async (req, reply) => {
       const reason = check(req.raw.socket as TLSSocket);
-      if (reason !== undefined) return reply.code(403).type('text/plain').send(`Forbidden: ${reason}\n`);
+      // Refused for the connection, not just this request (the toolkit ends the handshake).
+      if (reason === undefined) return;
+      // HTTP/2 has no Connection header (and refuses one); its stream just ends.
+      if (req.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
+      return reply.code(403).type('text/plain').send(`Forbidden: ${reason}\n`);
     });
   }
 
@@ -67,6 +161,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     if (gzip) void reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
     // The memoised buffers are written as they are, never joined (see Exposition).
     return reply.send(Readable.from(body.chunks, { objectMode: false }));
+  });
+
+  // Only GET (and HEAD) read the exposition; anything else is told what is allowed.
+  app.route({
+    method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+    url: '/metrics',
+    handler: async (_req, reply) => reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n'),
   });
 
   app.get('/-/healthy', async (_req, reply) => reply.type('text/plain').send('Healthy\n'));

@@ -48,7 +48,7 @@ describe('parseArgs: flags', () => {
   it.each(FLAG_NAMES.filter((n) => n !== 'help' && n !== 'version'))('--%s reaches the parsed flags', (name) => {
     const sample: Record<string, string> = {
       port: '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full',
-      'log.level': 'info', 'log.format': 'json', shard: '0/2',
+      'log.level': 'info', 'log.format': 'json', shard: '0/2', 'web.max-requests': '10',
     };
     const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus'];
     const argv = booleans.includes(name) ? [`--${name}`] : [`--${name}`, sample[name] ?? 'x'];

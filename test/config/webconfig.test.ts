@@ -87,8 +87,15 @@ describe('loadWebConfig', () => {
   });
 
   it.each([
-    ['http_server_config:\n  http2: false\n', 'http_server_config: unknown key'],
-    ['tls_server_config:\n  cert_file: fake.crt\n', 'tls_server_config.key_file: Invalid input: expected string, received undefined'],
+    ['http_server_config:\n  http3: false\n', 'http_server_config.http3: unknown key'],
+    ['http_server_config:\n  headers:\n    X-Powered-By: me\n', 'X-Powered-By can not be configured'],
+    ['http_server_config:\n  headers:\n    X-Frame-Options: allow\n', 'expected one of deny, sameorigin'],
+    ['tls_server_config:\n  cert_file: fake.crt\n', 'tls_server_config.key_file: key_file (or an inline key) is required'],
+    ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  cipher_suites: [TLS_FOO]\n', 'not a cipher suite name Go knows'],
+    ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  curve_preferences: [CurveP999]\n', 'not a curve name'],
+    ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  client_allowed_sans: [a]\n', 'client_allowed_sans needs client_auth_type'],
+    ['rate_limit:\n  interval: 1x\n  burst: 2\n', 'rate_limit.interval: invalid duration'],
+    ['rate_limit:\n  interval: 1s\n  burst: 0\n', 'rate_limit.burst: burst 0'],
     ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  certfile: x\n', 'tls_server_config.certfile: unknown key (did you mean "cert_file"?)'],
     ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  client_auth_type: Always\n', 'tls_server_config.client_auth_type: expected one of NoClientCert'],
     ['tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n  client_auth_type: RequireAndVerifyClientCert\n', 'tls_server_config.client_ca_file: client_auth_type that verifies client certificates needs client_ca_file'],
@@ -165,16 +172,33 @@ describe('verifyBasicAuth', () => {
     expect(calls[0]![1]).not.toBe(HASH);
   });
 
-  it('remembers a successful check, but not a failed one', async () => {
+  it('remembers successful and failed checks alike', async () => {
     await verifyBasicAuth(users, header('prometheus', 'right'), compare);
     await verifyBasicAuth(users, header('prometheus', 'right'), compare);
     expect(calls).toHaveLength(1);
-    await verifyBasicAuth(users, header('prometheus', 'wrong'), compare);
-    await verifyBasicAuth(users, header('prometheus', 'wrong'), compare);
-    expect(calls).toHaveLength(3);
+    expect(await verifyBasicAuth(users, header('prometheus', 'wrong'), compare)).toBe(false);
+    expect(await verifyBasicAuth(users, header('prometheus', 'wrong'), compare)).toBe(false);
+    expect(calls).toHaveLength(2);
+    expect(await verifyBasicAuth(users, header('prometheus', 'right'), compare)).toBe(true);
+    expect(calls).toHaveLength(2);
     // A changed hash for the same user is checked again.
     await verifyBasicAuth({ prometheus: '$2b$10$' + 'b'.repeat(53) }, header('prometheus', 'right'), compare);
-    expect(calls).toHaveLength(4);
+    expect(calls).toHaveLength(3);
+  });
+
+  it('runs compares one at a time', async () => {
+    let running = 0;
+    let most = 0;
+    const slow = async (p: string, h: string) => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((r) => setTimeout(r, 5));
+      running--;
+      return compare(p, h);
+    };
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => verifyBasicAuth(users, header('prometheus', `wrong-${i}`), slow)));
+    expect(results.every((r) => r === false)).toBe(true);
+    expect(most).toBe(1);
   });
 
   it.runIf(hasBcrypt)('uses bcryptjs when installed', async () => {
@@ -200,6 +224,7 @@ describe('verifyBasicAuth', () => {
     expect(webConfigToServerOptions(undefined)).toEqual({});
     expect(webConfigToServerOptions(loadWebConfig(write('only-tls.yml', 'tls_server_config:\n  cert_file: fake.crt\n  key_file: fake.key\n')))).toEqual({
       https: expect.objectContaining({ requestCert: false }),
+      http2: true,
     });
   });
 });

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createClient, fillRoute, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
+import { ByteBudget, createClient, fillRoute, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
 import { CbwError, ForbiddenError } from '../../src/errors.js';
 import { createSimulator } from '../../src/simulator/index.js';
@@ -216,6 +216,90 @@ describe('answers parsed one per event-loop turn', () => {
       expect(new Set(turns).size).toBe(N);
     } finally {
       ticking = false;
+      await c.close();
+    }
+  });
+});
+
+describe('answers under load (hardening)', () => {
+  it('an answer that would pass the process-wide budget fails with CBW_ERR_BUDGET, and the budget is given back', async () => {
+    const budget = new ByteBudget(8 * 1024 * 1024);
+    // Other answers in flight hold most of the budget.
+    expect(budget.tryReserve(6 * 1024 * 1024)).toBe(true);
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 2 * 1024 * 1024, times: 1 });
+    const c = client({ budget, maxResponseBytes: 64 * 1024 * 1024 });
+    const e = await failure(c.getJson('/pools/default', {}, loose));
+    expect(e.code).toBe('CBW_ERR_BUDGET');
+    expect(budget.reserved).toBe(6 * 1024 * 1024);
+    budget.release(6 * 1024 * 1024);
+    // With the budget free again, the same answer is read and parsed, then its bytes are returned.
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 2 * 1024 * 1024, times: 1 });
+    const arr = await c.getJson('/pools/default', {}, z.array(z.number()));
+    expect(arr.length).toBeGreaterThan(1000);
+    expect(budget.reserved).toBe(0);
+    await c.close();
+  });
+
+  it('counts a budget failure under its own code label', async () => {
+    const seen: RequestRecord[] = [];
+    const budget = new ByteBudget(1024 * 1024);
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 2 * 1024 * 1024, times: 1 });
+    const c = client({ budget, observe: (_c, r) => seen.push(r) });
+    await failure(c.getJson('/pools/default', {}, loose));
+    expect(seen.map((r) => r.code)).toEqual(['over_budget']);
+    await c.close();
+  });
+
+  it('holds the concurrency slot until the answer is parsed', async () => {
+    const c = client({ concurrency: 1 });
+    let waitingDuringParse = -1;
+    const first = z.unknown().refine(() => {
+      waitingDuringParse = c.load().waiting;
+      return true;
+    });
+    const p1 = c.getJson('/pools/default', {}, first);
+    const p2 = c.getJson('/pools/default/buckets', {}, z.unknown());
+    await Promise.all([p1, p2]);
+    // The second request was still waiting for the slot while the first answer was being parsed.
+    expect(waitingDuringParse).toBe(1);
+    await c.close();
+  });
+
+  it('does not parse an answer whose poll gave up while it waited', async () => {
+    const ac = new AbortController();
+    const c = client();
+    const scoped = c.scoped({ signal: ac.signal, onRequest: () => ac.abort(new Error('poll abandoned')) });
+    let parsed = false;
+    const schema = z.unknown().refine(() => {
+      parsed = true;
+      return true;
+    });
+    const spy = vi.spyOn(JSON, 'parse');
+    try {
+      const e = await failure(scoped.getJson('/pools/default', {}, schema));
+      expect(e.code).toBe('CBW_ERR_ABORTED');
+      expect(spy.mock.calls.filter((a) => String(a[0]).includes('"nodes"'))).toEqual([]);
+      expect(parsed).toBe(false);
+    } finally {
+      spy.mockRestore();
+      await c.close();
+    }
+  });
+
+  it('discards the body of an abandoned poll and returns its budget', async () => {
+    const budget = new ByteBudget(256 * 1024 * 1024);
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 40 * 1024 * 1024, times: 1 });
+    const c = client({ budget, maxResponseBytes: 128 * 1024 * 1024, requestTimeout: 30_000 });
+    const spy = vi.spyOn(JSON, 'parse');
+    try {
+      const e = await failure(c.scoped({ signal: AbortSignal.timeout(150) }).getJson('/pools/default', {}, loose));
+      expect(e.code).toBe('CBW_ERR_TIMEOUT');
+      expect(spy.mock.calls.filter((a) => String(a[0]).startsWith('[0,'))).toEqual([]);
+      expect(budget.reserved).toBe(0);
+      // The connection is usable afterwards: the abandoned body was not left in the pipe.
+      await c.getJson('/pools/default', {}, loose);
+    } finally {
+      spy.mockRestore();
       await c.close();
     }
   });

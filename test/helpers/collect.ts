@@ -93,6 +93,7 @@ export function fakeClient(routes: Record<string, FakeRoute>, baseUrl = 'http://
       scoped(scope: { onRequest?: (r: RequestRecord) => void }) {
         return make(scope.onRequest);
       },
+      load: () => ({ inFlight: 0, waiting: 0 }),
       async close() {},
     };
     return c as CouchbaseClient & { calls: FakeCall[] };

@@ -107,3 +107,48 @@ describe('scheduler', () => {
     expect(scheduler.jobCount).toBe(0);
   });
 });
+
+describe('backoff of a collector whose polls never finish', () => {
+  it('doubles the gap per timeout up to 5 intervals, shows it as a metric, and resets on success', async () => {
+    const { backoffGap } = await import('../../src/scheduler/index.js');
+    expect([0, 1, 2, 3, 9].map((n) => backoffGap(1000, n))).toEqual([1000, 2000, 4000, 5000, 5000]);
+
+    let hang = true;
+    const hanging: Collector = {
+      name: 'buckets',
+      defaultInterval: 1000,
+      families: [fam],
+      role: 'Read-Only Admin',
+      description: 'test',
+      async collect(ctx) {
+        if (hang) await new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        ctx.out.add(fam, { n: '1' }, 1);
+      },
+    } as Collector;
+    const raw = resolveCollectors();
+    for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = k === 'buckets';
+    Object.assign(raw.buckets, { interval: 60_000, timeout: 100 });
+    const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
+    const store = new SnapshotStore();
+    let now = 1_000_000;
+    const scheduler = new Scheduler({ clusters: [cluster], clients: new Map([['c1', fakeClient({})]]), collectors: [hanging], store, log: pino({ level: 'silent' }), now: () => now });
+    const backoff = (): number | undefined =>
+      store
+        .labelledSets()
+        .flatMap((s) => s.set.all('cbwatch_collector_backoff_seconds'))
+        .map((x) => x.value)[0];
+
+    await scheduler.pollAllOnce();
+    expect(store.statusList()[0]?.ok).toBe(false);
+    expect(backoff()).toBe(60);
+    expect(scheduler.nextPollAt('c1', 'buckets')).toBe(now + 120_000);
+    for (let i = 0; i < 3; i++) await scheduler.pollAllOnce();
+    expect(backoff()).toBe(240);
+    expect(scheduler.nextPollAt('c1', 'buckets')).toBe(now + 300_000);
+    hang = false;
+    now += 300_000;
+    await scheduler.pollAllOnce();
+    expect(store.statusList()[0]?.ok).toBe(true);
+    expect(backoff()).toBe(0);
+  });
+});

@@ -1,0 +1,125 @@
+/** The web server's limits (issue 13, items 2, 4 and 9): rate limit, timeouts, 405 on /metrics. */
+import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Exposition } from '../../src/metrics/exposition.js';
+import { SnapshotStore } from '../../src/metrics/store.js';
+import { buildApp, TokenBucket } from '../../src/server/app.js';
+import type { AppDeps } from '../../src/server/app.js';
+import { registerSyncGatewayWebhooks } from '../../src/webhooks/sync-gateway.js';
+
+const TOKEN = 'tok-3f9c1a77e0b24d5c9e8a1b2c3d4e5f60';
+
+function app(extra: Partial<AppDeps> = {}) {
+  const store = new SnapshotStore();
+  return buildApp({
+    store,
+    exposition: new Exposition(store, { processMetrics: false }),
+    config: { clusters: [], webhooks: { syncGateway: undefined } },
+    log: pino({ level: 'silent' }),
+    ...extra,
+  });
+}
+
+describe('rate_limit', () => {
+  it('a token bucket: burst at once, then one per interval', () => {
+    let t = 0;
+    const b = new TokenBucket(1000, 2, () => t);
+    expect([b.take(), b.take(), b.take()]).toEqual([true, true, false]);
+    t = 999;
+    expect(b.take()).toBe(false);
+    t = 1000;
+    expect(b.take()).toBe(true);
+    t = 10_000;
+    expect([b.take(), b.take(), b.take()]).toEqual([true, true, false]);
+  });
+
+  it('answers 429 beyond the burst, before auth runs', async () => {
+    let authCalls = 0;
+    const a = app({
+      rateLimit: { intervalMs: 3_600_000, burst: 2 },
+      authorize: async () => {
+        authCalls++;
+        return true;
+      },
+    });
+    const codes = [];
+    for (let i = 0; i < 4; i++) codes.push((await a.inject('/metrics')).statusCode);
+    expect(codes).toEqual([200, 200, 429, 429]);
+    expect(authCalls).toBe(2);
+  });
+});
+
+describe('/metrics methods', () => {
+  it.each(['POST', 'PUT', 'DELETE'] as const)('%s is 405 with Allow', async (method) => {
+    const res = await app().inject({ method, url: '/metrics' });
+    expect(res.statusCode).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+  });
+  it('HEAD is answered', async () => {
+    expect((await app().inject({ method: 'HEAD', url: '/metrics' })).statusCode).toBe(200);
+  });
+});
+
+describe('timeouts', () => {
+  it('a webhook sender trickling its body is cut off, and its slot serves the next sender', async () => {
+    const a = app({
+      timeouts: { requestMs: 1500, headersMs: 1000 },
+      plugins: [(f) => registerSyncGatewayWebhooks(f, { enabled: true, token: TOKEN, databases: ['db1'], max_body_bytes: 4096, max_types: 3, max_concurrency: 1 }, pino({ level: 'silent' }))],
+    });
+    await a.listen({ host: '127.0.0.1', port: 0 });
+    const port = (a.server.address() as AddressInfo).port;
+    try {
+      // The slow sender: headers, then one byte of a 200-byte body every 200 ms, for as long as it is let.
+      const sock = connect(port, '127.0.0.1');
+      sock.on('error', () => undefined); // the server hanging up mid-write is the point
+      let answer = '';
+      sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+      sock.write(`POST /webhooks/sync-gateway/db1?token=${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
+      const trickle = setInterval(() => {
+        if (!sock.destroyed) sock.write(' ');
+      }, 200);
+      await new Promise<void>((r) => sock.once('close', () => r()));
+      clearInterval(trickle);
+      // Node answers 408 when the request deadline passes.
+      expect(answer === '' || answer.startsWith('HTTP/1.1 408')).toBe(true);
+
+      // The only slot (max_concurrency 1) is free again: a normal sender is served.
+      const res = await fetch(`http://127.0.0.1:${port}/webhooks/sync-gateway/db1?token=${TOKEN}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ _id: 'doc1', _rev: '1-a' }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await a.close();
+    }
+  }, 20_000);
+
+  it('a client that never finishes its headers is disconnected', async () => {
+    const a = app({ timeouts: { requestMs: 1500, headersMs: 800 } });
+    await a.listen({ host: '127.0.0.1', port: 0 });
+    const port = (a.server.address() as AddressInfo).port;
+    try {
+      const sock = connect(port, '127.0.0.1');
+      sock.on('error', () => undefined);
+      sock.write('GET /metrics HTTP/1.1\r\nHost: x\r\n');
+      const trickle = setInterval(() => {
+        if (!sock.destroyed) sock.write('X-Slow: 1\r\n');
+      }, 100);
+      await new Promise<void>((r) => sock.once('close', () => r()));
+      clearInterval(trickle);
+    } finally {
+      await a.close();
+    }
+  }, 20_000);
+
+  it('has documented defaults set on the server', () => {
+    const a = app();
+    expect(a.server.requestTimeout).toBe(30_000);
+    expect(a.server.headersTimeout).toBe(10_000);
+    expect(a.server.keepAliveTimeout).toBe(65_000);
+    expect(a.server.timeout).toBe(60_000);
+  });
+});
