@@ -158,7 +158,10 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     return rule;
   };
 
+  const hits = new Map<string, number>();
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const key = `${req.method} ${req.routeOptions.url ?? ''}`;
+    hits.set(key, (hits.get(key) ?? 0) + 1);
     if (opts.latencyMs > 0) await new Promise((r) => setTimeout(r, opts.latencyMs));
     if (req.routeOptions.config.auth !== 'none' && !req.url.startsWith('/_sim/') && ctx.userOf(req) === undefined) {
       // Couchbase's cluster manager answers 401 with an empty body.
@@ -227,7 +230,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   });
   // Faults still set, with how often each has answered; the route table; per-area knobs changed at runtime.
   app.get('/_sim/faults', async () => ({ rules: rules.map((r) => ({ ...r, match: String(r.match) })) }));
-  app.get('/_sim/routes', async () => ({ routes, faultKinds: FAULT_KINDS }));
+  app.get('/_sim/routes', async () => ({ routes: routes.map((r) => ({ ...r, hits: hits.get(`${r.method} ${r.url}`) ?? 0 })), faultKinds: FAULT_KINDS }));
   app.post('/_sim/knobs', async (req) => {
     Object.assign(opts.knobs, req.body as Record<string, unknown>);
     return { ok: true, knobs: opts.knobs };

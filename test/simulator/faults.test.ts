@@ -19,7 +19,11 @@ describe('simulator control endpoints', () => {
     expect(urls).toContain('/pools/default/buckets/:bucket/stats');
     expect(urls).toContain('/settings/ldap');
     expect(urls.some((u) => u.startsWith('/_sim/'))).toBe(false);
-    expect(body.routes).toEqual(sim.routes);
+    expect(body.routes.map(({ method, url }) => ({ method, url }))).toEqual(sim.routes);
+    await fetch(`${base}/pools/default/buckets`, { headers: auth });
+    const after = (await (await fetch(`${base}/_sim/routes`)).json()) as { routes: Array<{ url: string; hits: number }> };
+    expect(after.routes.find((r) => r.url === '/pools/default/buckets')?.hits).toBe(1);
+    expect(after.routes.find((r) => r.url === '/pools/default/tasks')?.hits).toBe(0);
   });
 
   it('slow_body sends the real body a few bytes at a time, and counts its hits', async () => {
