@@ -16,7 +16,8 @@
  *
  * Knobs (environment): CHAOS_SOAK_SECONDS, CHAOS_PARTS (comma list of matrix,large,wrk,auth,webhook,sighup,
  * soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix), CHAOS_LARGE_COUNT (16),
- * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading).
+ * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading), CHAOS_RESULTS
+ * (write the section into another file, for trials).
  * Every loop is bounded in count and time; every child is stopped at the end (SIGKILL after 60 s).
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
@@ -289,9 +290,15 @@ interface CellResult {
   /** collector=lost, for the collectors outside the route's owners that lost series. */
   othersLostBy: string;
   othersFailed: string[];
+  /** Increase of cbwatch_collector_item_errors_total plus cbwatch_collector_skipped_items during the fault. */
+  itemErrors: number;
   p99: number;
   max: number;
   recoveryS: number;
+}
+
+function itemErrorCount(body: string): number {
+  return sumSeries(body, 'cbwatch_collector_item_errors_total') + sumSeries(body, 'cbwatch_collector_skipped_items');
 }
 
 function lostBy(baseline: ReadonlyMap<string, number>, minimum: ReadonlyMap<string, number>, owners: readonly string[]): string {
@@ -318,7 +325,7 @@ async function controlCell(pair: Pair, collectors: readonly string[], windowMs: 
 
 async function runCell(pair: Pair, cell: MatrixCell, collectors: readonly string[]): Promise<CellResult> {
   const { simUrl, url } = pair;
-  const res: CellResult = { cell, hits: 0, healthyOk: true, promtool: '', failed: [], othersLost: 0, othersLostBy: '', othersFailed: [], p99: NaN, max: NaN, recoveryS: NaN };
+  const res: CellResult = { cell, hits: 0, healthyOk: true, promtool: '', failed: [], othersLost: 0, othersLostBy: '', othersFailed: [], itemErrors: 0, p99: NaN, max: NaN, recoveryS: NaN };
   let baseline: CollectorView;
   try {
     baseline = await allGreen(url, collectors, 30_000);
@@ -326,6 +333,7 @@ async function runCell(pair: Pair, cell: MatrixCell, collectors: readonly string
     res.skipped = 'exporter not all green before the cell (previous cell not recovered in 30 s)';
     return res;
   }
+  const before = (await timedGet(`${url}/metrics`)).body;
   await addFault(simUrl, { match: cell.route.url, ...cell.variant.rule });
   const lat: number[] = [];
   const minSeries = new Map(baseline.series);
@@ -366,6 +374,7 @@ async function runCell(pair: Pair, cell: MatrixCell, collectors: readonly string
   res.p99 = percentile(lat, 99);
   res.max = Math.max(...lat);
   res.promtool = lastBody ? promtoolCheck(lastBody) : 'no body';
+  if (lastBody && before) res.itemErrors = itemErrorCount(lastBody) - itemErrorCount(before);
   res.failed = [...failed].sort();
   res.othersFailed = res.failed.filter((c) => !cell.owners.includes(c));
   res.othersLost = seriesLostOutside(baseline.series, minSeries, [...cell.owners, ...VOLATILE]);
@@ -425,17 +434,17 @@ async function matrix(): Promise<MatrixOutcome> {
       i++;
       if (!requested.has(routeKey(cell.route))) continue;
       if (Date.now() > deadline) {
-        results.push({ cell, skipped: 'matrix time budget (60 min) spent', hits: 0, healthyOk: true, promtool: '', failed: [], othersLost: 0, othersLostBy: '', othersFailed: [], p99: NaN, max: NaN, recoveryS: NaN });
+        results.push({ cell, skipped: 'matrix time budget (60 min) spent', hits: 0, healthyOk: true, promtool: '', failed: [], othersLost: 0, othersLostBy: '', othersFailed: [], itemErrors: 0, p99: NaN, max: NaN, recoveryS: NaN });
         continue;
       }
       if (pair.exp.child.exitCode !== null || pair.exp.child.signalCode !== null) {
-        results.push({ cell, skipped: 'exporter had exited', hits: 0, healthyOk: false, promtool: '', failed: [], othersLost: 0, othersLostBy: '', othersFailed: [], p99: NaN, max: NaN, recoveryS: NaN });
+        results.push({ cell, skipped: 'exporter had exited', hits: 0, healthyOk: false, promtool: '', failed: [], othersLost: 0, othersLostBy: '', othersFailed: [], itemErrors: 0, p99: NaN, max: NaN, recoveryS: NaN });
         continue;
       }
       const r = await runCell(pair, cell, COLLECTORS);
       results.push(r);
       log(
-        `[${i}/${cells.length}] ${cell.route.method} ${cell.route.url} × ${cell.variant.name}: hits ${r.hits}, failed [${r.failed.join(',')}], others lost ${r.othersLost}${r.othersLostBy ? ` (${r.othersLostBy})` : ''}, p99 ${fmt(r.p99, 1)} ms, recovery ${fmt(r.recoveryS, 1)} s, promtool ${r.promtool}${r.skipped ? ` (${r.skipped})` : ''}`,
+        `[${i}/${cells.length}] ${cell.route.method} ${cell.route.url} × ${cell.variant.name}: hits ${r.hits}, failed [${r.failed.join(',')}], item errors ${r.itemErrors}, others lost ${r.othersLost}${r.othersLostBy ? ` (${r.othersLostBy})` : ''}, p99 ${fmt(r.p99, 1)} ms, recovery ${fmt(r.recoveryS, 1)} s, promtool ${r.promtool}${r.skipped ? ` (${r.skipped})` : ''}`,
       );
     }
     const notRequested = routes.filter((r) => !requested.has(routeKey(r)));
@@ -457,7 +466,8 @@ function renderMatrix(m: MatrixOutcome): string {
     return why;
   };
   const badCells = run.filter((r) => bad(r).length > 0);
-  const silent = run.filter((r) => r.failed.length === 0);
+  const silent = run.filter((r) => r.failed.length === 0 && r.itemErrors <= 0);
+  const itemOnly = run.filter((r) => r.failed.length === 0 && r.itemErrors > 0);
   const p99s = run.map((r) => r.p99).filter(Number.isFinite);
   const variants = Object.values(FAULT_VARIANTS).flat().map((v) => v.name);
   const lines = [
@@ -468,7 +478,8 @@ function renderMatrix(m: MatrixOutcome): string {
     'A cell: inject the fault on the route (every request to it), sample /metrics every ~50 ms and /-/healthy every 250 ms until the',
     `fault has answered and two intervals more passed, run \`promtool check metrics\` on the last body, clear, wait until every collector`,
     'is green with a success newer than the clear. "other lost" = series lost by collectors that do not request the route (oracle:',
-    '`ROUTE_OWNERS` in bench/chaos-lib.ts, from DESIGN.md), must be 0.',
+    '`ROUTE_OWNERS` in bench/chaos-lib.ts, from DESIGN.md), must be 0; series counts are each collector\'s `cbwatch_collector_series`.',
+    '"item errors" = increase of `cbwatch_collector_item_errors_total` + `cbwatch_collector_skipped_items` during the fault.',
     `Not judged for series lost: ${VOLATILE.join(', ')} (its series follow the simulated active queries, which come and go by design).`,
     `Control windows of the same length with no fault (series lost by collector, noise floor): ${m.noise.join(' | ')}.`,
     '',
@@ -479,7 +490,8 @@ function renderMatrix(m: MatrixOutcome): string {
     `| cells with /-/healthy failing | ${run.filter((r) => !r.healthyOk).length} |`,
     `| cells whose /metrics failed promtool | ${run.filter((r) => r.promtool !== 'ok').length} |`,
     `| cells where a collector not requesting the route failed or lost series | ${run.filter((r) => r.othersLost > 0 || r.othersFailed.length > 0).length} (series lost in total: ${run.reduce((a, r) => a + r.othersLost, 0)}) |`,
-    `| cells where no collector reported a failure (fault absorbed or invisible) | ${silent.length} |`,
+    `| cells where no collector failed but per-item failures were counted | ${itemOnly.length} |`,
+    `| cells where nothing reported the fault (no collector failed, no item error counted; e.g. a 404 or 403 on an optional endpoint) | ${silent.length} |`,
     `| cells not recovered within 30 s of the clear | ${run.filter((r) => !Number.isFinite(r.recoveryS)).length} |`,
     `| recovery after clear: median / max | ${fmt(percentile(run.map((r) => r.recoveryS).filter(Number.isFinite), 50), 1)} s / ${fmt(Math.max(...run.map((r) => r.recoveryS).filter(Number.isFinite)), 1)} s |`,
     `| /metrics p99 during faults: median cell / worst cell | ${fmt(percentile(p99s, 50), 1)} ms / ${fmt(Math.max(...p99s), 1)} ms |`,
@@ -498,10 +510,10 @@ function renderMatrix(m: MatrixOutcome): string {
   lines.push('<details><summary>Every cell</summary>', '');
   lines.push(
     renderTable(
-      ['route', 'fault', 'hits', 'healthy', 'promtool', 'failed collectors', 'other lost', '/metrics p99 / max ms', 'recovery s'],
+      ['route', 'fault', 'hits', 'healthy', 'promtool', 'failed collectors', 'item errors', 'other lost', '/metrics p99 / max ms', 'recovery s'],
       m.results.map((r) =>
         r.skipped
-          ? [`${r.cell.route.method} ${r.cell.route.url}`, r.cell.variant.name, String(r.hits), '', '', `skipped: ${r.skipped}`, '', '', '']
+          ? [`${r.cell.route.method} ${r.cell.route.url}`, r.cell.variant.name, String(r.hits), '', '', `skipped: ${r.skipped}`, '', '', '', '']
           : [
               `${r.cell.route.method} ${r.cell.route.url}`,
               r.cell.variant.name,
@@ -509,6 +521,7 @@ function renderMatrix(m: MatrixOutcome): string {
               r.healthyOk ? 'ok' : 'FAILED',
               r.promtool,
               r.failed.join(', ') || '(none)',
+              String(r.itemErrors),
               r.othersLostBy || '0',
               `${fmt(r.p99, 1)} / ${fmt(r.max, 0)}`,
               fmt(r.recoveryS, 1),
@@ -596,8 +609,9 @@ async function caseLarge(): Promise<Rows> {
 }
 
 /** Collectors seen failing in scrapes every `everyMs` while `until()` is false; plus the requests that timed out. */
-async function watchCollectors(url: string, collectors: readonly string[], until: () => boolean, headers: Record<string, string> = {}): Promise<{ failed: Set<string>; lat: number[]; scrapeFailures: number }> {
+async function watchCollectors(url: string, collectors: readonly string[], until: () => boolean, headers: Record<string, string> = {}): Promise<{ failed: Set<string>; absent: Set<string>; lat: number[]; scrapeFailures: number }> {
   const failed = new Set<string>();
+  const absent = new Set<string>();
   const lat: number[] = [];
   let scrapeFailures = 0;
   const hardEnd = Date.now() + 10 * 60_000;
@@ -607,11 +621,14 @@ async function watchCollectors(url: string, collectors: readonly string[], until
     if (t.status !== 200) scrapeFailures++;
     else {
       const v = readCollectors(t.body);
-      for (const c of collectors) if (v.success.get(c) !== 1) failed.add(c);
+      for (const c of collectors) {
+        if (v.success.get(c) === 0) failed.add(c);
+        else if (!v.success.has(c)) absent.add(c);
+      }
     }
     await sleep(Math.max(0, 250 - t.ms));
   }
-  return { failed, lat, scrapeFailures };
+  return { failed, absent, lat, scrapeFailures };
 }
 
 /** wrk as a child process (asynchronous: the harness keeps sampling while it runs); killed after seconds + 60. */
@@ -649,7 +666,8 @@ async function caseWrk(pair: Pair, seconds = 20): Promise<Rows> {
   return [
     ['load', `wrk -t2 -c1000 ${seconds} s on /metrics, every collector polling every 5 s`],
     ['wrk', `${fmt(w.rps, 0)} req/s, latency ${w.latency}, non-2xx ${w.non2xx}, socket errors ${w.socketErrors}`],
-    ['collectors seen failing (scrapes every 250 ms beside the load)', seen.failed.size ? [...seen.failed].join(', ') : 'none'],
+    ['collectors seen failing (success 0 in a scrape every 250 ms beside the load)', seen.failed.size ? [...seen.failed].join(', ') : 'none'],
+    ...(seen.absent.size ? ([['collectors missing from a scrape', [...seen.absent].join(', ')]] as Rows) : []),
     ['requests to Couchbase timed out or aborted during the load', String(timeouts(after) - timeouts(before))],
     ['side scrape latency p99 / max, failures', `${fmt(percentile(seen.lat, 99), 0)} ms / ${fmt(Math.max(...seen.lat), 0)} ms, ${seen.scrapeFailures} of ${seen.lat.length}`],
   ];
@@ -681,7 +699,8 @@ async function caseAuth(seconds = 20): Promise<Rows> {
       ['a wrong password gets', String(wrong)],
       ['wrk', `${fmt(w.rps, 0)} req/s, latency ${w.latency}, non-2xx ${w.non2xx}, socket errors ${w.socketErrors}`],
       ['real scrapes (right password, every 250 ms) p99 / max, failures', `${fmt(percentile(seen.lat, 99), 0)} ms / ${fmt(Math.max(...seen.lat), 0)} ms, ${seen.scrapeFailures} of ${seen.lat.length}`],
-      ['collectors seen failing', seen.failed.size ? [...seen.failed].join(', ') : 'none'],
+      ['collectors seen failing (success 0)', seen.failed.size ? [...seen.failed].join(', ') : 'none'],
+      ...(seen.absent.size ? ([['collectors missing from a scrape', [...seen.absent].join(', ')]] as Rows) : []),
       ['requests to Couchbase timed out or aborted during the flood', String(timeouts(after) - timeouts(before))],
     ];
   } finally {
@@ -899,7 +918,7 @@ async function main(): Promise<void> {
     'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,soak; CHAOS_ROUTES and',
     'CHAOS_KINDS filter the matrix; CHAOS_LARGE_COUNT/_MB/_FILL; CHAOS_NOTE).',
   );
-  const file = join(ROOT, 'bench', 'RESULTS.md');
+  const file = process.env.CHAOS_RESULTS ?? join(ROOT, 'bench', 'RESULTS.md');
   let doc = '';
   try {
     doc = readFileSync(file, 'utf8');
@@ -907,7 +926,7 @@ async function main(): Promise<void> {
     doc = '# Benchmark results\n';
   }
   writeFileSync(file, replaceSection(doc, 'Chaos', sections.join('\n')));
-  log('wrote the Chaos section of bench/RESULTS.md');
+  log(`wrote the Chaos section of ${file}`);
 }
 
 main().catch((err: unknown) => {
