@@ -22,7 +22,7 @@
  */
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -75,9 +75,17 @@ interface Proc {
 }
 
 const children = new Set<ChildProcess>();
+const tempDirs: string[] = [];
 process.on('exit', () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
 });
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'cbwatch-chaos-'));
+  tempDirs.push(d);
+  return d;
+}
 
 /** `cbwatch …` through the launcher (its shebang's Node flags apply), as users run it. */
 function start(args: string[], env: Record<string, string> = {}): Proc {
@@ -227,7 +235,7 @@ async function startExporter(simUrl: string, o: PairOptions, dir: string, name =
 }
 
 async function startPair(o: PairOptions): Promise<Pair> {
-  const dir = mkdtempSync(join(tmpdir(), 'cbwatch-chaos-'));
+  const dir = tempDir();
   const { sim, simUrl } = await startSim(o.buckets ?? 3);
   const { exp, url } = await startExporter(simUrl, o, dir);
   if (o.waitAllGreen !== false) await allGreen(url, o.only ?? COLLECTORS, 120_000);
@@ -676,7 +684,7 @@ async function caseWrk(pair: Pair, seconds = 20): Promise<Rows> {
 async function caseAuth(seconds = 20): Promise<Rows> {
   log(`case: wrong-password flood, 32 connections for ${seconds} s`);
   const { sim, simUrl } = await startSim(3);
-  const dir = mkdtempSync(join(tmpdir(), 'cbwatch-chaos-'));
+  const dir = tempDir();
   const right = 'chaos-right-password';
   writeFileSync(join(dir, 'web.yml'), `basic_auth_users:\n  prometheus: ${bcrypt.hashSync(right, 10)}\n`);
   const basic = (p: string): Record<string, string> => ({ authorization: `Basic ${Buffer.from(`prometheus:${p}`).toString('base64')}` });
