@@ -6,7 +6,7 @@
  *  - the XDCR poll at 200 replications x 20 stats (bench/xdcr.ts).
  * Writes bench/RESULTS.md.
  */
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,7 +189,10 @@ async function main(): Promise<void> {
     );
   }
   lines.push('Re-run: `npm run bench` (environment knobs: BENCH_BUCKETS, BENCH_LATENCY_MS, BENCH_CYCLES, BENCH_LOAD_SECONDS).', '');
-  writeFileSync(join(ROOT, 'bench', 'RESULTS.md'), lines.join('\n'));
+  // The `## Chaos` section is written by `npm run chaos` (bench/chaos.ts): keep it as it is.
+  const results = join(ROOT, 'bench', 'RESULTS.md');
+  const chaos = existsSync(results) ? (/\n## Chaos\n[\s\S]*?(?=\n## |$)/.exec(readFileSync(results, 'utf8'))?.[0] ?? '') : '';
+  writeFileSync(results, lines.join('\n') + chaos);
   process.stdout.write('wrote bench/RESULTS.md\n');
 }
 

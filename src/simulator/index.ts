@@ -4,16 +4,27 @@
  * can run faster than real time, and a cluster model (nodes, buckets) that the area modules answer from.
  */
 import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MODULES } from './modules/index.js';
+import { FAULT_KINDS } from './types.js';
 import type { FaultController, FaultRule, SimBucket, SimContext, SimNode, SimOptions, SimUsers } from './types.js';
 
-export type { SimOptions, SimContext, FaultRule } from './types.js';
+export type { SimOptions, SimContext, FaultRule, FaultKind } from './types.js';
+export { FAULT_KINDS } from './types.js';
+
+/** A route as registered by the area modules (the simulator's own `/_sim/` control routes excluded). */
+export interface SimRoute {
+  method: string;
+  url: string;
+}
 
 export interface Simulator {
   readonly app: FastifyInstance;
   readonly ctx: SimContext;
+  /** Every route the area modules registered, in registration order. */
+  readonly routes: readonly SimRoute[];
   /** Listen on 127.0.0.1 (port 0 = ephemeral); resolves to the base URL. */
   listen(port?: number, host?: string): Promise<string>;
   close(): Promise<void>;
@@ -126,6 +137,11 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   };
 
   const app = Fastify({ logger: false, forceCloseConnections: true, bodyLimit: 1024 * 1024 });
+  const routes: SimRoute[] = [];
+  app.addHook('onRoute', (r) => {
+    if (r.url.startsWith('/_sim/')) return;
+    for (const method of Array.isArray(r.method) ? r.method : [r.method]) if (method !== 'HEAD') routes.push({ method, url: r.url });
+  });
   // Couchbase answers form posts; accept them as text so area modules can parse what they need.
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
@@ -135,6 +151,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     const i = rules.findIndex((r) => (typeof r.match === 'string' ? r.match === route : r.match.test(path)));
     if (i < 0) return undefined;
     const rule = rules[i] as FaultRule;
+    rule.hits = (rule.hits ?? 0) + 1;
     if (rule.times !== undefined) {
       rule.times--;
       if (rule.times <= 0) rules.splice(i, 1);
@@ -142,7 +159,10 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     return rule;
   };
 
+  const hits = new Map<string, number>();
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    const key = `${req.method} ${req.routeOptions.url ?? ''}`;
+    hits.set(key, (hits.get(key) ?? 0) + 1);
     if (opts.latencyMs > 0) await new Promise((r) => setTimeout(r, opts.latencyMs));
     if (req.routeOptions.config.auth !== 'none' && !req.url.startsWith('/_sim/') && ctx.userOf(req) === undefined) {
       // Couchbase's cluster manager answers 401 with an empty body.
@@ -177,7 +197,24 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     if (fault.kind === 'truncated') return text.slice(0, Math.floor(text.length / 2));
     if (fault.kind === 'oversize') {
       void reply.header('content-type', 'application/json');
-      return `[${'0,'.repeat(Math.floor((fault.bytes ?? 200 * 1024 * 1024) / 2))}0]`;
+      const fill = fault.fill ?? '0';
+      return `[${`${fill},`.repeat(Math.floor((fault.bytes ?? 200 * 1024 * 1024) / (fill.length + 1)))}${fill}]`;
+    }
+    if (fault.kind === 'slow_body') {
+      // Headers now, then the real body a few bytes at a time; stops when the client goes away.
+      const rate = Math.max(1, fault.bytesPerSecond ?? 64);
+      const bytes = Buffer.from(text);
+      const step = Math.max(1, Math.ceil(rate / 10));
+      const socket = req.raw.socket;
+      void reply.removeHeader('content-length');
+      return Readable.from(
+        (async function* () {
+          for (let at = 0; at < bytes.length && !socket.destroyed; at += step) {
+            yield bytes.subarray(at, at + step);
+            await new Promise((r) => setTimeout(r, 100));
+          }
+        })(),
+      );
     }
     return payload;
   });
@@ -192,6 +229,13 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     faults.clear();
     return { ok: true };
   });
+  // Faults still set, with how often each has answered; the route table; per-area knobs changed at runtime.
+  app.get('/_sim/faults', async () => ({ rules: rules.map((r) => ({ ...r, match: String(r.match) })) }));
+  app.get('/_sim/routes', async () => ({ routes: routes.map((r) => ({ ...r, hits: hits.get(`${r.method} ${r.url}`) ?? 0 })), faultKinds: FAULT_KINDS }));
+  app.post('/_sim/knobs', async (req) => {
+    Object.assign(opts.knobs, req.body as Record<string, unknown>);
+    return { ok: true, knobs: opts.knobs };
+  });
   app.get('/_sim/state', async () => ({
     scenario: opts.scenario,
     now: ctx.now(),
@@ -204,6 +248,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   return {
     app,
     ctx,
+    routes,
     async listen(port = 0, host = '127.0.0.1') {
       await app.listen({ port, host });
       const addr = app.server.address();

@@ -34,14 +34,19 @@ export interface SimBucket {
   seed: number;
 }
 
-export type FaultKind =
-  | 'status' // answer `status` with a short JSON error body
-  | 'forbidden' // 403 with a Couchbase `permissions` body
-  | 'reset' // destroy the socket without answering
-  | 'hang' // never answer (until the client gives up)
-  | 'invalid_json' // 200 with a body that is not JSON
-  | 'truncated' // 200 with the real body cut in half
-  | 'oversize'; // 200 with a huge body (size set by `bytes`)
+/** Every fault kind the simulator can inject (a runtime list, so harnesses can cover them all). */
+export const FAULT_KINDS = [
+  'status', // answer `status` with a short JSON error body
+  'forbidden', // 403 with a Couchbase `permissions` body
+  'reset', // destroy the socket without answering
+  'hang', // never answer (until the client gives up)
+  'invalid_json', // 200 with a body that is not JSON
+  'truncated', // 200 with the real body cut in half
+  'oversize', // 200 with a huge body (size set by `bytes`, element by `fill`)
+  'slow_body', // 200 with the real body sent at `bytesPerSecond` (headers at once)
+] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultRule {
   /** A route template as registered (e.g. `/pools/default/buckets/:bucket/stats`) or a RegExp on the raw URL path. */
@@ -50,6 +55,12 @@ export interface FaultRule {
   status?: number;
   permissions?: string[];
   bytes?: number;
+  /** oversize: the JSON element repeated to fill `bytes` (default `0`; `[]` is far slower to parse). */
+  fill?: string;
+  /** slow_body: bytes per second (default 64). */
+  bytesPerSecond?: number;
+  /** How many requests this rule has answered (counted by the simulator). */
+  hits?: number;
   /** Apply this many times, then stop; default: until cleared. */
   times?: number;
 }

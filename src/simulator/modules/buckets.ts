@@ -23,6 +23,8 @@
  * random per request, so two requests for the same second agree, and rates stay consistent with levels
  * (ops = gets + sets + …, hit_ratio = get_hits / cmd_get).
  *
+ * Knob `statChurnPerAnswer`: that many new stat names (`chaos_churn_<n>`, value 1) in every stats answer.
+ *
  * Scenarios (deterministic; "bucket 0" is ctx.buckets[0], travel-sample by default):
  * - default: every bucket 20-45% of its quota, 100% resident, no OOM, no cache misses, a small steady disk
  *   queue, 5-15% fragmentation.
@@ -361,6 +363,13 @@ function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, share: number):
     // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
     for (let i = 0; i < ts.length; i++) arr[i] = round(gen((ts[i] as number) - skew) * k);
     samples[name] = arr;
+  }
+  // Knob `statChurnPerAnswer` (N): N stat names never sent before in every answer, as a cluster whose stat
+  // names keep changing (soaks for maps keyed by upstream names).
+  const churn = Number(ctx.options.knobs.statChurnPerAnswer ?? 0);
+  if (churn > 0) {
+    const c = ctx.area('buckets.churn', () => ({ next: 0 }));
+    for (let i = 0; i < Math.min(churn, 10_000); i++) samples[`chaos_churn_${c.next++}`] = ts.map(() => 1);
   }
   samples.timestamp = ts;
   const op: Record<string, unknown> = {
