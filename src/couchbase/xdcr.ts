@@ -139,6 +139,24 @@ export const XDCR_STATS: readonly XdcrStatSpec[] = Object.freeze([
 
 export const XDCR_STAT_BY_NAME: ReadonlyMap<string, XdcrStatSpec> = new Map(XDCR_STATS.map((s) => [s.stat, s]));
 
+/** The 20 stat names, as a non-empty tuple for the configuration schema's enum. */
+export const XDCR_STAT_NAMES = XDCR_STATS.map((s) => s.stat) as [string, ...string[]];
+
+/**
+ * The stats polled every interval by default (the fast tier): the XDCR stats the alerts of alerts/rules/ read
+ * (changes_left: CouchbaseXdcrBacklogHigh, CouchbaseXdcrBacklogGrowing, CouchbaseXdcrReplicationStuck;
+ * rate_replicated: CouchbaseXdcrReplicationStuck) and those of the XDCR dashboard's first row, "Backlog"
+ * (changes_left, docs_rep_queue). test/collectors/xdcr-tiers.test.ts reads the rules and the dashboard and
+ * fails when one of their XDCR stats is missing here. The other 17 are polled on the slow tier.
+ */
+export const DEFAULT_FAST_XDCR_STATS: readonly string[] = Object.freeze(['changes_left', 'docs_rep_queue', 'rate_replicated']);
+
+/**
+ * Default period of the slow tier, ms. With 3 fast stats and the default 30 s interval, 3 min spreads the 17
+ * slow stats over 6 polls (3, 3, 3, 3, 3, 2), so no poll asks more than 6 stats per replication.
+ */
+export const DEFAULT_XDCR_SLOW_STATS_INTERVAL = 180_000;
+
 /** A replication as identified by the tasks list: `<remote_uuid>/<source_bucket>/<destination_bucket>`. */
 export interface ReplicationId {
   readonly id: string;
