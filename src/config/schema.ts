@@ -83,7 +83,10 @@ export const collectorSchemas = {
     /** Couchbase stat names polled every interval (the fast tier). */
     fast_stats: z
       .array(z.enum(XDCR_STAT_NAMES))
-      .refine((a) => new Set(a).size === a.length, { message: 'lists a stat twice' })
+      .superRefine((a, ctx) => {
+        const twice = a.find((x, i) => a.indexOf(x) !== i);
+        if (twice !== undefined) ctx.addIssue({ code: 'custom', message: `lists "${twice}" twice` });
+      })
       .default([...DEFAULT_FAST_XDCR_STATS]),
   }),
   nodes: z.strictObject({ ...base }),
