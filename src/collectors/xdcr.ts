@@ -373,7 +373,7 @@ interface StatMemo {
    * Slow tier, levels and counts only: the values of its last answer, exported again at the polls in between.
    * A rate is never kept (it is the mean of samples that are no longer new), nor anything after a failed ask.
    */
-  readonly held?: readonly { readonly labels: Labels; readonly value: number }[] | undefined;
+  readonly held?: readonly { readonly node: string; readonly value: number }[] | undefined;
   /** The newest sample time (epoch ms) of the answer `held` came from. */
   readonly heldSampleAt?: number | undefined;
 }
@@ -384,11 +384,15 @@ interface ReplicationMemo {
   readonly stats: Map<string, StatMemo>;
 }
 
-/** A SampleSet stand-in that records what a slow-tier stat emitted, and passes it on. */
-function recording(out: SampleSink, into: { labels: Labels; value: number }[]): SampleSink {
+/**
+ * A SampleSet stand-in that records what a slow-tier stat emitted per node, and passes it on. Only the node is
+ * kept, not the labels: the replication's labels are rebuilt every poll (a renamed remote cluster reference must
+ * not leave kept series under its old name).
+ */
+function recording(out: SampleSink, into: { node: string; value: number }[]): SampleSink {
   return {
     add(def: FamilyDef, labels: Labels, value: number | null | undefined | boolean) {
-      if (typeof value === 'number' && Number.isFinite(value)) into.push({ labels, value });
+      if (typeof value === 'number' && Number.isFinite(value)) into.push({ node: labels.node ?? '', value });
       out.add(def, labels, value);
     },
   };
@@ -440,7 +444,7 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: R
     const fast = plan.fast.has(res.stat);
     const spec = XDCR_STAT_BY_NAME.get(res.stat);
     const keep = !fast && spec !== undefined && spec.kind !== 'rate';
-    const held: { labels: Labels; value: number }[] = [];
+    const held: { node: string; value: number }[] = [];
     const { memo: sample, last } = mapReplicationStat(
       {
         labels: r.labels,
@@ -465,7 +469,7 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: R
     if (plan.fast.has(stat) || sm.held === undefined || sm.heldSampleAt === undefined) continue;
     const family = STAT_FAMILIES.get(stat);
     if (family === undefined) continue;
-    if (!askedNow.has(stat)) for (const h of sm.held) ctx.out.add(family, h.labels, h.value);
+    if (!askedNow.has(stat)) for (const h of sm.held) ctx.out.add(family, { ...r.labels, node: h.node }, h.value);
     if (sm.held.length > 0 && (oldestSlow === undefined || sm.heldSampleAt < oldestSlow)) oldestSlow = sm.heldSampleAt;
   }
   if (oldestSlow !== undefined) ctx.out.add(F.slowSample, r.labels, oldestSlow / 1000);

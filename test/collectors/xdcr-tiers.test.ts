@@ -186,6 +186,30 @@ describe('slow tier: rates exact over its own period, levels kept between its po
     }
   });
 
+  it('kept values follow the replication labels of the current poll (a renamed remote reference)', async () => {
+    const clock = { now: T1 };
+    const env = () => ({ timestamp: [clock.now], lastTStamp: clock.now, nodeStats: { 'n1:8091': [3] } });
+    let name = 'dc-old';
+    const client = fakeClient({
+      '/pools/default/tasks': [{ type: 'xdcr', id: 'u1/b/t', status: 'running' }],
+      '/pools/default/remoteClusters': () => [{ name, uuid: 'u1', hostname: 'h:8091', deleted: false }],
+      [STAT_ROUTE]: env,
+    });
+    const state = new Map<string, unknown>();
+    const o = opts({ interval: '30s', slow_stats_interval: '2m' });
+    const poll = async (t: number): Promise<CollectResult> => {
+      clock.now = T1 + t * S;
+      return collect(xdcrCollector, client, { state, now: () => clock.now, options: o });
+    };
+    await poll(0);
+    // size_rep_queue: slow phase 1, asked at t=30 under dc-old.
+    expect((await poll(30)).set.all('couchbase_xdcr_size_rep_queue_bytes').map((x) => x.labels.target_cluster_name)).toEqual(['dc-old']);
+    name = 'dc-new';
+    const p60 = await poll(60);
+    expect(p60.set.all('couchbase_xdcr_size_rep_queue_bytes').map((x) => [x.labels.target_cluster_name, x.labels.node, x.value])).toEqual([['dc-new', 'n1:8091', 3]]);
+    expect(p60.set.all('couchbase_xdcr_slow_stats_sample_timestamp_seconds').map((x) => [x.labels.target_cluster_name, x.value])).toEqual([['dc-new', T1 / 1000]]);
+  });
+
   it('a failed slow ask drops its kept values until its next answer; the other replications keep theirs', async () => {
     const r = await start(2, { xdcrStatValues: { size_rep_queue: () => 5 } });
     const o = { interval: '30s', slow_stats_interval: '2m' };
