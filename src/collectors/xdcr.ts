@@ -360,9 +360,8 @@ export function statsDue(plan: TierPlan, poll: number): XdcrStatSpec[] {
 
 /** The most stats any one poll asks per replication (for sizing the requests in flight). */
 export function mostStatsPerPoll(plan: TierPlan): number {
-  let most = 0;
-  for (let k = 0; k < plan.every; k++) most = Math.max(most, statsDue(plan, k).length);
-  return most;
+  // Phases are dealt round-robin, so phase 0 holds the most slow stats.
+  return plan.fast.size + Math.ceil(plan.phase.size / plan.every);
 }
 
 /** What is remembered per stat of a replication between polls. */

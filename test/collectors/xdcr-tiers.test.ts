@@ -8,7 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { planTiers, STAT_FAMILIES, statsDue, xdcrCollector } from '../../src/collectors/xdcr.js';
+import { mostStatsPerPoll, planTiers, STAT_FAMILIES, statsDue, xdcrCollector } from '../../src/collectors/xdcr.js';
 import { collectorSchemas } from '../../src/config/schema.js';
 import type { CollectorOptions } from '../../src/config/schema.js';
 import { createClient } from '../../src/couchbase/client.js';
@@ -113,6 +113,9 @@ describe('which stats each poll asks (the stat table order of the REST reference
     expect(planTiers([], 30_000, 45_000).every).toBe(2);
     expect(planTiers([], 30_000, 30_000).every).toBe(1);
     expect(planTiers([], 30_000, 1_000).fast.size).toBe(20);
+    expect(mostStatsPerPoll(planTiers(['changes_left', 'docs_rep_queue', 'rate_replicated'], 30_000, 180_000))).toBe(6);
+    expect(mostStatsPerPoll(planTiers(['changes_left', 'docs_rep_queue', 'rate_replicated'], 30_000, 120_000))).toBe(8);
+    expect(mostStatsPerPoll(planTiers([], 30_000, 30_000))).toBe(20);
   });
 });
 
