@@ -4,6 +4,7 @@
  * the alerts and dashboards read are on the fast tier by default. Expected values are worked out by hand from the
  * stat curves set through the simulator's `xdcrStatValues` knob and from the stat table's order (reference doc).
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +18,7 @@ import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { collect, fakeClient } from '../helpers/collect.js';
 import type { CollectResult } from '../helpers/collect.js';
+import { missing, requireBinary } from '../helpers/tools.js';
 
 /** 2023-11-14 00:00:00 UTC: a whole day, so every zoom's sample grid starts here. */
 const T1 = 1_699_920_000_000;
@@ -153,6 +155,8 @@ describe('slow tier: rates exact over its own period, levels kept between its po
       expect(p.set.all('couchbase_xdcr_last_sample_timestamp_seconds').map((s) => s.value)).toEqual([(T1 + t * S) / 1000]);
       // Oldest kept slow value: docs_filtered, docs_written, wtavg_meta_latency (phase 0, sampled at T1).
       expect(slowTs(p)).toEqual([T1 / 1000]);
+      const promtool = missing('promtool') ? undefined : requireBinary('promtool');
+      if (promtool !== undefined) expect(execFileSync(promtool, ['check', 'metrics'], { input: p.text, encoding: 'utf8' })).toBe('');
     }
     // t=120: bandwidth_usage again, over exactly the 2 min since t=0: 15 samples of 600 (T1+4 … T1+60 s) and 15 of
     // 1200 (T1+64 … T1+120 s): 900. A 30 s window would say 1200, a 60-sample minute zoom 1200 as well.
