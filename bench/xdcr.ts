@@ -5,13 +5,13 @@
  *  - the wall time of a poll (cbwatch_collector_duration_seconds): the first one (full minute of samples per
  *    stat) and the following ones (haveTStamp: only the new samples);
  *  - requests per poll (cbwatch_collector_requests) of every poll measured: the last, the most and the mean.
- *    With the default stat tiers (3 fast stats every poll, 17 slow ones once per 3 min, spread) a poll asks
- *    2 + replications x (3 + ceil(17 / ceil(180 s / interval))) at most; BENCH_XDCR_SLOW_STATS_INTERVAL=15s
+ *    With the default stat tiers (4 fast stats every poll, 16 slow ones once per 4 min, spread) a poll asks
+ *    2 + replications x (4 + ceil(16 / ceil(240 s / interval))) at most; BENCH_XDCR_SLOW_STATS_INTERVAL=15s
  *    (no longer than the interval) turns the tiers off: 2 + replications x 20, the figure before the tiers;
  *  - series per poll and the exporter's peak RSS (VmHWM).
  * `bench/run.ts` calls benchXdcr() and writes the figures into bench/RESULTS.md.
  * Knobs: BENCH_XDCR_REPLICATIONS, BENCH_XDCR_BUCKETS, BENCH_XDCR_CYCLES, BENCH_XDCR_INTERVAL_S,
- * BENCH_XDCR_SLOW_STATS_INTERVAL (a duration; default the collector's 3m), BENCH_LATENCY_MS.
+ * BENCH_XDCR_SLOW_STATS_INTERVAL (a duration; default the collector's 4m), BENCH_LATENCY_MS.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,10 +42,10 @@ const CYCLES = Number(process.env.BENCH_XDCR_CYCLES ?? 4);
 const INTERVAL_S = Number(process.env.BENCH_XDCR_INTERVAL_S ?? 15);
 const SLOW_STATS_INTERVAL = process.env.BENCH_XDCR_SLOW_STATS_INTERVAL;
 
-/** Stat requests per replication of the busiest poll, by the rule of docs/configuration.md (3 fast, 17 slow). */
+/** Stat requests per replication of the busiest poll, by the rule of docs/configuration.md (4 fast, 16 slow). */
 function expectedStatsPerPoll(intervalS: number, slowS: number): number {
   const every = Math.max(1, Math.ceil(slowS / intervalS));
-  return every === 1 ? 20 : 3 + Math.ceil(17 / every);
+  return every === 1 ? 20 : 4 + Math.ceil(16 / every);
 }
 
 function seconds(d: string): number {
@@ -137,7 +137,7 @@ export async function benchXdcr(): Promise<Record<string, number>> {
       requestsPerPollMax: Math.max(...perPoll),
       requestsPerPollMean: perPoll.reduce((a, b) => a + b, 0) / perPoll.length,
       // The most a poll may ask: 2 lists + replications x the busiest poll's stats.
-      expectedRequestsPerPoll: 2 + REPLICATIONS * expectedStatsPerPoll(INTERVAL_S, seconds(SLOW_STATS_INTERVAL ?? '3m')),
+      expectedRequestsPerPoll: 2 + REPLICATIONS * expectedStatsPerPoll(INTERVAL_S, seconds(SLOW_STATS_INTERVAL ?? '4m')),
       requestsPerPollWithoutTiers: 2 + REPLICATIONS * 20,
       series,
       metricsBytes: bytes,

@@ -5,9 +5,9 @@
  * Requests per poll (request planning): 1 tasks list (shared with the `tasks` collector through `fetchTasks`)
  * + 1 remote cluster list + per replication the stats due this poll, all through the cluster's bounded client
  * pool. The stats come in two tiers (planTiers): the fast tier (`fast_stats`, by default the XDCR stats the alerts
- * and the XDCR dashboard's first row read) every poll; the others once per `slow_stats_interval`, each at its own
- * poll of that period so the slow requests spread evenly. Defaults (30 s, 3 fast stats, 3 min): 6, 6, 6, 6, 6, 5
- * stat requests per replication over six polls, instead of 20 every poll.
+ * and the XDCR dashboard's first row read, and the rates a dashboard graphs) every poll; the others once per
+ * `slow_stats_interval`, each at its own poll of that period so the slow requests spread evenly. Defaults (30 s,
+ * 4 fast stats, 16 slow ones, 4 min): 6 stat requests per replication every poll, instead of 20.
  * Sampling follows samples.ts, per tier: the zoom covers the tier's interval; after a stat's first answer each
  * request carries `haveTStamp` (a little before its previous newest sample), levels are the latest sample, rates
  * the mean of the samples since that stat's previous answer (so a slow-tier rate is exact over its own period),

@@ -145,17 +145,20 @@ export const XDCR_STAT_NAMES = XDCR_STATS.map((s) => s.stat) as [string, ...stri
 /**
  * The stats polled every interval by default (the fast tier): the XDCR stats the alerts of alerts/rules/ read
  * (changes_left: CouchbaseXdcrBacklogHigh, CouchbaseXdcrBacklogGrowing, CouchbaseXdcrReplicationStuck;
- * rate_replicated: CouchbaseXdcrReplicationStuck) and those of the XDCR dashboard's first row, "Backlog"
- * (changes_left, docs_rep_queue). test/collectors/xdcr-tiers.test.ts reads the rules and the dashboard and
- * fails when one of their XDCR stats is missing here. The other 17 are polled on the slow tier.
+ * rate_replicated: CouchbaseXdcrReplicationStuck), those of the XDCR dashboard's first row, "Backlog"
+ * (changes_left, docs_rep_queue), and the rates a dashboard graphs (rate_replicated, bandwidth_usage): a
+ * slow-tier rate is absent between its polls, so a panel of one would show isolated points. Slow-tier levels and
+ * counts keep their last value between polls, so the latency panels can stay on the slow tier.
+ * test/collectors/xdcr-tiers.test.ts reads the rules and the dashboards and fails when one of those stats is
+ * missing here. The other 16 are polled on the slow tier.
  */
-export const DEFAULT_FAST_XDCR_STATS: readonly string[] = Object.freeze(['changes_left', 'docs_rep_queue', 'rate_replicated']);
+export const DEFAULT_FAST_XDCR_STATS: readonly string[] = Object.freeze(['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated']);
 
 /**
- * Default period of the slow tier, ms. With 3 fast stats and the default 30 s interval, 3 min spreads the 17
- * slow stats over 6 polls (3, 3, 3, 3, 3, 2), so no poll asks more than 6 stats per replication.
+ * Default period of the slow tier, ms. With 4 fast stats and the default 30 s interval, 4 min spreads the 16
+ * slow stats over 8 polls, 2 each, so every poll asks 6 stats per replication.
  */
-export const DEFAULT_XDCR_SLOW_STATS_INTERVAL = 180_000;
+export const DEFAULT_XDCR_SLOW_STATS_INTERVAL = 240_000;
 
 /** A replication as identified by the tasks list: `<remote_uuid>/<source_bucket>/<destination_bucket>`. */
 export interface ReplicationId {

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { mostStatsPerPoll, planTiers, STAT_FAMILIES, statsDue, xdcrCollector } from '../../src/collectors/xdcr.js';
 import { collectorSchemas } from '../../src/config/schema.js';
+import { XDCR_STATS } from '../../src/couchbase/xdcr.js';
 import type { CollectorOptions } from '../../src/config/schema.js';
 import { createClient } from '../../src/couchbase/client.js';
 import type { CouchbaseClient } from '../../src/couchbase/client.js';
@@ -60,30 +61,37 @@ async function pollAt(r: Rig, seconds: number, o: Record<string, unknown> = { in
   return res;
 }
 
+/** The fast tier before bandwidth_usage joined the defaults: 17 slow stats, two of them rates. */
+const THREE_FAST = { interval: '30s', fast_stats: ['changes_left', 'docs_rep_queue', 'rate_replicated'] };
+
 const statRequests = (res: CollectResult): number => res.requests.filter((q) => q.endpoint === STAT_ROUTE).length;
 
 describe('request count per poll (10 replications, 30 s interval, hand clock)', () => {
-  it('default tiers (3 fast stats, 3 min): 60, 60, 60, 60, 60, 50, 60 stat requests at t = 0 … 180 s, ≤ 6 per replication', async () => {
+  it('default tiers (4 fast stats, 4 min): 60 stat requests at every poll t = 0 … 240 s, 6 per replication', async () => {
     const r = await start(10);
-    // 3 fast stats + the 17 slow ones spread over 6 polls by their order in the stat table: 3, 3, 3, 3, 3, 2.
-    const expected = [60, 60, 60, 60, 60, 50, 60];
+    // 4 fast stats + the 16 slow ones spread over 8 polls by their order in the stat table: 2 each.
     const got: number[] = [];
-    for (let i = 0; i < expected.length; i++) {
+    for (let i = 0; i <= 8; i++) {
       const res = await pollAt(r, 30 * i);
       got.push(statRequests(res));
       // The tasks list and the remote cluster list, once per poll.
       expect(res.requests.length - statRequests(res)).toBe(2);
     }
-    expect(got).toEqual(expected);
-    // Over one slow period (6 polls): 10 x (6 x 3 + 17) = 350, where one request per stat and poll made 10 x 20 x 6 = 1200.
-    expect(got.slice(0, 6).reduce((a, b) => a + b, 0)).toBe(350);
+    expect(got).toEqual([60, 60, 60, 60, 60, 60, 60, 60, 60]);
+    // Over one slow period (8 polls): 10 x (8 x 4 + 16) = 480, where one request per stat and poll made 10 x 20 x 8 = 1600.
+    expect(got.slice(0, 8).reduce((a, b) => a + b, 0)).toBe(480);
   });
 
-  it('slow_stats_interval 2m: 80, 70, 70, 70, 80 stat requests at t = 0, 30, 60, 90, 120 s', async () => {
+  it('slow_stats_interval 2m: 80 stat requests at t = 0, 30, 60, 90, 120 s; with 3 fast stats 80, 70, 70, 70, 80', async () => {
     const r = await start(10);
-    // 17 slow stats over 4 polls: 5, 4, 4, 4.
+    // 16 slow stats over 4 polls: 4 each, + 4 fast.
     const got: number[] = [];
     for (const t of [0, 30, 60, 90, 120]) got.push(statRequests(await pollAt(r, t, { interval: '30s', slow_stats_interval: '2m' })));
+    expect(got).toEqual([80, 80, 80, 80, 80]);
+    // 17 slow stats over 4 polls: 5, 4, 4, 4, + 3 fast (a fresh state: the replications' first poll again).
+    r.state.clear();
+    got.length = 0;
+    for (const t of [150, 180, 210, 240, 270]) got.push(statRequests(await pollAt(r, t, { ...THREE_FAST, slow_stats_interval: '2m' })));
     expect(got).toEqual([80, 70, 70, 70, 80]);
   });
 
@@ -94,7 +102,25 @@ describe('request count per poll (10 replications, 30 s interval, hand clock)', 
 });
 
 describe('which stats each poll asks (the stat table order of the REST reference)', () => {
-  it('default: the fast three every poll, the slow ones in table order, spread modulo 6', () => {
+  it('default: the fast four every poll, the slow ones in table order, spread modulo 8', () => {
+    const d = collectorSchemas.xdcr.parse({});
+    const plan = planTiers(d.fast_stats, 30_000, d.slow_stats_interval);
+    const fast = ['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated'];
+    const slow = (k: number): string[] => statsDue(plan, k).map((s) => s.stat).filter((s) => !fast.includes(s)).sort();
+    expect(plan.every).toBe(8);
+    expect(plan.slowZoom.name).toBe('hour');
+    expect(slow(0)).toEqual(['data_replicated', 'meta_latency_wt']);
+    expect(slow(1)).toEqual(['docs_checked', 'num_checkpoints']);
+    expect(slow(2)).toEqual(['docs_failed_cr_source', 'num_failedckpts']);
+    expect(slow(3)).toEqual(['docs_filtered', 'rate_received_from_dcp']);
+    expect(slow(4)).toEqual(['docs_opt_repd', 'size_rep_queue']);
+    expect(slow(5)).toEqual(['docs_received_from_dcp', 'time_committing']);
+    expect(slow(6)).toEqual(['docs_processed', 'wtavg_docs_latency']);
+    expect(slow(7)).toEqual(['docs_written', 'wtavg_meta_latency']);
+    for (let k = 0; k < 8; k++) expect(statsDue(plan, k).map((s) => s.stat)).toEqual(expect.arrayContaining(fast));
+  });
+
+  it('three fast stats, 3 min: the slow ones in table order, spread modulo 6', () => {
     const plan = planTiers(['changes_left', 'docs_rep_queue', 'rate_replicated'], 30_000, 180_000);
     const fast = ['changes_left', 'docs_rep_queue', 'rate_replicated'];
     const slow = (k: number): string[] => statsDue(plan, k).map((s) => s.stat).filter((s) => !fast.includes(s)).sort();
@@ -116,13 +142,14 @@ describe('which stats each poll asks (the stat table order of the REST reference
     expect(planTiers([], 30_000, 30_000).every).toBe(1);
     expect(planTiers([], 30_000, 1_000).fast.size).toBe(20);
     expect(mostStatsPerPoll(planTiers(['changes_left', 'docs_rep_queue', 'rate_replicated'], 30_000, 180_000))).toBe(6);
+    expect(mostStatsPerPoll(planTiers(['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated'], 30_000, 240_000))).toBe(6);
     expect(mostStatsPerPoll(planTiers(['changes_left', 'docs_rep_queue', 'rate_replicated'], 30_000, 120_000))).toBe(8);
     expect(mostStatsPerPoll(planTiers([], 30_000, 30_000))).toBe(20);
   });
 });
 
 describe('slow tier: rates exact over its own period, levels kept between its polls', () => {
-  it('bandwidth_usage on a 2 min tier: 60 s at 600 B/s then 60 s at 1200 B/s export 900; nothing in between', async () => {
+  it('bandwidth_usage on a 2 min tier (3 fast stats): 60 s at 600 B/s then 60 s at 1200 B/s export 900; nothing in between', async () => {
     const r = await start(1, {
       xdcrStatValues: {
         bandwidth_usage: (t: number) => (t <= T1 ? 50 : t <= T1 + 60 * S ? 600 : 1200),
@@ -130,7 +157,7 @@ describe('slow tier: rates exact over its own period, levels kept between its po
         changes_left: () => 7,
       },
     });
-    const o = { interval: '30s', slow_stats_interval: '2m' };
+    const o = { ...THREE_FAST, slow_stats_interval: '2m' };
     const bw = (res: CollectResult): number[] => [...new Set(res.set.all('couchbase_xdcr_bandwidth_usage_bytes_per_second').map((s) => s.value))];
     const queue = (res: CollectResult): number[] => [...new Set(res.set.all('couchbase_xdcr_size_rep_queue_bytes').map((s) => s.value))];
     const slowTs = (res: CollectResult): number[] => res.set.all('couchbase_xdcr_slow_stats_sample_timestamp_seconds').map((s) => s.value);
@@ -174,7 +201,7 @@ describe('slow tier: rates exact over its own period, levels kept between its po
     const env = () => ({ timestamp: [clock.now - 4000, clock.now], lastTStamp: clock.now, nodeStats: { 'n1:8091': [1, 1] } });
     const client = fakeClient({ '/pools/default/tasks': [{ type: 'xdcr', id: 'u1/b/t', status: 'running' }], '/pools/default/remoteClusters': [], [STAT_ROUTE]: env });
     const state = new Map<string, unknown>();
-    const o = opts({ interval: '30s', slow_stats_interval: '2m' });
+    const o = opts({ ...THREE_FAST, slow_stats_interval: '2m' });
     const calls = (): Array<{ stat: string; zoom: unknown; have: unknown }> =>
       client.calls.filter((c) => c.route === STAT_ROUTE).map((c) => ({ stat: (c.params.destination_endpoint ?? '').split('/').pop() ?? '', zoom: c.options.query?.zoom, have: c.options.query?.haveTStamp }));
     for (const t of [0, 30, 60, 90, 120]) {
@@ -203,7 +230,7 @@ describe('slow tier: rates exact over its own period, levels kept between its po
       [STAT_ROUTE]: env,
     });
     const state = new Map<string, unknown>();
-    const o = opts({ interval: '30s', slow_stats_interval: '2m' });
+    const o = opts({ ...THREE_FAST, slow_stats_interval: '2m' });
     const poll = async (t: number): Promise<CollectResult> => {
       clock.now = T1 + t * S;
       return collect(xdcrCollector, client, { state, now: () => clock.now, options: o });
@@ -219,7 +246,7 @@ describe('slow tier: rates exact over its own period, levels kept between its po
 
   it('a failed slow ask drops its kept values until its next answer; the other replications keep theirs', async () => {
     const r = await start(2, { xdcrStatValues: { size_rep_queue: () => 5 } });
-    const o = { interval: '30s', slow_stats_interval: '2m' };
+    const o = { ...THREE_FAST, slow_stats_interval: '2m' };
     await pollAt(r, 0, o);
     const ok = await pollAt(r, 30, o);
     expect(ok.set.all('couchbase_xdcr_size_rep_queue_bytes').length).toBeGreaterThan(0);
@@ -252,11 +279,11 @@ function xdcrStatsIn(text: string): Set<string> {
   return out;
 }
 
-describe('the stats alerts and dashboards read are on the fast tier by default', () => {
+describe('the stats alerts and dashboards need are on the fast tier by default', () => {
   const defaults = collectorSchemas.xdcr.parse({});
 
-  it('defaults: 3 min slow tier, fast = the XDCR stats of the alert rules and of the XDCR dashboard first row', () => {
-    expect(defaults.slow_stats_interval).toBe(180_000);
+  it('defaults: 4 min slow tier; fast = the XDCR stats of the alert rules, of the XDCR dashboard first row and every rate a dashboard graphs', () => {
+    expect(defaults.slow_stats_interval).toBe(240_000);
     const wanted = new Set<string>();
     // Every alert rule of alerts/rules/.
     const dir = join(ROOT, 'alerts', 'rules');
@@ -269,12 +296,16 @@ describe('the stats alerts and dashboards read are on the fast tier by default',
     expect(dash.panels[0]?.type).toBe('row');
     const firstRow = dash.panels.slice(1, dash.panels.findIndex((p, i) => i > 0 && p.type === 'row'));
     for (const p of firstRow) for (const t of p.targets ?? []) for (const s of xdcrStatsIn(String(t.expr ?? ''))) wanted.add(s);
-    // Every XDCR stat the overview dashboard shows.
-    const overview = readFileSync(join(ROOT, 'dashboards', 'cbwatch-overview.json'), 'utf8');
-    for (const s of xdcrStatsIn(overview)) wanted.add(s);
+    // Every XDCR stat the overview dashboard shows, and every XDCR rate any dashboard graphs: a slow-tier rate is
+    // absent between its polls (levels and counters keep their last value, so they may stay slow).
+    const rates = new Set(XDCR_STATS.filter((s) => s.kind === 'rate').map((s) => s.stat));
+    for (const f of readdirSync(join(ROOT, 'dashboards')).filter((x) => x.endsWith('.json'))) {
+      const text = readFileSync(join(ROOT, 'dashboards', f), 'utf8');
+      for (const s of xdcrStatsIn(text)) if (f === 'cbwatch-overview.json' || rates.has(s)) wanted.add(s);
+    }
     // Hand-checked today: the backlog (alerts, first row, overview), the queue (first row), the replication rate
-    // (CouchbaseXdcrReplicationStuck).
-    expect([...wanted].sort()).toEqual(['changes_left', 'docs_rep_queue', 'rate_replicated']);
+    // (CouchbaseXdcrReplicationStuck, the Throughput row) and the bandwidth (the Throughput row).
+    expect([...wanted].sort()).toEqual(['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated']);
     for (const s of wanted) expect(defaults.fast_stats, s).toContain(s);
   });
 });

@@ -235,8 +235,8 @@ webhooks:
     expect(eu.collectors.xdcr.interval).toBe(DEFAULT_INTERVALS.xdcr);
     expect(eu.collectors.xdcr).toMatchObject({ slow_stats_interval: 300_000, fast_stats: ['changes_left', 'rate_replicated', 'num_failedckpts'] });
     const us = config.clusters[1]!;
-    // Defaults: the alerts' and the XDCR dashboard first row's stats every poll, the others every 3 minutes.
-    expect(us.collectors.xdcr).toMatchObject({ slow_stats_interval: 180_000, fast_stats: ['changes_left', 'docs_rep_queue', 'rate_replicated'] });
+    // Defaults: the alerts', the XDCR dashboard first row's and the graphed rates' stats every poll, the others every 4 minutes.
+    expect(us.collectors.xdcr).toMatchObject({ slow_stats_interval: 240_000, fast_stats: ['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated'] });
     expect(us.password).toBe(SECRET_ENV_PW);
     expect(us.collectors.nodes.interval).toBe(10_000);
   });
