@@ -3,12 +3,21 @@
  * names of the REST reference; the remote cluster references; each replication's state from the tasks list.
  *
  * Requests per poll (request planning): 1 tasks list (shared with the `tasks` collector through `fetchTasks`)
- * + 1 remote cluster list + replications × 20 stat envelopes, all through the cluster's bounded client pool.
- * Sampling follows samples.ts: the zoom covers the poll interval; after the first poll each stat request
- * carries `haveTStamp` (a little before the previous newest sample), levels are the latest sample, rates the
- * mean of the samples since the previous answer, and an answer with no new sample leaves the rates out (it never
- * re-emits old values as fresh). `couchbase_xdcr_last_sample_timestamp_seconds` is the newest sample's time per
- * replication. The memos live in ctx.state under the replication id, forgotten when it leaves the tasks list.
+ * + 1 remote cluster list + per replication the stats due this poll, all through the cluster's bounded client
+ * pool. The stats come in two tiers (planTiers): the fast tier (`fast_stats`, by default the XDCR stats the alerts
+ * and the XDCR dashboard's first row read, and the rates a dashboard graphs) every poll; the others once per
+ * `slow_stats_interval`, each at its own poll of that period so the slow requests spread evenly. Defaults (30 s,
+ * 4 fast stats, 16 slow ones, 4 min): 6 stat requests per replication every poll, instead of 20.
+ * Sampling follows samples.ts, per tier: the zoom covers the tier's interval; after a stat's first answer each
+ * request carries `haveTStamp` (a little before its previous newest sample), levels are the latest sample, rates
+ * the mean of the samples since that stat's previous answer (so a slow-tier rate is exact over its own period),
+ * and an answer with no new sample leaves the rates out (it never re-emits old values as fresh).
+ * Between its polls a slow-tier level or count is exported again with its last answer's values (a series that
+ * came and went with every slow poll would flap in Prometheus); a slow-tier rate is not (it was the mean of
+ * samples that are no longer new), nor anything whose last ask failed. `couchbase_xdcr_slow_stats_sample_timestamp_seconds`
+ * says how old the oldest kept value is; `couchbase_xdcr_last_sample_timestamp_seconds` is the newest sample among
+ * the replication's answers of this poll. The memos live in ctx.state under the replication id, forgotten when it
+ * leaves the tasks list.
  *
  * Why the per-stat endpoint and not the bucket stats envelope: some server versions also list cluster-wide
  * replication sums among the source bucket's samples (keys `replications/…`), but only the per-stat endpoint
@@ -141,8 +150,19 @@ export const F = {
     REPLICATION_LABELS,
     'timestamp_seconds',
   ),
+  slowSample: defineFamily(
+    C,
+    'couchbase_xdcr_slow_stats_sample_timestamp_seconds',
+    'gauge',
+    "Time of the oldest sample among the replication's slow-tier levels and counts exported now (lastTStamp of the answer each came from; between a stat's polls its last answer's values are exported again): those series are no older than this.",
+    REPLICATION_LABELS,
+    'timestamp_seconds',
+  ),
 } as const satisfies Record<string, FamilyDef>;
 
+
+/** Where a mapper writes its samples: a SampleSet, or a stand-in that also records them. */
+export type SampleSink = Pick<SampleSet, 'add'>;
 
 export interface Replication extends ReplicationId {
   readonly labels: Labels;
@@ -249,7 +269,7 @@ export interface MapStatResult {
  * Pure mapping of one stat envelope of one replication to one sample per node: the latest sample for levels
  * and counts, the mean of the new samples for rates (none when the answer brought no new sample).
  */
-export function mapReplicationStat(input: MapStatInput, out: SampleSet): MapStatResult {
+export function mapReplicationStat(input: MapStatInput, out: SampleSink): MapStatResult {
   const skip = input.skipped ?? (() => undefined);
   const spec = XDCR_STAT_BY_NAME.get(input.stat);
   const family = STAT_FAMILIES.get(input.stat);
@@ -306,38 +326,112 @@ async function fetchStat(ctx: CollectContext<'xdcr'>, zoom: Zoom, r: Replication
   return env === undefined ? { kind: 'not_found', stat } : { kind: 'ok', stat, envelope: env };
 }
 
-/** Per replication, between polls: the memo of each of its stats. */
-type ReplicationMemo = Map<string, SampleMemo>;
+/**
+ * The two tiers of one configuration. Fast stats are asked every poll; slow stats once every `every` polls,
+ * each at its `phase` (its position among the slow stats, modulo `every`), so the slow requests spread evenly
+ * over the polls instead of landing all on one. Each tier has its own interval, zoom and memos.
+ */
+export interface TierPlan {
+  readonly fast: ReadonlySet<string>;
+  /** Slow stat name → the poll (modulo `every`) it is asked at. */
+  readonly phase: ReadonlyMap<string, number>;
+  /** Polls per slow period (1: no slow tier, every stat every poll). */
+  readonly every: number;
+  readonly fastZoom: Zoom;
+  readonly slowZoom: Zoom;
+  /** The slow tier's interval, ms (`every` × the poll interval). */
+  readonly slowIntervalMs: number;
+}
 
-/** Polls one replication's 20 stats; returns how many stat requests failed and how many were made. */
-async function pollReplication(ctx: CollectContext<'xdcr'>, zoom: Zoom, r: Replication): Promise<{ failed: number; total: number; firstError: unknown }> {
-  let memos = ctx.state.get(r.id) as ReplicationMemo | undefined;
-  if (memos === undefined) {
-    memos = new Map();
-    ctx.state.set(r.id, memos);
+/** Pure. The slow period is rounded up to a whole number of poll intervals (never faster than configured). */
+export function planTiers(fastStats: readonly string[], intervalMs: number, slowIntervalMs: number): TierPlan {
+  const every = Math.max(1, Math.ceil(slowIntervalMs / intervalMs));
+  const fast = new Set(every === 1 ? XDCR_STATS.map((s) => s.stat) : fastStats);
+  const phase = new Map(
+    XDCR_STATS.filter((s) => !fast.has(s.stat)).map((s, j) => [s.stat, j % every] as const),
+  );
+  return { fast, phase, every, fastZoom: zoomFor(intervalMs), slowZoom: zoomFor(every * intervalMs), slowIntervalMs: every * intervalMs };
+}
+
+/** The stats asked at the `poll`-th poll (0-based) of a replication, in table order. */
+export function statsDue(plan: TierPlan, poll: number): XdcrStatSpec[] {
+  return XDCR_STATS.filter((s) => plan.fast.has(s.stat) || plan.phase.get(s.stat) === poll % plan.every);
+}
+
+/** The most stats any one poll asks per replication (for sizing the requests in flight). */
+export function mostStatsPerPoll(plan: TierPlan): number {
+  // Phases are dealt round-robin, so phase 0 holds the most slow stats.
+  return plan.fast.size + Math.ceil(plan.phase.size / plan.every);
+}
+
+/** What is remembered per stat of a replication between polls. */
+interface StatMemo {
+  /** The sampling memo (samples.ts) of this stat's tier. */
+  readonly sample?: SampleMemo | undefined;
+  /**
+   * Slow tier, levels and counts only: the values of its last answer, exported again at the polls in between.
+   * A rate is never kept (it is the mean of samples that are no longer new), nor anything after a failed ask.
+   */
+  readonly held?: readonly { readonly node: string; readonly value: number }[] | undefined;
+  /** The newest sample time (epoch ms) of the answer `held` came from. */
+  readonly heldSampleAt?: number | undefined;
+}
+
+/** Per replication, between polls: how many polls it has had, and the memo of each of its stats. */
+interface ReplicationMemo {
+  polls: number;
+  readonly stats: Map<string, StatMemo>;
+}
+
+/**
+ * A SampleSet stand-in that records what a slow-tier stat emitted per node, and passes it on. Only the node is
+ * kept, not the labels: the replication's labels are rebuilt every poll (a renamed remote cluster reference must
+ * not leave kept series under its old name).
+ */
+function recording(out: SampleSink, into: { node: string; value: number }[]): SampleSink {
+  return {
+    add(def: FamilyDef, labels: Labels, value: number | null | undefined | boolean) {
+      if (typeof value === 'number' && Number.isFinite(value)) into.push({ node: labels.node ?? '', value });
+      out.add(def, labels, value);
+    },
+  };
+}
+
+/** Polls one replication's stats due this poll; returns how many stat requests failed and how many were made. */
+async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: Replication): Promise<{ failed: number; total: number; firstError: unknown }> {
+  let memo = ctx.state.get(r.id) as ReplicationMemo | undefined;
+  if (memo === undefined) {
+    memo = { polls: 0, stats: new Map() };
+    ctx.state.set(r.id, memo);
   }
-  const m = memos;
-  const settled = await settleAll(XDCR_STATS.map((s) => fetchStat(ctx, zoom, r, s.stat, m.get(s.stat))));
+  const m = memo.stats;
+  const due = statsDue(plan, memo.polls);
+  memo.polls++;
+  const zoomOf = (stat: string): Zoom => (plan.fast.has(stat) ? plan.fastZoom : plan.slowZoom);
+  const settled = await settleAll(due.map((s) => fetchStat(ctx, zoomOf(s.stat), r, s.stat, m.get(s.stat)?.sample)));
   let failed = 0;
   let firstError: unknown;
   const results: StatResult[] = [];
   settled.forEach((res, i) => {
-    const stat = XDCR_STATS[i]?.stat ?? '';
+    const stat = due[i]?.stat ?? '';
     if (res.status === 'fulfilled') {
       results.push(res.value);
       return;
     }
     // One stat's failure leaves out only that stat's series of this replication (past the poll's deadline every
-    // request fails: that is the poll's failure, not the items').
+    // request fails: that is the poll's failure, not the items'). A slow stat's kept values go too: what it
+    // showed is no longer known to be true.
     failed++;
     firstError ??= res.reason;
+    const prev = m.get(stat);
+    if (prev !== undefined) m.set(stat, { sample: prev.sample });
     if (!ctx.signal.aborted) ctx.itemFailed(`${r.id} ${stat}`, res.reason);
   });
-  if (failed === 0 && results.every((x) => x.kind === 'not_found')) {
+  if (failed === 0 && results.length > 0 && results.every((x) => x.kind === 'not_found')) {
     // The source bucket (or the replication) went away after the tasks list was read.
     ctx.skipped('replication_gone', r.id);
     ctx.state.delete(r.id);
-    return { failed, total: XDCR_STATS.length, firstError };
+    return { failed, total: due.length, firstError };
   }
   let newest: number | undefined;
   for (const res of results) {
@@ -346,35 +440,50 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, zoom: Zoom, r: Repli
       m.delete(res.stat);
       continue;
     }
-    const { memo, last } = mapReplicationStat(
+    const fast = plan.fast.has(res.stat);
+    const spec = XDCR_STAT_BY_NAME.get(res.stat);
+    const keep = !fast && spec !== undefined && spec.kind !== 'rate';
+    const held: { node: string; value: number }[] = [];
+    const { memo: sample, last } = mapReplicationStat(
       {
         labels: r.labels,
         stat: res.stat,
         envelope: res.envelope,
-        memo: m.get(res.stat),
+        memo: m.get(res.stat)?.sample,
         now: ctx.now(),
-        intervalMs: ctx.options.interval,
-        stepMs: zoom.stepMs,
+        intervalMs: fast ? ctx.options.interval : plan.slowIntervalMs,
+        stepMs: zoomOf(res.stat).stepMs,
         skipped: (reason, detail) => ctx.skipped(reason, `${r.id}: ${detail ?? ''}`),
       },
-      ctx.out,
+      keep ? recording(ctx.out, held) : ctx.out,
     );
-    if (memo === undefined) m.delete(res.stat);
-    else m.set(res.stat, memo);
+    m.set(res.stat, keep && last !== undefined ? { sample, held, heldSampleAt: last } : { sample });
     if (last !== undefined && (newest === undefined || last > newest)) newest = last;
   }
   if (newest !== undefined) ctx.out.add(F.lastSample, r.labels, newest / 1000);
-  return { failed, total: XDCR_STATS.length, firstError };
+  // Slow levels and counts between their polls: the values of their last answer, and how old the oldest is.
+  const askedNow = new Set(due.map((s) => s.stat));
+  let oldestSlow: number | undefined;
+  for (const [stat, sm] of m) {
+    if (plan.fast.has(stat) || sm.held === undefined || sm.heldSampleAt === undefined) continue;
+    const family = STAT_FAMILIES.get(stat);
+    if (family === undefined) continue;
+    if (!askedNow.has(stat)) for (const h of sm.held) ctx.out.add(family, { ...r.labels, node: h.node }, h.value);
+    if (sm.held.length > 0 && (oldestSlow === undefined || sm.heldSampleAt < oldestSlow)) oldestSlow = sm.heldSampleAt;
+  }
+  if (oldestSlow !== undefined) ctx.out.add(F.slowSample, r.labels, oldestSlow / 1000);
+  return { failed, total: due.length, firstError };
 }
 
 /**
- * How many replications are polled at once. Each brings 20 requests; the client pool runs `concurrency` of them
- * at a time, so twice that many queued keeps the pool busy while a finished replication makes room for the next.
- * Starting all replications at once would queue replications x 20 requests (4 000 for 200) with their closures,
- * abort listeners and half-read envelopes for no gain in speed, only in peak memory.
+ * How many replications are polled at once. Each brings `perReplication` requests (at most; 20 without a slow
+ * tier); the client pool runs `concurrency` of them at a time, so twice that many queued keeps the pool busy while
+ * a finished replication makes room for the next. Starting all replications at once would queue every request
+ * of the poll (4 000 for 200 replications without tiers) with their closures, abort listeners and half-read
+ * envelopes for no gain in speed, only in peak memory.
  */
-export function replicationsInFlight(concurrency: number): number {
-  return Math.max(2, Math.ceil((2 * Math.max(1, concurrency)) / XDCR_STATS.length));
+export function replicationsInFlight(concurrency: number, perReplication: number = XDCR_STATS.length): number {
+  return Math.max(2, Math.ceil((2 * Math.max(1, concurrency)) / Math.max(1, perReplication)));
 }
 
 /**
@@ -394,7 +503,7 @@ export const xdcrCollector: Collector<'xdcr'> = {
   defaultInterval: 30_000,
   families: [...STAT_FAMILIES.values(), ...Object.values(F)],
   role: 'Read-Only Admin (ro_admin): cluster.xdcr.remote_clusters!read and cluster.bucket[<source>].stats!read for every source bucket',
-  description: 'Every XDCR replication per source node (the 20 XDCR stats), its state and errors, and the remote cluster references.',
+  description: 'Every XDCR replication per source node (the 20 XDCR stats, in a fast and a slow tier), its state and errors, and the remote cluster references.',
   async collect(ctx) {
     // The two lists are independent: fetch them together, and let neither run on after the other failed.
     const tasksP = fetchTasks(ctx);
@@ -405,12 +514,12 @@ export const xdcrCollector: Collector<'xdcr'> = {
     const names = mapRemoteClusters(refs, ctx.out, (r, d) => ctx.skipped(r, d));
     const replications = mapReplicationTasks(tasks, names, ctx.out, (r, d) => ctx.skipped(r, d));
     forgetGone(ctx.state, new Set(replications.map((r) => r.id)));
-    const zoom = zoomFor(ctx.options.interval);
+    const plan = planTiers(ctx.options.fast_stats, ctx.options.interval, ctx.options.slow_stats_interval);
     let failed = 0;
     let total = 0;
     let firstError: unknown;
-    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency), ctx.signal, async (r) => {
-      const res = await pollReplication(ctx, zoom, r);
+    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency, mostStatsPerPoll(plan)), ctx.signal, async (r) => {
+      const res = await pollReplication(ctx, plan, r);
       failed += res.failed;
       total += res.total;
       firstError ??= res.firstError;

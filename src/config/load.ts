@@ -483,7 +483,7 @@ function unknownCollectorHint(path: readonly PathSegment[], key: string): string
 
 // ---------------------------------------------------------------------------------------------------------------
 
-const DURATION_KEYS = new Set(['slow_query_threshold', 'longer_than']);
+const DURATION_KEYS = new Set(['slow_query_threshold', 'longer_than', 'slow_stats_interval']);
 
 function formatBytes(n: number): string {
   if (n % 1024 ** 3 === 0) return `${n / 1024 ** 3}GiB`;

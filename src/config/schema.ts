@@ -4,6 +4,7 @@
  * environment variables, never from the file itself.
  */
 import { z } from 'zod';
+import { DEFAULT_FAST_XDCR_STATS, DEFAULT_XDCR_SLOW_STATS_INTERVAL, XDCR_STAT_NAMES } from '../couchbase/xdcr.js';
 import { formatDuration, parseDuration, parseSize } from './units.js';
 
 /** A duration string (or a number of seconds) as milliseconds. */
@@ -72,7 +73,22 @@ export const collectorSchemas = {
     /** Top N hot keys per bucket; 0 turns the family off (default). */
     hot_keys: z.number().int().min(0).max(100).default(0),
   }),
-  xdcr: z.strictObject({ ...base }),
+  xdcr: z.strictObject({
+    ...base,
+    /**
+     * Period of the slow tier: the stats not in fast_stats are polled once per this period (rounded up to a
+     * whole number of intervals, spread over the polls in between). At or below the interval: every stat every poll.
+     */
+    slow_stats_interval: duration(1000).default(DEFAULT_XDCR_SLOW_STATS_INTERVAL),
+    /** Couchbase stat names polled every interval (the fast tier). */
+    fast_stats: z
+      .array(z.enum(XDCR_STAT_NAMES))
+      .superRefine((a, ctx) => {
+        const twice = a.find((x, i) => a.indexOf(x) !== i);
+        if (twice !== undefined) ctx.addIssue({ code: 'custom', message: `lists "${twice}" twice` });
+      })
+      .default([...DEFAULT_FAST_XDCR_STATS]),
+  }),
   nodes: z.strictObject({ ...base }),
   tasks: z.strictObject({ ...base }),
   autofailover: z.strictObject({ ...base }),

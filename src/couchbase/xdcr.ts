@@ -139,6 +139,27 @@ export const XDCR_STATS: readonly XdcrStatSpec[] = Object.freeze([
 
 export const XDCR_STAT_BY_NAME: ReadonlyMap<string, XdcrStatSpec> = new Map(XDCR_STATS.map((s) => [s.stat, s]));
 
+/** The 20 stat names, as a non-empty tuple for the configuration schema's enum. */
+export const XDCR_STAT_NAMES = XDCR_STATS.map((s) => s.stat) as [string, ...string[]];
+
+/**
+ * The stats polled every interval by default (the fast tier): the XDCR stats the alerts of alerts/rules/ read
+ * (changes_left: CouchbaseXdcrBacklogHigh, CouchbaseXdcrBacklogGrowing, CouchbaseXdcrReplicationStuck;
+ * rate_replicated: CouchbaseXdcrReplicationStuck), those of the XDCR dashboard's first row, "Backlog"
+ * (changes_left, docs_rep_queue), and the rates a dashboard graphs (rate_replicated, bandwidth_usage): a
+ * slow-tier rate is absent between its polls, so a panel of one would show isolated points. Slow-tier levels and
+ * counts keep their last value between polls, so the latency panels can stay on the slow tier.
+ * test/collectors/xdcr-tiers.test.ts reads the rules and the dashboards and fails when one of those stats is
+ * missing here. The other 16 are polled on the slow tier.
+ */
+export const DEFAULT_FAST_XDCR_STATS: readonly string[] = Object.freeze(['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated']);
+
+/**
+ * Default period of the slow tier, ms. With 4 fast stats and the default 30 s interval, 4 min spreads the 16
+ * slow stats over 8 polls, 2 each, so every poll asks 6 stats per replication.
+ */
+export const DEFAULT_XDCR_SLOW_STATS_INTERVAL = 240_000;
+
 /** A replication as identified by the tasks list: `<remote_uuid>/<source_bucket>/<destination_bucket>`. */
 export interface ReplicationId {
   readonly id: string;

@@ -8,6 +8,8 @@ import type { Task } from '../../src/couchbase/tasks.js';
 import { parseReplicationId, XDCR_STATS, xdcrStatEnvelopeSchema } from '../../src/couchbase/xdcr.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { xdcrSimReplications } from '../../src/simulator/modules/xdcr.js';
+import type { CollectorOptions } from '../../src/config/schema.js';
+import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import { collect, fakeClient, loadFixture, simulatorWithClient } from '../helpers/collect.js';
 import { missing, requireBinary } from '../helpers/tools.js';
 
@@ -26,6 +28,16 @@ const STAT_FIXTURE: Record<string, string> = {
   changes_left: 'xdcr-replication-stat/appd-4.6.3-stat-minute.json',
 };
 const OTHER_STATS = 'xdcr-replication-stat/appd-4.6.3-stat-minute.json';
+
+/**
+ * One poll asking all 20 stats: a slow tier no longer than the interval turns the tiers off. These tests are about
+ * mapping and failures; test/collectors/xdcr-tiers.test.ts covers the tiers.
+ */
+function collectAll(collector: typeof xdcrCollector, client: CouchbaseClient, extra: Parameters<typeof collect>[2] = {}): ReturnType<typeof collect> {
+  // collect() parses options with the configuration schema, which turns the duration string into milliseconds.
+  const options = { slow_stats_interval: '30s', ...(extra.options ?? {}) } as unknown as Partial<CollectorOptions<'xdcr'>>;
+  return collect(collector, client, { ...extra, options });
+}
 
 function statName(params: Record<string, string>): string {
   return (params.destination_endpoint ?? '').split('/').pop() ?? '';
@@ -74,7 +86,7 @@ describe('xdcr collector on real fixtures', () => {
       [REFS]: loadFixture('pools-default-remoteClusters/docs-server-7.1plus-2refs.json'),
       [STAT]: realStats,
     });
-    const r = await collect(xdcrCollector, client);
+    const r = await collectAll(xdcrCollector, client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.duplicates).toBe(0);
     // Two replications x the 16 stats without a capture.
@@ -92,7 +104,7 @@ describe('xdcr collector on real fixtures', () => {
 
   it('keeps two replications from one bucket to two remote clusters with the same target bucket apart', async () => {
     const client = fakeClient({ [TASKS]: sameTargetTasks(), [REFS]: refsForTasks(), [STAT]: realStats });
-    const r = await collect(xdcrCollector, client);
+    const r = await collectAll(xdcrCollector, client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.duplicates).toBe(0);
     const left = r.set.all('couchbase_xdcr_changes_left');
@@ -107,7 +119,7 @@ describe('xdcr collector on real fixtures', () => {
 
   it('plans 1 tasks + 1 remoteClusters + replications x 20 stat requests, each endpoint one encoded segment', async () => {
     const client = fakeClient({ [TASKS]: loadFixture('pools-default-tasks/docs-server-7.1plus-xdcr.json'), [REFS]: [], [STAT]: realStats });
-    const r = await collect(xdcrCollector, client);
+    const r = await collectAll(xdcrCollector, client);
     expect(r.requests).toHaveLength(2 + 2 * 20);
     expect(r.requests.filter((q) => q.endpoint === STAT)).toHaveLength(40);
     const paths = client.calls.filter((c) => c.route === STAT).map((c) => c.path);
@@ -134,7 +146,7 @@ describe('xdcr collector on real fixtures', () => {
         return everyStat(p);
       },
     });
-    const r = await collect(xdcrCollector, client, { cluster: { concurrency: 16 } });
+    const r = await collectAll(xdcrCollector, client, { cluster: { concurrency: 16 } });
     expect(r.ok).toBe(true);
     expect(r.set.all('couchbase_xdcr_changes_left')).toHaveLength(12);
     expect(most).toBe(2 * 20);
@@ -143,7 +155,7 @@ describe('xdcr collector on real fixtures', () => {
   it('encodes % . - _ in bucket names into the one segment', async () => {
     const tasks = [{ type: 'xdcr', id: 'u1/sessions_%cache/orders.eu-2', status: 'running', errors: [] }];
     const client = fakeClient({ [TASKS]: tasks, [REFS]: [], [STAT]: realStats });
-    const r = await collect(xdcrCollector, client);
+    const r = await collectAll(xdcrCollector, client);
     expect(r.ok).toBe(true);
     const path = client.calls.find((c) => c.route === STAT)?.path ?? '';
     expect(path).toBe('/pools/default/buckets/sessions_%25cache/stats/replications%2Fu1%2Fsessions_%25cache%2Forders.eu-2%2Fbandwidth_usage');
@@ -153,11 +165,11 @@ describe('xdcr collector on real fixtures', () => {
   it('sends haveTStamp from the second poll on, per replication and stat', async () => {
     const client = fakeClient({ [TASKS]: loadFixture('pools-default-tasks/docs-server-7.1plus-xdcr.json'), [REFS]: [], [STAT]: realStats });
     const state = new Map<string, unknown>();
-    await collect(xdcrCollector, client, { state });
+    await collectAll(xdcrCollector, client, { state });
     const first = client.calls.filter((c) => c.route === STAT);
     expect(first.every((c) => c.options.query?.haveTStamp === undefined && c.options.query?.zoom === 'minute')).toBe(true);
     client.calls.length = 0;
-    await collect(xdcrCollector, client, { state });
+    await collectAll(xdcrCollector, client, { state });
     const written = client.calls.find((c) => c.route === STAT && statName(c.params) === 'docs_written');
     const left = client.calls.find((c) => c.route === STAT && statName(c.params) === 'changes_left');
     // The previous newest sample less the 5 s allowed for clock differences between nodes.
@@ -361,7 +373,7 @@ describe('bad input and failures', () => {
       [REFS]: [],
       [STAT]: (p: Record<string, string>) => ((p.destination_endpoint ?? '').includes('/ts2/') ? { status: 404, text: 'Requested resource not found.' } : everyStat(p)),
     });
-    const r = await collect(xdcrCollector, client);
+    const r = await collectAll(xdcrCollector, client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.skipped.get('replication_gone')).toBe(1);
     expect(r.set.all('couchbase_xdcr_changes_left').map((s) => s.labels.target_bucket)).toEqual(['ts']);
@@ -375,7 +387,7 @@ describe('bad input and failures', () => {
       [REFS]: [],
       [STAT]: (p: Record<string, string>) => (statName(p) === 'docs_failed_cr_source' ? { status: 404 } : loadFixture(OTHER_STATS)),
     });
-    const r = await collect(xdcrCollector, client);
+    const r = await collectAll(xdcrCollector, client);
     expect(r.ok).toBe(true);
     expect(r.skipped.get('stat_not_found')).toBe(2);
     expect(r.set.all('couchbase_xdcr_docs_failed_cr_source_total')).toEqual([]);
@@ -388,7 +400,7 @@ describe('bad input and failures', () => {
       [REFS]: [],
       [STAT]: (p: Record<string, string>) => (statName(p) === 'changes_left' && (p.destination_endpoint ?? '').includes('/ts2/') ? { fail: 'invalid_json' } : loadFixture(OTHER_STATS)),
     });
-    const r = await collect(xdcrCollector, client);
+    const r = await collectAll(xdcrCollector, client);
     expect(r.ok).toBe(true);
     expect([...r.itemErrors]).toEqual([['bad_body', 1]]);
     expect(r.set.all('couchbase_xdcr_changes_left').map((s) => s.labels.target_bucket)).toEqual(['ts']);
@@ -396,16 +408,16 @@ describe('bad input and failures', () => {
   });
 
   it('fails the poll when the tasks list, the references or every stat request fail; one failing stat is an item error', async () => {
-    const tasksDown = await collect(xdcrCollector, fakeClient({ [TASKS]: { status: 500, text: 'boom' }, [REFS]: [], [STAT]: realStats }));
+    const tasksDown = await collectAll(xdcrCollector, fakeClient({ [TASKS]: { status: 500, text: 'boom' }, [REFS]: [], [STAT]: realStats }));
     expect(tasksDown.ok).toBe(false);
-    const refsBad = await collect(xdcrCollector, fakeClient({ [TASKS]: twoReps(), [REFS]: { fail: 'invalid_json' }, [STAT]: realStats }));
+    const refsBad = await collectAll(xdcrCollector, fakeClient({ [TASKS]: twoReps(), [REFS]: { fail: 'invalid_json' }, [STAT]: realStats }));
     expect(refsBad.ok).toBe(false);
     expect((refsBad.error as { code?: string }).code).toBe('CBW_ERR_SCHEMA');
-    const statDown = await collect(xdcrCollector, fakeClient({ [TASKS]: twoReps(), [REFS]: [], [STAT]: (p: Record<string, string>) => (statName(p) === 'docs_written' ? { fail: 'network' } : loadFixture(OTHER_STATS)) }));
+    const statDown = await collectAll(xdcrCollector, fakeClient({ [TASKS]: twoReps(), [REFS]: [], [STAT]: (p: Record<string, string>) => (statName(p) === 'docs_written' ? { fail: 'network' } : loadFixture(OTHER_STATS)) }));
     expect(statDown.ok).toBe(true);
     expect([...statDown.itemErrors]).toEqual([['network', 2]]);
     expect(statDown.set.all('couchbase_xdcr_changes_left')).toHaveLength(2);
-    const allDown = await collect(xdcrCollector, fakeClient({ [TASKS]: twoReps(), [REFS]: [], [STAT]: { status: 500, text: 'boom' } }));
+    const allDown = await collectAll(xdcrCollector, fakeClient({ [TASKS]: twoReps(), [REFS]: [], [STAT]: { status: 500, text: 'boom' } }));
     expect(allDown.ok).toBe(false);
     expect((allDown.error as { code?: string }).code).toBe('CBW_ERR_HTTP');
   });
@@ -414,11 +426,11 @@ describe('bad input and failures', () => {
     let tasks = twoReps() as Array<Record<string, unknown>>;
     const client = fakeClient({ [TASKS]: () => tasks, [REFS]: [], [STAT]: everyStat });
     const state = new Map<string, unknown>();
-    const first = await collect(xdcrCollector, client, { state });
+    const first = await collectAll(xdcrCollector, client, { state });
     expect(first.set.all('couchbase_xdcr_changes_left')).toHaveLength(2);
-    expect((state.get([...state.keys()].find((k) => k.endsWith('/ts2')) ?? '') as Map<string, unknown>).size).toBe(20);
+    expect((state.get([...state.keys()].find((k) => k.endsWith('/ts2')) ?? '') as { stats: Map<string, unknown> }).stats.size).toBe(20);
     tasks = tasks.filter((t) => !String(t.id).endsWith('/ts2'));
-    const second = await collect(xdcrCollector, client, { state });
+    const second = await collectAll(xdcrCollector, client, { state });
     expect(second.set.all('couchbase_xdcr_changes_left').map((s) => s.labels.target_bucket)).toEqual(['ts']);
     expect(second.set.all('couchbase_xdcr_replication_paused')).toHaveLength(1);
     expect([...state.keys()].filter((k) => k.includes('/ts2'))).toEqual([]);
@@ -426,7 +438,7 @@ describe('bad input and failures', () => {
   });
 
   it('no replication: only the references, two requests', async () => {
-    const r = await collect(xdcrCollector, fakeClient({ [TASKS]: [{ type: 'rebalance', status: 'notRunning' }], [REFS]: loadFixture('pools-default-remoteClusters/docs-server-4.1-7.0.json') }));
+    const r = await collectAll(xdcrCollector, fakeClient({ [TASKS]: [{ type: 'rebalance', status: 'notRunning' }], [REFS]: loadFixture('pools-default-remoteClusters/docs-server-4.1-7.0.json') }));
     expect(r.ok).toBe(true);
     expect(r.requests).toHaveLength(2);
     expect(r.set.get('couchbase_xdcr_remote_cluster_deleted', { target_cluster_name: 'remote1' })).toBe(0);
@@ -437,7 +449,7 @@ describe('xdcr collector against the simulator', () => {
   const t = simulatorWithClient({ scenario: 'demo' });
 
   it.skipIf(missing('promtool'))('exports changes_left per node for each replication with the values the simulator set', async () => {
-    const r = await collect(xdcrCollector, t.client);
+    const r = await collectAll(xdcrCollector, t.client);
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.duplicates).toBe(0);
     expect([...r.skipped]).toEqual([]);

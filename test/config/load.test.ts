@@ -203,6 +203,7 @@ clusters:
         cancel: { enabled: true, longer_than: 10m, dry_run: false }
       certificates: { interval: 1h, timeout: 30s }
       backup: { enabled: false }
+      xdcr: { slow_stats_interval: 5m, fast_stats: [changes_left, rate_replicated, num_failedckpts] }
   - name: prod-us
     url: http://cb9.example.com:8091
     username: cbwatch
@@ -232,7 +233,10 @@ webhooks:
     expect(eu.collectors.certificates).toMatchObject({ interval: 3_600_000, timeout: 30_000 });
     expect(eu.collectors.backup.enabled).toBe(false);
     expect(eu.collectors.xdcr.interval).toBe(DEFAULT_INTERVALS.xdcr);
+    expect(eu.collectors.xdcr).toMatchObject({ slow_stats_interval: 300_000, fast_stats: ['changes_left', 'rate_replicated', 'num_failedckpts'] });
     const us = config.clusters[1]!;
+    // Defaults: the alerts', the XDCR dashboard first row's and the graphed rates' stats every poll, the others every 4 minutes.
+    expect(us.collectors.xdcr).toMatchObject({ slow_stats_interval: 240_000, fast_stats: ['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated'] });
     expect(us.password).toBe(SECRET_ENV_PW);
     expect(us.collectors.nodes.interval).toBe(10_000);
   });
@@ -255,6 +259,7 @@ webhooks:
     expect(text).toContain('password:    set, from environment variable US_PW');
     expect(text).toMatch(/bucket_stats\s+every 1m, timeout \S+; per_node=true, hot_keys=5/);
     expect(text).toMatch(/search\s+every 15s, timeout \S+; slow_query_threshold=2.5s, cancel.enabled=true, cancel.longer_than=10m, cancel.dry_run=false/);
+    expect(text).toMatch(/xdcr\s+every 30s, timeout \S+; slow_stats_interval=5m, fast_stats=\[changes_left,rate_replicated,num_failedckpts\]/);
     expect(text).toContain('disabled:    backup');
     expect(text).toContain('webhooks.sync_gateway: on (token set; databases: travel, inventory');
     expect(text).toContain('web: listen 0.0.0.0:9420');
