@@ -1,7 +1,8 @@
 /**
  * The snapshot store: the latest result of every (cluster, collector), swapped atomically per poll.
  * A failed poll drops that collector's series — nothing stale is served as fresh — and its status says why.
- * `version` moves on every change so the renderer can memoise the exposition text.
+ * `version` moves on every change; `takeDirty()` names the collectors whose series changed since the last
+ * call, so the part renderer (src/collection/parts.ts) re-renders only those.
  */
 import type { PollOutcome } from '../collectors/context.js';
 import { describeError } from '../errors.js';
@@ -38,6 +39,8 @@ export class SnapshotStore {
   private readonly statuses = new Map<string, CollectorStatus>();
   private readonly clusterOrder: string[] = [];
   private v = 0;
+  /** Collectors whose series changed since the last takeDirty(). */
+  private dirty = new Set<string>();
 
   private readonly listeners: Array<() => void> = [];
 
@@ -85,6 +88,7 @@ export class SnapshotStore {
     if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
     if (outcome.ok) this.sets.set(k, outcome.set);
     else this.sets.delete(k);
+    this.dirty.add(outcome.collector);
     const perms = outcome.error && typeof outcome.error === 'object' && 'permissions' in outcome.error ? (outcome.error as { permissions: readonly string[] }).permissions : [];
     this.statuses.set(k, {
       cluster,
@@ -106,7 +110,11 @@ export class SnapshotStore {
 
   /** Forget everything of a cluster (it left the configuration). */
   dropCluster(cluster: string): void {
-    for (const k of [...this.sets.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.sets.delete(k);
+    for (const k of [...this.sets.keys()]) {
+      if (!k.startsWith(`${cluster}\u0000`)) continue;
+      this.sets.delete(k);
+      this.dirty.add(k.slice(k.indexOf('\u0000') + 1));
+    }
     for (const k of [...this.statuses.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.statuses.delete(k);
     const i = this.clusterOrder.indexOf(cluster);
     if (i >= 0) this.clusterOrder.splice(i, 1);
@@ -126,6 +134,23 @@ export class SnapshotStore {
     return [...this.statuses.values()].every((s) => s.ok !== undefined);
   }
 
+  /** Names of the collectors whose series changed since the previous call (and forgets them). */
+  takeDirty(): Set<string> {
+    const d = this.dirty;
+    this.dirty = new Set();
+    return d;
+  }
+
+  /** One collector's samples from every cluster that has them, in cluster order (one exposition part). */
+  collectorSets(collector: string): LabelledSet[] {
+    const out: LabelledSet[] = [];
+    for (const cluster of this.clusterOrder) {
+      const set = this.sets.get(key(cluster, collector));
+      if (set !== undefined) out.push({ base: { couchbase_cluster: cluster }, set });
+    }
+    return out;
+  }
+
   /** Every cluster's samples plus the derived status families, ready for the renderer. */
   labelledSets(): LabelledSet[] {
     const out: LabelledSet[] = [];
@@ -133,26 +158,30 @@ export class SnapshotStore {
       const cluster = k.slice(0, k.indexOf('\u0000'));
       out.push({ base: { couchbase_cluster: cluster }, set });
     }
-    out.push({ base: {}, set: this.statusSet() });
+    out.push({ base: {}, set: statusSet(this.statusList()) });
     return out;
   }
+}
 
-  private statusSet(): SampleSet {
-    const s = new SampleSet();
-    const up = new Map<string, boolean>();
-    for (const st of this.statuses.values()) {
-      if (st.ok === undefined) continue;
-      const l = { couchbase_cluster: st.cluster, collector: st.collector };
-      s.add(SELF.collectorSuccess, l, st.ok);
-      s.add(SELF.collectorDuration, l, st.lastDurationSeconds);
-      if (st.lastSuccessAt !== undefined) s.add(SELF.collectorLastSuccess, l, st.lastSuccessAt / 1000);
-      s.add(SELF.collectorSeries, l, st.series);
-      s.add(SELF.collectorRequests, l, st.requests);
-      s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
-      for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
-      up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
-    }
-    for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);
-    return s;
+/**
+ * The status families (cbwatch_collector_*, couchbase_up) from a status list. Rendered where the statuses are
+ * served (the HTTP thread), so a collection worker that died still shows as failed collectors.
+ */
+export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
+  const s = new SampleSet();
+  const up = new Map<string, boolean>();
+  for (const st of statuses) {
+    if (st.ok === undefined) continue;
+    const l = { couchbase_cluster: st.cluster, collector: st.collector };
+    s.add(SELF.collectorSuccess, l, st.ok);
+    s.add(SELF.collectorDuration, l, st.lastDurationSeconds);
+    if (st.lastSuccessAt !== undefined) s.add(SELF.collectorLastSuccess, l, st.lastSuccessAt / 1000);
+    s.add(SELF.collectorSeries, l, st.series);
+    s.add(SELF.collectorRequests, l, st.requests);
+    s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
+    for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
+    up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
   }
+  for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);
+  return s;
 }

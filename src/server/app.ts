@@ -10,11 +10,11 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
 import type { Exposition } from '../metrics/exposition.js';
-import type { SnapshotStore } from '../metrics/store.js';
+import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
 
 export interface AppDeps {
-  readonly store: SnapshotStore;
+  readonly store: StatusSource;
   readonly exposition: Exposition;
   readonly config: Pick<Config, 'clusters' | 'webhooks'>;
   readonly log: Logger;
