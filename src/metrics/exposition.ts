@@ -8,8 +8,9 @@
  *   change), so a collection worker that died still shows as failed collectors.
  * - Live self-metrics (webhooks) once per change, and process metrics at most once a second.
  *
- * The parts stay separate buffers; joining them would copy the whole exposition (megabytes) every second.
- * The gzip body is spliced as ONE gzip member (curl and some browsers decode only the first member of a
+ * The plain parts stay separate buffers; joining them would copy the whole exposition (megabytes) every
+ * second. The gzip body (a twentieth of the size) is joined once per change and written as one buffer. It is
+ * spliced as ONE gzip member (curl and some browsers decode only the first member of a
  * multi-member file): a gzip header, each part's raw deflate stream ended with a sync flush (byte-aligned,
  * not final, no back-references into the other parts), an empty final block, and the CRC-32 and length of
  * the whole. The CRC of the whole is combined from the parts' own CRCs (src/metrics/crc32.ts), so a scrape
@@ -90,6 +91,8 @@ export class Exposition {
   private live = EMPTY;
   private proc = EMPTY;
   private pending: Promise<void> | undefined;
+  /** The last gzip body, joined, and what it was made of. */
+  private gz: { readonly of: readonly AnyPart[]; readonly body: Buffer } | undefined;
 
   constructor(
     private readonly source: PartsSource,
@@ -101,7 +104,18 @@ export class Exposition {
     await this.source.flush?.();
     await this.refresh();
     const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.proc].filter((p) => p.plain.length > 0);
-    const chunks = gzip ? gzipParts(parts) : parts.map((p) => p.plain);
+    if (gzip) {
+      // The gzip body is small (a few hundred kilobytes at a hundred buckets): joined once per change (at most
+      // about once a second, when process metrics move) and written as one buffer, as a static file would be,
+      // rather than as a dozen writes per scrape.
+      const memo = this.gz;
+      if (memo === undefined || memo.of.length !== parts.length || memo.of.some((p, i) => p !== parts[i])) {
+        this.gz = { of: parts, body: Buffer.concat(gzipParts(parts)) };
+      }
+      const body = (this.gz as { body: Buffer }).body;
+      return { chunks: [body], length: body.length };
+    }
+    const chunks = parts.map((p) => p.plain);
     return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
   }
 

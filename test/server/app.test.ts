@@ -79,10 +79,10 @@ describe('http app', () => {
     const exposition = new Exposition(new LocalView(store), { processMetrics: true });
     const body = await exposition.body(true);
     const plain = await exposition.body(false);
-    // header, the deflate blocks of each part (collector parts, request metrics, statuses, live self-metrics,
-    // process metrics), final block, trailer
+    // Plain: one buffer per part (collector parts, request metrics, statuses, live self-metrics, process
+    // metrics), never joined; gzip: header, each part's deflate blocks, final block and trailer, joined once.
     expect(plain.chunks.length).toBeGreaterThanOrEqual(3);
-    expect(body.chunks).toHaveLength(plain.chunks.length + 3);
+    expect(body.chunks).toHaveLength(1);
     const gz = Buffer.concat(body.chunks);
     expect(gz.length).toBe(body.length);
     // One member, not several: the raw deflate stream between header and trailer holds everything,
@@ -95,6 +95,19 @@ describe('http app', () => {
     expect(text).toContain('couchbase_bucket_fake_bytes{couchbase_cluster="prod",bucket="<b>"} 7');
     expect(text).toContain('process_resident_memory_bytes');
     expect(text).toBe(await exposition.text());
+  });
+
+  it('memoises the joined gzip body until a part changes', async () => {
+    const store = new SnapshotStore();
+    store.record('prod', outcome(true, 7));
+    const exposition = new Exposition(new LocalView(store), { processMetrics: false });
+    const a = await exposition.body(true);
+    const b = await exposition.body(true);
+    expect(b.chunks[0]).toBe(a.chunks[0]);
+    store.record('prod', outcome(true, 8));
+    const c = await exposition.body(true);
+    expect(c.chunks[0]).not.toBe(a.chunks[0]);
+    expect(gunzipSync(Buffer.concat(c.chunks)).toString('utf8')).toContain('bucket="<b>"} 8');
   });
 
   it('memoises: the same bytes until the store changes', async () => {
