@@ -120,6 +120,22 @@ describe('collection worker', () => {
     }
   });
 
+  it('inline collection (no worker) serves the same families', async () => {
+    const h = await startHarness({ mutate: only(['buckets', 'tasks']), daemon: { collection: 'inline' } });
+    try {
+      await h.daemon.ready();
+      await h.daemon.scheduler.pollAllOnce();
+      const text = await h.metrics();
+      expect(text).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1');
+      expect(text).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="tasks"} 1');
+      expect(text).toContain('couchbase_bucket_');
+      expect(text).toContain('cbwatch_http_requests_total{couchbase_cluster="sim"');
+      expect(h.logs.join('')).toContain('"collection":"inline"');
+    } finally {
+      await h.close();
+    }
+  });
+
   it.skipIf(!promtool)('two clusters: one HELP/TYPE per family, each family contiguous, promtool clean, gzip the same text', async () => {
     const h = await startHarness({
       mutate: (c) => {
