@@ -31,6 +31,6 @@ EXPOSE 9420
 # Healthcheck with Node itself: the slim image has no curl or wget.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9420/-/healthy').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# The launcher's Node flags, spelled out: the entrypoint calls node itself (see bin/cbwatch.js).
-ENTRYPOINT ["node", "--max-semi-space-size=2", "--optimize-for-size", "/opt/cbwatch/bin/cbwatch.js"]
+# The entrypoint calls node itself, with no V8 flags, as the launcher does (see bin/cbwatch.js).
+ENTRYPOINT ["node", "/opt/cbwatch/bin/cbwatch.js"]
 CMD ["run", "--config", "/etc/cbwatch/cbwatch.yml"]

@@ -59,6 +59,8 @@ export interface ScenarioResult {
   requestsPerMinute: number;
   requestsByRoute: Record<string, number>;
   peakRssMB: number;
+  /** Peak RSS at the end of window A (polling, scraped as by Prometheus), before any scrape load. */
+  rssAfterWindowAMB: number;
   plainBytes: number;
   gzipBytes: number;
   series: number;
@@ -178,6 +180,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       requestsPerMinute: (sim1.total - sim0.total) / minutes,
       requestsByRoute: byRoute,
       peakRssMB: peakRssBytes(pid) / 1024 / 1024,
+      rssAfterWindowAMB: peakRssBytes(pid) / 1024 / 1024,
       plainBytes: plain.length,
       gzipBytes: gzipSync(plain).length,
       series: [...plain.toString('utf8').split('\n')].filter((l) => l !== '' && !l.startsWith('#')).length,
