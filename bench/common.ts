@@ -9,6 +9,8 @@ import autocannon from 'autocannon';
 /** bench/out/bench → the repository root. */
 export const ROOT = join(import.meta.dirname, '..', '..', '..');
 export const CLI = join(ROOT, 'bin', 'cbwatch.js');
+/** The exporter to measure: this checkout's launcher, or another build's (BENCH_EXPORTER_CLI, for before/after). */
+export const EXPORTER_CLI = process.env.BENCH_EXPORTER_CLI ?? CLI;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -23,17 +25,21 @@ export async function freePort(): Promise<number> {
 }
 
 /** `cbwatch …` run as users run it: the launcher itself, so its Node flags (the shebang line) apply. */
-export function startProcess(args: string[], env: Record<string, string> = {}, opts: { v8Defaults?: boolean } = {}): ChildProcess {
-  // v8Defaults: `node bin/cbwatch.js …`, without the launcher's flags, for comparison.
-  const [cmd, argv] = opts.v8Defaults ? [process.execPath, [CLI, ...args]] : [CLI, args];
+export function startProcess(args: string[], env: Record<string, string> = {}, opts: { v8Defaults?: boolean; nodeArgs?: readonly string[]; cli?: string } = {}): ChildProcess {
+  // v8Defaults: `node bin/cbwatch.js …`, without the launcher's flags; nodeArgs: `node <nodeArgs> bin/cbwatch.js …`.
+  const nodeArgs = opts.nodeArgs ?? (opts.v8Defaults ? [] : undefined);
+  const cli = opts.cli ?? CLI;
+  const [cmd, argv] = nodeArgs ? [process.execPath, [...nodeArgs, cli, ...args]] : [cli, args];
   const child = spawn(cmd, argv, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr?.on('data', () => undefined);
   return child;
 }
 
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
+/** `check`, outside the retry: throws to give up at once (e.g. the process under test exited). */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000, check?: () => void): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
+    check?.();
     try {
       const v = await fn();
       if (v !== undefined) return v;

@@ -1,21 +1,21 @@
 /**
- * The daemon: a client per cluster, the scheduler, the snapshot store and the HTTP server, started and
- * stopped together. Used by `cbwatch run`, `cbwatch demo` and the integration and end-to-end tests.
+ * The daemon: the HTTP server on this thread, and the collection — a client per cluster, the scheduler, the
+ * snapshot store and the renderer of exposition parts — in a worker thread (src/collection/), so that a scrape
+ * never waits for a poll, a parse or a render. Used by `cbwatch run`, `cbwatch demo` and the integration and
+ * end-to-end tests. `collection: 'inline'` runs the collection on this thread instead (one isolate, for
+ * embedding and comparison).
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { LocalView, CollectionEngine } from './collection/engine.js';
+import { WorkerCollection } from './collection/host.js';
+import type { StatusSource } from './collection/view.js';
 import { collectorList } from './collectors/index.js';
 import type { Collector } from './collectors/types.js';
 import type { Config } from './config/types.js';
-import { createClient } from './couchbase/client.js';
-import type { CouchbaseClient } from './couchbase/client.js';
 import { createLogger } from './log.js';
-import { packageVersion } from './metrics/build.js';
 import { Exposition } from './metrics/exposition.js';
 import { startProcessMetrics } from './metrics/process.js';
-import { observeRequest } from './metrics/self.js';
-import { SnapshotStore } from './metrics/store.js';
-import { Scheduler } from './scheduler/index.js';
 import { buildApp } from './server/app.js';
 import { registerSyncGatewayWebhooks } from './webhooks/sync-gateway.js';
 import type { AppDeps } from './server/app.js';
@@ -23,7 +23,7 @@ import type { AppDeps } from './server/app.js';
 export interface DaemonOptions {
   readonly config: Config;
   readonly logger?: Logger;
-  /** Defaults to every registered collector. */
+  /** Defaults to every registered collector. In worker mode only registered collectors can run (by name). */
   readonly collectors?: readonly Collector[];
   /** Default true; tests may turn process metrics off. */
   readonly processMetrics?: boolean;
@@ -34,14 +34,26 @@ export interface DaemonOptions {
   readonly rateLimit?: AppDeps['rateLimit'];
   readonly headers?: AppDeps['headers'];
   readonly http2?: AppDeps['http2'];
+  /** Where collection runs: a worker thread (default) or this thread. */
+  readonly collection?: 'worker' | 'inline';
+  /** Worker mode: test hooks and tuning (src/collection/host.ts). */
+  readonly worker?: {
+    readonly extraModules?: readonly string[];
+    readonly extraData?: unknown;
+    readonly restartDelayMs?: { readonly first: number; readonly max: number };
+  };
 }
 
 export interface Daemon {
   /** http(s)://host:port of the listening server. */
   readonly url: string;
   readonly app: FastifyInstance;
-  readonly store: SnapshotStore;
-  readonly scheduler: Scheduler;
+  /** Collector statuses as the HTTP thread knows them. */
+  readonly store: StatusSource;
+  readonly scheduler: {
+    /** Poll every collector now; resolves once the results are served. */
+    pollAllOnce(): Promise<void>;
+  };
   /** Resolves once every enabled collector has finished its first poll. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -51,33 +63,50 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { config } = opts;
   const log = opts.logger ?? createLogger({ level: config.log.level, format: config.log.format });
   if (opts.processMetrics !== false) startProcessMetrics();
-  const clients = new Map<string, CouchbaseClient>();
-  for (const c of config.clusters) {
-    clients.set(
-      c.name,
-      createClient({
-        cluster: c.name,
-        url: c.url,
-        username: c.username,
-        password: c.password,
-        tls: c.tls,
-        concurrency: c.concurrency,
-        connectTimeout: c.connectTimeout,
-        requestTimeout: c.requestTimeout,
-        maxResponseBytes: c.maxResponseBytes,
-        observe: observeRequest,
-        userAgent: `cbwatch/${packageVersion()}`,
-      }),
-    );
+  const collectors = opts.collectors ?? collectorList();
+
+  let view: LocalView | WorkerCollection['view'];
+  let start: () => void;
+  let pollAllOnce: () => Promise<void>;
+  let stopCollection: () => Promise<void>;
+  let jobs: number;
+  if (opts.collection === 'inline') {
+    const engine = new CollectionEngine({ clusters: config.clusters, collectors, log });
+    const local = new LocalView(engine.store, { eager: true });
+    view = local;
+    start = () => engine.start();
+    pollAllOnce = async () => {
+      await engine.pollAllOnce();
+      await local.flush();
+    };
+    stopCollection = async () => {
+      await engine.stop();
+      local.preparer.dispose();
+    };
+    jobs = engine.scheduler.jobCount;
+  } else {
+    const wc = new WorkerCollection({
+      clusters: config.clusters,
+      collectors: collectors.map((c) => c.name),
+      log,
+      ...(config.maxBufferedBytes !== undefined ? { maxBufferedBytes: config.maxBufferedBytes } : {}),
+      secrets: [config.webhooks.syncGateway?.token, ...Object.values(config.web.settings?.basicAuthUsers ?? {})].filter((s): s is string => typeof s === 'string' && s !== ''),
+      ...(opts.worker?.extraModules ? { extraModules: opts.worker.extraModules } : {}),
+      ...(opts.worker?.extraData !== undefined ? { extraData: opts.worker.extraData } : {}),
+      ...(opts.worker?.restartDelayMs ? { restartDelayMs: opts.worker.restartDelayMs } : {}),
+    });
+    view = wc.view;
+    start = () => wc.start();
+    pollAllOnce = () => wc.pollAllOnce();
+    stopCollection = () => wc.stop();
+    jobs = wc.view.statusList().length;
   }
-  const store = new SnapshotStore();
-  const exposition = new Exposition(store, { processMetrics: opts.processMetrics !== false, eager: true });
-  const scheduler = new Scheduler({ clusters: config.clusters, clients, collectors: opts.collectors ?? collectorList(), store, log });
+  const exposition = new Exposition(view, { processMetrics: opts.processMetrics !== false });
   const plugins = [...(opts.plugins ?? [])];
   const sg = config.webhooks.syncGateway;
   if (sg?.enabled) plugins.push((app) => registerSyncGatewayWebhooks(app, sg, log));
   const deps: AppDeps = {
-    store,
+    store: view,
     exposition,
     config,
     log,
@@ -98,24 +127,24 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   } catch (err) {
     // Nothing may keep the process alive after a failed start (EADDRINUSE): the caller exits 1.
     await app.close().catch(() => undefined);
-    await Promise.all([...clients.values()].map((c) => c.close()));
+    await stopCollection().catch(() => undefined);
     throw err;
   }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.web.listenPort;
   const shownHost = config.web.listenHost === '0.0.0.0' || config.web.listenHost === '::' ? '127.0.0.1' : config.web.listenHost;
   const url = `${opts.https ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
-  scheduler.start();
-  log.info({ url, clusters: config.clusters.map((c) => c.name), collectors: scheduler.jobCount }, 'cbwatch started');
+  start();
+  log.info({ url, clusters: config.clusters.map((c) => c.name), collectors: jobs, collection: opts.collection ?? 'worker' }, 'cbwatch started');
 
   let closed = false;
   return {
     url,
     app,
-    store,
-    scheduler,
+    store: view,
+    scheduler: { pollAllOnce },
     async ready() {
-      while (!store.allPolledOnce()) {
+      while (!view.allPolledOnce()) {
         if (closed) throw new Error('daemon closed before it was ready');
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -123,9 +152,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     async close() {
       if (closed) return;
       closed = true;
-      await scheduler.stop();
+      await stopCollection();
       await app.close();
-      await Promise.all([...clients.values()].map((c) => c.close()));
       log.info('cbwatch stopped');
     },
   };

@@ -1,46 +1,54 @@
 /**
- * The /metrics body, memoised: the snapshot part is rendered at most once per store version, the live
- * self-metrics once per change, process metrics at most once a second. A scrape is then a write of buffers
- * already made.
+ * The /metrics body, from parts prepared ahead of the scrape. A scrape is a write of buffers already made.
  *
- * The three parts stay separate buffers. Joining them would copy the whole exposition (megabytes at a
- * hundred buckets) every second, because process metrics change every second; those copies are off-heap
- * garbage that lifts resident memory well above what the exporter holds.
+ * - Collector parts (one per collector, spanning every cluster) and the Couchbase request metrics come
+ *   prepared from the collection side (src/collection/parts.ts): text, raw deflate blocks and CRC-32. In the
+ *   daemon that side is a worker thread, so nothing here waits for a poll, a parse or a render of series.
+ * - The status families and build info are rendered here from the statuses (a few kilobytes, once per
+ *   change), so a collection worker that died still shows as failed collectors.
+ * - Live self-metrics (webhooks) once per change, and process metrics at most once a second.
  *
- * The gzip body is spliced the same way, as ONE gzip member (curl and some browsers decode only the first
- * member of a multi-member file): a gzip header, each part's raw deflate stream ended with a sync flush
- * (byte-aligned, not final, no back-references into the other parts), an empty final block, and the CRC-32
- * and length of the whole. Each part's deflate output and the snapshot's CRC are memoised, so a scrape
- * compresses only the few kilobytes that change every second, not the megabytes of the snapshot.
+ * The plain parts stay separate buffers; joining them would copy the whole exposition (megabytes) every
+ * second. The gzip body (a twentieth of the size) is joined once per change and written as one buffer. It is
+ * spliced as ONE gzip member (curl and some browsers decode only the first member of a
+ * multi-member file): a gzip header, each part's raw deflate stream ended with a sync flush (byte-aligned,
+ * not final, no back-references into the other parts), an empty final block, and the CRC-32 and length of
+ * the whole. The CRC of the whole is combined from the parts' own CRCs (src/metrics/crc32.ts), so a scrape
+ * reads none of the snapshot's bytes.
  */
 import { constants, crc32, deflateRawSync } from 'node:zlib';
+import type { PreparedPart } from '../collection/parts.js';
+import { tidy } from '../collection/parts.js';
 import { buildInfoSet } from './build.js';
+import { crc32Combine } from './crc32.js';
 import { processRegistry } from './process.js';
 import { renderSets } from './render.js';
 import { liveSelfVersion, selfRegistry } from './self.js';
-import type { SnapshotStore } from './store.js';
+import type { CollectorStatus } from './store.js';
+import { statusSet } from './store.js';
 
-class Part {
-  private deflated: Buffer | undefined;
-  private crcMemo: { readonly from: number; readonly crc: number } | undefined;
+/** A part made on this thread: deflate and CRC computed on the first gzip scrape that needs them. */
+class LocalPart {
+  private deflatedMemo: Buffer | undefined;
+  private crcMemo: number | undefined;
 
   constructor(
     readonly key: string,
     readonly plain: Buffer,
   ) {}
 
-  /** Raw deflate blocks of this part alone, ended by a sync flush so more blocks may follow. */
-  deflate(): Buffer {
-    this.deflated ??= deflateRawSync(this.plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
-    return this.deflated;
+  get deflated(): Buffer {
+    this.deflatedMemo ??= deflateRawSync(this.plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
+    return this.deflatedMemo;
   }
 
-  /** CRC-32 continued over this part from the CRC of what precedes it (the snapshot, first, always from 0). */
-  crc(from: number): number {
-    if (this.crcMemo?.from !== from) this.crcMemo = { from, crc: crc32(this.plain, from) };
-    return this.crcMemo.crc;
+  get crc(): number {
+    this.crcMemo ??= crc32(this.plain);
+    return this.crcMemo;
   }
 }
+
+type AnyPart = Pick<PreparedPart, 'plain' | 'deflated' | 'crc'>;
 
 /** Header of a gzip member: magic, deflate, no flags, no mtime, no extra flags, OS unknown (RFC 1952). */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
@@ -48,23 +56,20 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 const FINAL_BLOCK = deflateRawSync(Buffer.alloc(0));
 
 /** One gzip member over several parts, each part's deflate output reused (see the module comment). */
-function gzipParts(parts: readonly Part[]): Buffer[] {
+function gzipParts(parts: readonly AnyPart[]): Buffer[] {
   let crc = 0;
   let size = 0;
   for (const p of parts) {
-    crc = p.crc(crc);
+    crc = crc32Combine(crc, p.crc, p.plain.length);
     size += p.plain.length;
   }
   const trailer = Buffer.alloc(8);
   trailer.writeUInt32LE(crc >>> 0, 0);
   trailer.writeUInt32LE(size % 2 ** 32, 4);
-  return [GZIP_HEADER, ...parts.map((p) => p.deflate()), FINAL_BLOCK, trailer];
+  return [GZIP_HEADER, ...parts.map((p) => p.deflated), FINAL_BLOCK, trailer];
 }
 
-const EMPTY = new Part('', Buffer.alloc(0));
-
-/** How long eager mode waits after a change before rendering, to share one render among polls ending together. */
-const WARM_DELAY_MS = 50;
+const EMPTY = new LocalPart('', Buffer.alloc(0));
 
 /** A /metrics body as buffers to write in order, and their total length. */
 export interface Body {
@@ -72,41 +77,45 @@ export interface Body {
   readonly length: number;
 }
 
+/** Where the collector parts and statuses come from (src/collection/view.ts). */
+export interface PartsSource {
+  readonly statusVersion: number;
+  parts(): readonly PreparedPart[];
+  statusList(): CollectorStatus[];
+  /** In-process collection only: prepare pending changes now, so a scrape right after a change sees it. */
+  flush?(): Promise<void>;
+}
+
 export class Exposition {
-  private snap = EMPTY;
+  private status = EMPTY;
   private live = EMPTY;
   private proc = EMPTY;
   private pending: Promise<void> | undefined;
-
-  private warmTimer: NodeJS.Timeout | undefined;
+  /** The last gzip body, joined, and what it was made of. */
+  private gz: { readonly of: readonly AnyPart[]; readonly body: Buffer } | undefined;
 
   constructor(
-    private readonly store: SnapshotStore,
-    private readonly opts: { processMetrics?: boolean; eager?: boolean } = {},
-  ) {
-    if (opts.eager) store.onChange(() => this.warmSoon());
-  }
-
-  /**
-   * Eager mode renders a changed snapshot shortly after the change (polls that end together share one
-   * render), so the scrape after a poll finds the body ready instead of paying for the render; a scrape
-   * that arrives mid-render still waits for it, and never gets the older body.
-   */
-  private warmSoon(): void {
-    if (this.warmTimer !== undefined) return;
-    this.warmTimer = setTimeout(() => {
-      this.warmTimer = undefined;
-      // A failure here resurfaces on the next scrape, which renders again.
-      this.refresh().catch(() => undefined);
-    }, WARM_DELAY_MS);
-    this.warmTimer.unref();
-  }
+    private readonly source: PartsSource,
+    private readonly opts: { processMetrics?: boolean } = {},
+  ) {}
 
   /** The full exposition; `gzip` asks for the compressed bytes. */
   async body(gzip: boolean): Promise<Body> {
+    await this.source.flush?.();
     await this.refresh();
-    const parts = [this.snap, this.live, this.proc].filter((p) => p.plain.length > 0);
-    const chunks = gzip ? gzipParts(parts) : parts.map((p) => p.plain);
+    const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.proc].filter((p) => p.plain.length > 0);
+    if (gzip) {
+      // The gzip body is small (a few hundred kilobytes at a hundred buckets): joined once per change (at most
+      // about once a second, when process metrics move) and written as one buffer, as a static file would be,
+      // rather than as a dozen writes per scrape.
+      const memo = this.gz;
+      if (memo === undefined || memo.of.length !== parts.length || memo.of.some((p, i) => p !== parts[i])) {
+        this.gz = { of: parts, body: Buffer.concat(gzipParts(parts)) };
+      }
+      const body = (this.gz as { body: Buffer }).body;
+      return { chunks: [body], length: body.length };
+    }
+    const chunks = parts.map((p) => p.plain);
     return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
   }
 
@@ -116,22 +125,22 @@ export class Exposition {
   }
 
   private async refresh(): Promise<void> {
-    // Single flight: concurrent scrapes share one render.
+    // Single flight: concurrent scrapes share one render of the small parts.
     while (this.pending) await this.pending;
-    const snapKey = String(this.store.version);
+    const statusKey = String(this.source.statusVersion);
     const liveKey = String(liveSelfVersion());
     const procKey = this.opts.processMetrics === false ? 'off' : String(Math.floor(Date.now() / 1000));
-    if (snapKey === this.snap.key && liveKey === this.live.key && procKey === this.proc.key) return;
+    if (statusKey === this.status.key && liveKey === this.live.key && procKey === this.proc.key) return;
     this.pending = (async () => {
-      if (snapKey !== this.snap.key) {
-        const text = renderSets([...this.store.labelledSets(), { base: {}, set: buildInfoSet() }]);
-        this.snap = new Part(snapKey, Buffer.from(text));
+      if (statusKey !== this.status.key) {
+        const text = renderSets([{ base: {}, set: statusSet(this.source.statusList()) }, { base: {}, set: buildInfoSet() }]);
+        this.status = new LocalPart(statusKey, Buffer.from(text));
       }
       if (liveKey !== this.live.key) {
-        this.live = new Part(liveKey, Buffer.from(tidy(await selfRegistry.metrics())));
+        this.live = new LocalPart(liveKey, Buffer.from(tidy(await selfRegistry.metrics())));
       }
       if (procKey !== this.proc.key) {
-        this.proc = new Part(procKey, procKey === 'off' ? Buffer.alloc(0) : Buffer.from(tidy(await processRegistry.metrics())));
+        this.proc = new LocalPart(procKey, procKey === 'off' ? Buffer.alloc(0) : Buffer.from(tidy(await processRegistry.metrics())));
       }
     })();
     try {
@@ -140,9 +149,4 @@ export class Exposition {
       this.pending = undefined;
     }
   }
-}
-
-function tidy(text: string): string {
-  const t = text.replace(/\n\n+/g, '\n');
-  return t.endsWith('\n') || t === '' ? t : `${t}\n`;
 }

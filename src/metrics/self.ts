@@ -1,6 +1,9 @@
 /**
- * The exporter's own metrics. Per-collector status families are derived from the snapshot store at render
- * time; request counters, histograms and webhook counters are live prom-client metrics in `selfRegistry`.
+ * The exporter's own metrics. Per-collector status families are derived from the collector statuses at render
+ * time. Webhook counters are live prom-client metrics in `selfRegistry` (on the thread that serves HTTP);
+ * the Couchbase request counter and histogram live in `requestRegistry`, on the thread that polls (the
+ * collection worker), which renders them as a part of its own. Two registries, so that no family is written
+ * by both threads.
  */
 import client from 'prom-client';
 import type { RequestRecord } from '../couchbase/client.js';
@@ -30,6 +33,15 @@ export const SELF_FAMILIES: readonly FamilyDef[] = Object.values(SELF);
 
 export const selfRegistry = new client.Registry();
 
+/** Requests to Couchbase: filled where the clients run (the collection worker, or the process inline). */
+export const requestRegistry = new client.Registry();
+
+/** Bumped on every request observed, so the request part is re-rendered only when it changed. */
+let requestVersion = 0;
+export function requestMetricsVersion(): number {
+  return requestVersion;
+}
+
 /** Bumped on every change of a live self-metric, so the renderer can memoise their text. */
 let liveVersion = 0;
 export function liveSelfVersion(): number {
@@ -43,7 +55,7 @@ const httpRequests = new client.Counter({
   name: SELF.httpRequests.name,
   help: SELF.httpRequests.help,
   labelNames: ['couchbase_cluster', 'endpoint', 'code'] as const,
-  registers: [selfRegistry],
+  registers: [requestRegistry],
 });
 
 const httpDuration = new client.Histogram({
@@ -51,18 +63,20 @@ const httpDuration = new client.Histogram({
   help: SELF.httpDuration.help,
   labelNames: ['couchbase_cluster', 'endpoint'] as const,
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-  registers: [selfRegistry],
+  registers: [requestRegistry],
 });
 
 /** The client's `observe` hook. */
 export function observeRequest(cluster: string, rec: RequestRecord): void {
   httpRequests.inc({ couchbase_cluster: cluster, endpoint: rec.endpoint, code: rec.code });
   httpDuration.observe({ couchbase_cluster: cluster, endpoint: rec.endpoint }, rec.durationSeconds);
-  touchSelf();
+  requestVersion++;
 }
 
 /** Forget every live series of a cluster (tests, reloads). */
 export function resetSelf(): void {
   selfRegistry.resetMetrics();
+  requestRegistry.resetMetrics();
+  requestVersion++;
   touchSelf();
 }

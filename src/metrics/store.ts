@@ -1,7 +1,8 @@
 /**
  * The snapshot store: the latest result of every (cluster, collector), swapped atomically per poll.
  * A failed poll drops that collector's series — nothing stale is served as fresh — and its status says why.
- * `version` moves on every change so the renderer can memoise the exposition text.
+ * `version` moves on every change; `takeDirty()` names the collectors whose series changed since the last
+ * call, so the part renderer (src/collection/parts.ts) re-renders only those.
  */
 import type { PollOutcome } from '../collectors/context.js';
 import { describeError } from '../errors.js';
@@ -31,6 +32,10 @@ export interface CollectorStatus {
   readonly missingPermissions: readonly string[];
   /** Whether any request of the last poll got a 2xx answer. */
   readonly reached: boolean;
+  /** The scheduler's backoff beyond the interval, seconds (0: none); filled in by `statusList()`. */
+  readonly backoffSeconds?: number;
+  /** The cluster's latest reachability probe (undefined before the first); filled in by `statusList()`. */
+  readonly probeReached?: boolean | undefined;
 }
 
 function key(cluster: string, collector: string): string {
@@ -46,6 +51,8 @@ export class SnapshotStore {
   /** Latest reachability probe per cluster (the scheduler's own small job). */
   private readonly probes = new Map<string, boolean>();
   private v = 0;
+  /** Collectors whose series changed since the last takeDirty(). */
+  private dirty = new Set<string>();
 
   private readonly listeners: Array<() => void> = [];
 
@@ -99,6 +106,7 @@ export class SnapshotStore {
     for (const [reason, n] of outcome.itemErrors) itemErrors.set(reason, (itemErrors.get(reason) ?? 0) + n);
     const droppedValues = new Map(prev?.droppedValues ?? []);
     for (const [reason, n] of outcome.set.dropped) droppedValues.set(reason, (droppedValues.get(reason) ?? 0) + n);
+    this.dirty.add(outcome.collector);
     const perms = outcome.error && typeof outcome.error === 'object' && 'permissions' in outcome.error ? (outcome.error as { permissions: readonly string[] }).permissions : [];
     this.statuses.set(k, {
       cluster,
@@ -137,7 +145,11 @@ export class SnapshotStore {
 
   /** Forget everything of a cluster (it left the configuration). */
   dropCluster(cluster: string): void {
-    for (const k of [...this.sets.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.sets.delete(k);
+    for (const k of [...this.sets.keys()]) {
+      if (!k.startsWith(`${cluster}\u0000`)) continue;
+      this.sets.delete(k);
+      this.dirty.add(k.slice(k.indexOf('\u0000') + 1));
+    }
     for (const k of [...this.statuses.keys()]) if (k.startsWith(`${cluster}\u0000`)) this.statuses.delete(k);
     this.probes.delete(cluster);
     const i = this.clusterOrder.indexOf(cluster);
@@ -146,7 +158,11 @@ export class SnapshotStore {
   }
 
   statusList(): CollectorStatus[] {
-    return [...this.statuses.values()];
+    return [...this.statuses.values()].map((st) => ({
+      ...st,
+      backoffSeconds: this.backoffs.get(key(st.cluster, st.collector)) ?? 0,
+      probeReached: this.probes.get(st.cluster),
+    }));
   }
 
   clusters(): readonly string[] {
@@ -158,6 +174,23 @@ export class SnapshotStore {
     return [...this.statuses.values()].every((s) => s.ok !== undefined);
   }
 
+  /** Names of the collectors whose series changed since the previous call (and forgets them). */
+  takeDirty(): Set<string> {
+    const d = this.dirty;
+    this.dirty = new Set();
+    return d;
+  }
+
+  /** One collector's samples from every cluster that has them, in cluster order (one exposition part). */
+  collectorSets(collector: string): LabelledSet[] {
+    const out: LabelledSet[] = [];
+    for (const cluster of this.clusterOrder) {
+      const set = this.sets.get(key(cluster, collector));
+      if (set !== undefined) out.push({ base: { couchbase_cluster: cluster }, set });
+    }
+    return out;
+  }
+
   /** Every cluster's samples plus the derived status families, ready for the renderer. */
   labelledSets(): LabelledSet[] {
     const out: LabelledSet[] = [];
@@ -165,32 +198,38 @@ export class SnapshotStore {
       const cluster = k.slice(0, k.indexOf('\u0000'));
       out.push({ base: { couchbase_cluster: cluster }, set });
     }
-    out.push({ base: {}, set: this.statusSet() });
+    out.push({ base: {}, set: statusSet(this.statusList()) });
     return out;
   }
+}
 
-  private statusSet(): SampleSet {
-    const s = new SampleSet();
-    const up = new Map<string, boolean>();
-    for (const st of this.statuses.values()) {
-      if (st.ok === undefined) continue;
-      const l = { couchbase_cluster: st.cluster, collector: st.collector };
-      s.add(SELF.collectorSuccess, l, st.ok);
-      s.add(SELF.collectorDuration, l, st.lastDurationSeconds);
-      if (st.lastSuccessAt !== undefined) s.add(SELF.collectorLastSuccess, l, st.lastSuccessAt / 1000);
-      s.add(SELF.collectorSeries, l, st.series);
-      s.add(SELF.collectorRequests, l, st.requests);
-      s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
-      for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
-      for (const [reason, n] of st.itemErrors) s.add(SELF.collectorItemErrors, { ...l, reason }, n);
-      for (const [reason, n] of st.droppedValues) s.add(SELF.collectorDroppedValues, { ...l, reason }, n);
-      s.add(SELF.collectorBackoff, l, this.backoffs.get(key(st.cluster, st.collector)) ?? 0);
-      up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
-    }
-    // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,
-    // minutes for the slow ones) only stand in before the first probe.
-    for (const [cluster, reached] of this.probes) up.set(cluster, reached);
-    for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);
-    return s;
+/**
+ * The status families (cbwatch_collector_*, couchbase_up) from a status list. Rendered where the statuses are
+ * served (the HTTP thread), so a collection worker that died still shows as failed collectors.
+ */
+export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
+  const s = new SampleSet();
+  const up = new Map<string, boolean>();
+  const probed = new Map<string, boolean>();
+  for (const st of statuses) {
+    if (st.probeReached !== undefined) probed.set(st.cluster, st.probeReached);
+    if (st.ok === undefined) continue;
+    const l = { couchbase_cluster: st.cluster, collector: st.collector };
+    s.add(SELF.collectorSuccess, l, st.ok);
+    s.add(SELF.collectorDuration, l, st.lastDurationSeconds);
+    if (st.lastSuccessAt !== undefined) s.add(SELF.collectorLastSuccess, l, st.lastSuccessAt / 1000);
+    s.add(SELF.collectorSeries, l, st.series);
+    s.add(SELF.collectorRequests, l, st.requests);
+    s.add(SELF.collectorApplicable, l, st.notApplicable === undefined);
+    for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
+    for (const [reason, n] of st.itemErrors) s.add(SELF.collectorItemErrors, { ...l, reason }, n);
+    for (const [reason, n] of st.droppedValues) s.add(SELF.collectorDroppedValues, { ...l, reason }, n);
+    s.add(SELF.collectorBackoff, l, st.backoffSeconds ?? 0);
+    up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
   }
+  // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,
+  // minutes for the slow ones) only stand in before the first probe.
+  for (const [cluster, reached] of probed) up.set(cluster, reached);
+  for (const [cluster, reached] of up) s.add(SELF.up, { couchbase_cluster: cluster }, reached);
+  return s;
 }

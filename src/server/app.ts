@@ -10,12 +10,12 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
 import type { Exposition } from '../metrics/exposition.js';
-import type { SnapshotStore } from '../metrics/store.js';
+import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
 import { findProblems } from './problems.js';
 
 export interface AppDeps {
-  readonly store: SnapshotStore;
+  readonly store: StatusSource;
   readonly exposition: Exposition;
   readonly config: Pick<Config, 'clusters' | 'webhooks'>;
   readonly log: Logger;
@@ -185,7 +185,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         clusters: deps.config.clusters.map((c) => ({ name: c.name, url: c.url })),
         webhooks: deps.config.webhooks.syncGateway?.enabled === true,
         now: Date.now(),
-        problems: findProblems(deps.store.labelledSets(), Date.now()),
+        problems: deps.store.problems?.() ?? [],
       }),
     ),
   );

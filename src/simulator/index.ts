@@ -160,9 +160,18 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   };
 
   const hits = new Map<string, number>();
+  // Request counting for benchmarks (GET /_sim/requests): totals by route template and arrival times.
+  const counted = { total: 0, byRoute: new Map<string, number>(), times: [] as number[] };
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const key = `${req.method} ${req.routeOptions.url ?? ''}`;
     hits.set(key, (hits.get(key) ?? 0) + 1);
+    if (!req.url.startsWith('/_sim/')) {
+      counted.total++;
+      const route = req.routeOptions.url ?? 'unmatched';
+      counted.byRoute.set(route, (counted.byRoute.get(route) ?? 0) + 1);
+      if (counted.times.length >= 500_000) counted.times.splice(0, 250_000);
+      counted.times.push(Date.now());
+    }
     if (opts.latencyMs > 0) await new Promise((r) => setTimeout(r, opts.latencyMs));
     if (req.routeOptions.config.auth !== 'none' && !req.url.startsWith('/_sim/') && ctx.userOf(req) === undefined) {
       // Couchbase's cluster manager answers 401 with an empty body.
@@ -235,6 +244,11 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   app.post('/_sim/knobs', async (req) => {
     Object.assign(opts.knobs, req.body as Record<string, unknown>);
     return { ok: true, knobs: opts.knobs };
+  });
+  // `since` (epoch ms) limits the arrival times returned.
+  app.get('/_sim/requests', async (req) => {
+    const since = Number((req.query as { since?: string }).since ?? 0);
+    return { total: counted.total, byRoute: Object.fromEntries(counted.byRoute), times: counted.times.filter((t) => t >= since) };
   });
   app.get('/_sim/state', async () => ({
     scenario: opts.scenario,

@@ -288,13 +288,15 @@ describe('answers under load (hardening)', () => {
 
   it('discards the body of an abandoned poll and returns its budget', async () => {
     const budget = new ByteBudget(256 * 1024 * 1024);
-    sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 40 * 1024 * 1024, times: 1 });
+    // The body trickles (headers at once, then 256 bytes a second): the poll's deadline always lands mid-body,
+    // however fast the machine is.
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'slow_body', bytesPerSecond: 256, times: 1 });
     const c = client({ budget, maxResponseBytes: 128 * 1024 * 1024, requestTimeout: 30_000 });
     const spy = vi.spyOn(JSON, 'parse');
     try {
-      const e = await failure(c.scoped({ signal: AbortSignal.timeout(150) }).getJson('/pools/default', {}, loose));
+      const e = await failure(c.scoped({ signal: AbortSignal.timeout(300) }).getJson('/pools/default', {}, loose));
       expect(e.code).toBe('CBW_ERR_TIMEOUT');
-      expect(spy.mock.calls.filter((a) => String(a[0]).startsWith('[0,'))).toEqual([]);
+      expect(spy.mock.calls.filter((a) => String(a[0]).includes('"nodes"'))).toEqual([]);
       expect(budget.reserved).toBe(0);
       // The connection is usable afterwards: the abandoned body was not left in the pipe.
       await c.getJson('/pools/default', {}, loose);

@@ -3,7 +3,7 @@ import { Writable } from 'node:stream';
 import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
-import type { Daemon } from '../../src/daemon.js';
+import type { Daemon, DaemonOptions } from '../../src/daemon.js';
 import { createLogger } from '../../src/log.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { SimOptions, Simulator } from '../../src/simulator/index.js';
@@ -16,7 +16,9 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(opts: { sim?: SimOptions; intervalMs?: number; password?: string; mutate?: (c: Config) => Config } = {}): Promise<Harness> {
+export async function startHarness(
+  opts: { sim?: SimOptions; intervalMs?: number; password?: string; mutate?: (c: Config) => Config; daemon?: Omit<DaemonOptions, 'config' | 'logger'> } = {},
+): Promise<Harness> {
   const sim = createSimulator(opts.sim ?? {});
   const simUrl = await sim.listen();
   const collectors = resolveCollectors();
@@ -38,7 +40,7 @@ export async function startHarness(opts: { sim?: SimOptions; intervalMs?: number
     log: { level: 'trace', format: 'json' },
   };
   if (opts.mutate) config = opts.mutate(config);
-  const daemon = await startDaemon({ config, logger: createLogger({ level: 'trace', destination: sink }) });
+  const daemon = await startDaemon({ ...opts.daemon, config, logger: createLogger({ level: 'trace', destination: sink }) });
   return {
     sim,
     daemon,

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { LocalView } from '../../src/collection/engine.js';
 import type { PollOutcome } from '../../src/collectors/context.js';
 import { defineFamily, SampleSet } from '../../src/metrics/family.js';
 import { Exposition } from '../../src/metrics/exposition.js';
@@ -21,7 +22,7 @@ describe('Exposition', () => {
   it('eager: renders soon after a change, so the next scrape finds the body ready', async () => {
     const store = new SnapshotStore();
     store.register('prod', 'buckets');
-    const exposition = new Exposition(store, { processMetrics: false, eager: true });
+    const exposition = new Exposition(new LocalView(store, { eager: true }), { processMetrics: false });
     const o = outcome(5);
     const families = vi.spyOn(o.set, 'families');
     store.record('prod', o);
@@ -35,7 +36,7 @@ describe('Exposition', () => {
     for (const eager of [true, false]) {
       const store = new SnapshotStore();
       store.register('prod', 'buckets');
-      const exposition = new Exposition(store, { processMetrics: false, eager });
+      const exposition = new Exposition(new LocalView(store, { eager }), { processMetrics: false });
       store.record('prod', outcome(1));
       expect(await exposition.text()).toContain('bucket="b"} 1');
       store.record('prod', outcome(2));
@@ -46,7 +47,7 @@ describe('Exposition', () => {
   it('lazy: renders nothing until a scrape asks', async () => {
     const store = new SnapshotStore();
     store.register('prod', 'buckets');
-    new Exposition(store, { processMetrics: false });
+    new Exposition(new LocalView(store), { processMetrics: false });
     const o = outcome(5);
     const families = vi.spyOn(o.set, 'families');
     store.record('prod', o);

@@ -102,7 +102,8 @@ describe('--web.max-requests', () => {
     const { buildApp } = await import('../../src/server/app.js');
     const { SnapshotStore } = await import('../../src/metrics/store.js');
     const { Exposition } = await import('../../src/metrics/exposition.js');
-    const store = new SnapshotStore();
+    const { LocalView } = await import('../../src/collection/engine.js');
+    const store = new LocalView(new SnapshotStore());
     const release: Array<() => void> = [];
     const app = buildApp({
       store,

@@ -1,6 +1,7 @@
 import { crc32, gunzipSync, inflateRawSync } from 'node:zlib';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { LocalView } from '../../src/collection/engine.js';
 import type { PollOutcome } from '../../src/collectors/context.js';
 import { defineFamily, SampleSet } from '../../src/metrics/family.js';
 import { Exposition } from '../../src/metrics/exposition.js';
@@ -19,9 +20,10 @@ function outcome(ok: boolean, value = 1, error?: unknown): PollOutcome {
 function app(authorize?: (h: string | undefined) => Promise<boolean>) {
   const store = new SnapshotStore();
   store.register('prod', 'buckets');
-  const exposition = new Exposition(store, { processMetrics: false });
+  const view = new LocalView(store);
+  const exposition = new Exposition(view, { processMetrics: false });
   const a = buildApp({
-    store,
+    store: view,
     exposition,
     config: { clusters: [{ name: 'prod', url: 'http://cb:8091' } as never], webhooks: { syncGateway: undefined } },
     log: pino({ level: 'silent' }),
@@ -74,10 +76,13 @@ describe('http app', () => {
     store.register('prod', 'buckets');
     store.record('prod', outcome(true, 7));
     startProcessMetrics();
-    const exposition = new Exposition(store, { processMetrics: true });
+    const exposition = new Exposition(new LocalView(store), { processMetrics: true });
     const body = await exposition.body(true);
-    // header, the deflate blocks of snapshot, live self-metrics and process metrics, final block, trailer
-    expect(body.chunks).toHaveLength(6);
+    const plain = await exposition.body(false);
+    // Plain: one buffer per part (collector parts, request metrics, statuses, live self-metrics, process
+    // metrics), never joined; gzip: header, each part's deflate blocks, final block and trailer, joined once.
+    expect(plain.chunks.length).toBeGreaterThanOrEqual(3);
+    expect(body.chunks).toHaveLength(1);
     const gz = Buffer.concat(body.chunks);
     expect(gz.length).toBe(body.length);
     // One member, not several: the raw deflate stream between header and trailer holds everything,
@@ -92,6 +97,19 @@ describe('http app', () => {
     // Process metrics are re-read once a second: compare the rest, which a second boundary cannot change.
     const steady = (t: string): string => t.split('\n').filter((l) => !/^process_/.test(l)).join('\n');
     expect(steady(text)).toBe(steady(await exposition.text()));
+  });
+
+  it('memoises the joined gzip body until a part changes', async () => {
+    const store = new SnapshotStore();
+    store.record('prod', outcome(true, 7));
+    const exposition = new Exposition(new LocalView(store), { processMetrics: false });
+    const a = await exposition.body(true);
+    const b = await exposition.body(true);
+    expect(b.chunks[0]).toBe(a.chunks[0]);
+    store.record('prod', outcome(true, 8));
+    const c = await exposition.body(true);
+    expect(c.chunks[0]).not.toBe(a.chunks[0]);
+    expect(gunzipSync(Buffer.concat(c.chunks)).toString('utf8')).toContain('bucket="<b>"} 8');
   });
 
   it('memoises: the same bytes until the store changes', async () => {

@@ -7,12 +7,13 @@ import { Exposition } from '../../src/metrics/exposition.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { buildApp, TokenBucket } from '../../src/server/app.js';
 import type { AppDeps } from '../../src/server/app.js';
+import { LocalView } from '../../src/collection/engine.js';
 import { registerSyncGatewayWebhooks } from '../../src/webhooks/sync-gateway.js';
 
 const TOKEN = 'tok-3f9c1a77e0b24d5c9e8a1b2c3d4e5f60';
 
 function app(extra: Partial<AppDeps> = {}) {
-  const store = new SnapshotStore();
+  const store = new LocalView(new SnapshotStore());
   return buildApp({
     store,
     exposition: new Exposition(store, { processMetrics: false }),

@@ -1,0 +1,256 @@
+/**
+ * One benchmark scenario, with real processes: the simulator (`cbwatch simulate`, counting the requests it
+ * receives) and the exporter (`cbwatch run` through the launcher, or `node <flags> bin/cbwatch.js`), then:
+ *  A. a window scraped as Prometheus does (gzip, every 15 s): CPU seconds per minute, Couchbase requests per
+ *     minute (counted by the simulator), peak RSS, the longest poll of each collector;
+ *  B. one connection scraping back to back (plain): each scrape classified as "during a poll" when the
+ *     simulator received a request from the exporter within 250 ms before it started or while it ran, else
+ *     "between polls"; p50/p99/max of each;
+ *  C. (optional) gzip throughput with 10 connections and one-connection gzip p99, beside the static-bytes
+ *     ceiling: a bare Node http server writing the same gzip bytes.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import type { CollectorName } from '../src/config/schema.js';
+import { DEFAULT_INTERVALS } from '../src/config/defaults.js';
+import { cpuSeconds, EXPORTER_CLI, freePort, load, peakRssBytes, startProcess, stop, value, waitFor } from './common.js';
+
+export const ALL_COLLECTORS = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup'];
+
+export interface ScenarioOptions {
+  readonly label: string;
+  readonly buckets: number;
+  readonly nodes: number;
+  readonly replications: number;
+  readonly latencyMs: number;
+  /** Simulator stat set: `full` (every stat) or the fixture's. */
+  readonly statSet: 'full' | 'fixture';
+  /** How many cluster entries (all pointing at the one simulator). */
+  readonly clusters?: number;
+  readonly collectors?: readonly string[];
+  /** Per-collector interval override, e.g. { bucket_stats: '10s' }. */
+  readonly intervals?: Readonly<Record<string, string>>;
+  readonly concurrency?: number;
+  /** Window A, seconds. */
+  readonly measureSeconds: number;
+  /** Window B, seconds (0: skip). */
+  readonly latencySeconds: number;
+  /** Window C. */
+  readonly throughput?: boolean;
+  readonly loadSeconds?: number;
+  /** Node flags instead of the launcher's (`[]`: V8 defaults). Undefined: the launcher as users run it. */
+  readonly nodeArgs?: readonly string[];
+}
+
+export interface Stats {
+  n: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+export interface ScenarioResult {
+  readonly label: string;
+  readonly opts: ScenarioOptions;
+  cpuPerMinute: number;
+  requestsPerMinute: number;
+  requestsByRoute: Record<string, number>;
+  peakRssMB: number;
+  /** Peak RSS at the end of window A (polling, scraped as by Prometheus), before any scrape load. */
+  rssAfterWindowAMB: number;
+  plainBytes: number;
+  gzipBytes: number;
+  series: number;
+  /** Longest poll seen per collector, s, and its interval, s. */
+  polls: Record<string, { maxS: number; intervalS: number; requests: number }>;
+  during?: Stats;
+  between?: Stats;
+  /** The ceiling's one-connection plain latency with the same client loop and bytes. */
+  ceilingPlain?: Stats;
+  gzip10?: { rps: number; p99: number; ceilingRps: number; ceilingP99: number };
+  gzip1?: { p99: number; ceilingP99: number };
+  failed: string[];
+}
+
+function stats(xs: number[]): Stats {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number): number => (s.length ? (s[Math.min(s.length - 1, Math.floor(q * s.length))] as number) : NaN);
+  return { n: s.length, p50: at(0.5), p99: at(0.99), max: s.length ? (s[s.length - 1] as number) : NaN };
+}
+
+/** GET on a keep-alive agent; resolves with the body length. */
+function get(agent: Agent, url: string, headers: Record<string, string> = {}): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent, headers }, (res) => {
+      let n = 0;
+      res.on('data', (c: Buffer) => (n += c.length));
+      res.on('end', () => resolve(n));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function text(url: string, headers: Record<string, string> = {}): Promise<string> {
+  return (await fetch(url, { headers })).text();
+}
+
+function simRequests(simUrl: string, since = Number.MAX_SAFE_INTEGER): Promise<{ total: number; byRoute: Record<string, number>; times: number[] }> {
+  return fetch(`${simUrl}/_sim/requests?since=${since}`).then((r) => r.json() as Promise<{ total: number; byRoute: Record<string, number>; times: number[] }>);
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
+  const simPort = await freePort();
+  const simArgs = ['simulate', '--port', String(simPort), '--buckets', String(o.buckets), '--nodes', String(o.nodes), '--replications', String(o.replications), '--latency', String(o.latencyMs)];
+  if (o.statSet === 'full') simArgs.push('--stat-set', 'full');
+  const sim = startProcess(simArgs);
+  const simUrl = `http://127.0.0.1:${simPort}`;
+  const dir = mkdtempSync(join(tmpdir(), 'cbwatch-bench-'));
+  let exporter: ReturnType<typeof startProcess> | undefined;
+  try {
+    await waitFor('simulator', async () => ((await fetch(`${simUrl}/pools`)).status > 0 ? true : undefined));
+    const on = new Set(o.collectors ?? ALL_COLLECTORS);
+    const cfg = join(dir, 'cbwatch.yml');
+    const lines = ['clusters:'];
+    for (let i = 0; i < (o.clusters ?? 1); i++) {
+      lines.push(`  - name: bench${o.clusters && o.clusters > 1 ? `-${String(i).padStart(2, '0')}` : ''}`, `    url: ${simUrl}`, '    username: Administrator', '    password_env: BENCH_CB_PASSWORD');
+      if (o.concurrency) lines.push(`    concurrency: ${o.concurrency}`);
+      const cs: string[] = [];
+      for (const c of ALL_COLLECTORS) {
+        if (!on.has(c)) cs.push(`      ${c}: { enabled: false }`);
+        else if (o.intervals?.[c]) cs.push(`      ${c}: { interval: ${o.intervals[c]} }`);
+      }
+      if (cs.length > 0) lines.push('    collectors:', ...cs);
+    }
+    writeFileSync(cfg, `${lines.join('\n')}\n`);
+    const port = await freePort();
+    const args = ['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'];
+    exporter = startProcess(args, { BENCH_CB_PASSWORD: 'password' }, { cli: EXPORTER_CLI, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
+    const pid = exporter.pid as number;
+    const url = `http://127.0.0.1:${port}`;
+    const child = exporter;
+    await waitFor('exporter ready', async () => ((await fetch(`${url}/-/ready`)).status === 200 ? true : undefined), 300_000, () => {
+      if (child.exitCode !== null) throw new Error(`the exporter exited with code ${child.exitCode}`);
+    });
+    // Let the first polls (a full minute of samples each) pass before measuring the steady state.
+    await sleep(5000);
+
+    // A: scraped as by Prometheus.
+    const polls: ScenarioResult['polls'] = {};
+    const notePolls = (t: string): void => {
+      for (const line of t.split('\n')) {
+        const m = /^cbwatch_collector_duration_seconds\{couchbase_cluster="[^"]*",collector="([^"]+)"\} (\S+)/.exec(line);
+        if (!m) continue;
+        const name = m[1] as string;
+        const p = (polls[name] ??= { maxS: 0, intervalS: 0, requests: 0 });
+        p.maxS = Math.max(p.maxS, Number(m[2]));
+        p.requests = Math.max(p.requests, value(t, 'cbwatch_collector_requests', `collector="${name}"`) ?? 0);
+      }
+    };
+    const sim0 = await simRequests(simUrl);
+    const cpu0 = cpuSeconds(pid);
+    const t0 = Date.now();
+    let last = '';
+    while (Date.now() - t0 < o.measureSeconds * 1000) {
+      last = await text(`${url}/metrics`, { 'accept-encoding': 'gzip' });
+      notePolls(last);
+      await sleep(Math.min(15_000, Math.max(0, o.measureSeconds * 1000 - (Date.now() - t0))));
+    }
+    const minutes = (Date.now() - t0) / 60_000;
+    const cpuPerMinute = (cpuSeconds(pid) - cpu0) / minutes;
+    const sim1 = await simRequests(simUrl);
+    const byRoute: Record<string, number> = {};
+    for (const [r, n] of Object.entries(sim1.byRoute)) byRoute[r] = (n - (sim0.byRoute[r] ?? 0)) / minutes;
+    const failed = [...last.matchAll(/^cbwatch_collector_success\{couchbase_cluster="([^"]*)",collector="([^"]+)"\} 0$/gm)].map((m) => `${m[1]}/${m[2]}`);
+    const plain = Buffer.from(await text(`${url}/metrics`));
+    for (const [name, p] of Object.entries(polls)) {
+      const override = /^(\d+)s$/.exec(o.intervals?.[name] ?? '');
+      p.intervalS = override ? Number(override[1]) : (DEFAULT_INTERVALS[name as CollectorName] ?? NaN) / 1000;
+    }
+    const result: ScenarioResult = {
+      label: o.label,
+      opts: o,
+      cpuPerMinute,
+      requestsPerMinute: (sim1.total - sim0.total) / minutes,
+      requestsByRoute: byRoute,
+      peakRssMB: peakRssBytes(pid) / 1024 / 1024,
+      rssAfterWindowAMB: peakRssBytes(pid) / 1024 / 1024,
+      plainBytes: plain.length,
+      gzipBytes: gzipSync(plain).length,
+      series: [...plain.toString('utf8').split('\n')].filter((l) => l !== '' && !l.startsWith('#')).length,
+      polls,
+      failed,
+    };
+
+    // B: one connection, back to back, plain.
+    if (o.latencySeconds > 0) {
+      const loop = async (target: string, seconds: number): Promise<Array<{ s: number; e: number; ms: number }>> => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        const out: Array<{ s: number; e: number; ms: number }> = [];
+        const start = Date.now();
+        while (Date.now() - start < seconds * 1000) {
+          const s = Date.now();
+          const h0 = performance.now();
+          await get(agent, target);
+          out.push({ s, e: Date.now(), ms: performance.now() - h0 });
+        }
+        agent.destroy();
+        return out;
+      };
+      const b0 = Date.now();
+      const scrapes = await loop(`${url}/metrics`, o.latencySeconds);
+      const bare = createServer((_req, res) => {
+        res.setHeader('content-type', 'text/plain; version=0.0.4; charset=utf-8');
+        res.end(plain);
+      });
+      const bport = await freePort();
+      await new Promise<void>((r) => bare.listen(bport, '127.0.0.1', r));
+      result.ceilingPlain = stats((await loop(`http://127.0.0.1:${bport}/metrics`, Math.min(20, o.latencySeconds))).map((x) => x.ms));
+      await new Promise<void>((r) => bare.close(() => r()));
+      const times = (await simRequests(simUrl, b0 - 1000)).times.sort((a, b) => a - b);
+      const during: number[] = [];
+      const between: number[] = [];
+      let j = 0;
+      for (const sc of scrapes) {
+        while (j < times.length && (times[j] as number) < sc.s - 250) j++;
+        const busy = j < times.length && (times[j] as number) <= sc.e;
+        (busy ? during : between).push(sc.ms);
+      }
+      result.during = stats(during);
+      result.between = stats(between);
+    }
+
+    // C: gzip throughput and one-connection gzip latency, beside the ceiling.
+    if (o.throughput) {
+      const seconds = o.loadSeconds ?? 10;
+      const gzHeaders = { 'accept-encoding': 'gzip' };
+      const ex10 = await load(`${url}/metrics`, seconds, 10, gzHeaders);
+      const ex1 = await load(`${url}/metrics`, Math.max(3, Math.round(seconds / 2)), 1, gzHeaders);
+      const gzBody = gzipSync(plain);
+      const ceiling = createServer((_req, res) => {
+        res.setHeader('content-type', 'text/plain; version=0.0.4; charset=utf-8');
+        res.setHeader('content-encoding', 'gzip');
+        res.end(gzBody);
+      });
+      const cport = await freePort();
+      await new Promise<void>((r) => ceiling.listen(cport, '127.0.0.1', r));
+      const c10 = await load(`http://127.0.0.1:${cport}/metrics`, seconds, 10, gzHeaders);
+      const c1 = await load(`http://127.0.0.1:${cport}/metrics`, Math.max(3, Math.round(seconds / 2)), 1, gzHeaders);
+      await new Promise<void>((r) => ceiling.close(() => r()));
+      result.gzip10 = { rps: ex10.rps, p99: ex10.p99, ceilingRps: c10.rps, ceilingP99: c10.p99 };
+      result.gzip1 = { p99: ex1.p99, ceilingP99: c1.p99 };
+      result.peakRssMB = peakRssBytes(pid) / 1024 / 1024;
+    }
+    return result;
+  } finally {
+    if (exporter) await stop(exporter);
+    await stop(sim);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The HTTP thread's side of the collection worker: starts it, applies its updates to a SnapshotView, writes
+ * its log lines, and restarts it with backoff when it dies. A dead worker never takes the HTTP thread down and
+ * never goes unnoticed: the failure is logged, every collector shows as failed (success 0, its series
+ * dropped), and a new worker starts after 1 s, 2 s, 4 s … up to 60 s (back to 1 s once one has lived a minute).
+ */
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { ResourceLimits } from 'node:worker_threads';
+import pino from 'pino';
+import type { Logger } from 'pino';
+import type { CollectorName } from '../config/schema.js';
+import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
+import { PACKAGE_ROOT } from '../paths.js';
+import type { CollectorStatus } from '../metrics/store.js';
+import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
+import { SnapshotView } from './view.js';
+
+/**
+ * The worker runs the compiled file, from src/ (tests) and dist/ (installed) alike: a worker thread needs
+ * JavaScript. `npm ci` builds dist/ (prepare script); the test suite's global setup rebuilds it when a source
+ * file is newer (test/setup/dist.ts).
+ */
+export const WORKER_FILE = join(PACKAGE_ROOT, 'dist', 'collection', 'worker.js');
+
+export interface WorkerCollectionOptions {
+  readonly clusters: readonly ClusterConfig[];
+  readonly collectors: readonly string[];
+  readonly log: Logger;
+  /** The answer budget and the secrets to redact, which the worker thread must know (module state is per thread). */
+  readonly maxBufferedBytes?: number;
+  readonly secrets?: readonly string[];
+  readonly extraModules?: readonly string[];
+  readonly extraData?: unknown;
+  /** Restart backoff, ms: first delay and cap (default 1 s and 60 s). */
+  readonly restartDelayMs?: { readonly first: number; readonly max: number };
+  readonly resourceLimits?: ResourceLimits;
+}
+
+/** Where the daemon's logger writes, so the worker's JSON lines land in the same place and format. */
+function logStream(log: Logger): { write(s: string): unknown } | undefined {
+  const s = (log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  return s && typeof (s as { write?: unknown }).write === 'function' ? (s as { write(s: string): unknown }) : undefined;
+}
+
+export class WorkerCollection {
+  readonly view = new SnapshotView();
+  private worker: Worker | undefined;
+  private stopping = false;
+  private startedAt = 0;
+  private delay: number;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private nextId = 1;
+  private readonly polls = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private readonly stream: { write(s: string): unknown } | undefined;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(private readonly opts: WorkerCollectionOptions) {
+    this.delay = opts.restartDelayMs?.first ?? 1000;
+    this.stream = logStream(opts.log);
+    const pending: CollectorStatus[] = [];
+    for (const cluster of opts.clusters) {
+      for (const name of opts.collectors) {
+        const o = cluster.collectors[name as CollectorName] as ResolvedCollectorOptions | undefined;
+        if (o?.enabled) pending.push(pendingStatus(cluster.name, name));
+      }
+    }
+    this.view.seed(pending);
+  }
+
+  start(): void {
+    if (this.opts.clusters.length === 0) {
+      // Nothing to poll (webhooks only, or an empty shard): no worker, ready at once.
+      this.view.apply({ order: [], parts: [], statuses: [] });
+      return;
+    }
+    this.spawn();
+  }
+
+  private spawn(): void {
+    const init: WorkerInit = {
+      clusters: this.opts.clusters,
+      collectors: this.opts.collectors,
+      logLevel: this.opts.log.level,
+      ...(this.opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: this.opts.maxBufferedBytes } : {}),
+      ...(this.opts.secrets ? { secrets: this.opts.secrets } : {}),
+      ...(this.opts.extraModules ? { extraModules: this.opts.extraModules } : {}),
+      ...(this.opts.extraData !== undefined ? { extraData: this.opts.extraData } : {}),
+    };
+    const w = new Worker(WORKER_FILE, {
+      workerData: init,
+      ...(this.opts.resourceLimits ? { resourceLimits: this.opts.resourceLimits } : {}),
+      // The worker's stdout/stderr are the process's; its logs come as messages.
+    });
+    this.worker = w;
+    this.startedAt = Date.now();
+    w.on('message', (m: FromWorker) => this.onMessage(m));
+    w.on('error', (err) => {
+      this.opts.log.error({ err: { message: err.message, stack: err.stack } }, 'collection worker failed');
+    });
+    this.exited = new Promise((resolve) => {
+      w.once('exit', (code) => {
+        this.onExit(w, code);
+        resolve();
+      });
+    });
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.t) {
+      case 'update':
+        this.view.apply(m.update);
+        break;
+      case 'log':
+        if (this.stream) this.stream.write(m.line);
+        break;
+      case 'polled': {
+        const p = this.polls.get(m.id);
+        this.polls.delete(m.id);
+        if (m.error !== undefined) p?.reject(new Error(m.error));
+        else p?.resolve();
+        break;
+      }
+      case 'stopped':
+        break;
+    }
+  }
+
+  private onExit(w: Worker, code: number): void {
+    if (this.worker === w) this.worker = undefined;
+    for (const p of this.polls.values()) p.reject(new Error('collection worker exited'));
+    this.polls.clear();
+    if (this.stopping) return;
+    const reason = `collection worker exited (code ${code}); restarting`;
+    this.opts.log.error({ code }, 'collection worker exited; collectors marked failed until it is back');
+    this.view.failAll(reason);
+    const max = this.opts.restartDelayMs?.max ?? 60_000;
+    if (Date.now() - this.startedAt > 60_000) this.delay = this.opts.restartDelayMs?.first ?? 1000;
+    const wait = this.delay;
+    this.delay = Math.min(this.delay * 2, max);
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (!this.stopping) this.spawn();
+    }, wait);
+  }
+
+  /** Poll every collector now, in the worker; resolves once the resulting parts are in the view. */
+  pollAllOnce(): Promise<void> {
+    const w = this.worker;
+    if (!w) return Promise.reject(new Error('collection worker not running'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.polls.set(id, { resolve, reject });
+      w.postMessage({ t: 'pollAll', id } satisfies ToWorker);
+    });
+  }
+
+  /** Stop the worker: its polls are aborted; after `graceMs` it is terminated. */
+  async stop(graceMs = 5000): Promise<void> {
+    this.stopping = true;
+    if (this.restartTimer !== undefined) clearTimeout(this.restartTimer);
+    const w = this.worker;
+    if (!w) return;
+    w.postMessage({ t: 'stop' } satisfies ToWorker);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((r) => {
+      timer = setTimeout(() => r('timeout'), graceMs);
+    });
+    const how = await Promise.race([this.exited.then(() => 'exited' as const), timeout]);
+    clearTimeout(timer);
+    if (how === 'timeout') await w.terminate();
+  }
+}
+
+function pendingStatus(cluster: string, collector: string): CollectorStatus {
+  return {
+    cluster,
+    collector,
+    ok: undefined,
+    lastError: undefined,
+    lastDurationSeconds: undefined,
+    lastSuccessAt: undefined,
+    lastPollAt: undefined,
+    series: 0,
+    requests: 0,
+    skipped: new Map(),
+    itemErrors: new Map(),
+    droppedValues: new Map(),
+    notApplicable: undefined,
+    missingPermissions: [],
+    reached: false,
+  };
+}

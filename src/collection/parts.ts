@@ -1,0 +1,122 @@
+/**
+ * Exposition parts, prepared where the polling happens (the collection worker), so the thread that serves
+ * HTTP only writes buffers.
+ *
+ * One part per collector, spanning every cluster: a family belongs to exactly one collector, so each family's
+ * samples stay contiguous (one HELP/TYPE block) however many clusters there are. A poll marks its collector
+ * dirty in the store; the next update re-renders that collector's part alone, from the per-set text the
+ * renderer keeps (src/metrics/render.ts: the other clusters' sets are not formatted again), deflates it and
+ * computes its CRC-32. A `tasks` poll therefore costs the few kilobytes of the tasks part, not the megabytes
+ * of bucket statistics.
+ *
+ * Each part's deflate stream is raw deflate ended by a sync flush (byte-aligned, not final, no reference
+ * into other parts), so the HTTP side can splice parts into one gzip member (src/metrics/exposition.ts).
+ * The Couchbase request metrics (cbwatch_http_request*) are observed where the clients run, and rendered here
+ * as one more part.
+ */
+import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { findProblems } from '../server/problems.js';
+import type { Problem } from '../server/problems.js';
+import type { CollectorStatus, SnapshotStore } from '../metrics/store.js';
+import { renderSets } from '../metrics/render.js';
+import { requestMetricsVersion, requestRegistry } from '../metrics/self.js';
+
+/** A part ready to serve: its text, its raw deflate blocks, and the CRC-32 of its text. */
+export interface PreparedPart {
+  readonly name: string;
+  readonly plain: Buffer;
+  readonly deflated: Buffer;
+  readonly crc: number;
+}
+
+/** What changed since the previous update. */
+export interface SnapshotUpdate {
+  /** Every part there is now, in exposition order (parts not in `parts` are unchanged). */
+  readonly order: readonly string[];
+  /** The parts that changed. */
+  readonly parts: readonly PreparedPart[];
+  readonly statuses: readonly CollectorStatus[];
+  /** What needs a look in the latest polls, for the landing page (computed where the samples are). */
+  readonly problems?: readonly Problem[];
+}
+
+/** The name of the request-metrics part (sorts after every collector name). */
+export const REQUESTS_PART = '~requests';
+
+/** A Buffer that owns its whole ArrayBuffer (so it can be transferred without detaching anything else). */
+function owned(b: Buffer): Buffer {
+  if (b.byteOffset === 0 && b.buffer.byteLength === b.length) return b;
+  const copy = Buffer.from(new ArrayBuffer(b.length));
+  b.copy(copy);
+  return copy;
+}
+
+function textBuffer(text: string): Buffer {
+  const buf = Buffer.from(new ArrayBuffer(Buffer.byteLength(text)));
+  buf.write(text, 'utf8');
+  return buf;
+}
+
+/** Raw deflate of one part, ended by a sync flush so more blocks may follow. */
+export function deflatePart(plain: Buffer): Buffer {
+  return deflateRawSync(plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
+}
+
+export function preparePart(name: string, text: string): PreparedPart {
+  const plain = textBuffer(text);
+  return { name, plain, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
+}
+
+/** prom-client's text, with the blank lines between its metrics removed and a final newline. */
+export function tidy(text: string): string {
+  const t = text.replace(/\n\n+/g, '\n');
+  return t.endsWith('\n') || t === '' ? t : `${t}\n`;
+}
+
+export class PartRenderer {
+  /** Names of the parts that have text, in order. */
+  private readonly present = new Set<string>();
+  private requestsSeen = -1;
+
+  constructor(
+    private readonly store: SnapshotStore,
+    private readonly opts: { requestMetrics?: boolean } = {},
+  ) {}
+
+  /** Render what changed; `undefined` when nothing did (statuses included). */
+  async update(force = false): Promise<SnapshotUpdate | undefined> {
+    const dirty = this.store.takeDirty();
+    const parts: PreparedPart[] = [];
+    for (const name of dirty) {
+      const text = renderSets(this.store.collectorSets(name));
+      if (text === '') {
+        this.present.delete(name);
+        continue;
+      }
+      this.present.add(name);
+      parts.push(preparePart(name, text));
+    }
+    if (this.opts.requestMetrics !== false && requestMetricsVersion() !== this.requestsSeen) {
+      this.requestsSeen = requestMetricsVersion();
+      const text = tidy(await requestRegistry.metrics());
+      if (text === '') this.present.delete(REQUESTS_PART);
+      else {
+        this.present.add(REQUESTS_PART);
+        parts.push(preparePart(REQUESTS_PART, text));
+      }
+    }
+    const statusChanged = this.store.version !== this.statusSeen;
+    this.statusSeen = this.store.version;
+    if (!force && dirty.size === 0 && parts.length === 0 && !statusChanged) return undefined;
+    return { order: [...this.present].sort(), parts, statuses: this.store.statusList(), problems: findProblems(this.store.labelledSets(), Date.now()) };
+  }
+
+  private statusSeen = -1;
+
+  /** The buffers of an update, to transfer rather than copy to the HTTP thread. */
+  static transferList(u: SnapshotUpdate): ArrayBuffer[] {
+    const out: ArrayBuffer[] = [];
+    for (const p of u.parts) out.push(p.plain.buffer as ArrayBuffer, p.deflated.buffer as ArrayBuffer);
+    return out;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * What the HTTP thread knows of the collection: the prepared exposition parts and the collector statuses,
+ * as last sent by the collector side (the worker, or the in-process engine). Serves /-/ready, the landing
+ * page and the status families; never renders or compresses a collector's series itself.
+ */
+import type { CollectorStatus } from '../metrics/store.js';
+import type { Problem } from '../server/problems.js';
+import type { PreparedPart, SnapshotUpdate } from './parts.js';
+
+/** What the HTTP app needs of the collection state. */
+export interface StatusSource {
+  statusList(): CollectorStatus[];
+  allPolledOnce(): boolean;
+  /** What needs a look in the latest polls (the landing page); absent where nothing computes it. */
+  problems?(): readonly Problem[];
+}
+
+export class SnapshotView implements StatusSource {
+  private partsByName = new Map<string, PreparedPart>();
+  private ordered: PreparedPart[] = [];
+  private statuses: CollectorStatus[] = [];
+  private latestProblems: readonly Problem[] = [];
+  private partsV = 0;
+  private statusV = 0;
+  /** Whether the collector side has reported at least once (seeded statuses are only a list of names). */
+  private known = false;
+
+  /** Moves whenever the parts change. */
+  get partsVersion(): number {
+    return this.partsV;
+  }
+
+  /** Moves whenever the statuses change. */
+  get statusVersion(): number {
+    return this.statusV;
+  }
+
+  /** Collector parts in exposition order. */
+  parts(): readonly PreparedPart[] {
+    return this.ordered;
+  }
+
+  statusList(): CollectorStatus[] {
+    return [...this.statuses];
+  }
+
+  problems(): readonly Problem[] {
+    return this.latestProblems;
+  }
+
+  /** True once every known collector has finished its first poll, whatever its outcome. */
+  allPolledOnce(): boolean {
+    return this.known && this.statuses.every((s) => s.ok !== undefined);
+  }
+
+  /** The collectors expected, before the collector side reports (the landing page lists them as pending). */
+  seed(statuses: readonly CollectorStatus[]): void {
+    this.statuses = [...statuses];
+    this.statusV++;
+  }
+
+  apply(u: SnapshotUpdate): void {
+    this.known = true;
+    for (const p of u.parts) this.partsByName.set(p.name, p);
+    const keep = new Set(u.order);
+    for (const name of [...this.partsByName.keys()]) if (!keep.has(name)) this.partsByName.delete(name);
+    this.ordered = u.order.flatMap((n) => {
+      const p = this.partsByName.get(n);
+      return p ? [p] : [];
+    });
+    this.partsV++;
+    if (u.problems !== undefined) this.latestProblems = u.problems;
+    // A restarted worker announces its collectors as not yet polled; until it has polled them, they keep the
+    // failure recorded when the previous worker died (readiness does not flap, the failure stays visible).
+    const prev = new Map(this.statuses.map((s) => [`${s.cluster}\u0000${s.collector}`, s]));
+    this.statuses = u.statuses.map((s) => (s.ok === undefined ? (prev.get(`${s.cluster}\u0000${s.collector}`) ?? s) : s));
+    this.statusV++;
+  }
+
+  /**
+   * The collector side is gone (the worker crashed or exited): drop every series it prepared — nothing stale
+   * is served as fresh — and mark every collector failed with `reason`.
+   */
+  failAll(reason: string, now = Date.now()): void {
+    this.known = true;
+    this.partsByName.clear();
+    this.ordered = [];
+    this.latestProblems = [];
+    this.partsV++;
+    this.statuses = this.statuses.map((s) => ({
+      ...s,
+      ok: false,
+      lastError: reason,
+      lastPollAt: now,
+      series: 0,
+      notApplicable: undefined,
+      reached: false,
+      // The probe ran in the worker that is gone: until a new one probes, the cluster's reachability is unknown.
+      probeReached: undefined,
+    }));
+    this.statusV++;
+  }
+}

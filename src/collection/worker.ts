@@ -1,0 +1,77 @@
+/**
+ * Entry of the collection worker thread: runs the CollectionEngine (clients, scheduler, collectors, store,
+ * part renderer) and posts each update's parts to the HTTP thread, transferring their buffers rather than
+ * copying them. Log lines go to the HTTP thread too, which writes them where the daemon's logger writes.
+ */
+import { Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { parentPort, workerData } from 'node:worker_threads';
+import { COLLECTORS } from '../collectors/index.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, registerConfigSecrets } from '../config/load.js';
+import { setAnswerBudget } from '../couchbase/client.js';
+import { registerSecret } from '../redact.js';
+import type { Collector } from '../collectors/types.js';
+import type { CollectorName } from '../config/schema.js';
+import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
+import { createLogger } from '../log.js';
+import { CollectionEngine } from './engine.js';
+import { PartRenderer } from './parts.js';
+import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
+
+const port = parentPort;
+if (port === null) throw new Error('src/collection/worker.ts runs only as a worker thread');
+const init = workerData as WorkerInit;
+// Module state is per thread: the answer budget and the redactor's secrets must be set in this one too.
+setAnswerBudget(init.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+registerConfigSecrets({ clusters: init.clusters, webhooks: {}, web: {} });
+for (const secret of init.secrets ?? []) registerSecret(secret);
+
+function send(m: FromWorker, transfer: ArrayBuffer[] = []): void {
+  port?.postMessage(m, transfer);
+}
+
+const sink = new Writable({
+  write(chunk: Buffer, _enc, cb) {
+    send({ t: 'log', line: chunk.toString('utf8') });
+    cb();
+  },
+});
+const log = createLogger({ level: init.logLevel, format: 'json', destination: sink });
+
+const collectors: Collector[] = [];
+for (const name of init.collectors) {
+  const c = COLLECTORS[name as CollectorName];
+  if (c) collectors.push(c as Collector);
+}
+let clusters: readonly ClusterConfig[] = init.clusters;
+for (const file of init.extraModules ?? []) {
+  const mod = (await import(pathToFileURL(file).href)) as { collector: Collector; options: ResolvedCollectorOptions };
+  collectors.push(mod.collector);
+  clusters = clusters.map((c) => ({ ...c, collectors: { ...c.collectors, [mod.collector.name]: mod.options } }));
+}
+
+const engine = new CollectionEngine({
+  clusters,
+  collectors,
+  log,
+  emit: (update) => send({ t: 'update', update }, PartRenderer.transferList(update)),
+});
+
+port.on('message', (m: ToWorker) => {
+  if (m.t === 'pollAll') {
+    engine.pollAllOnce().then(
+      () => send({ t: 'polled', id: m.id }),
+      (err: unknown) => send({ t: 'polled', id: m.id, error: err instanceof Error ? err.message : String(err) }),
+    );
+  } else if (m.t === 'stop') {
+    void engine
+      .stop()
+      .catch(() => undefined)
+      .then(() => {
+        send({ t: 'stopped' });
+        port.close();
+      });
+  }
+});
+
+engine.start();

@@ -1,0 +1,175 @@
+/**
+ * The daemon's collection runs in a worker thread: scrapes are answered while the worker is blocked mid-poll,
+ * a crashed worker shows as failed collectors and is restarted, and the exposition stays valid (one HELP/TYPE
+ * per family, families contiguous) with several clusters.
+ */
+import { execFileSync } from 'node:child_process';
+import { get } from 'node:http';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import type { Config } from '../../src/config/types.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { startHarness } from '../helpers/daemon.js';
+import { requireBinary } from '../helpers/tools.js';
+
+const FIXTURES = join(PACKAGE_ROOT, 'test', 'fixtures', 'collection');
+const promtool = requireBinary('promtool');
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The raw bytes of a GET (no decoding), with its headers. */
+function raw(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    get(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
+/** Only the collectors the test needs, so the daemon starts fast. */
+function only(names: string[]): (c: Config) => Config {
+  return (c) => ({
+    ...c,
+    clusters: c.clusters.map((cl) => ({
+      ...cl,
+      collectors: Object.fromEntries(Object.entries(cl.collectors).map(([k, v]) => [k, { ...v, enabled: names.includes(k) }])) as typeof cl.collectors,
+    })),
+  });
+}
+
+describe('collection worker', () => {
+  it('answers /-/healthy, /metrics (plain and gzip) and / while the worker thread is blocked in a poll', async () => {
+    const blocker = new SharedArrayBuffer(12);
+    const flags = new Int32Array(blocker);
+    const h = await startHarness({
+      mutate: only(['buckets']),
+      daemon: { worker: { extraModules: [join(FIXTURES, 'blocking-collector.mjs')], extraData: { blocker } } },
+    });
+    try {
+      await h.daemon.ready();
+      expect(await h.metrics()).toContain('couchbase_bucket_');
+      // Arm the blocker and poll: the worker thread stops inside the collector, synchronously.
+      Atomics.store(flags, 2, 1);
+      const polled = h.daemon.scheduler.pollAllOnce();
+      await until('the worker to block', () => Atomics.load(flags, 0) === 1);
+      const healthy = await raw(`${h.daemon.url}/-/healthy`, {});
+      const plain = await raw(`${h.daemon.url}/metrics`, {});
+      const gz = await raw(`${h.daemon.url}/metrics`, { 'accept-encoding': 'gzip' });
+      const landing = await raw(`${h.daemon.url}/`, {});
+      // Every answer came while the worker was still blocked: the HTTP thread never waited for it.
+      expect(Atomics.load(flags, 0)).toBe(1);
+      expect([healthy.status, plain.status, gz.status, landing.status]).toEqual([200, 200, 200, 200]);
+      expect(gz.headers['content-encoding']).toBe('gzip');
+      const text = plain.body.toString('utf8');
+      expect(text).toContain('couchbase_bucket_');
+      expect(text).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1');
+      expect(gunzipSync(gz.body).toString('utf8')).toBe(text);
+      // Let go; the poll completes and its results are served.
+      Atomics.store(flags, 1, 1);
+      Atomics.notify(flags, 1);
+      await polled;
+      expect(Atomics.load(flags, 0)).toBe(2);
+      expect(await h.metrics()).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="test_blocker"} 1');
+    } finally {
+      Atomics.store(flags, 1, 1);
+      Atomics.notify(flags, 1);
+      await h.close();
+    }
+  });
+
+  it('a crashed worker is logged, its collectors show as failed with no series, and it is restarted', async () => {
+    const crasher = new SharedArrayBuffer(4);
+    const flags = new Int32Array(crasher);
+    const h = await startHarness({
+      mutate: only(['buckets']),
+      daemon: { worker: { extraModules: [join(FIXTURES, 'crashing-collector.mjs')], extraData: { crasher }, restartDelayMs: { first: 1500, max: 3000 } } },
+    });
+    try {
+      await h.daemon.ready();
+      expect(await h.metrics()).toContain('couchbase_bucket_');
+      Atomics.store(flags, 0, 1);
+      // The crash comes from a timer, so the poll itself may finish first.
+      await h.daemon.scheduler.pollAllOnce().catch(() => undefined);
+      await until('the crash to be noticed', () => h.daemon.store.statusList().some((s) => s.ok === false));
+      // Before the restart delay is over: failed, and nothing stale served.
+      const failed = await h.metrics();
+      expect(failed).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 0');
+      expect(failed).not.toContain('couchbase_bucket_');
+      expect(failed).toContain('couchbase_up{couchbase_cluster="sim"} 0');
+      expect(h.daemon.store.statusList().find((s) => s.collector === 'buckets')?.lastError).toMatch(/collection worker exited/);
+      expect((await fetch(`${h.daemon.url}/-/healthy`)).status).toBe(200);
+      const logs = h.logs.join('');
+      expect(logs).toContain('collection worker failed');
+      expect(logs).toContain('deliberate crash');
+      // A new worker polls again and the series come back.
+      await until('the restarted worker to serve buckets again', async () => (await h.metrics()).includes('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1'));
+      expect(await h.metrics()).toContain('couchbase_bucket_');
+      expect(Atomics.load(flags, 0)).toBe(2);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('inline collection (no worker) serves the same families', async () => {
+    const h = await startHarness({ mutate: only(['buckets', 'tasks']), daemon: { collection: 'inline' } });
+    try {
+      await h.daemon.ready();
+      await h.daemon.scheduler.pollAllOnce();
+      const text = await h.metrics();
+      expect(text).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1');
+      expect(text).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="tasks"} 1');
+      expect(text).toContain('couchbase_bucket_');
+      expect(text).toContain('cbwatch_http_requests_total{couchbase_cluster="sim"');
+      expect(h.logs.join('')).toContain('"collection":"inline"');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it.skipIf(!promtool)('two clusters: one HELP/TYPE per family, each family contiguous, promtool clean, gzip the same text', async () => {
+    const h = await startHarness({
+      mutate: (c) => {
+        const one = only(['buckets', 'nodes', 'tasks', 'bucket_stats'])(c);
+        const first = one.clusters[0];
+        if (!first) throw new Error('no cluster');
+        return { ...one, clusters: [first, { ...first, name: 'sim2' }] };
+      },
+    });
+    try {
+      await h.daemon.ready();
+      await h.daemon.scheduler.pollAllOnce();
+      const text = await h.metrics();
+      expect(text).toContain('couchbase_cluster="sim2"');
+      expect(text).toContain('cbwatch_http_requests_total{couchbase_cluster="sim2"');
+      const seen = new Set<string>();
+      let current = '';
+      for (const line of text.split('\n')) {
+        const m = /^# TYPE (\S+)/.exec(line);
+        if (m) {
+          const name = m[1] as string;
+          expect(seen.has(name), `family ${name} declared twice`).toBe(false);
+          seen.add(name);
+          current = name;
+        } else if (line !== '' && !line.startsWith('#')) {
+          const name = /^[^{ ]+/.exec(line)?.[0] ?? '';
+          expect(name === current || name.startsWith(`${current}_`), `${name} outside its family block (${current})`).toBe(true);
+        }
+      }
+      execFileSync(promtool as string, ['check', 'metrics'], { input: text, encoding: 'utf8', stdio: 'pipe' });
+      const gz = await raw(`${h.daemon.url}/metrics`, { 'accept-encoding': 'gzip' });
+      expect(gunzipSync(gz.body).toString('utf8')).toBe(await h.metrics());
+    } finally {
+      await h.close();
+    }
+  });
+});
