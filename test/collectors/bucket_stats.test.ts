@@ -388,11 +388,14 @@ describe('bucket_stats: buckets that come and go', () => {
     const state = new Map<string, unknown>();
     const r1 = await collect(bucketStatsCollector, client, { state });
     expect(r1.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket)).toEqual(['a', 'b']);
-    expect([...state.keys()].sort()).toEqual(['a', 'b']);
+    // Per bucket, plus the collector's own registry of unknown-stat families (a key no bucket name can be).
+    const buckets_ = (): string[] => [...state.keys()].filter((k) => !k.startsWith('\u0000')).sort();
+    expect(buckets_()).toEqual(['a', 'b']);
     buckets = [{ name: 'a' }];
     const r2 = await collect(bucketStatsCollector, client, { state });
     expect(r2.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket)).toEqual(['a']);
-    expect([...state.keys()]).toEqual(['a']);
+    expect(buckets_()).toEqual(['a']);
+    expect(state.size).toBe(2);
   });
 
   it('skips a bucket whose stats answer 404 (deleted meanwhile) and keeps the others', async () => {
@@ -646,5 +649,25 @@ describe('bucket_stats: an unknown stat never duplicates another collector\'s fa
     const others = allFamilies().filter((f) => f.name.startsWith('couchbase_bucket_') && f.collector !== 'bucket_stats');
     expect(others.length).toBeGreaterThan(0);
     for (const f of others) expect(RESERVED_FAMILY_NAMES.has(f.name), f.name).toBe(true);
+  });
+});
+
+describe('bucket_stats: label value cap', () => {
+  it('exports a 5,000-character bucket name shortened to 1,024 bytes (prefix, ~, hash), counted; two such buckets stay two', async () => {
+    const a = `${'x'.repeat(4999)}a`;
+    const b = `${'x'.repeat(4999)}b`;
+    const client = fakeClient({ [LIST]: [{ name: a }, { name: b }], [STATS]: () => envelope({ curr_items: 7 }) });
+    const r = await collect(bucketStatsCollector, client);
+    expect(r.ok, String(r.error)).toBe(true);
+    const got = r.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket ?? '');
+    expect(got).toHaveLength(2);
+    for (const v of got) {
+      expect(v).toHaveLength(1024);
+      expect(v).toMatch(/^x{1007}~[0-9a-f]{16}$/);
+    }
+    expect(got[0]).not.toBe(got[1]);
+    // curr_items and the last-sample time, for each of the two buckets.
+    expect(r.set.capped.get('label_value_length')).toBe(4);
+    expect(r.text).not.toContain('x'.repeat(1008));
   });
 });
