@@ -67,7 +67,8 @@ export const F = {
 /**
  * Known cluster counters. Each becomes `couchbase_cluster_<name>_total`. A counter name not listed here is
  * declared on first sight (same naming) so a new server version's counters are not lost; those are missing from
- * the static catalog only.
+ * the static catalog only, and kept in the collector's state (at most `max_dynamic_families` per poll, forgotten
+ * when a poll no longer sees them: the names come from Couchbase).
  */
 export const KNOWN_COUNTERS: Readonly<Record<string, string>> = {
   rebalance_start: 'Rebalances started.',
