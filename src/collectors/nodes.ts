@@ -6,7 +6,7 @@
  * Node labels are `host:port` as Couchbase writes them in `hostname` (the same form the bucket stats and the
  * certificates use), so series of different collectors join on `node`.
  */
-import { defineFamily, sanitizeName } from '../metrics/family.js';
+import { capNamePart, defineFamily, sanitizeName } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { fetchNodeServices, NODE_SERVICES_ROUTE, urlHost } from '../couchbase/nodeServices.js';
 import type { NodeServices } from '../couchbase/nodeServices.js';
@@ -96,7 +96,8 @@ for (const [name, help] of Object.entries(KNOWN_COUNTERS)) {
  * usable in it; 'capped' when the registry is full for this poll.
  */
 export function counterFamily(name: string, dynamic: DynamicFamilies = new DynamicFamilies()): FamilyDef | undefined | 'capped' {
-  const key = sanitizeName(name).toLowerCase().replace(/^_+|_+$/g, '');
+  // A counter name from Couchbase can be any length: cut with a hash (the metric name is a label value too).
+  const key = capNamePart(sanitizeName(name).toLowerCase().replace(/^_+|_+$/g, ''));
   if (key === '') return undefined;
   const known = counterFamilies.get(key);
   if (known) return known;

@@ -122,6 +122,22 @@ export function capLabelValue(value: string, max: number): string {
   return `${value.slice(0, end)}~${hash}`;
 }
 
+/**
+ * Longest name part made from an upstream name (an unknown bucket stat or cluster counter): the metric name is
+ * also a label value for Prometheus (`__name__`), and one over its `label_value_length_limit` fails the scrape.
+ */
+export const MAX_DYNAMIC_NAME_LENGTH = 200;
+
+/**
+ * A metric-name part cut to `max` characters: its prefix, `_` and 16 hex digits of the SHA-256 of the whole
+ * part (valid in a metric name, and distinct names stay distinct). `part` is already sanitised.
+ */
+export function capNamePart(part: string, max = MAX_DYNAMIC_NAME_LENGTH): string {
+  if (part.length <= max) return part;
+  const hash = createHash('sha256').update(part).digest('hex').slice(0, HASH_DIGITS);
+  return `${part.slice(0, max - HASH_DIGITS - 1)}_${hash}`;
+}
+
 export interface SampleSetOptions {
   /** Longest label value exported, UTF-8 bytes; longer ones are shortened by `capLabelValue` and counted. Default 1,024. */
   readonly maxLabelValueLength?: number | undefined;

@@ -671,3 +671,21 @@ describe('bucket_stats: label value cap', () => {
     expect(r.text).not.toContain('x'.repeat(1008));
   });
 });
+
+describe('bucket_stats: unknown stats with very long names', () => {
+  it('cuts the family name to 200 characters after the prefix, with a hash; two such names stay two families', async () => {
+    const a = `${'s'.repeat(4999)}a`;
+    const b = `${'s'.repeat(4999)}b`;
+    const client = fakeClient({ [LIST]: [{ name: 'k' }], [STATS]: () => envelope({ [a]: 1, [b]: 2 }) });
+    const r = await collect(bucketStatsCollector, client);
+    expect(r.ok, String(r.error)).toBe(true);
+    const names = r.set.families().map((f) => f.def.name).filter((n) => n.startsWith('couchbase_bucket_sss'));
+    expect(names).toHaveLength(2);
+    for (const n of names) {
+      expect(n).toHaveLength('couchbase_bucket_'.length + 200);
+      expect(n).toMatch(/^couchbase_bucket_s{183}_[0-9a-f]{16}$/);
+    }
+    expect(new Set(names).size).toBe(2);
+    expect(r.text.length).toBeLessThan(5000);
+  });
+});
