@@ -670,6 +670,15 @@ describe('bucket_stats: label value cap', () => {
     expect(r.set.capped.get('label_value_length')).toBe(4);
     expect(r.text).not.toContain('x'.repeat(1008));
   });
+
+  it.skipIf(missing('promtool'))('passes promtool with long bucket and stat names', async () => {
+    const client = fakeClient({ [LIST]: [{ name: 'é'.repeat(3000) }], [STATS]: () => envelope({ curr_items: 7, [`${'z'.repeat(3000)}.x`]: 1 }) });
+    const r = await collect(bucketStatsCollector, client);
+    expect(r.ok, String(r.error)).toBe(true);
+    for (const line of r.text.split('\n')) if (!line.startsWith('#')) expect(line.length).toBeLessThan(1400);
+    const promtool = requireBinary('promtool') as string;
+    expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
+  });
 });
 
 describe('bucket_stats: unknown stats with very long names', () => {
