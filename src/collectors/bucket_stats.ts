@@ -245,6 +245,10 @@ async function pollBucket(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, b: Bu
     ctx.itemFailed(`${b.name} nodes`, err);
     return;
   }
+  // Memos of nodes that left the bucket go with them (node names come from Couchbase: they must not pile up).
+  const memo = memoOf(ctx, b.name);
+  const current = new Set(nodes);
+  for (const n of [...memo.nodes.keys()]) if (!current.has(n)) memo.nodes.delete(n);
   const results = await settleAll(nodes.map((n) => pollEnvelope(ctx, zoom, b.name, n)));
   // Past the poll's deadline every request fails: that is the poll's failure, not the items'.
   if (ctx.signal.aborted) return;

@@ -698,3 +698,22 @@ describe('bucket_stats: unknown stats with very long names', () => {
     expect(r.text.length).toBeLessThan(5000);
   });
 });
+
+describe('bucket_stats: per-node memos follow the node list', () => {
+  it('forgets the memo of a node that left the bucket, so renamed nodes never pile up', async () => {
+    let poll = 0;
+    const client = fakeClient({
+      // Every poll the bucket lives on two nodes never seen before.
+      [LIST]: () => [{ name: 'b', nodes: [{ hostname: `n${2 * poll}:8091` }, { hostname: `n${2 * poll + 1}:8091` }] }],
+      [STATS]: () => envelope({ curr_items: 1 }),
+      [NODE_STATS]: () => envelope({ curr_items: 1 }),
+    });
+    const state = new Map<string, unknown>();
+    for (poll = 0; poll < 10; poll++) {
+      const r = await collect(bucketStatsCollector, client, { state, options: { per_node: true } });
+      expect(r.ok, String(r.error)).toBe(true);
+      const memo = state.get('b') as { nodes: Map<string, unknown> };
+      expect([...memo.nodes.keys()].sort()).toEqual([`n${2 * poll + 1}:8091`, `n${2 * poll}:8091`].sort());
+    }
+  });
+});
