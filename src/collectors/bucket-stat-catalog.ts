@@ -30,7 +30,7 @@
  * Names: Prometheus' linter rejects gauges ending in `_count`, so Couchbase's `*_count` levels are renamed
  * (ep_dcp_replica_count → ep_dcp_replica_connections, *_producer_count → *_producers).
  */
-import { defineFamily, sanitizeName } from '../metrics/family.js';
+import { capNamePart, defineFamily, MAX_DYNAMIC_NAME_LENGTH, sanitizeName } from '../metrics/family.js';
 import type { FamilyDef } from '../metrics/family.js';
 
 export const BUCKET_STATS_COLLECTOR = 'bucket_stats';
@@ -364,11 +364,14 @@ export function unknownMetricName(stat: string): string {
   let m = sanitizeName(stat).replace(/^_+|_+$/g, '').toLowerCase();
   if (m === '') m = 'unnamed';
   if (/^[0-9]/.test(m)) m = `_${m}`;
+  // A stat name from Couchbase can be any length: cut (with a hash) before the suffix rule, which it may change.
+  m = capNamePart(m);
   if (RESERVED_SUFFIX.test(m)) m = `${m}_value`;
   return m;
 }
 
 export function unknownHelp(stat: string, perNode: boolean): string {
-  const safe = stat.replace(/[\\\n]/g, ' ');
+  const short = stat.length > MAX_DYNAMIC_NAME_LENGTH ? `${stat.slice(0, MAX_DYNAMIC_NAME_LENGTH)}…` : stat;
+  const safe = short.replace(/[\\\n]/g, ' ');
   return `Couchbase bucket stat ${safe} as reported; unit unknown (not in cbwatch's catalog; latest sample).${perNode ? ' Per node (/nodes/{node}/stats).' : ''}`;
 }

@@ -17,7 +17,9 @@
  * Sample keys containing `/` (`replications/<id>/…`, `views/<ddoc>/…`, `spatial/…`) are per-replication or
  * per-design-document series, not bucket stats: they are never exported here. A stat missing from the catalog
  * is still exported as `couchbase_bucket_<sanitised name>` with a help text saying its unit is unknown, unless
- * that name is a family of cbwatch's own (then it is skipped, never a duplicate series).
+ * that name is a family of cbwatch's own (then it is skipped, never a duplicate series). Such families are kept
+ * in ctx.state (dynamic.ts): at most `max_dynamic_families` per poll (the rest counted in
+ * `cbwatch_collector_capped_total{what="dynamic_families"}`), and forgotten once a poll no longer sees them.
  *
  * Opt-in: `hot_keys: N` adds the N busiest keys per bucket (`couchbase_bucket_hot_key_ops_per_second`;
  * Couchbase sends hot keys with zoom=minute only, so with intervals up to 60 s); `per_node: true` adds
@@ -34,6 +36,7 @@ import { bucketFamilies } from './buckets.js';
 import { F as collectionFamilies } from './collections.js';
 import { alignedFrom, finite, haveTStampFor, latest, reduceSamples, sampleWindow, zoomFor } from './samples.js';
 import type { SampleMemo, Zoom } from './samples.js';
+import { DynamicFamilies, dynamicFamiliesOf } from './dynamic.js';
 import type { CollectContext, Collector } from './types.js';
 import { forgetGone, settleAll } from './util.js';
 
@@ -60,21 +63,18 @@ export const RESERVED_FAMILY_NAMES: ReadonlySet<string> = new Set<string>([
   ...Object.values(collectionFamilies).map((f) => f.name),
 ]);
 
-/** Families for stats outside the catalog, created on first sight and reused (one shape per name). */
-const dynamicFamilies = new Map<string, FamilyDef>();
-
-function unknownFamily(stat: string, perNode: boolean): FamilyDef | undefined {
+/**
+ * The family of a stat outside the catalog: from the poll's registry (created on first sight, one shape per
+ * name), undefined when the name is taken (by cbwatch or by the other of bucket/per-node), 'capped' when the
+ * registry is full for this poll.
+ */
+function unknownFamily(reg: DynamicFamilies, stat: string, perNode: boolean): FamilyDef | undefined | 'capped' {
   const name = `couchbase_bucket_${perNode ? 'node_' : ''}${unknownMetricName(stat)}`;
   if (RESERVED_FAMILY_NAMES.has(name)) return undefined;
-  const key = `${name}\u0000${perNode ? 'n' : 'b'}`;
-  let def = dynamicFamilies.get(key);
-  if (def === undefined) {
-    const other = dynamicFamilies.get(`${name}\u0000${perNode ? 'b' : 'n'}`);
-    if (other !== undefined) return undefined;
-    def = defineFamily(BUCKET_STATS_COLLECTOR, name, 'gauge', unknownHelp(stat, perNode), perNode ? ['bucket', 'node'] : ['bucket'], 'unknown');
-    dynamicFamilies.set(key, def);
-  }
-  return def;
+  if (reg.has(`${name}\u0000${perNode ? 'b' : 'n'}`)) return undefined;
+  return reg.get(`${name}\u0000${perNode ? 'n' : 'b'}`, () =>
+    defineFamily(BUCKET_STATS_COLLECTOR, name, 'gauge', unknownHelp(stat, perNode), perNode ? ['bucket', 'node'] : ['bucket'], 'unknown'),
+  );
 }
 
 export interface MapStatsInput {
@@ -93,6 +93,11 @@ export interface MapStatsInput {
   /** Top N hot keys to export; 0 for none. */
   readonly hotKeys?: number;
   readonly skipped?: (reason: string, detail?: string) => void;
+  /**
+   * Families of stats outside the catalog, kept between polls in the collector's state and capped; default a
+   * fresh registry with the default cap (a pure call then keeps nothing).
+   */
+  readonly dynamic?: DynamicFamilies;
 }
 
 /**
@@ -110,6 +115,7 @@ export function mapBucketStats(input: MapStatsInput, out: SampleSet): SampleMemo
   const now = input.now ?? (input.memo ? input.memo.at + intervalMs : 0);
   const win = sampleWindow(ts, envelope.op.lastTStamp, input.memo, now, intervalMs, input.stepMs ?? 1_000);
   const labels = perNode ? { bucket, node } : { bucket };
+  const dynamic = input.dynamic ?? new DynamicFamilies();
 
   for (const [stat, raw] of Object.entries(samples)) {
     if (stat === 'timestamp' || stat.includes('/')) continue;
@@ -125,7 +131,12 @@ export function mapBucketStats(input: MapStatsInput, out: SampleSet): SampleMemo
       out.add(perNode ? known.node : known.bucket, labels, reduceSamples(known.spec, arr, from, win.fresh));
       continue;
     }
-    const fam = unknownFamily(stat, perNode);
+    const fam = unknownFamily(dynamic, stat, perNode);
+    if (fam === 'capped') {
+      // Counted, not logged per stat: a cluster sending thousands of new names would flood the log.
+      out.countCap('dynamic_families');
+      continue;
+    }
     if (fam === undefined) {
       skipped('name_collision', `${bucket}: stat ${stat} would take a name cbwatch already uses`);
       continue;
@@ -154,6 +165,7 @@ interface BucketMemo {
   readonly nodes: Map<string, SampleMemo>;
 }
 
+/** The memo of one bucket, in ctx.state under its name (forgotten by forgetGone when the bucket goes). */
 function memoOf(ctx: CollectContext<'bucket_stats'>, bucket: string): BucketMemo {
   let m = ctx.state.get(bucket) as BucketMemo | undefined;
   if (m === undefined) {
@@ -206,6 +218,7 @@ async function pollEnvelope(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, buc
       stepMs: zoom.stepMs,
       hotKeys: node === undefined && zoom.name === 'minute' ? ctx.options.hot_keys : 0,
       skipped: (r, d) => ctx.skipped(r, d),
+      dynamic: dynamicFamiliesOf(ctx.state, ctx.cluster.maxDynamicFamilies),
     },
     ctx.out,
   );
@@ -232,6 +245,10 @@ async function pollBucket(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, b: Bu
     ctx.itemFailed(`${b.name} nodes`, err);
     return;
   }
+  // Memos of nodes that left the bucket go with them (node names come from Couchbase: they must not pile up).
+  const memo = memoOf(ctx, b.name);
+  const current = new Set(nodes);
+  for (const n of [...memo.nodes.keys()]) if (!current.has(n)) memo.nodes.delete(n);
   const results = await settleAll(nodes.map((n) => pollEnvelope(ctx, zoom, b.name, n)));
   // Past the poll's deadline every request fails: that is the poll's failure, not the items'.
   if (ctx.signal.aborted) return;
@@ -248,6 +265,8 @@ export const bucketStatsCollector: Collector<'bucket_stats'> = {
   description: 'Every stat of each bucket\'s stats envelope (per node on request); hot keys on request.',
   async collect(ctx) {
     const zoom = zoomFor(ctx.options.interval);
+    // Families of unknown stats the previous poll did not use are forgotten now (their series left with it).
+    dynamicFamiliesOf(ctx.state, ctx.cluster.maxDynamicFamilies).beginPoll();
     const list = await fetchBuckets(ctx);
     forgetGone(ctx.state, new Set(list.map((b) => b.name)));
     const results = await settleAll(list.map((b) => pollBucket(ctx, zoom, b)));

@@ -66,7 +66,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   const itemErrors = new Map<string, number>();
   let notApplicable: string | undefined;
   const log = input.log ?? silent;
-  const set = new SampleSet();
+  const set = new SampleSet({ maxLabelValueLength: input.cluster.maxLabelValueLength });
   const ctx: CollectContext<N> = {
     cluster: input.cluster,
     options: input.options,

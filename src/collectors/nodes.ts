@@ -6,7 +6,7 @@
  * Node labels are `host:port` as Couchbase writes them in `hostname` (the same form the bucket stats and the
  * certificates use), so series of different collectors join on `node`.
  */
-import { defineFamily, sanitizeName } from '../metrics/family.js';
+import { capNamePart, defineFamily, sanitizeName } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { fetchNodeServices, NODE_SERVICES_ROUTE, urlHost } from '../couchbase/nodeServices.js';
 import type { NodeServices } from '../couchbase/nodeServices.js';
@@ -15,6 +15,7 @@ import type { PoolNode, PoolsDefault, ServerGroups } from '../couchbase/pools.js
 import { CbwError } from '../errors.js';
 import { ItemTally, numberFromNumeric, oneHot } from './helpers.js';
 import type { ItemSink } from './helpers.js';
+import { DynamicFamilies, dynamicFamiliesOf } from './dynamic.js';
 import type { Collector, Skip } from './types.js';
 
 const C = 'nodes';
@@ -66,7 +67,8 @@ export const F = {
 /**
  * Known cluster counters. Each becomes `couchbase_cluster_<name>_total`. A counter name not listed here is
  * declared on first sight (same naming) so a new server version's counters are not lost; those are missing from
- * the static catalog only.
+ * the static catalog only, and kept in the collector's state (at most `max_dynamic_families` per poll, forgotten
+ * when a poll no longer sees them: the names come from Couchbase).
  */
 export const KNOWN_COUNTERS: Readonly<Record<string, string>> = {
   rebalance_start: 'Rebalances started.',
@@ -88,15 +90,18 @@ for (const [name, help] of Object.entries(KNOWN_COUNTERS)) {
   counterFamilies.set(name, f(`couchbase_cluster_${name}_total`, 'counter', `${help} Cluster-wide count since the cluster was created (the cluster manager's counters).`, [], 'count'));
 }
 
-export function counterFamily(name: string): FamilyDef | undefined {
-  const key = sanitizeName(name).toLowerCase().replace(/^_+|_+$/g, '');
+/**
+ * The family of a cluster counter: a known one, else one declared on first sight in `dynamic` (the collector's
+ * registry, capped and forgotten when unused: the name comes from Couchbase). Undefined for a name with nothing
+ * usable in it; 'capped' when the registry is full for this poll.
+ */
+export function counterFamily(name: string, dynamic: DynamicFamilies = new DynamicFamilies()): FamilyDef | undefined | 'capped' {
+  // A counter name from Couchbase can be any length: cut with a hash (the metric name is a label value too).
+  const key = capNamePart(sanitizeName(name).toLowerCase().replace(/^_+|_+$/g, ''));
   if (key === '') return undefined;
-  let def = counterFamilies.get(key);
-  if (!def) {
-    def = f(`couchbase_cluster_${key}_total`, 'counter', `Cluster manager counter ${key}.`, [], 'count');
-    counterFamilies.set(key, def);
-  }
-  return def;
+  const known = counterFamilies.get(key);
+  if (known) return known;
+  return dynamic.get(key, () => f(`couchbase_cluster_${key}_total`, 'counter', `Cluster manager counter ${key}.`, [], 'count'));
 }
 
 /** interestingStats with a known unit: name → [family, multiplier]. Other numbers go to `couchbase_node_interesting_stat`. */
@@ -138,7 +143,7 @@ const MIB = 1024 * 1024;
  * GET /pools/default → samples. Pure. Each node entry is an item: one that does not parse is reported to
  * `items` as failed (or skipped when no sink is given) and only that node is missing.
  */
-export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip, items?: ItemSink): void {
+export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip, items?: ItemSink, dynamic?: DynamicFamilies): void {
   out.add(F.balanced, {}, p.balanced);
   for (const [key, service] of QUOTAS) {
     const v = p[key];
@@ -153,8 +158,9 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip, ite
       skip('counter_not_a_number', name);
       continue;
     }
-    const def = counterFamily(name);
-    if (def) out.add(def, {}, v);
+    const def = counterFamily(name, dynamic);
+    if (def === 'capped') out.countCap('dynamic_families');
+    else if (def) out.add(def, {}, v);
   }
   mapStorageTotals(p, out);
   for (const raw of p.nodes) {
@@ -167,7 +173,7 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip, ite
       else skip('node_unparseable', message);
       continue;
     }
-    mapNode(parsed.data, out, skip);
+    mapNode(parsed.data, out, skip, dynamic);
     items?.ok(item);
   }
 }
@@ -194,7 +200,7 @@ function mapStorageTotals(p: PoolsDefault, out: SampleSet): void {
   }
 }
 
-function mapNode(n: PoolNode, out: SampleSet, skip: Skip): void {
+function mapNode(n: PoolNode, out: SampleSet, skip: Skip, dynamic: DynamicFamilies | undefined): void {
   const node = n.hostname;
   oneHot(out, F.status, { node }, 'status', NODE_STATUSES, n.status);
   oneHot(out, F.membership, { node }, 'membership', NODE_MEMBERSHIPS, n.clusterMembership);
@@ -225,7 +231,12 @@ function mapNode(n: PoolNode, out: SampleSet, skip: Skip): void {
       continue;
     }
     const def = INTERESTING[name];
-    if (def) out.add(def, { node }, v);
+    if (def) {
+      out.add(def, { node }, v);
+      continue;
+    }
+    // An unknown name becomes a `stat` label value: upstream-named too, so it counts against the same cap.
+    if (dynamic && dynamic.get(`interesting\u0000${name}`, () => F.otherStat) === 'capped') out.countCap('dynamic_families');
     else out.add(F.otherStat, { node, stat: name }, v);
   }
 }
@@ -293,7 +304,9 @@ export const nodesCollector: Collector<'nodes'> = {
     ]);
     const tally = new ItemTally(ctx);
     const skip: Skip = (reason, detail) => ctx.skipped(reason, detail);
-    mapPoolsDefault(pools, ctx.out, skip, tally);
+    const dynamic = dynamicFamiliesOf(ctx.state, ctx.cluster.maxDynamicFamilies);
+    dynamic.beginPoll();
+    mapPoolsDefault(pools, ctx.out, skip, tally, dynamic);
     if ('value' in ns) {
       mapNodeServices(ns.value, ctx.cluster.url, ctx.out);
       tally.ok();

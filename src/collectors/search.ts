@@ -170,6 +170,21 @@ interface CancelDeps {
   readonly log: Logger;
   readonly state: Map<string, unknown>;
   readonly skip: Skip;
+  /**
+   * Indexes the cancel counters may cover (max_dynamic_families; default 5,000): index names come from
+   * Couchbase and the counters are kept for the process's life, so a new index beyond it is not counted.
+   */
+  readonly maxIndexes?: number | undefined;
+  /** Called for each count left out by that cap. */
+  readonly capped?: (() => void) | undefined;
+}
+
+/** Indexes the cancel counters cover: those counted (keys are `index\0result`) and those declared at 0. */
+function coveredIndexes(state: Map<string, unknown>): Set<string> {
+  const counts = (state.get(STATE_COUNTS) as Map<string, number> | undefined) ?? new Map<string, number>();
+  const have = new Set([...counts.keys()].map((k) => k.slice(0, k.indexOf('\u0000'))));
+  for (const i of (state.get(STATE_DECLARED) as Set<string> | undefined) ?? []) have.add(i);
+  return have;
 }
 
 function stateOf<T>(state: Map<string, unknown>, key: string, init: () => T): T {
@@ -234,7 +249,10 @@ export async function applyCancelPolicy(deps: CancelDeps, queries: readonly Sear
     // Remember before the request: whatever happens, this query is never acted on again.
     attempted.add(q.key);
     const outcome = policy.dry_run ? { result: 'dry_run' as const } : await cancelOne(deps, q);
-    counts.set(countKey(q.index, outcome.result), (counts.get(countKey(q.index, outcome.result)) ?? 0) + 1);
+    const ck = countKey(q.index, outcome.result);
+    const covered = coveredIndexes(deps.state);
+    if (!covered.has(q.index) && covered.size >= (deps.maxIndexes ?? 5000)) deps.capped?.();
+    else counts.set(ck, (counts.get(ck) ?? 0) + 1);
     const fields: Record<string, unknown> = {
       index: q.index,
       query_id: q.id,
@@ -263,14 +281,25 @@ export async function applyCancelPolicy(deps: CancelDeps, queries: readonly Sear
  * index seen with an active query since it was turned on) also gets 0 for each possible result, so that
  * rate() and increase() see the first cancellation or failure instead of a series born at 1.
  */
-export function emitCancelCounts(out: SampleSet, state: Map<string, unknown>, policy: CancelPolicy, queries: readonly SearchQuery[] = []): void {
+export function emitCancelCounts(out: SampleSet, state: Map<string, unknown>, policy: CancelPolicy, queries: readonly SearchQuery[] = [], maxIndexes = 5000): void {
   const counts = (state.get(STATE_COUNTS) as Map<string, number> | undefined) ?? new Map<string, number>();
   const rows = new Map(counts);
   if (policy.enabled) {
     const declared = stateOf(state, STATE_DECLARED, () => new Set<string>());
     const allowed = new Set(policy.indexes);
     for (const index of policy.indexes) declared.add(index);
-    if (allowed.size === 0) for (const q of queries) declared.add(q.index);
+    // Index names come from Couchbase: at most maxIndexes are declared (the rest counted as capped).
+    if (allowed.size === 0) {
+      const covered = coveredIndexes(state);
+      for (const q of queries) {
+        if (covered.has(q.index)) continue;
+        if (covered.size >= maxIndexes) out.countCap('dynamic_families');
+        else {
+          declared.add(q.index);
+          covered.add(q.index);
+        }
+      }
+    }
     const results: CancelResult[] = policy.dry_run ? ['dry_run'] : ['cancelled', 'failed', 'forbidden', 'not_found'];
     for (const index of declared) for (const r of results) if (!rows.has(countKey(index, r))) rows.set(countKey(index, r), 0);
   }
@@ -356,8 +385,20 @@ export const searchCollector: Collector<'search'> = {
     const attempted = ctx.state.get(STATE_ATTEMPTED);
     if (policy.enabled || attempted !== undefined) {
       // The policy acts on every query known, also those of an index whose own view failed this poll.
-      await applyCancelPolicy({ client: ctx.client, baseUrl, log: ctx.log, state: ctx.state, skip: (r, d) => ctx.skipped(r, d) }, everyQuery, policy);
+      await applyCancelPolicy(
+        {
+          client: ctx.client,
+          baseUrl,
+          log: ctx.log,
+          state: ctx.state,
+          skip: (r, d) => ctx.skipped(r, d),
+          maxIndexes: ctx.cluster.maxDynamicFamilies,
+          capped: () => ctx.out.countCap('dynamic_families'),
+        },
+        everyQuery,
+        policy,
+      );
     }
-    emitCancelCounts(ctx.out, ctx.state, policy, everyQuery);
+    emitCancelCounts(ctx.out, ctx.state, policy, everyQuery, ctx.cluster.maxDynamicFamilies);
   },
 };

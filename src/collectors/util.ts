@@ -4,10 +4,11 @@
 
 /**
  * Drop the state of items that are gone (a bucket deleted, a replication removed), so a re-created item with
- * the same name starts afresh instead of inheriting the old one's timestamps. `state` is keyed by item name.
+ * the same name starts afresh instead of inheriting the old one's timestamps. `state` is keyed by item name;
+ * keys starting with NUL are the collector's own (e.g. its dynamic families) and are kept.
  */
 export function forgetGone(state: Map<string, unknown>, present: ReadonlySet<string>): void {
-  for (const key of [...state.keys()]) if (!present.has(key)) state.delete(key);
+  for (const key of [...state.keys()]) if (!present.has(key) && !key.startsWith('\u0000')) state.delete(key);
 }
 
 /**

@@ -302,6 +302,8 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       requestTimeout: raw.request_timeout,
       maxResponseBytes: raw.max_response_bytes,
       probeInterval: raw.probe_interval,
+      maxDynamicFamilies: raw.max_dynamic_families,
+      maxLabelValueLength: raw.max_label_value_length,
       collectors,
     });
   }
@@ -526,7 +528,7 @@ export function describeConfig(config: Config): string {
     out.push(`    search_url:  ${c.searchUrl ?? '(discovered from nodeServices)'}`);
     out.push(`    backup_url:  ${c.backupUrl ?? '(discovered from nodeServices)'}`);
     out.push(
-      `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}, probe_interval=${formatDuration(c.probeInterval ?? 15_000)}`,
+      `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}, probe_interval=${formatDuration(c.probeInterval ?? 15_000)}, max_dynamic_families=${c.maxDynamicFamilies ?? 5000}, max_label_value_length=${c.maxLabelValueLength ?? 1024}`,
     );
     const disabled: string[] = [];
     out.push('    collectors:');

@@ -158,6 +158,13 @@ export const clusterSchema = z
     max_response_bytes: size().default(64 * 1024 * 1024),
     /** How often `couchbase_up` is probed (a small authenticated GET of its own). */
     probe_interval: duration(1000).default(15_000),
+    /**
+     * Families a collector may create from upstream names (bucket stats outside the catalog, cluster counters)
+     * per poll; beyond it such stats are left out and counted (cbwatch_collector_capped_total).
+     */
+    max_dynamic_families: z.number().int().min(0).max(1_000_000).default(5000),
+    /** Longest label value, UTF-8 bytes; a longer one is shortened to its prefix, `~` and a hash, and counted. */
+    max_label_value_length: z.number().int().min(64).max(1_048_576).default(1024),
     collectors: collectorsSchema,
   })
   .refine((c) => !(c.password_file && c.password_env), {

@@ -34,6 +34,10 @@ export interface ClusterConfig {
   readonly maxResponseBytes: number;
   /** Period of the reachability probe behind `couchbase_up`, ms; default 15 s. */
   readonly probeInterval?: number;
+  /** Families a collector may create from upstream names per poll (max_dynamic_families); default 5,000. */
+  readonly maxDynamicFamilies?: number | undefined;
+  /** Longest label value in UTF-8 bytes (max_label_value_length); default 1,024. */
+  readonly maxLabelValueLength?: number | undefined;
   readonly collectors: ResolvedCollectors;
 }
 

@@ -84,7 +84,8 @@ export interface CouchbaseClient {
   /** The management base URL. */
   readonly baseUrl: string;
   /** Requests holding a slot (sent, or answered and being parsed) and requests waiting for one. */
-  load(): { readonly inFlight: number; readonly waiting: number };
+  /** `pools`: connection pools open (one per origin, at most MAX_POOLS), when the client keeps any. */
+  load(): { readonly inFlight: number; readonly waiting: number; readonly pools?: number };
   close(): Promise<void>;
 }
 
@@ -218,6 +219,9 @@ export class Semaphore {
   }
 }
 
+/** Connection pools kept per client (one per origin: the management URL, Search, Backup, per node). */
+export const MAX_POOLS = 32;
+
 interface Shared {
   readonly settings: ClientSettings;
   readonly pools: Map<string, Pool>;
@@ -245,8 +249,8 @@ class Client implements CouchbaseClient {
     this.shared.pools.clear();
   }
 
-  load(): { inFlight: number; waiting: number } {
-    return { inFlight: this.shared.sem.inFlight, waiting: this.shared.sem.waiting };
+  load(): { inFlight: number; waiting: number; pools: number } {
+    return { inFlight: this.shared.sem.inFlight, waiting: this.shared.sem.waiting, pools: this.shared.pools.size };
   }
 
   scoped(scope: ClientScope): CouchbaseClient {
@@ -377,7 +381,11 @@ class Client implements CouchbaseClient {
 
   private pool(origin: string): Pool {
     let p = this.shared.pools.get(origin);
-    if (!p) {
+    if (p) {
+      // Most recently used last, so the eviction below closes the one idle longest.
+      this.shared.pools.delete(origin);
+      this.shared.pools.set(origin, p);
+    } else {
       const s = this.shared.settings;
       p = new Pool(origin, {
         connections: Math.max(1, s.concurrency ?? 8),
@@ -388,6 +396,14 @@ class Client implements CouchbaseClient {
         connect: this.shared.connect,
       });
       this.shared.pools.set(origin, p);
+      // Origins other than the configured URL come from Couchbase (the Search and Backup URLs found in
+      // nodeServices): a cluster naming new hosts on every answer must not leave a pool open for each.
+      if (this.shared.pools.size > MAX_POOLS) {
+        const [oldest, pool] = this.shared.pools.entries().next().value as [string, Pool];
+        this.shared.pools.delete(oldest);
+        // Graceful: requests already on it finish; the next one to that origin opens a new pool.
+        void pool.close().catch(() => undefined);
+      }
     }
     return p;
   }

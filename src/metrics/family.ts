@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Metric family definitions and the sample set a collector fills during one poll.
  * Every family is declared once, statically, by the collector that owns it; the catalog
@@ -74,6 +76,74 @@ export const UNAVAILABLE_MARKER = 2 ** 64;
 export type DropReason = 'non_finite' | 'unavailable_marker' | 'negative_counter';
 
 /**
+ * What a cap left out or shortened: the `what` of `cbwatch_collector_capped_total`.
+ * - `dynamic_families`: a stat outside the catalog not exported because the collector already holds
+ *   `max_dynamic_families` families created from upstream names in this poll;
+ * - `label_value_length`: a label value longer than `max_label_value_length` bytes, shortened (still exported).
+ */
+export const CAP_WHATS = ['dynamic_families', 'label_value_length'] as const;
+export type CapWhat = (typeof CAP_WHATS)[number];
+
+/**
+ * Default longest label value, in UTF-8 bytes (as Prometheus counts for `label_value_length_limit`, which
+ * rejects the whole scrape when one value is over it).
+ */
+export const DEFAULT_MAX_LABEL_VALUE_LENGTH = 1024;
+/** Hex digits of the hash that stands in for the cut-off part of a long label value. */
+const HASH_DIGITS = 16;
+/** The shortest cap that still leaves a prefix besides `~` and the hash. */
+export const MIN_LABEL_VALUE_LENGTH = HASH_DIGITS + 2;
+
+/** Length of a string in UTF-8 bytes, cheaply when it is obviously short. */
+export function utf8Length(value: string, atMost: number): number {
+  // A UTF-16 code unit is at most 3 UTF-8 bytes (a surrogate pair, 2 units, is 4 bytes).
+  if (value.length * 3 <= atMost) return value.length;
+  return Buffer.byteLength(value, 'utf8');
+}
+
+/**
+ * A label value cut to at most `max` UTF-8 bytes: its longest prefix that fits in `max - 17` bytes (whole
+ * characters only), `~`, and 16 hex digits of the SHA-256 of the whole value, so two long values with the same
+ * prefix stay two series (and the same value always gives the same label).
+ */
+export function capLabelValue(value: string, max: number): string {
+  if (utf8Length(value, max) <= max) return value;
+  const hash = createHash('sha256').update(value).digest('hex').slice(0, HASH_DIGITS);
+  const budget = max - HASH_DIGITS - 1;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of value) {
+    const cp = ch.codePointAt(0) ?? 0;
+    const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+    if (bytes + n > budget) break;
+    bytes += n;
+    end += ch.length;
+  }
+  return `${value.slice(0, end)}~${hash}`;
+}
+
+/**
+ * Longest name part made from an upstream name (an unknown bucket stat or cluster counter): the metric name is
+ * also a label value for Prometheus (`__name__`), and one over its `label_value_length_limit` fails the scrape.
+ */
+export const MAX_DYNAMIC_NAME_LENGTH = 200;
+
+/**
+ * A metric-name part cut to `max` characters: its prefix, `_` and 16 hex digits of the SHA-256 of the whole
+ * part (valid in a metric name, and distinct names stay distinct). `part` is already sanitised.
+ */
+export function capNamePart(part: string, max = MAX_DYNAMIC_NAME_LENGTH): string {
+  if (part.length <= max) return part;
+  const hash = createHash('sha256').update(part).digest('hex').slice(0, HASH_DIGITS);
+  return `${part.slice(0, max - HASH_DIGITS - 1)}_${hash}`;
+}
+
+export interface SampleSetOptions {
+  /** Longest label value exported, UTF-8 bytes; longer ones are shortened by `capLabelValue` and counted. Default 1,024. */
+  readonly maxLabelValueLength?: number | undefined;
+}
+
+/**
  * What one poll of one collector produced. `add` skips null and undefined (a missing value emits nothing,
  * never 0), checks label names against the family, and keeps the first of two samples with the same labels
  * (counted in `duplicates`) so that one odd payload cannot make /metrics invalid.
@@ -87,7 +157,19 @@ export class SampleSet {
   duplicates = 0;
   /** Values refused by the numeric guard, by reason. */
   readonly dropped = new Map<DropReason, number>();
+  /** What the caps left out or shortened, by what (`cbwatch_collector_capped_total`). */
+  readonly capped = new Map<CapWhat, number>();
   private count = 0;
+  private readonly maxLabel: number;
+
+  constructor(options: SampleSetOptions = {}) {
+    this.maxLabel = Math.max(MIN_LABEL_VALUE_LENGTH, options.maxLabelValueLength ?? DEFAULT_MAX_LABEL_VALUE_LENGTH);
+  }
+
+  /** Count something a cap left out (`what`), for the collector's `cbwatch_collector_capped_total`. */
+  countCap(what: CapWhat, n = 1): void {
+    this.capped.set(what, (this.capped.get(what) ?? 0) + n);
+  }
 
   private drop(reason: DropReason): void {
     this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + 1);
@@ -110,6 +192,15 @@ export class SampleSet {
     const names = Object.keys(labels);
     if (names.length !== def.labels.length || def.labels.some((l) => !(l in labels))) {
       throw new Error(`family ${def.name} expects labels [${def.labels.join(',')}], got [${names.join(',')}]`);
+    }
+    // Every label value passes here: one over the cap is shortened (one too long for a Prometheus with
+    // label_value_length_limit would fail the whole scrape, not just its series).
+    for (const l of def.labels) {
+      const lv = labels[l];
+      if (lv !== undefined && lv.length > this.maxLabel / 3 && utf8Length(lv, this.maxLabel) > this.maxLabel) {
+        labels = { ...labels, [l]: capLabelValue(lv, this.maxLabel) };
+        this.countCap('label_value_length');
+      }
     }
     const key = def.labels.map((l) => labels[l]).join('\u0000');
     if (fam.keys.has(key)) {

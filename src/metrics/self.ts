@@ -23,9 +23,10 @@ export const SELF = {
   collectorSkipped: defineFamily(X, 'cbwatch_collector_skipped_items', 'gauge', 'Items the latest poll skipped because they did not parse or no longer exist (logged at debug).', ['couchbase_cluster', 'collector', 'reason']),
   collectorItemErrors: defineFamily(X, 'cbwatch_collector_item_errors_total', 'counter', 'Items (a bucket, replication, stat, node, index…) whose request or answer failed while the rest of the poll succeeded; only that item\'s series are missing. By reason: http_4xx, http_5xx, not_found, forbidden, timeout, network, bad_body, too_large, other.', ['couchbase_cluster', 'collector', 'reason']),
   collectorDroppedValues: defineFamily(X, 'cbwatch_collector_dropped_values_total', 'counter', 'Numbers from Couchbase the exporter refused to export, by reason: non_finite (NaN, Infinity), unavailable_marker (2^64-1, Couchbase\'s "no value"), negative_counter (a negative value for a counter). The series is absent instead.', ['couchbase_cluster', 'collector', 'reason']),
+  collectorCapped: defineFamily(X, 'cbwatch_collector_capped_total', 'counter', 'What the limits on upstream-named data left out or shortened, by what: dynamic_families (a stat outside the catalog not exported because the collector already has max_dynamic_families such families in this poll), label_value_length (a label value over max_label_value_length bytes, exported shortened: its prefix, ~ and a hash of the whole value).', ['couchbase_cluster', 'collector', 'what']),
   collectorApplicable: defineFamily(X, 'cbwatch_collector_applicable', 'gauge', 'Whether the collector applies to the cluster (0 when e.g. the cluster runs no Search service).', ['couchbase_cluster', 'collector']),
   collectorBackoff: defineFamily(X, 'cbwatch_collector_backoff_seconds', 'gauge', 'How long the collector\'s next poll is put off beyond its interval because its polls keep hitting their deadline (doubling per timeout, at most 4 intervals, so polls are at most 5 intervals apart); 0 after a poll that finished.', ['couchbase_cluster', 'collector'], 'seconds'),
-  httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
+  httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (an unusual status as its class: 2xx, 4xx…; or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
   httpDuration: defineFamily(X, 'cbwatch_http_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
 } as const;
 
@@ -66,9 +67,24 @@ const httpDuration = new client.Histogram({
   registers: [requestRegistry],
 });
 
+/** Status codes Couchbase's services answer with, kept as they are in the `code` label. */
+const USUAL_CODES = new Set([200, 201, 202, 204, 301, 302, 304, 307, 308, 400, 401, 403, 404, 405, 408, 409, 413, 429, 500, 501, 502, 503, 504]);
+
+/**
+ * The `code` label of a request: a usual status as it is, any other status as its class (`2xx`, `4xx`…, or
+ * `other` outside 100-599), failures by name. The status comes from upstream (any three digits parse): without
+ * this a broken server or proxy could add a series per endpoint for every code it invents.
+ */
+export function codeLabel(code: string): string {
+  if (!/^\d+$/.test(code)) return code;
+  const n = Number(code);
+  if (USUAL_CODES.has(n)) return code;
+  return n >= 100 && n <= 599 ? `${code.charAt(0)}xx` : 'other';
+}
+
 /** The client's `observe` hook. */
 export function observeRequest(cluster: string, rec: RequestRecord): void {
-  httpRequests.inc({ couchbase_cluster: cluster, endpoint: rec.endpoint, code: rec.code });
+  httpRequests.inc({ couchbase_cluster: cluster, endpoint: rec.endpoint, code: codeLabel(rec.code) });
   httpDuration.observe({ couchbase_cluster: cluster, endpoint: rec.endpoint }, rec.durationSeconds);
   requestVersion++;
 }

@@ -6,7 +6,7 @@
  */
 import type { PollOutcome } from '../collectors/context.js';
 import { describeError } from '../errors.js';
-import { SampleSet } from './family.js';
+import { CAP_WHATS, SampleSet } from './family.js';
 import type { LabelledSet } from './render.js';
 import { SELF } from './self.js';
 
@@ -27,6 +27,8 @@ export interface CollectorStatus {
   readonly itemErrors: ReadonlyMap<string, number>;
   /** Values refused by the numeric guard since start, reason → count (a counter). */
   readonly droppedValues: ReadonlyMap<string, number>;
+  /** What the caps on upstream-named data left out or shortened since start, what → count (a counter). */
+  readonly capped?: ReadonlyMap<string, number>;
   readonly notApplicable: string | undefined;
   /** Missing permission named by a 403, for `check` and the landing page. */
   readonly missingPermissions: readonly string[];
@@ -107,6 +109,8 @@ export class SnapshotStore {
     const droppedValues = new Map(prev?.droppedValues ?? []);
     for (const [reason, n] of outcome.set.dropped) droppedValues.set(reason, (droppedValues.get(reason) ?? 0) + n);
     this.dirty.add(outcome.collector);
+    const capped = new Map(prev?.capped ?? []);
+    for (const [what, n] of outcome.set.capped) capped.set(what, (capped.get(what) ?? 0) + n);
     const perms = outcome.error && typeof outcome.error === 'object' && 'permissions' in outcome.error ? (outcome.error as { permissions: readonly string[] }).permissions : [];
     this.statuses.set(k, {
       cluster,
@@ -121,6 +125,7 @@ export class SnapshotStore {
       skipped: outcome.skipped,
       itemErrors,
       droppedValues,
+      capped,
       notApplicable: outcome.notApplicable,
       missingPermissions: perms,
       reached: outcome.requests.some((r) => r.status !== undefined && r.status >= 200 && r.status < 300),
@@ -224,6 +229,8 @@ export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
     for (const [reason, n] of st.skipped) s.add(SELF.collectorSkipped, { ...l, reason }, n);
     for (const [reason, n] of st.itemErrors) s.add(SELF.collectorItemErrors, { ...l, reason }, n);
     for (const [reason, n] of st.droppedValues) s.add(SELF.collectorDroppedValues, { ...l, reason }, n);
+    // Every `what` from the first poll on (0 until something is capped), so increase() sees the first one.
+    for (const what of CAP_WHATS) s.add(SELF.collectorCapped, { ...l, what }, st.capped?.get(what) ?? 0);
     s.add(SELF.collectorBackoff, l, st.backoffSeconds ?? 0);
     up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
   }

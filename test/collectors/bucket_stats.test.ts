@@ -388,11 +388,14 @@ describe('bucket_stats: buckets that come and go', () => {
     const state = new Map<string, unknown>();
     const r1 = await collect(bucketStatsCollector, client, { state });
     expect(r1.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket)).toEqual(['a', 'b']);
-    expect([...state.keys()].sort()).toEqual(['a', 'b']);
+    // Per bucket, plus the collector's own registry of unknown-stat families (a key no bucket name can be).
+    const buckets_ = (): string[] => [...state.keys()].filter((k) => !k.startsWith('\u0000')).sort();
+    expect(buckets_()).toEqual(['a', 'b']);
     buckets = [{ name: 'a' }];
     const r2 = await collect(bucketStatsCollector, client, { state });
     expect(r2.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket)).toEqual(['a']);
-    expect([...state.keys()]).toEqual(['a']);
+    expect(buckets_()).toEqual(['a']);
+    expect(state.size).toBe(2);
   });
 
   it('skips a bucket whose stats answer 404 (deleted meanwhile) and keeps the others', async () => {
@@ -646,5 +649,71 @@ describe('bucket_stats: an unknown stat never duplicates another collector\'s fa
     const others = allFamilies().filter((f) => f.name.startsWith('couchbase_bucket_') && f.collector !== 'bucket_stats');
     expect(others.length).toBeGreaterThan(0);
     for (const f of others) expect(RESERVED_FAMILY_NAMES.has(f.name), f.name).toBe(true);
+  });
+});
+
+describe('bucket_stats: label value cap', () => {
+  it('exports a 5,000-character bucket name shortened to 1,024 bytes (prefix, ~, hash), counted; two such buckets stay two', async () => {
+    const a = `${'x'.repeat(4999)}a`;
+    const b = `${'x'.repeat(4999)}b`;
+    const client = fakeClient({ [LIST]: [{ name: a }, { name: b }], [STATS]: () => envelope({ curr_items: 7 }) });
+    const r = await collect(bucketStatsCollector, client);
+    expect(r.ok, String(r.error)).toBe(true);
+    const got = r.set.all('couchbase_bucket_curr_items').map((s) => s.labels.bucket ?? '');
+    expect(got).toHaveLength(2);
+    for (const v of got) {
+      expect(v).toHaveLength(1024);
+      expect(v).toMatch(/^x{1007}~[0-9a-f]{16}$/);
+    }
+    expect(got[0]).not.toBe(got[1]);
+    // curr_items and the last-sample time, for each of the two buckets.
+    expect(r.set.capped.get('label_value_length')).toBe(4);
+    expect(r.text).not.toContain('x'.repeat(1008));
+  });
+
+  it.skipIf(missing('promtool'))('passes promtool with long bucket and stat names', async () => {
+    const client = fakeClient({ [LIST]: [{ name: 'é'.repeat(3000) }], [STATS]: () => envelope({ curr_items: 7, [`${'z'.repeat(3000)}.x`]: 1 }) });
+    const r = await collect(bucketStatsCollector, client);
+    expect(r.ok, String(r.error)).toBe(true);
+    for (const line of r.text.split('\n')) if (!line.startsWith('#')) expect(line.length).toBeLessThan(1400);
+    const promtool = requireBinary('promtool') as string;
+    expect(execFileSync(promtool, ['check', 'metrics'], { input: r.text, encoding: 'utf8' })).toBe('');
+  });
+});
+
+describe('bucket_stats: unknown stats with very long names', () => {
+  it('cuts the family name to 200 characters after the prefix, with a hash; two such names stay two families', async () => {
+    const a = `${'s'.repeat(4999)}a`;
+    const b = `${'s'.repeat(4999)}b`;
+    const client = fakeClient({ [LIST]: [{ name: 'k' }], [STATS]: () => envelope({ [a]: 1, [b]: 2 }) });
+    const r = await collect(bucketStatsCollector, client);
+    expect(r.ok, String(r.error)).toBe(true);
+    const names = r.set.families().map((f) => f.def.name).filter((n) => n.startsWith('couchbase_bucket_sss'));
+    expect(names).toHaveLength(2);
+    for (const n of names) {
+      expect(n).toHaveLength('couchbase_bucket_'.length + 200);
+      expect(n).toMatch(/^couchbase_bucket_s{183}_[0-9a-f]{16}$/);
+    }
+    expect(new Set(names).size).toBe(2);
+    expect(r.text.length).toBeLessThan(5000);
+  });
+});
+
+describe('bucket_stats: per-node memos follow the node list', () => {
+  it('forgets the memo of a node that left the bucket, so renamed nodes never pile up', async () => {
+    let poll = 0;
+    const client = fakeClient({
+      // Every poll the bucket lives on two nodes never seen before.
+      [LIST]: () => [{ name: 'b', nodes: [{ hostname: `n${2 * poll}:8091` }, { hostname: `n${2 * poll + 1}:8091` }] }],
+      [STATS]: () => envelope({ curr_items: 1 }),
+      [NODE_STATS]: () => envelope({ curr_items: 1 }),
+    });
+    const state = new Map<string, unknown>();
+    for (poll = 0; poll < 10; poll++) {
+      const r = await collect(bucketStatsCollector, client, { state, options: { per_node: true } });
+      expect(r.ok, String(r.error)).toBe(true);
+      const memo = state.get('b') as { nodes: Map<string, unknown> };
+      expect([...memo.nodes.keys()].sort()).toEqual([`n${2 * poll + 1}:8091`, `n${2 * poll}:8091`].sort());
+    }
   });
 });

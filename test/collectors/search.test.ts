@@ -5,12 +5,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   applyCancelPolicy,
   cancelCandidates,
+  emitCancelCounts,
   MAX_CANCELS_PER_POLL,
   parseActiveQueries,
   searchCollector,
 } from '../../src/collectors/search.js';
 import type { CancelPolicy, SearchQuery } from '../../src/collectors/search.js';
 import { runPoll } from '../../src/collectors/context.js';
+import { SampleSet } from '../../src/metrics/family.js';
 import { defaultClusterConfig, resolveCollectorOptions } from '../../src/config/defaults.js';
 import { collectorSchemas } from '../../src/config/schema.js';
 import type { CollectorOptions } from '../../src/config/schema.js';
@@ -283,6 +285,23 @@ describe('cancel policy (pure parts)', () => {
     expect(client.calls).toHaveLength(1);
     expect(client.calls[0]?.options.json).toEqual({});
     expect(skipped).toEqual(['uncancellable_query_id']);
+  });
+
+  it('keeps cancel counters for at most maxIndexes indexes (names come from Couchbase); the rest are counted as capped', async () => {
+    const client = fakeClient({ [CANCEL]: { status: 'ok', msg: 'aborted' } });
+    const state = new Map<string, unknown>();
+    let capped = 0;
+    const deps = { client, baseUrl: SEARCH_URL, log: pino({ level: 'silent' }), state, skip: () => undefined, maxIndexes: 2, capped: () => capped++ };
+    // Four runaways on four indexes, then two more on an index already counted.
+    await applyCancelPolicy(deps, [query('n-1', 'i1', 60), query('n-2', 'i2', 50), query('n-3', 'i3', 40), query('n-4', 'i4', 30)], policy());
+    await applyCancelPolicy(deps, [query('n-5', 'i1', 60), query('n-6', 'i1', 50)], policy());
+    expect(capped).toBe(2);
+    const out = new SampleSet();
+    emitCancelCounts(out, state, policy(), [query('n-7', 'i5', 1), query('n-8', 'i6', 1), query('n-9', 'i7', 1)], 2);
+    const indexes = new Set(out.all('couchbase_search_queries_cancelled_total').map((x) => x.labels.index));
+    expect(indexes).toEqual(new Set(['i1', 'i2']));
+    expect(out.all('couchbase_search_queries_cancelled_total').find((x) => x.labels.index === 'i1' && x.labels.result === 'cancelled')?.value).toBe(3);
+    expect(out.capped.get('dynamic_families')).toBe(3);
   });
 
   it('acts on at most MAX_CANCELS_PER_POLL queries per poll; the rest on the next', async () => {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { ByteBudget, createClient, fillRoute, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
+import { ByteBudget, createClient, fillRoute, MAX_POOLS, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
 import { CbwError, ForbiddenError } from '../../src/errors.js';
 import { createSimulator } from '../../src/simulator/index.js';
@@ -304,5 +304,24 @@ describe('answers under load (hardening)', () => {
       spy.mockRestore();
       await c.close();
     }
+  });
+});
+
+describe('connection pools', () => {
+  it('keeps at most MAX_POOLS, closing the least recently used: origins found in nodeServices come from Couchbase', async () => {
+    const c = client({ requestTimeout: 1000, connectTimeout: 1000 });
+    await c.getJson('/pools/default', {}, z.looseObject({}));
+    expect(c.load().pools).toBe(1);
+    // 40 origins nobody listens on (127.0.0.x, a closed port): each request fails, each origin got a pool.
+    for (let i = 2; i < 42; i++) {
+      await c.requestJson('/api/query', {}, z.unknown(), { baseUrl: `http://127.0.0.${i}:9` }).catch(() => undefined);
+      expect(c.load().pools).toBeLessThanOrEqual(MAX_POOLS);
+    }
+    expect(c.load().pools).toBe(MAX_POOLS);
+    // The management URL's pool was the oldest: it was closed, and a new request simply opens a new one.
+    await c.getJson('/pools/default', {}, z.looseObject({}));
+    expect(c.load().pools).toBe(MAX_POOLS);
+    await c.close();
+    expect(c.load().pools).toBe(0);
   });
 });

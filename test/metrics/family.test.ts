@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SampleSet, defineFamily, sanitizeName } from '../../src/metrics/family.js';
+import { SampleSet, capLabelValue, defineFamily, sanitizeName } from '../../src/metrics/family.js';
 import { renderSets } from '../../src/metrics/render.js';
 
 const g = defineFamily('buckets', 'couchbase_test_bytes', 'gauge', 'A test family.', ['bucket'], 'bytes');
@@ -81,5 +81,62 @@ describe('renderSets', () => {
         '',
       ].join('\n'),
     );
+  });
+});
+
+describe('label value cap', () => {
+  // Written out by hand: Prometheus counts label_value_length_limit in UTF-8 bytes.
+  const long = 'b'.repeat(5000);
+
+  it('shortens a 5,000-character bucket name to 1,024 bytes by default, counted, still exported', () => {
+    const s = new SampleSet();
+    s.add(g, { bucket: long }, 1);
+    const [sample] = s.all('couchbase_test_bytes');
+    expect(sample?.value).toBe(1);
+    const v = sample?.labels.bucket ?? '';
+    expect(v.length).toBe(1024);
+    expect(v.startsWith('b'.repeat(1024 - 17))).toBe(true);
+    expect(v).toMatch(/~[0-9a-f]{16}$/);
+    expect(s.capped.get('label_value_length')).toBe(1);
+    // The exposition carries the short value only.
+    const text = renderSets([{ base: {}, set: s }]);
+    expect(text).not.toContain('b'.repeat(1100));
+    expect(text).toContain(`bucket="${v}"`);
+  });
+
+  it('keeps distinct long values distinct, and the same value stable', () => {
+    const s = new SampleSet();
+    const a = `${long}a`;
+    const b = `${long}b`;
+    s.add(g, { bucket: a }, 1);
+    s.add(g, { bucket: b }, 2);
+    s.add(g, { bucket: a }, 3);
+    const got = s.all('couchbase_test_bytes');
+    expect(got.map((x) => x.value)).toEqual([1, 2]);
+    expect(got[0]?.labels.bucket).not.toBe(got[1]?.labels.bucket);
+    expect(s.duplicates).toBe(1);
+    expect(capLabelValue(a, 1024)).toBe(got[0]?.labels.bucket);
+    expect(s.capped.get('label_value_length')).toBe(3);
+  });
+
+  it('leaves values at the limit alone and counts nothing', () => {
+    const s = new SampleSet({ maxLabelValueLength: 100 });
+    s.add(g, { bucket: 'x'.repeat(100) }, 1);
+    expect(s.all('couchbase_test_bytes')[0]?.labels.bucket).toBe('x'.repeat(100));
+    expect(s.capped.size).toBe(0);
+  });
+
+  it('counts bytes, not characters, and never splits a character', () => {
+    const s = new SampleSet({ maxLabelValueLength: 100 });
+    const euro = '€'.repeat(40); // 40 characters, 120 UTF-8 bytes
+    s.add(g, { bucket: euro }, 1);
+    const v = s.all('couchbase_test_bytes')[0]?.labels.bucket ?? '';
+    expect(Buffer.byteLength(v)).toBeLessThanOrEqual(100);
+    // 100 - 17 = 83 bytes of prefix: 27 whole euro signs (81 bytes).
+    expect(v.startsWith('€'.repeat(27) + '~')).toBe(true);
+    expect(Buffer.from(v).toString('utf8')).toBe(v);
+    const emoji = '😀'.repeat(30);
+    expect(Buffer.byteLength(capLabelValue(emoji, 100))).toBeLessThanOrEqual(100);
+    expect(capLabelValue(emoji, 100).startsWith('😀'.repeat(20) + '~')).toBe(true);
   });
 });

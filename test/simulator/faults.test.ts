@@ -57,9 +57,9 @@ describe('simulator control endpoints', () => {
     await fetch(`${base}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ statChurnPerAnswer: 3 }) });
     const names = async (): Promise<string[]> => {
       const j = (await (await fetch(`${base}/pools/default/buckets/travel-sample/stats`, { headers: auth })).json()) as { op: { samples: Record<string, unknown> } };
-      return Object.keys(j.op.samples).filter((k) => k.startsWith('chaos_churn_'));
+      return Object.keys(j.op.samples).filter((k) => k.startsWith('churn_'));
     };
-    expect(await names()).toEqual(['chaos_churn_0', 'chaos_churn_1', 'chaos_churn_2']);
-    expect(await names()).toEqual(['chaos_churn_3', 'chaos_churn_4', 'chaos_churn_5']);
+    expect(await names()).toEqual(['churn_0', 'churn_1', 'churn_2']);
+    expect(await names()).toEqual(['churn_3', 'churn_4', 'churn_5']);
   });
 });

@@ -14,7 +14,7 @@
  * Timestamps sit on whole multiples of the interval of the simulated clock. Load-balanced nodes with skewed
  * clocks and a stalled stats collector are knobs of ../sampling.ts; knob `bucketStatValues`
  * (`{ [stat]: (t) => number }`, t = real epoch ms) replaces the model of those stats in every bucket. `hot_keys` (10 keys) come with
- * zoom=minute only. The stat names are those of the real telegraf-2021 envelope (`statSet: 'fixture'`), or
+ * zoom=minute only. Knob `statChurnPerAnswer` (../churn.ts) adds never-seen stat names to every envelope. The stat names are those of the real telegraf-2021 envelope (`statSet: 'fixture'`), or
  * also every name of the simulator's own list (../bucket-stat-names.ts: the reference's list and names seen in
  * other captures) plus two per-design-document keys `views/<id>/…` as 4.x-6.x send them (`statSet: 'full'`).
  *
@@ -22,8 +22,6 @@
  * from ctx.rand, or around the value of the real capture for stats with no model of their own. Nothing is
  * random per request, so two requests for the same second agree, and rates stay consistent with levels
  * (ops = gets + sets + …, hit_ratio = get_hits / cmd_get).
- *
- * Knob `statChurnPerAnswer`: that many new stat names (`chaos_churn_<n>`, value 1) in every stats answer.
  *
  * Scenarios (deterministic; "bucket 0" is ctx.buckets[0], travel-sample by default):
  * - default: every bucket 20-45% of its quota, 100% resident, no OOM, no cache misses, a small steady disk
@@ -33,6 +31,7 @@
  * - incident: bucket 0 at 97% of its quota, 35% resident, 12% cache misses, 5 temporary OOM errors per
  *   second; bucket 1's disk-write queue grows by 20 items per simulated second since start.
  */
+import { churnNames } from '../churn.js';
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 import { SIM_BUCKET_STATS, simStatClass } from '../bucket-stat-names.js';
@@ -364,13 +363,7 @@ function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, share: number):
     for (let i = 0; i < ts.length; i++) arr[i] = round(gen((ts[i] as number) - skew) * k);
     samples[name] = arr;
   }
-  // Knob `statChurnPerAnswer` (N): N stat names never sent before in every answer, as a cluster whose stat
-  // names keep changing (soaks for maps keyed by upstream names).
-  const churn = Number(ctx.options.knobs.statChurnPerAnswer ?? 0);
-  if (churn > 0) {
-    const c = ctx.area('buckets.churn', () => ({ next: 0 }));
-    for (let i = 0; i < Math.min(churn, 10_000); i++) samples[`chaos_churn_${c.next++}`] = ts.map(() => 1);
-  }
+  for (const name of churnNames(ctx)) samples[name] = ts.map((_, i) => i);
   samples.timestamp = ts;
   const op: Record<string, unknown> = {
     samples,

@@ -19,6 +19,7 @@
  * ram from their systemStats and the bucket quotas, hdd from a 500 GiB data file system per node, 35% used
  * (`incident`: 92%); knob `diskUsedRatio` (0-1) sets the used share in any scenario.
  */
+import { churnNames } from '../churn.js';
 import { fixture } from '../fixtures.js';
 import type { SimContext, SimModule, SimNode } from '../types.js';
 import { failoversSoFar } from './autofailover.js';
@@ -71,6 +72,7 @@ export function clusterCounters(ctx: SimContext): Record<string, number> {
     counters.failover_complete = failovers;
     counters.failover_node = failovers;
   }
+  for (const name of churnNames(ctx)) counters[name] = 1;
   return counters;
 }
 
@@ -105,6 +107,8 @@ export function nodeEntry(ctx: SimContext, node: SimNode, index: number): Record
       allocstall: 0,
     },
   };
+  const churn = churnNames(ctx);
+  if (churn.length > 0) entry.interestingStats = { ...(base.interestingStats as Record<string, unknown>), ...Object.fromEntries(churn.map((n) => [n, 1])) };
   // A node that is down answers nothing of its own: the cluster lists it without systemStats and interestingStats.
   if (node.status === 'unhealthy') {
     delete entry.systemStats;
