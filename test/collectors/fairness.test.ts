@@ -108,3 +108,28 @@ describe('a hanging endpoint of one collector leaves the other collectors whole'
     expectFaultedReported(r.faultedOutcome);
   }, 60_000);
 });
+
+describe('a reset on /pools/default (the nodes list, shared through the poll cache)', () => {
+  it('fails nodes (its own list) and no collector that does not request it', async () => {
+    const others: CollectorName[] = ['buckets', 'bucket_stats', 'collections', 'xdcr', 'certificates'];
+    const client = createClient({ cluster: 't', url: t.client.baseUrl, username: 'Administrator', password: 'password', requestTimeout: 30_000 });
+    try {
+      const warm = createSharedCache();
+      const baseline = new Map<string, PollOutcome>();
+      for (const n of others) baseline.set(n, await poll(n, client, warm, 20_000));
+      t.sim.ctx.faults.add({ match: '/pools/default', kind: 'reset' });
+      const shared = createSharedCache();
+      const [nodes, ...rest] = await Promise.all(['nodes' as CollectorName, ...others].map((n) => poll(n, client, shared, NEIGHBOUR_TIMEOUT_MS)));
+      expect(nodes?.ok).toBe(false);
+      expect((nodes?.error as { code?: string }).code).toBe('CBW_ERR_NETWORK');
+      for (const o of rest) {
+        expect(o.ok, `${o.collector}: ${String(o.error)}`).toBe(true);
+        expect(Object.fromEntries(o.itemErrors), o.collector).toEqual({});
+        expect(seriesKeys(o), o.collector).toEqual(seriesKeys(baseline.get(o.collector) as PollOutcome));
+      }
+    } finally {
+      t.sim.ctx.faults.clear();
+      await client.close();
+    }
+  }, 60_000);
+});
