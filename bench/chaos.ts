@@ -15,7 +15,7 @@
  * Writes the `## Chaos` section of bench/RESULTS.md (other sections untouched).
  *
  * Knobs (environment): CHAOS_SOAK_SECONDS, CHAOS_PARTS (comma list of matrix,large,wrk,auth,webhook,sighup,
- * soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix), CHAOS_LARGE_COUNT (16),
+ * soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
  * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading), CHAOS_RESULTS
  * (write the section into another file, for trials).
  * Every loop is bounded in count and time; every child is stopped at the end (SIGKILL after 60 s).
@@ -430,7 +430,8 @@ async function matrix(): Promise<MatrixOutcome> {
     const routeFilter = process.env.CHAOS_ROUTES;
     const kindFilter = process.env.CHAOS_KINDS;
     const cells = buildMatrix(routes, table.faultKinds).filter(
-      (c) => (!routeFilter || c.route.url.includes(routeFilter)) && (!kindFilter || c.variant.name.includes(kindFilter)),
+      // `=/pools/default` matches that route only (a plain filter is a substring: every /pools/default/… route).
+      (c) => (!routeFilter || (routeFilter.startsWith('=') ? c.route.url === routeFilter.slice(1) : c.route.url.includes(routeFilter))) && (!kindFilter || c.variant.name.includes(kindFilter)),
     );
     const noise: string[] = [];
     for (let k = 0; k < 3; k++) noise.push((await controlCell(pair, COLLECTORS, 2 * MATRIX_INTERVAL_S * 1000 + 2_000)) || 'none');

@@ -72,6 +72,8 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     options: input.options,
     client: input.client.scoped({
       signal,
+      // One lane per collector: a collector whose endpoint hangs holds at most its share of the slots.
+      lane: input.collector.name,
       onStart: (e) => pending.set(e, (pending.get(e) ?? 0) + 1),
       onRequest: (r) => {
         requests.push(r);

@@ -95,6 +95,12 @@ export interface ClientScope {
   onRequest?: (rec: RequestRecord) => void;
   /** Called when a request is about to be sent: a poll that hits its deadline can name what it waited for. */
   onStart?: (endpoint: string) => void;
+  /**
+   * The lane of the cluster's request slots this view queues in (the collector's name for a poll): a lane
+   * holds at most half the slots and lanes are served in turn (see FairSemaphore). Inherited by views of
+   * this view; the unscoped client's lane is ''.
+   */
+  lane?: string;
 }
 
 export interface ClientSettings {
@@ -181,41 +187,152 @@ export function stripCredentials(url: string): string {
 
 /** A counting semaphore: at most `limit` holders; waiters are served first come, first served. */
 export class Semaphore {
+  private readonly fair: FairSemaphore;
+  constructor(limit: number) {
+    this.fair = new FairSemaphore(limit, limit);
+  }
+  acquire(signal?: AbortSignal): Promise<() => void> {
+    return this.fair.acquire('', signal);
+  }
+  get inFlight(): number {
+    return this.fair.inFlight;
+  }
+  get waiting(): number {
+    return this.fair.waiting;
+  }
+}
+
+interface Lane {
+  active: number;
+  readonly queue: Array<() => void>;
+}
+
+/**
+ * The per-cluster bound on requests in flight (`concurrency`, Couchbase's protection), shared fairly between
+ * lanes: one lane per collector. Every collector polls through the same cluster's slots; first come, first
+ * served let one collector whose endpoint hangs fill every slot with requests held until their timeout, and
+ * every other collector's poll then missed its deadline waiting (`npm run chaos`: one hang on
+ * /settings/security/:service failed seven collectors). Here a lane holds at most `laneCap` slots (default:
+ * half, rounded up), so the others always keep slots a hang cannot take, and a freed slot goes to the next
+ * lane with a waiter in turn (round-robin), so a collector that fans out hundreds of requests cannot starve
+ * one that needs three. The cap holds even when no other lane is waiting: a slot cannot be taken back from a
+ * hanging request, so the reserve must already be free when a neighbour arrives. The cost: one collector
+ * alone gets at most half the slots (an XDCR fan-out takes about twice as long with nothing else polling).
+ */
+export class FairSemaphore {
   private active = 0;
-  private readonly queue: Array<() => void> = [];
-  constructor(private readonly limit: number) {}
-  async acquire(signal?: AbortSignal): Promise<() => void> {
-    if (this.active < this.limit) {
-      this.active++;
-      return () => this.release();
+  private queued = 0;
+  private readonly lanes = new Map<string, Lane>();
+  /** Lanes with waiters, in the order they are served. */
+  private readonly turn: string[] = [];
+  readonly laneCap: number;
+  constructor(
+    readonly limit: number,
+    laneCap?: number,
+  ) {
+    this.laneCap = Math.max(1, Math.min(limit, laneCap ?? Math.ceil(limit / 2)));
+  }
+
+  async acquire(laneName: string, signal?: AbortSignal): Promise<() => void> {
+    const lane = this.lane(laneName);
+    if (lane.queue.length === 0 && this.active < this.limit && lane.active < this.capOf(laneName)) {
+      this.take(lane);
+      return this.releaser(laneName, lane);
     }
     await new Promise<void>((resolve, reject) => {
+      // Called by dispatch() with the slot already taken for this lane.
       const grant = (): void => {
         signal?.removeEventListener('abort', onAbort);
         resolve();
       };
       const onAbort = (): void => {
-        const i = this.queue.indexOf(grant);
-        if (i >= 0) this.queue.splice(i, 1);
+        const i = lane.queue.indexOf(grant);
+        if (i >= 0) {
+          lane.queue.splice(i, 1);
+          this.queued--;
+          if (lane.queue.length === 0) this.leaveTurn(laneName);
+          this.forget(laneName, lane);
+        }
         reject(signal?.reason ?? new Error('aborted'));
       };
       if (signal?.aborted) return onAbort();
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(grant);
+      lane.queue.push(grant);
+      this.queued++;
+      if (!this.turn.includes(laneName)) this.turn.push(laneName);
     });
+    return this.releaser(laneName, lane);
+  }
+
+  /**
+   * The unnamed lane ('') is the client used outside a poll (the reachability probe, `cbwatch check`'s own
+   * calls, tests): one caller, so it may use every slot.
+   */
+  private capOf(name: string): number {
+    return name === '' ? this.limit : this.laneCap;
+  }
+
+  private lane(name: string): Lane {
+    let l = this.lanes.get(name);
+    if (!l) {
+      l = { active: 0, queue: [] };
+      this.lanes.set(name, l);
+    }
+    return l;
+  }
+
+  private take(lane: Lane): void {
     this.active++;
-    return () => this.release();
+    lane.active++;
   }
-  private release(): void {
-    this.active--;
-    const next = this.queue.shift();
-    if (next) next();
+
+  private releaser(name: string, lane: Lane): () => void {
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.active--;
+      lane.active--;
+      this.dispatch();
+      this.forget(name, lane);
+    };
   }
+
+  /** Hands free slots to waiting lanes in turn, skipping a lane at its cap. */
+  private dispatch(): void {
+    while (this.active < this.limit) {
+      const i = this.turn.findIndex((n) => {
+        const l = this.lanes.get(n);
+        return l !== undefined && l.queue.length > 0 && l.active < this.capOf(n);
+      });
+      if (i < 0) return;
+      const name = this.turn[i] as string;
+      const lane = this.lanes.get(name) as Lane;
+      // Served: to the back of the turn, or out of it when nothing else of this lane waits.
+      this.turn.splice(i, 1);
+      const grant = lane.queue.shift() as () => void;
+      this.queued--;
+      if (lane.queue.length > 0) this.turn.push(name);
+      this.take(lane);
+      grant();
+    }
+  }
+
+  private leaveTurn(name: string): void {
+    const i = this.turn.indexOf(name);
+    if (i >= 0) this.turn.splice(i, 1);
+  }
+
+  /** Lanes are per collector, but nothing should grow with the names ever seen. */
+  private forget(name: string, lane: Lane): void {
+    if (lane.active === 0 && lane.queue.length === 0 && this.lanes.get(name) === lane) this.lanes.delete(name);
+  }
+
   get inFlight(): number {
     return this.active;
   }
   get waiting(): number {
-    return this.queue.length;
+    return this.queued;
   }
 }
 
@@ -225,7 +342,7 @@ export const MAX_POOLS = 32;
 interface Shared {
   readonly settings: ClientSettings;
   readonly pools: Map<string, Pool>;
-  readonly sem: Semaphore;
+  readonly sem: FairSemaphore;
   readonly auth: string | undefined;
   readonly connect: Record<string, unknown>;
   readonly maxBytes: number;
@@ -274,6 +391,8 @@ class Client implements CouchbaseClient {
     if (signal) s.signal = signal;
     if (onRequest) s.onRequest = onRequest;
     if (onStart) s.onStart = onStart;
+    const lane = scope.lane ?? parent.lane;
+    if (lane !== undefined) s.lane = lane;
     return new Client(this.shared, s);
   }
 
@@ -347,7 +466,7 @@ class Client implements CouchbaseClient {
       let raw: RawResponse;
       try {
         try {
-          release = await this.shared.sem.acquire(signal);
+          release = await this.shared.sem.acquire(this.scope.lane ?? '', signal);
         } catch (err) {
           throw abortError(desc, signal, err);
         }
@@ -559,7 +678,7 @@ export function createClient(settings: ClientSettings): CouchbaseClient {
   const shared: Shared = {
     settings,
     pools: new Map(),
-    sem: new Semaphore(settings.concurrency ?? 8),
+    sem: new FairSemaphore(settings.concurrency ?? 8),
     auth,
     connect,
     maxBytes: settings.maxResponseBytes ?? 64 * 1024 * 1024,

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { ByteBudget, createClient, fillRoute, MAX_POOLS, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
+import { ByteBudget, createClient, FairSemaphore, fillRoute, MAX_POOLS, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
 import { CbwError, ForbiddenError } from '../../src/errors.js';
 import { createSimulator } from '../../src/simulator/index.js';
@@ -178,6 +178,63 @@ describe('concurrency bound', () => {
     (await p2)();
     expect(order).toEqual([1, 2]);
     expect(s.inFlight).toBe(0);
+  });
+});
+
+describe('fair slots (one lane per collector)', () => {
+  it('a lane holds at most half the slots, so another lane gets the rest at once', async () => {
+    const s = new FairSemaphore(8);
+    expect(s.laneCap).toBe(4);
+    const held = await Promise.all(Array.from({ length: 4 }, () => s.acquire('security')));
+    // The fifth request of the same lane waits although four slots are free: they are the others' reserve.
+    let fifth = false;
+    const p5 = s.acquire('security').then((r) => ((fifth = true), r));
+    await Promise.resolve();
+    expect(fifth).toBe(false);
+    expect(s.waiting).toBe(1);
+    const others = await Promise.all(Array.from({ length: 4 }, () => s.acquire('buckets')));
+    expect(s.inFlight).toBe(8);
+    // One of the lane's own slots freed: its waiter gets it.
+    (held[0] as () => void)();
+    (await p5)();
+    for (const r of [...held.slice(1), ...others]) r();
+    expect(s.inFlight).toBe(0);
+    expect(s.waiting).toBe(0);
+  });
+
+  it('serves waiting lanes in turn, not first come, first served', async () => {
+    const s = new FairSemaphore(2, 2);
+    const first = await s.acquire('xdcr');
+    const second = await s.acquire('xdcr');
+    const order: string[] = [];
+    const wait = (lane: string): Promise<void> => s.acquire(lane).then((r) => void (order.push(lane), r()));
+    // Ten xdcr requests queue before one from nodes; nodes is served second, not eleventh.
+    const all = [...Array.from({ length: 10 }, () => wait('xdcr')), wait('nodes')];
+    first();
+    second();
+    await Promise.all(all);
+    expect(order.indexOf('nodes')).toBeLessThanOrEqual(1);
+    expect(s.inFlight).toBe(0);
+  });
+
+  it('an aborted waiter leaves its queue and its lane', async () => {
+    const s = new FairSemaphore(1);
+    const r = await s.acquire('a');
+    const ac = new AbortController();
+    const p = s.acquire('b', ac.signal);
+    expect(s.waiting).toBe(1);
+    ac.abort(new Error('gone'));
+    await expect(p).rejects.toThrow('gone');
+    expect(s.waiting).toBe(0);
+    r();
+    expect(s.inFlight).toBe(0);
+  });
+
+  it('the unscoped client (no lane) may use every slot', async () => {
+    const s = new FairSemaphore(4);
+    const held = await Promise.all(Array.from({ length: 4 }, () => s.acquire('')));
+    expect(s.inFlight).toBe(4);
+    for (const r of held) r();
   });
 });
 
