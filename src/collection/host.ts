@@ -12,6 +12,7 @@ import type { Logger } from 'pino';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import { PACKAGE_ROOT } from '../paths.js';
+import { pendingStatus } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { SnapshotView } from './view.js';
@@ -170,24 +171,4 @@ export class WorkerCollection {
     clearTimeout(timer);
     if (how === 'timeout') await w.terminate();
   }
-}
-
-function pendingStatus(cluster: string, collector: string): CollectorStatus {
-  return {
-    cluster,
-    collector,
-    ok: undefined,
-    lastError: undefined,
-    lastDurationSeconds: undefined,
-    lastSuccessAt: undefined,
-    lastPollAt: undefined,
-    series: 0,
-    requests: 0,
-    skipped: new Map(),
-    itemErrors: new Map(),
-    droppedValues: new Map(),
-    notApplicable: undefined,
-    missingPermissions: [],
-    reached: false,
-  };
 }

@@ -121,7 +121,7 @@ export const tasksCollector: Collector<'tasks'> = {
     const { tasks, invalid } = await fetchTaskList(ctx);
     const tally = new ItemTally(ctx);
     for (const bad of invalid) {
-      const item = `task ${bad.index}${bad.type !== undefined ? ` (${bad.type.slice(0, 40)})` : ''}`;
+      const item = `task ${bad.index}${bad.name !== undefined ? ` (${bad.name.slice(0, 40)})` : ''}`;
       tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${TASKS_ROUTE}: ${item}: ${bad.message}`));
     }
     for (const t of tasks) tally.ok(t.type);

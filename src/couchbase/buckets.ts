@@ -9,7 +9,8 @@
  * inward (looseObject keeps unknown keys, so it is stripped below in `bucketEntrySchema`'s transform).
  */
 import { z } from 'zod';
-import type { ClusterSource } from './source.js';
+import { parseEach } from './source.js';
+import type { ClusterSource, InvalidEntry } from './source.js';
 
 const num = z.number().nullable().optional();
 
@@ -67,22 +68,13 @@ export const BUCKET_NODE_STATS_ROUTE = '/pools/default/buckets/{bucket}/nodes/{n
 
 export interface BucketList {
   readonly buckets: BucketEntry[];
-  /** Entries that did not parse: position, name when it has one, and the first issue. */
-  readonly invalid: ReadonlyArray<{ readonly index: number; readonly name: string | undefined; readonly message: string }>;
+  /** Entries that did not parse (the `buckets` collector counts them as item errors). */
+  readonly invalid: readonly InvalidEntry[];
 }
 
 export function parseBucketList(raw: readonly unknown[]): BucketList {
-  const buckets: BucketEntry[] = [];
-  const invalid: Array<{ index: number; name: string | undefined; message: string }> = [];
-  for (const [index, el] of raw.entries()) {
-    const b = bucketEntrySchema.safeParse(el);
-    if (b.success) buckets.push(b.data);
-    else {
-      const name = (el as { name?: unknown } | null)?.name;
-      invalid.push({ index, name: typeof name === 'string' ? name : undefined, message: b.error.issues[0]?.message ?? 'does not match' });
-    }
-  }
-  return { buckets, invalid };
+  const { ok, invalid } = parseEach(raw, bucketEntrySchema, 'name');
+  return { buckets: ok, invalid };
 }
 
 /** The bucket list with its unparseable entries, fetched at most once per 5 s per cluster for every collector that needs it. */

@@ -3,7 +3,8 @@
  * when their polls meet (the shared cache keeps a result for 5 s and merges concurrent calls).
  */
 import { z } from 'zod';
-import type { ClusterSource } from './source.js';
+import { parseEach } from './source.js';
+import type { ClusterSource, InvalidEntry } from './source.js';
 
 /** One entry of the tasks list; every field optional because each task type carries its own set. */
 export const taskSchema = z.looseObject({
@@ -44,22 +45,13 @@ const taskListSchema = z.array(z.unknown());
 
 export interface TaskList {
   readonly tasks: Task[];
-  /** Entries that did not parse: position and the first issue. */
-  readonly invalid: ReadonlyArray<{ readonly index: number; readonly type: string | undefined; readonly message: string }>;
+  /** Entries that did not parse; `name` is the entry's `type`. */
+  readonly invalid: readonly InvalidEntry[];
 }
 
 export function parseTaskList(raw: readonly unknown[]): TaskList {
-  const tasks: Task[] = [];
-  const invalid: Array<{ index: number; type: string | undefined; message: string }> = [];
-  for (const [index, el] of raw.entries()) {
-    const t = taskSchema.safeParse(el);
-    if (t.success) tasks.push(t.data);
-    else {
-      const type = (el as { type?: unknown } | null)?.type;
-      invalid.push({ index, type: typeof type === 'string' ? type : undefined, message: t.error.issues[0]?.message ?? 'does not match' });
-    }
-  }
-  return { tasks, invalid };
+  const { ok, invalid } = parseEach(raw, taskSchema, 'type');
+  return { tasks: ok, invalid };
 }
 
 /** The tasks list with its unparseable entries, fetched at most once per 5 s per cluster. */

@@ -40,6 +40,27 @@ export interface CollectorStatus {
   readonly probeReached?: boolean | undefined;
 }
 
+/** The status of a (cluster, collector) announced but not polled yet. */
+export function pendingStatus(cluster: string, collector: string): CollectorStatus {
+  return {
+    cluster,
+    collector,
+    ok: undefined,
+    lastError: undefined,
+    lastDurationSeconds: undefined,
+    lastSuccessAt: undefined,
+    lastPollAt: undefined,
+    series: 0,
+    requests: 0,
+    skipped: new Map(),
+    itemErrors: new Map(),
+    droppedValues: new Map(),
+    notApplicable: undefined,
+    missingPermissions: [],
+    reached: false,
+  };
+}
+
 function key(cluster: string, collector: string): string {
   return `${cluster}\u0000${collector}`;
 }
@@ -77,23 +98,7 @@ export class SnapshotStore {
     const k = key(cluster, collector);
     if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
     if (this.statuses.has(k)) return;
-    this.statuses.set(k, {
-      cluster,
-      collector,
-      ok: undefined,
-      lastError: undefined,
-      lastDurationSeconds: undefined,
-      lastSuccessAt: undefined,
-      lastPollAt: undefined,
-      series: 0,
-      requests: 0,
-      skipped: new Map(),
-      itemErrors: new Map(),
-      droppedValues: new Map(),
-      notApplicable: undefined,
-      missingPermissions: [],
-      reached: false,
-    });
+    this.statuses.set(k, pendingStatus(cluster, collector));
     this.changed();
   }
 
