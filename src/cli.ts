@@ -3,6 +3,7 @@
  * here and only here; everything else logs through pino. Exit codes: 0 ok, 1 a check failed or a runtime
  * error, 2 a bad configuration or command line.
  */
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { runCheck } from './check.js';
 import { defaultClusterConfig, resolveCollectors } from './config/defaults.js';
@@ -17,6 +18,7 @@ import { createLogger } from './log.js';
 import { setAnswerBudget } from './couchbase/client.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
+import { recordConfigLoad } from './metrics/self.js';
 import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
 import { loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
@@ -47,26 +49,100 @@ export function quietOnClosedPipe(stream: NodeJS.WriteStream): Out {
 const stdout: Out = quietOnClosedPipe(process.stdout);
 const stderr: Out = (s) => void process.stderr.write(s);
 
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilSignal(): Promise<NodeJS.Signals> {
+/**
+ * Resolves on the first SIGINT or SIGTERM. SIGHUP, whose default action would kill the process, calls
+ * `onHangup` (a configuration reload) or is logged and ignored.
+ */
+function untilSignal(log?: Logger, onHangup?: () => unknown): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    const hup = (): void => {
+      if (onHangup) void onHangup();
+      else log?.warn('SIGHUP ignored: nothing to reload');
+    };
     const on = (sig: NodeJS.Signals): void => {
       process.off('SIGINT', on);
       process.off('SIGTERM', on);
+      process.off('SIGHUP', hup);
       resolve(sig);
     };
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
+    process.on('SIGHUP', hup);
   });
 }
 
-export async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> {
-  if (!config.web.configFile) return startDaemon({ config, logger: log });
+export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonly error: string };
+
+/**
+ * Reload the configuration as `run` loaded it (file, environment, flags): a good one is applied, a bad one
+ * leaves the running configuration in place and is logged at error with the loader's file:line:col lines.
+ * Reloads run one at a time; `cbwatch_config_last_reload_successful` says how the latest one went.
+ */
+export function makeReloader(args: ParsedArgs, env: NodeJS.ProcessEnv, daemon: Daemon, log: Logger, initial: Config): () => Promise<ReloadResult> {
+  let running: Promise<ReloadResult> = Promise.resolve({ ok: true });
+  let current = initial;
+  const once = async (): Promise<ReloadResult> => {
+    log.info({ file: current.file }, 'reloading configuration');
+    let next: Config;
+    try {
+      next = loadConfig(args.flags, env);
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      recordConfigLoad(false);
+      log.error({ err: { message: error } }, 'configuration reload failed; the previous configuration stays in force');
+      return { ok: false, error };
+    }
+    const fixed: string[] = [];
+    if (next.web.listenHost !== current.web.listenHost || next.web.listenPort !== current.web.listenPort) fixed.push('web listen address');
+    if (next.log.level !== current.log.level || next.log.format !== current.log.format) fixed.push('log level and format');
+    if (next.maxBufferedBytes !== current.maxBufferedBytes) fixed.push('couchbase.max-buffered-bytes');
+    if (JSON.stringify(next.webhooks) !== JSON.stringify(current.webhooks)) fixed.push('webhooks');
+    if (next.web.maxRequests !== current.web.maxRequests) fixed.push('web.max-requests');
+    try {
+      await daemon.reconfigure(next);
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      recordConfigLoad(false);
+      log.error({ err: { message: error } }, 'configuration reload failed; the previous configuration stays in force');
+      return { ok: false, error };
+    }
+    current = next;
+    recordConfigLoad(true);
+    if (fixed.length > 0) log.warn({ settings: fixed }, 'configuration reloaded; these settings take effect only after a restart');
+    log.info({ clusters: next.clusters.map((c) => c.name) }, 'configuration reloaded');
+    return { ok: true };
+  };
+  return () => {
+    const r = running.then(once, once);
+    running = r;
+    return r;
+  };
+}
+
+/** POST /-/reload (only with --web.enable-lifecycle): 200 once applied, 500 with the reason otherwise. */
+function lifecyclePlugin(reload: () => Promise<ReloadResult>): (app: FastifyInstance) => void {
+  return (app) => {
+    app.post('/-/reload', async (_req, reply) => {
+      const r = await reload();
+      if (r.ok) return reply.type('text/plain').send('configuration reloaded\n');
+      return reply.code(500).type('text/plain').send(`failed to reload configuration: ${r.error}\n`);
+    });
+    app.route({
+      method: ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+      url: '/-/reload',
+      handler: async (_req, reply) => reply.code(405).header('allow', 'POST').type('text/plain').send('Method Not Allowed\n'),
+    });
+  };
+}
+
+export async function startWithWebConfig(config: Config, log: Logger, plugins: ReadonlyArray<(app: FastifyInstance) => void> = []): Promise<Daemon> {
+  if (!config.web.configFile) return startDaemon({ config, logger: log, plugins });
   // loadConfig validated the web config file already; its settings hold the TLS key: never log them.
   const server = webConfigToServerOptions(config.web.settings ?? loadWebConfig(config.web.configFile));
   return startDaemon({
     config,
     logger: log,
+    plugins,
     ...(server.https ? { https: server.https } : {}),
     ...(server.authorize ? { authorize: server.authorize } : {}),
     ...(server.checkClientCertificate ? { checkClientCertificate: server.checkClientCertificate } : {}),
@@ -76,8 +152,8 @@ export async function startWithWebConfig(config: Config, log: Logger): Promise<D
   });
 }
 
-async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => Promise<void>> = []): Promise<number> {
-  const sig = await untilSignal();
+async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => Promise<void>> = [], reload?: () => unknown): Promise<number> {
+  const sig = await untilSignal(log, reload);
   log.info({ signal: sig }, 'shutting down');
   await daemon.close();
   for (const stop of extra) await stop();
@@ -101,8 +177,12 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
       config.shard === undefined ? 'no cluster configured: receiving webhooks only' : 'no cluster falls in this shard: serving cbwatch\'s own metrics only',
     );
   }
-  const daemon = await startWithWebConfig(config, log);
-  return serveUntilSignal(daemon, log);
+  // The reloader needs the daemon, and the daemon the lifecycle route: the route calls it once both exist.
+  let reload: (() => Promise<ReloadResult>) | undefined;
+  const plugins = args.flags['web.enable-lifecycle'] ? [lifecyclePlugin(() => (reload ? reload() : Promise.resolve({ ok: false, error: 'not started yet' } as const)))] : [];
+  const daemon = await startWithWebConfig(config, log, plugins);
+  reload = makeReloader(args, process.env, daemon, log, config);
+  return serveUntilSignal(daemon, log, [], reload);
 }
 
 async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
