@@ -163,4 +163,32 @@ describe('configuration reload (a real process)', () => {
       expect((await bin.stop()).code).toBe(0);
     }
   }, 120_000);
+
+  it('a rotated password_file is used after the next 401, without a restart; a reload keeps the jobs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
+    const cfg = join(dir, 'cbwatch.yml');
+    const pw = join(dir, 'cb-password');
+    writeFileSync(pw, 'password\n');
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n      buckets: { interval: 1s }\n';
+    writeFileSync(cfg, `clusters:\n  - name: alpha\n    url: ${simUrl}\n    username: Administrator\n    password_file: ${pw}\n    collectors:\n${only}`);
+    const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], {});
+    const users = sim.ctx.options.users;
+    try {
+      await until('ready', async () => ((await fetch(`${bin.url}/-/ready`)).status === 200 ? true : undefined));
+      users.admin.password = 'rotated-password-42';
+      writeFileSync(pw, 'rotated-password-42\n');
+      const rotatedAt = Date.now() / 1000;
+      await until('a successful poll with the rotated password', async () => {
+        const t = await metrics(bin.url);
+        return (value(t, LAST_SUCCESS('alpha', 'buckets')) ?? 0) > rotatedAt + 1 && value(t, 'cbwatch_collector_success{couchbase_cluster="alpha",collector="buckets"}') === 1 ? true : undefined;
+      });
+      expect(bin.output()).not.toContain('rotated-password-42');
+      // A reload reads the same rotated file: the password alone changed, so the client and job stay.
+      bin.child.kill('SIGHUP');
+      await until('reload logged', async () => (/"kept":1,"added":0,"removed":0/.test(bin.output()) ? true : undefined));
+    } finally {
+      users.admin.password = 'password';
+      expect((await bin.stop()).code).toBe(0);
+    }
+  }, 120_000);
 });

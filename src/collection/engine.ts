@@ -109,6 +109,7 @@ function clientFor(c: ClusterConfig): CouchbaseClient {
     url: c.url,
     username: c.username,
     password: c.password,
+    passwordFile: c.passwordFile,
     tls: c.tls,
     concurrency: c.concurrency,
     connectTimeout: c.connectTimeout,
@@ -156,6 +157,7 @@ export class CollectionEngine {
     for (const c of clusters) {
       const prev = before.get(c.name);
       const client = prev && clusterSignature(prev) === clusterSignature(c) ? this.clients.get(c.name) : undefined;
+      client?.setPassword?.(c.password);
       clients.set(c.name, client ?? clientFor(c));
     }
     const result = await this.scheduler.reconfigure(clusters, clients);

@@ -20,6 +20,8 @@ export interface ClusterConfig {
   readonly password: string | undefined;
   /** Where the password came from (`file /run/secrets/cb`, `environment variable CB_PW`), for summaries. */
   readonly passwordSource?: string | undefined;
+  /** The file the password was read from, if it was: the client reads it again on a 401 (a rotated secret). */
+  readonly passwordFile?: string | undefined;
   readonly tls: {
     readonly caFile?: string;
     readonly certFile?: string;

@@ -28,7 +28,8 @@ export interface SchedulerDeps {
 }
 
 interface Job {
-  readonly cluster: ClusterConfig;
+  /** Replaced on a reload that kept the job (only the password can differ then). */
+  cluster: ClusterConfig;
   readonly collector: Collector;
   readonly options: ResolvedCollectorOptions;
   readonly client: CouchbaseClient;
@@ -47,9 +48,12 @@ interface Job {
   readonly retired: AbortController;
 }
 
-/** Everything of a cluster but its collectors: what its client and probe are built from. */
+/**
+ * Everything of a cluster but its collectors and its password: what its client and probe are built from. A
+ * rotated password alone keeps the client (and every job) and is handed to it (CouchbaseClient.setPassword).
+ */
 export function clusterSignature(c: ClusterConfig): string {
-  const { collectors: _collectors, ...rest } = c;
+  const { collectors: _collectors, password: _password, passwordSource: _source, ...rest } = c;
   return JSON.stringify(rest);
 }
 
@@ -147,6 +151,7 @@ export class Scheduler {
         const signature = JSON.stringify([clusterSignature(cluster), options]);
         if (prev && prev.signature === signature && prev.client === client) {
           old.delete(k);
+          prev.cluster = cluster;
           sharedByCluster.set(cluster.name, prev.shared);
           next.push(prev);
           continue;
