@@ -19,6 +19,7 @@ import { startProcessMetrics } from './metrics/process.js';
 import { recordConfigLoad } from './metrics/self.js';
 import { buildApp } from './server/app.js';
 import { registerSyncGatewayWebhooks } from './webhooks/sync-gateway.js';
+import type { WebhookReceiver } from './webhooks/sync-gateway.js';
 import type { AppDeps } from './server/app.js';
 
 export interface DaemonOptions {
@@ -122,7 +123,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const exposition = new Exposition(view, { processMetrics: opts.processMetrics !== false });
   const plugins = [...(opts.plugins ?? [])];
   const sg = config.webhooks.syncGateway;
-  if (sg?.enabled) plugins.push((app) => registerSyncGatewayWebhooks(app, sg, log));
+  let receiver: WebhookReceiver | undefined;
+  if (sg?.enabled) plugins.push((app) => void (receiver = registerSyncGatewayWebhooks(app, sg, log)));
   // The landing page reads the clusters and webhooks of the configuration in force, which a reload replaces.
   let current = config;
   const deps: AppDeps = {
@@ -174,6 +176,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     async reconfigure(c: Config) {
       if (closed) throw new Error('daemon closed');
       await reconfigure(c);
+      // A rotated webhook token applies at once; the receiver's other settings need a restart.
+      const token = c.webhooks.syncGateway?.token;
+      if (receiver && token) receiver.setToken(token);
       current = { ...c, web: current.web };
     },
     async close() {

@@ -330,7 +330,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     }
     if (token !== undefined && !TOKEN.test(token)) {
       problems.push(`${tokenKey}: the token must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it travels in a URL path)`);
-    } else if (token !== undefined) syncGateway = { ...rest, token };
+    } else if (token !== undefined) syncGateway = { ...rest, token, ...(token_file !== undefined ? { tokenFile: rel(token_file) } : {}) };
   }
 
   if (clusters.length === 0 && !options.allowNoClusters && syncGateway === undefined && problems.length === 0) {

@@ -46,6 +46,8 @@ export interface ClusterConfig {
 export interface SyncGatewayWebhookConfig extends Omit<WebhookConfig, 'token_file' | 'token_env'> {
   /** The shared secret carried in the handler URL; never logged. */
   readonly token: string;
+  /** The file the token was read from, if it was: read again on a wrong token (a rotated secret). */
+  readonly tokenFile?: string | undefined;
 }
 
 export interface WebConfig {
