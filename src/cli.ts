@@ -21,7 +21,9 @@ import { packageVersion } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
 import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
-import { loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
+import { httpsOptions, loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
+import type { WebSettings } from './config/webconfig.js';
+import type { TLSSocket } from 'node:tls';
 import { healthcheckTarget, probe } from './healthcheck.js';
 import { commandRules } from './rules-command.js';
 
@@ -78,7 +80,14 @@ export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonl
  * leaves the running configuration in place and is logged at error with the loader's file:line:col lines.
  * Reloads run one at a time; `cbwatch_config_last_reload_successful` says how the latest one went.
  */
-export function makeReloader(args: ParsedArgs, env: NodeJS.ProcessEnv, daemon: Daemon, log: Logger, initial: Config): () => Promise<ReloadResult> {
+export function makeReloader(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  daemon: Daemon,
+  log: Logger,
+  initial: Config,
+  applyWeb: (next: WebSettings | undefined) => string[] = () => [],
+): () => Promise<ReloadResult> {
   let running: Promise<ReloadResult> = Promise.resolve({ ok: true });
   let current = initial;
   const once = async (): Promise<ReloadResult> => {
@@ -107,6 +116,8 @@ export function makeReloader(args: ParsedArgs, env: NodeJS.ProcessEnv, daemon: D
       log.error({ err: { message: error } }, 'configuration reload failed; the previous configuration stays in force');
       return { ok: false, error };
     }
+    if (next.web.configFile !== current.web.configFile) fixed.push('--web.config.file');
+    else if (next.web.configFile !== undefined) fixed.push(...applyWeb(next.web.settings));
     current = next;
     recordConfigLoad(true);
     if (fixed.length > 0) log.warn({ settings: fixed }, 'configuration reloaded; these settings take effect only after a restart');
@@ -137,20 +148,55 @@ function lifecyclePlugin(reload: () => Promise<ReloadResult>): (app: FastifyInst
 }
 
 export async function startWithWebConfig(config: Config, log: Logger, plugins: ReadonlyArray<(app: FastifyInstance) => void> = []): Promise<Daemon> {
-  if (!config.web.configFile) return startDaemon({ config, logger: log, plugins });
+  return (await startServing(config, log, plugins)).daemon;
+}
+
+/**
+ * Start the daemon with the web config, and return how to apply a reloaded one: basic auth users, the TLS
+ * certificate and key (and client CA, ciphers) and the per-request client-certificate rules follow at once;
+ * turning TLS on or off, the handshake's client_auth_type, rate_limit, headers and http2 need a restart (named
+ * in the returned list).
+ */
+async function startServing(
+  config: Config,
+  log: Logger,
+  plugins: ReadonlyArray<(app: FastifyInstance) => void>,
+): Promise<{ daemon: Daemon; applyWeb: (next: WebSettings | undefined) => string[] }> {
+  if (!config.web.configFile) return { daemon: await startDaemon({ config, logger: log, plugins }), applyWeb: () => [] };
   // loadConfig validated the web config file already; its settings hold the TLS key: never log them.
-  const server = webConfigToServerOptions(config.web.settings ?? loadWebConfig(config.web.configFile));
-  return startDaemon({
+  let settings = config.web.settings ?? loadWebConfig(config.web.configFile);
+  let server = webConfigToServerOptions(settings);
+  const daemon = await startDaemon({
     config,
     logger: log,
     plugins,
+    // Indirections, so that a reload can change the users and the certificate rules of a running server.
+    authorize: (header) => (server.authorize ? server.authorize(header) : Promise.resolve(true)),
     ...(server.https ? { https: server.https } : {}),
-    ...(server.authorize ? { authorize: server.authorize } : {}),
-    ...(server.checkClientCertificate ? { checkClientCertificate: server.checkClientCertificate } : {}),
+    ...(server.https ? { checkClientCertificate: (socket: TLSSocket) => server.checkClientCertificate?.(socket) } : {}),
     ...(server.rateLimit ? { rateLimit: server.rateLimit } : {}),
     ...(server.headers ? { headers: server.headers } : {}),
     ...(server.http2 !== undefined ? { http2: server.http2 } : {}),
   });
+  const applyWeb = (next: WebSettings | undefined): string[] => {
+    if (next === undefined) return ['web.config.file'];
+    const restart: string[] = [];
+    const was = settings;
+    if ((was.tls === undefined) !== (next.tls === undefined)) restart.push('tls_server_config (TLS on or off)');
+    else if (was.tls && next.tls) {
+      if (was.tls.clientAuthType !== next.tls.clientAuthType) restart.push('tls_server_config.client_auth_type (in the handshake)');
+      // The certificate, key, client CA and ciphers of new handshakes; connections open keep theirs.
+      const { requestCert: _r, rejectUnauthorized: _u, ...context } = httpsOptions(next.tls);
+      (daemon.app.server as unknown as { setSecureContext(o: object): void }).setSecureContext(context);
+    }
+    if (JSON.stringify(was.rateLimit) !== JSON.stringify(next.rateLimit)) restart.push('rate_limit');
+    if (JSON.stringify(was.headers) !== JSON.stringify(next.headers)) restart.push('http_server_config.headers');
+    if (was.http2 !== next.http2) restart.push('http_server_config.http2');
+    settings = next;
+    server = webConfigToServerOptions(next);
+    return restart;
+  };
+  return { daemon, applyWeb };
 }
 
 async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => Promise<void>> = [], reload?: () => unknown): Promise<number> {
@@ -181,8 +227,8 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // The reloader needs the daemon, and the daemon the lifecycle route: the route calls it once both exist.
   let reload: (() => Promise<ReloadResult>) | undefined;
   const plugins = args.flags['web.enable-lifecycle'] ? [lifecyclePlugin(() => (reload ? reload() : Promise.resolve({ ok: false, error: 'not started yet' } as const)))] : [];
-  const daemon = await startWithWebConfig(config, log, plugins);
-  reload = makeReloader(args, process.env, daemon, log, config);
+  const { daemon, applyWeb } = await startServing(config, log, plugins);
+  reload = makeReloader(args, process.env, daemon, log, config, applyWeb);
   return serveUntilSignal(daemon, log, [], reload);
 }
 

@@ -5,12 +5,17 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import bcrypt from 'bcryptjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSimulator } from '../src/simulator/index.js';
 import type { Simulator } from '../src/simulator/index.js';
+import { findBinary } from './helpers/tools.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -44,7 +49,7 @@ async function startBin(args: string[], env: Record<string, string>): Promise<Bi
       child.kill('SIGTERM');
     });
   for (let i = 0; i < 600; i++) {
-    const m = /"url":"(http:\/\/[^"]+)"[^\n]*cbwatch started/.exec(out);
+    const m = /"url":"(https?:\/\/[^"]+)"[^\n]*cbwatch started/.exec(out);
     if (m) return { url: m[1] as string, child, stop, output: () => out };
     if (child.exitCode !== null) break;
     await new Promise((r) => setTimeout(r, 50));
@@ -188,6 +193,49 @@ describe('configuration reload (a real process)', () => {
       await until('reload logged', async () => (/"kept":1,"added":0,"removed":0/.test(bin.output()) ? true : undefined));
     } finally {
       users.admin.password = 'password';
+      expect((await bin.stop()).code).toBe(0);
+    }
+  }, 120_000);
+
+  it.skipIf(findBinary('openssl') === undefined)('a reload re-reads the web config: new basic auth users and a new TLS certificate apply at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
+    const openssl = findBinary('openssl') as string;
+    for (const name of ['first', 'second']) {
+      execFileSync(openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}-cert`, '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+    }
+    const web = join(dir, 'web.yml');
+    const webYaml = (name: string, user: string, password: string): string =>
+      `tls_server_config:\n  cert_file: ${join(dir, 'live.crt')}\n  key_file: ${join(dir, 'live.key')}\nbasic_auth_users:\n  ${user}: ${bcrypt.hashSync(password, 4)}\n`;
+    const install = (name: string): void => {
+      writeFileSync(join(dir, 'live.crt'), readFileSync(join(dir, `${name}.crt`)));
+      writeFileSync(join(dir, 'live.key'), readFileSync(join(dir, `${name}.key`)));
+    };
+    install('first');
+    writeFileSync(web, webYaml('first', 'prom', 'first-secret'));
+    const cfg = join(dir, 'cbwatch.yml');
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n';
+    writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', only)}\n`);
+    const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.config.file', web], { RELOAD_CB_PW: 'password' });
+    /** Status and the server certificate's CN of one request. */
+    const get = (user: string, password: string): Promise<{ status: number; cn: string }> =>
+      new Promise((resolve, reject) => {
+        const req = request(`${bin.url}/metrics`, { rejectUnauthorized: false, agent: false, auth: `${user}:${password}` }, (res) => {
+          const cn = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, cn }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      expect(await get('prom', 'first-secret')).toEqual({ status: 200, cn: 'first-cert' });
+      install('second');
+      writeFileSync(web, webYaml('second', 'prom', 'second-secret'));
+      bin.child.kill('SIGHUP');
+      await until('the new password accepted', async () => ((await get('prom', 'second-secret')).status === 200 ? true : undefined));
+      expect(await get('prom', 'second-secret')).toEqual({ status: 200, cn: 'second-cert' });
+      expect((await get('prom', 'first-secret')).status).toBe(401);
+    } finally {
       expect((await bin.stop()).code).toBe(0);
     }
   }, 120_000);
