@@ -3,6 +3,7 @@
  * here and only here; everything else logs through pino. Exit codes: 0 ok, 1 a check failed or a runtime
  * error, 2 a bad configuration or command line.
  */
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { runCheck } from './check.js';
 import { defaultClusterConfig, resolveCollectors } from './config/defaults.js';
@@ -17,9 +18,12 @@ import { createLogger } from './log.js';
 import { setAnswerBudget } from './couchbase/client.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
+import { recordConfigLoad } from './metrics/self.js';
 import { createSimulator } from './simulator/index.js';
 import type { Simulator } from './simulator/index.js';
-import { loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
+import { httpsOptions, loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
+import type { WebSettings } from './config/webconfig.js';
+import type { TLSSocket } from 'node:tls';
 import { healthcheckTarget, probe } from './healthcheck.js';
 import { commandRules } from './rules-command.js';
 
@@ -47,37 +51,156 @@ export function quietOnClosedPipe(stream: NodeJS.WriteStream): Out {
 const stdout: Out = quietOnClosedPipe(process.stdout);
 const stderr: Out = (s) => void process.stderr.write(s);
 
-/** Resolves on the first SIGINT or SIGTERM. */
-function untilSignal(): Promise<NodeJS.Signals> {
+/**
+ * Resolves on the first SIGINT or SIGTERM. SIGHUP, whose default action would kill the process, calls
+ * `onHangup` (a configuration reload) or is logged and ignored.
+ */
+function untilSignal(log?: Logger, onHangup?: () => unknown): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
+    const hup = (): void => {
+      if (onHangup) void onHangup();
+      else log?.warn('SIGHUP ignored: nothing to reload');
+    };
     const on = (sig: NodeJS.Signals): void => {
       process.off('SIGINT', on);
       process.off('SIGTERM', on);
+      process.off('SIGHUP', hup);
       resolve(sig);
     };
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
+    process.on('SIGHUP', hup);
   });
 }
 
-export async function startWithWebConfig(config: Config, log: Logger): Promise<Daemon> {
-  if (!config.web.configFile) return startDaemon({ config, logger: log });
+export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonly error: string };
+
+/**
+ * Reload the configuration as `run` loaded it (file, environment, flags): a good one is applied, a bad one
+ * leaves the running configuration in place and is logged at error with the loader's file:line:col lines.
+ * Reloads run one at a time; `cbwatch_config_last_reload_successful` says how the latest one went.
+ */
+export function makeReloader(
+  args: ParsedArgs,
+  env: NodeJS.ProcessEnv,
+  daemon: Daemon,
+  log: Logger,
+  initial: Config,
+  applyWeb: (next: WebSettings | undefined) => string[] = () => [],
+): () => Promise<ReloadResult> {
+  let running: Promise<ReloadResult> = Promise.resolve({ ok: true });
+  let current = initial;
+  const once = async (): Promise<ReloadResult> => {
+    log.info({ file: current.file }, 'reloading configuration');
+    let next: Config;
+    try {
+      next = loadConfig(args.flags, env);
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      recordConfigLoad(false);
+      log.error({ err: { message: error } }, 'configuration reload failed; the previous configuration stays in force');
+      return { ok: false, error };
+    }
+    const fixed: string[] = [];
+    if (next.web.listenHost !== current.web.listenHost || next.web.listenPort !== current.web.listenPort) fixed.push('web listen address');
+    if (next.log.level !== current.log.level || next.log.format !== current.log.format) fixed.push('log level and format');
+    if (next.maxBufferedBytes !== current.maxBufferedBytes) fixed.push('couchbase.max-buffered-bytes');
+    const receiver = (c: Config): string => JSON.stringify({ ...c.webhooks.syncGateway, token: undefined });
+    if (receiver(next) !== receiver(current)) fixed.push('webhooks (except a rotated token)');
+    if (next.web.maxRequests !== current.web.maxRequests) fixed.push('web.max-requests');
+    try {
+      await daemon.reconfigure(next);
+    } catch (e) {
+      const error = e instanceof Error ? e.message : String(e);
+      recordConfigLoad(false);
+      log.error({ err: { message: error } }, 'configuration reload failed; the previous configuration stays in force');
+      return { ok: false, error };
+    }
+    if (next.web.configFile !== current.web.configFile) fixed.push('--web.config.file');
+    else if (next.web.configFile !== undefined) fixed.push(...applyWeb(next.web.settings));
+    current = next;
+    recordConfigLoad(true);
+    if (fixed.length > 0) log.warn({ settings: fixed }, 'configuration reloaded; these settings take effect only after a restart');
+    log.info({ clusters: next.clusters.map((c) => c.name) }, 'configuration reloaded');
+    return { ok: true };
+  };
+  return () => {
+    const r = running.then(once, once);
+    running = r;
+    return r;
+  };
+}
+
+/** POST /-/reload (only with --web.enable-lifecycle): 200 once applied, 500 with the reason otherwise. */
+function lifecyclePlugin(reload: () => Promise<ReloadResult>): (app: FastifyInstance) => void {
+  return (app) => {
+    app.post('/-/reload', async (_req, reply) => {
+      const r = await reload();
+      if (r.ok) return reply.type('text/plain').send('configuration reloaded\n');
+      return reply.code(500).type('text/plain').send(`failed to reload configuration: ${r.error}\n`);
+    });
+    app.route({
+      method: ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+      url: '/-/reload',
+      handler: async (_req, reply) => reply.code(405).header('allow', 'POST').type('text/plain').send('Method Not Allowed\n'),
+    });
+  };
+}
+
+export async function startWithWebConfig(config: Config, log: Logger, plugins: ReadonlyArray<(app: FastifyInstance) => void> = []): Promise<Daemon> {
+  return (await startServing(config, log, plugins)).daemon;
+}
+
+/**
+ * Start the daemon with the web config, and return how to apply a reloaded one: basic auth users, the TLS
+ * certificate and key (and client CA, ciphers) and the per-request client-certificate rules follow at once;
+ * turning TLS on or off, the handshake's client_auth_type, rate_limit, headers and http2 need a restart (named
+ * in the returned list).
+ */
+async function startServing(
+  config: Config,
+  log: Logger,
+  plugins: ReadonlyArray<(app: FastifyInstance) => void>,
+): Promise<{ daemon: Daemon; applyWeb: (next: WebSettings | undefined) => string[] }> {
+  if (!config.web.configFile) return { daemon: await startDaemon({ config, logger: log, plugins }), applyWeb: () => [] };
   // loadConfig validated the web config file already; its settings hold the TLS key: never log them.
-  const server = webConfigToServerOptions(config.web.settings ?? loadWebConfig(config.web.configFile));
-  return startDaemon({
+  let settings = config.web.settings ?? loadWebConfig(config.web.configFile);
+  let server = webConfigToServerOptions(settings);
+  const daemon = await startDaemon({
     config,
     logger: log,
+    plugins,
+    // Indirections, so that a reload can change the users and the certificate rules of a running server.
+    authorize: (header) => (server.authorize ? server.authorize(header) : Promise.resolve(true)),
     ...(server.https ? { https: server.https } : {}),
-    ...(server.authorize ? { authorize: server.authorize } : {}),
-    ...(server.checkClientCertificate ? { checkClientCertificate: server.checkClientCertificate } : {}),
+    ...(server.https ? { checkClientCertificate: (socket: TLSSocket) => server.checkClientCertificate?.(socket) } : {}),
     ...(server.rateLimit ? { rateLimit: server.rateLimit } : {}),
     ...(server.headers ? { headers: server.headers } : {}),
     ...(server.http2 !== undefined ? { http2: server.http2 } : {}),
   });
+  const applyWeb = (next: WebSettings | undefined): string[] => {
+    if (next === undefined) return ['web.config.file'];
+    const restart: string[] = [];
+    const was = settings;
+    if ((was.tls === undefined) !== (next.tls === undefined)) restart.push('tls_server_config (TLS on or off)');
+    else if (was.tls && next.tls) {
+      if (was.tls.clientAuthType !== next.tls.clientAuthType) restart.push('tls_server_config.client_auth_type (in the handshake)');
+      // The certificate, key, client CA and ciphers of new handshakes; connections open keep theirs.
+      const { requestCert: _r, rejectUnauthorized: _u, ...context } = httpsOptions(next.tls);
+      (daemon.app.server as unknown as { setSecureContext(o: object): void }).setSecureContext(context);
+    }
+    if (JSON.stringify(was.rateLimit) !== JSON.stringify(next.rateLimit)) restart.push('rate_limit');
+    if (JSON.stringify(was.headers) !== JSON.stringify(next.headers)) restart.push('http_server_config.headers');
+    if (was.http2 !== next.http2) restart.push('http_server_config.http2');
+    settings = next;
+    server = webConfigToServerOptions(next);
+    return restart;
+  };
+  return { daemon, applyWeb };
 }
 
-async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => Promise<void>> = []): Promise<number> {
-  const sig = await untilSignal();
+async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => Promise<void>> = [], reload?: () => unknown): Promise<number> {
+  const sig = await untilSignal(log, reload);
   log.info({ signal: sig }, 'shutting down');
   await daemon.close();
   for (const stop of extra) await stop();
@@ -101,8 +224,12 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
       config.shard === undefined ? 'no cluster configured: receiving webhooks only' : 'no cluster falls in this shard: serving cbwatch\'s own metrics only',
     );
   }
-  const daemon = await startWithWebConfig(config, log);
-  return serveUntilSignal(daemon, log);
+  // The reloader needs the daemon, and the daemon the lifecycle route: the route calls it once both exist.
+  let reload: (() => Promise<ReloadResult>) | undefined;
+  const plugins = args.flags['web.enable-lifecycle'] ? [lifecyclePlugin(() => (reload ? reload() : Promise.resolve({ ok: false, error: 'not started yet' } as const)))] : [];
+  const { daemon, applyWeb } = await startServing(config, log, plugins);
+  reload = makeReloader(args, process.env, daemon, log, config, applyWeb);
+  return serveUntilSignal(daemon, log, [], reload);
 }
 
 async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {

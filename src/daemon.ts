@@ -16,8 +16,10 @@ import type { Config } from './config/types.js';
 import { createLogger } from './log.js';
 import { Exposition } from './metrics/exposition.js';
 import { startProcessMetrics } from './metrics/process.js';
+import { recordConfigLoad } from './metrics/self.js';
 import { buildApp } from './server/app.js';
 import { registerSyncGatewayWebhooks } from './webhooks/sync-gateway.js';
+import type { WebhookReceiver } from './webhooks/sync-gateway.js';
 import type { AppDeps } from './server/app.js';
 
 export interface DaemonOptions {
@@ -56,19 +58,31 @@ export interface Daemon {
   };
   /** Resolves once every enabled collector has finished its first poll. */
   ready(): Promise<void>;
+  /**
+   * Apply a reloaded configuration's clusters to the collection: unchanged (cluster, collector) jobs keep
+   * their state and series, the others are replaced or removed. Resolves once the collection has applied it.
+   */
+  reconfigure(config: Config): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Secrets besides the clusters' credentials, for the worker's redactor. */
+function extraSecrets(config: Config): string[] {
+  return [config.webhooks.syncGateway?.token, ...Object.values(config.web.settings?.basicAuthUsers ?? {})].filter((s): s is string => typeof s === 'string' && s !== '');
 }
 
 export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const { config } = opts;
   const log = opts.logger ?? createLogger({ level: config.log.level, format: config.log.format });
   if (opts.processMetrics !== false) startProcessMetrics();
+  recordConfigLoad(true);
   const collectors = opts.collectors ?? collectorList();
 
   let view: LocalView | WorkerCollection['view'];
   let start: () => void;
   let pollAllOnce: () => Promise<void>;
   let stopCollection: () => Promise<void>;
+  let reconfigure: (c: Config) => Promise<void>;
   let jobs: number;
   if (opts.collection === 'inline') {
     const engine = new CollectionEngine({ clusters: config.clusters, collectors, log });
@@ -83,6 +97,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       await engine.stop();
       local.preparer.dispose();
     };
+    reconfigure = async (c) => {
+      await engine.reconfigure(c.clusters);
+      await local.flush();
+    };
     jobs = engine.scheduler.jobCount;
   } else {
     const wc = new WorkerCollection({
@@ -90,7 +108,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       collectors: collectors.map((c) => c.name),
       log,
       ...(config.maxBufferedBytes !== undefined ? { maxBufferedBytes: config.maxBufferedBytes } : {}),
-      secrets: [config.webhooks.syncGateway?.token, ...Object.values(config.web.settings?.basicAuthUsers ?? {})].filter((s): s is string => typeof s === 'string' && s !== ''),
+      secrets: extraSecrets(config),
       ...(opts.worker?.extraModules ? { extraModules: opts.worker.extraModules } : {}),
       ...(opts.worker?.extraData !== undefined ? { extraData: opts.worker.extraData } : {}),
       ...(opts.worker?.restartDelayMs ? { restartDelayMs: opts.worker.restartDelayMs } : {}),
@@ -99,16 +117,22 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     start = () => wc.start();
     pollAllOnce = () => wc.pollAllOnce();
     stopCollection = () => wc.stop();
+    reconfigure = (c) => wc.reconfigure(c.clusters, extraSecrets(c));
     jobs = wc.view.statusList().length;
   }
   const exposition = new Exposition(view, { processMetrics: opts.processMetrics !== false });
   const plugins = [...(opts.plugins ?? [])];
   const sg = config.webhooks.syncGateway;
-  if (sg?.enabled) plugins.push((app) => registerSyncGatewayWebhooks(app, sg, log));
+  let receiver: WebhookReceiver | undefined;
+  if (sg?.enabled) plugins.push((app) => void (receiver = registerSyncGatewayWebhooks(app, sg, log)));
+  // The landing page reads the clusters and webhooks of the configuration in force, which a reload replaces.
+  let current = config;
   const deps: AppDeps = {
     store: view,
     exposition,
-    config,
+    get config() {
+      return current;
+    },
     log,
     plugins,
     ...(opts.authorize ? { authorize: opts.authorize } : {}),
@@ -148,6 +172,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
         if (closed) throw new Error('daemon closed before it was ready');
         await new Promise((r) => setTimeout(r, 25));
       }
+    },
+    async reconfigure(c: Config) {
+      if (closed) throw new Error('daemon closed');
+      await reconfigure(c);
+      // A rotated webhook token applies at once; the receiver's other settings need a restart.
+      const token = c.webhooks.syncGateway?.token;
+      if (receiver && token) receiver.setToken(token);
+      current = { ...c, web: current.web };
     },
     async close() {
       if (closed) return;

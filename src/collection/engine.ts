@@ -12,7 +12,7 @@ import { packageVersion } from '../metrics/build.js';
 import { observeRequest } from '../metrics/self.js';
 import { SnapshotStore } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
-import { Scheduler } from '../scheduler/index.js';
+import { Scheduler, clusterSignature } from '../scheduler/index.js';
 import { PartRenderer } from './parts.js';
 import type { SnapshotUpdate } from './parts.js';
 import { SnapshotView } from './view.js';
@@ -103,31 +103,33 @@ export interface EngineOptions {
   readonly emit?: (u: SnapshotUpdate) => void;
 }
 
+function clientFor(c: ClusterConfig): CouchbaseClient {
+  return createClient({
+    cluster: c.name,
+    url: c.url,
+    username: c.username,
+    password: c.password,
+    passwordFile: c.passwordFile,
+    tls: c.tls,
+    concurrency: c.concurrency,
+    connectTimeout: c.connectTimeout,
+    requestTimeout: c.requestTimeout,
+    maxResponseBytes: c.maxResponseBytes,
+    observe: observeRequest,
+    userAgent: `cbwatch/${packageVersion()}`,
+  });
+}
+
 export class CollectionEngine {
   readonly store = new SnapshotStore();
   readonly scheduler: Scheduler;
   readonly preparer: Preparer | undefined;
-  private readonly clients = new Map<string, CouchbaseClient>();
+  private clients = new Map<string, CouchbaseClient>();
+  private clusters: readonly ClusterConfig[];
 
   constructor(opts: EngineOptions) {
-    for (const c of opts.clusters) {
-      this.clients.set(
-        c.name,
-        createClient({
-          cluster: c.name,
-          url: c.url,
-          username: c.username,
-          password: c.password,
-          tls: c.tls,
-          concurrency: c.concurrency,
-          connectTimeout: c.connectTimeout,
-          requestTimeout: c.requestTimeout,
-          maxResponseBytes: c.maxResponseBytes,
-          observe: observeRequest,
-          userAgent: `cbwatch/${packageVersion()}`,
-        }),
-      );
-    }
+    this.clusters = opts.clusters;
+    for (const c of opts.clusters) this.clients.set(c.name, clientFor(c));
     this.preparer = opts.emit ? new Preparer(this.store, opts.emit, { eager: true }) : undefined;
     this.scheduler = new Scheduler({ clusters: opts.clusters, clients: this.clients, collectors: opts.collectors, store: this.store, log: opts.log });
   }
@@ -142,6 +144,29 @@ export class CollectionEngine {
   async pollAllOnce(): Promise<void> {
     await this.scheduler.pollAllOnce();
     await this.preparer?.flush(true);
+  }
+
+  /**
+   * Apply a reloaded cluster list: a cluster whose connection settings are unchanged keeps its client, and each
+   * of its collectors whose options are unchanged keeps its job (state, memos, last series); the rest is
+   * replaced or removed (src/scheduler/index.ts).
+   */
+  async reconfigure(clusters: readonly ClusterConfig[]): Promise<{ kept: number; added: number; removed: number }> {
+    const before = new Map(this.clusters.map((c) => [c.name, c]));
+    const clients = new Map<string, CouchbaseClient>();
+    for (const c of clusters) {
+      const prev = before.get(c.name);
+      const client = prev && clusterSignature(prev) === clusterSignature(c) ? this.clients.get(c.name) : undefined;
+      client?.setPassword?.(c.password);
+      clients.set(c.name, client ?? clientFor(c));
+    }
+    const result = await this.scheduler.reconfigure(clusters, clients);
+    const unused = [...this.clients.values()].filter((c) => ![...clients.values()].includes(c));
+    this.clients = clients;
+    this.clusters = clusters;
+    await Promise.all(unused.map((c) => c.close()));
+    await this.preparer?.flush(true);
+    return result;
   }
 
   async stop(): Promise<void> {

@@ -55,9 +55,15 @@ export class WorkerCollection {
   private readonly polls = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private readonly stream: { write(s: string): unknown } | undefined;
   private exited: Promise<void> = Promise.resolve();
+  /** The clusters a (re)started worker polls: the latest reloaded list. */
+  private clusters: readonly ClusterConfig[];
+  private secrets: readonly string[] | undefined;
+  private started = false;
 
   constructor(private readonly opts: WorkerCollectionOptions) {
     this.delay = opts.restartDelayMs?.first ?? 1000;
+    this.clusters = opts.clusters;
+    this.secrets = opts.secrets;
     this.stream = logStream(opts.log);
     const pending: CollectorStatus[] = [];
     for (const cluster of opts.clusters) {
@@ -70,7 +76,8 @@ export class WorkerCollection {
   }
 
   start(): void {
-    if (this.opts.clusters.length === 0) {
+    this.started = true;
+    if (this.clusters.length === 0) {
       // Nothing to poll (webhooks only, or an empty shard): no worker, ready at once.
       this.view.apply({ order: [], parts: [], statuses: [] });
       return;
@@ -80,11 +87,11 @@ export class WorkerCollection {
 
   private spawn(): void {
     const init: WorkerInit = {
-      clusters: this.opts.clusters,
+      clusters: this.clusters,
       collectors: this.opts.collectors,
       logLevel: this.opts.log.level,
       ...(this.opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: this.opts.maxBufferedBytes } : {}),
-      ...(this.opts.secrets ? { secrets: this.opts.secrets } : {}),
+      ...(this.secrets ? { secrets: this.secrets } : {}),
       ...(this.opts.extraModules ? { extraModules: this.opts.extraModules } : {}),
       ...(this.opts.extraData !== undefined ? { extraData: this.opts.extraData } : {}),
     };
@@ -153,6 +160,28 @@ export class WorkerCollection {
     return new Promise((resolve, reject) => {
       this.polls.set(id, { resolve, reject });
       w.postMessage({ t: 'pollAll', id } satisfies ToWorker);
+    });
+  }
+
+  /**
+   * Apply a reloaded cluster list in the running worker (unchanged collectors keep their jobs, see
+   * CollectionEngine.reconfigure). Without a worker (none was needed, or it is being restarted), the next
+   * worker starts with the new list.
+   */
+  reconfigure(clusters: readonly ClusterConfig[], secrets?: readonly string[]): Promise<void> {
+    this.clusters = clusters;
+    if (secrets) this.secrets = secrets;
+    const w = this.worker;
+    if (this.stopping || !this.started) return Promise.resolve();
+    if (!w) {
+      if (this.restartTimer === undefined && clusters.length > 0) this.spawn();
+      else if (clusters.length === 0) this.view.apply({ order: [], parts: [], statuses: [] });
+      return Promise.resolve();
+    }
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.polls.set(id, { resolve, reject });
+      w.postMessage({ t: 'reconfigure', id, clusters, ...(secrets ? { secrets } : {}) } satisfies ToWorker);
     });
   }
 

@@ -20,7 +20,10 @@ export interface WorkerInit {
   readonly extraData?: unknown;
 }
 
-export type ToWorker = { readonly t: 'pollAll'; readonly id: number } | { readonly t: 'stop' };
+export type ToWorker =
+  | { readonly t: 'pollAll'; readonly id: number }
+  | { readonly t: 'reconfigure'; readonly id: number; readonly clusters: readonly ClusterConfig[]; readonly secrets?: readonly string[] }
+  | { readonly t: 'stop' };
 
 export type FromWorker =
   | { readonly t: 'update'; readonly update: SnapshotUpdate }

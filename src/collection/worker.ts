@@ -43,12 +43,15 @@ for (const name of init.collectors) {
   const c = COLLECTORS[name as CollectorName];
   if (c) collectors.push(c as Collector);
 }
-let clusters: readonly ClusterConfig[] = init.clusters;
+const extra: Array<{ collector: Collector; options: ResolvedCollectorOptions }> = [];
 for (const file of init.extraModules ?? []) {
   const mod = (await import(pathToFileURL(file).href)) as { collector: Collector; options: ResolvedCollectorOptions };
   collectors.push(mod.collector);
-  clusters = clusters.map((c) => ({ ...c, collectors: { ...c.collectors, [mod.collector.name]: mod.options } }));
+  extra.push(mod);
 }
+const withExtra = (list: readonly ClusterConfig[]): readonly ClusterConfig[] =>
+  extra.reduce((cs, mod) => cs.map((c) => ({ ...c, collectors: { ...c.collectors, [mod.collector.name]: mod.options } })), list);
+const clusters = withExtra(init.clusters);
 
 const engine = new CollectionEngine({
   clusters,
@@ -61,6 +64,17 @@ port.on('message', (m: ToWorker) => {
   if (m.t === 'pollAll') {
     engine.pollAllOnce().then(
       () => send({ t: 'polled', id: m.id }),
+      (err: unknown) => send({ t: 'polled', id: m.id, error: err instanceof Error ? err.message : String(err) }),
+    );
+  } else if (m.t === 'reconfigure') {
+    // The reloaded credentials must be redacted in this thread as well.
+    registerConfigSecrets({ clusters: m.clusters, webhooks: {}, web: {} });
+    for (const secret of m.secrets ?? []) registerSecret(secret);
+    engine.reconfigure(withExtra(m.clusters)).then(
+      (r) => {
+        log.info(r, 'collection reconfigured');
+        send({ t: 'polled', id: m.id });
+      },
       (err: unknown) => send({ t: 'polled', id: m.id, error: err instanceof Error ? err.message : String(err) }),
     );
   } else if (m.t === 'stop') {

@@ -236,11 +236,13 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     // Password: the shortcut (flag, then environment) wins over the file's password_file / password_env.
     let password: string | undefined;
     let passwordSource: string | undefined;
+    let passwordFile: string | undefined;
     if (override.password !== undefined) {
       const p = override.password;
       if (p.kind === 'file') {
         password = readSecret(p.value, p.source, problems);
         passwordSource = `file ${p.value}`;
+        passwordFile = p.value;
       } else {
         password = p.value;
         passwordSource = `environment variable ${p.source}`;
@@ -248,6 +250,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     } else if (raw.password_file !== undefined) {
       password = readSecret(rel(raw.password_file), key('password_file'), problems);
       passwordSource = `file ${rel(raw.password_file)}`;
+      passwordFile = rel(raw.password_file);
     } else if (raw.password_env !== undefined) {
       const v = env[raw.password_env];
       if (v === undefined || v === '') problems.push(`${key('password_env')}: environment variable ${raw.password_env} is not set`);
@@ -289,6 +292,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       username,
       password,
       passwordSource,
+      ...(passwordFile === undefined ? {} : { passwordFile }),
       tls: {
         ...(caFile === undefined ? {} : { caFile }),
         ...(certFile === undefined ? {} : { certFile }),
@@ -326,7 +330,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     }
     if (token !== undefined && !TOKEN.test(token)) {
       problems.push(`${tokenKey}: the token must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it travels in a URL path)`);
-    } else if (token !== undefined) syncGateway = { ...rest, token };
+    } else if (token !== undefined) syncGateway = { ...rest, token, ...(token_file !== undefined ? { tokenFile: rel(token_file) } : {}) };
   }
 
   if (clusters.length === 0 && !options.allowNoClusters && syncGateway === undefined && problems.length === 0) {

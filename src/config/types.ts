@@ -20,6 +20,8 @@ export interface ClusterConfig {
   readonly password: string | undefined;
   /** Where the password came from (`file /run/secrets/cb`, `environment variable CB_PW`), for summaries. */
   readonly passwordSource?: string | undefined;
+  /** The file the password was read from, if it was: the client reads it again on a 401 (a rotated secret). */
+  readonly passwordFile?: string | undefined;
   readonly tls: {
     readonly caFile?: string;
     readonly certFile?: string;
@@ -44,6 +46,8 @@ export interface ClusterConfig {
 export interface SyncGatewayWebhookConfig extends Omit<WebhookConfig, 'token_file' | 'token_env'> {
   /** The shared secret carried in the handler URL; never logged. */
   readonly token: string;
+  /** The file the token was read from, if it was: read again on a wrong token (a rotated secret). */
+  readonly tokenFile?: string | undefined;
 }
 
 export interface WebConfig {

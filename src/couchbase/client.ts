@@ -22,7 +22,7 @@ import {
   TooLargeError,
 } from '../errors.js';
 import type { RequestDescription } from '../errors.js';
-import { processRedactor, safeExcerpt } from '../redact.js';
+import { processRedactor, registerSecret, safeExcerpt } from '../redact.js';
 import type { Redactor } from '../redact.js';
 
 export type QueryValue = string | number | boolean | undefined;
@@ -87,6 +87,8 @@ export interface CouchbaseClient {
   /** `pools`: connection pools open (one per origin, at most MAX_POOLS), when the client keeps any. */
   load(): { readonly inFlight: number; readonly waiting: number; readonly pools?: number };
   close(): Promise<void>;
+  /** Use this password from now on (a reload read a rotated one); every view of the client follows. */
+  setPassword?(password: string | undefined): void;
 }
 
 export interface ClientScope {
@@ -108,6 +110,11 @@ export interface ClientSettings {
   readonly url: string;
   readonly username?: string | undefined;
   readonly password?: string | undefined;
+  /**
+   * The file the password came from, if any: on a 401 it is read again (at most once per
+   * PASSWORD_REREAD_MS) and, when it changed, the request is sent once more with the new password.
+   */
+  readonly passwordFile?: string | undefined;
   readonly tls?: {
     readonly caFile?: string;
     readonly certFile?: string;
@@ -339,16 +346,61 @@ export class FairSemaphore {
 /** Connection pools kept per client (one per origin: the management URL, Search, Backup, per node). */
 export const MAX_POOLS = 32;
 
+/** A rotated password file is read again on a 401 at most this often per cluster (a poll's worth of requests share one read). */
+export const PASSWORD_REREAD_MS = 5000;
+
 interface Shared {
   readonly settings: ClientSettings;
   readonly pools: Map<string, Pool>;
   readonly sem: FairSemaphore;
-  readonly auth: string | undefined;
+  /** The Authorization header: replaced when the password is rotated. */
+  auth: string | undefined;
+  password: string | undefined;
+  /** When the password file was last read again after a 401 (ms since epoch). */
+  rereadAt: number;
   readonly connect: Record<string, unknown>;
   readonly maxBytes: number;
   readonly budget: ByteBudget;
   /** The process's secrets plus this client's own credentials. */
-  readonly redactor: Redactor;
+  redactor: Redactor;
+}
+
+function basicAuth(username: string | undefined, password: string | undefined): string | undefined {
+  return username !== undefined ? `Basic ${Buffer.from(`${username}:${password ?? ''}`).toString('base64')}` : undefined;
+}
+
+/** Switch a client to a new password: header, redaction (here and process-wide: it may reach any log). */
+function usePassword(shared: Shared, password: string | undefined): void {
+  if (password === shared.password) return;
+  shared.password = password;
+  shared.auth = basicAuth(shared.settings.username, password);
+  registerSecret(password);
+  if (shared.settings.username !== undefined && password !== undefined) registerSecret(`${shared.settings.username}:${password}`);
+  shared.redactor = shared.redactor.with((r) => r.addCredentials(shared.settings.username, password));
+}
+
+/**
+ * After a 401: read the password file again (if the password came from one, and not within the last
+ * PASSWORD_REREAD_MS). True when the request should be sent again: the password now differs from the one
+ * the rejected request carried (rotated by this read or by a concurrent one).
+ */
+function rereadPassword(shared: Shared, sentAuth: string | undefined): boolean {
+  const file = shared.settings.passwordFile;
+  if (file === undefined) return false;
+  if (shared.auth !== sentAuth) return true;
+  const now = Date.now();
+  if (now - shared.rereadAt < PASSWORD_REREAD_MS) return false;
+  shared.rereadAt = now;
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return false;
+  }
+  const password = text.replace(/(?:\r?\n)+$/, '');
+  if (password === '' || password === shared.password) return false;
+  usePassword(shared, password);
+  return true;
 }
 
 class Client implements CouchbaseClient {
@@ -364,6 +416,10 @@ class Client implements CouchbaseClient {
   async close(): Promise<void> {
     await Promise.all([...this.shared.pools.values()].map((p) => p.close().catch(() => undefined)));
     this.shared.pools.clear();
+  }
+
+  setPassword(password: string | undefined): void {
+    usePassword(this.shared, password);
   }
 
   load(): { inFlight: number; waiting: number; pools: number } {
@@ -471,7 +527,14 @@ class Client implements CouchbaseClient {
           throw abortError(desc, signal, err);
         }
         this.scope.onStart?.(route);
+        const sentAuth = this.shared.auth;
         raw = await this.send(origin, fullPath, method, options, desc, signal, held);
+        // A rotated password file: read it again and retry once, within the same slot.
+        if (raw.status === 401 && rereadPassword(this.shared, sentAuth)) {
+          this.shared.budget.release(held.bytes);
+          held.bytes = 0;
+          raw = await this.send(origin, fullPath, method, options, desc, signal, held);
+        }
         status = raw.status;
         const allowed = options.allowStatus ?? [];
         if ((raw.status < 200 || raw.status >= 300) && !allowed.includes(raw.status)) throw statusError(desc, raw, this.shared.redactor);
@@ -671,15 +734,13 @@ export function createClient(settings: ClientSettings): CouchbaseClient {
   if (tls.caFile) connect.ca = readFileSync(tls.caFile);
   if (tls.certFile) connect.cert = readFileSync(tls.certFile);
   if (tls.keyFile) connect.key = readFileSync(tls.keyFile);
-  const auth =
-    settings.username !== undefined
-      ? `Basic ${Buffer.from(`${settings.username}:${settings.password ?? ''}`).toString('base64')}`
-      : undefined;
   const shared: Shared = {
     settings,
     pools: new Map(),
     sem: new FairSemaphore(settings.concurrency ?? 8),
-    auth,
+    auth: basicAuth(settings.username, settings.password),
+    password: settings.password,
+    rereadAt: 0,
     connect,
     maxBytes: settings.maxResponseBytes ?? 64 * 1024 * 1024,
     budget: settings.budget ?? processBudget,

@@ -26,6 +26,8 @@ export const SELF = {
   collectorCapped: defineFamily(X, 'cbwatch_collector_capped_total', 'counter', 'What the limits on upstream-named data left out or shortened, by what: dynamic_families (a stat outside the catalog not exported because the collector already has max_dynamic_families such families in this poll), label_value_length (a label value over max_label_value_length bytes, exported shortened: its prefix, ~ and a hash of the whole value).', ['couchbase_cluster', 'collector', 'what']),
   collectorApplicable: defineFamily(X, 'cbwatch_collector_applicable', 'gauge', 'Whether the collector applies to the cluster (0 when e.g. the cluster runs no Search service).', ['couchbase_cluster', 'collector']),
   collectorBackoff: defineFamily(X, 'cbwatch_collector_backoff_seconds', 'gauge', 'How long the collector\'s next poll is put off beyond its interval because its polls keep hitting their deadline (doubling per timeout, at most 4 intervals, so polls are at most 5 intervals apart); 0 after a poll that finished.', ['couchbase_cluster', 'collector'], 'seconds'),
+  reloadSuccessful: defineFamily(X, 'cbwatch_config_last_reload_successful', 'gauge', 'Whether the latest configuration reload (SIGHUP or POST /-/reload) succeeded (1) or failed and the previous configuration is still running (0); 1 before any reload.'),
+  reloadSuccessTime: defineFamily(X, 'cbwatch_config_last_reload_success_timestamp_seconds', 'gauge', 'When the configuration was last loaded successfully (at start or by a reload).', [], 'timestamp_seconds'),
   httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (an unusual status as its class: 2xx, 4xx…; or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
   httpDuration: defineFamily(X, 'cbwatch_http_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
 } as const;
@@ -66,6 +68,16 @@ const httpDuration = new client.Histogram({
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   registers: [requestRegistry],
 });
+
+const reloadSuccessful = new client.Gauge({ name: SELF.reloadSuccessful.name, help: SELF.reloadSuccessful.help, registers: [selfRegistry] });
+const reloadSuccessTime = new client.Gauge({ name: SELF.reloadSuccessTime.name, help: SELF.reloadSuccessTime.help, registers: [selfRegistry] });
+
+/** Record the outcome of loading the configuration (at start: success) on the HTTP thread's live metrics. */
+export function recordConfigLoad(ok: boolean, now = Date.now()): void {
+  reloadSuccessful.set(ok ? 1 : 0);
+  if (ok) reloadSuccessTime.set(Math.floor(now / 1000));
+  touchSelf();
+}
 
 /** Status codes Couchbase's services answer with, kept as they are in the `code` label. */
 const USUAL_CODES = new Set([200, 201, 202, 204, 301, 302, 304, 307, 308, 400, 401, 403, 404, 405, 408, 409, 413, 429, 500, 501, 502, 503, 504]);

@@ -153,6 +153,15 @@ export class SnapshotStore {
     this.changed();
   }
 
+  /** Forget one (cluster, collector): a reload disabled it. */
+  unregister(cluster: string, collector: string): void {
+    const k = key(cluster, collector);
+    if (this.sets.delete(k)) this.dirty.add(collector);
+    this.statuses.delete(k);
+    this.backoffs.delete(k);
+    this.changed();
+  }
+
   /** Forget everything of a cluster (it left the configuration). */
   dropCluster(cluster: string): void {
     for (const k of [...this.sets.keys()]) {

@@ -28,7 +28,8 @@ export interface SchedulerDeps {
 }
 
 interface Job {
-  readonly cluster: ClusterConfig;
+  /** Replaced on a reload that kept the job (only the password can differ then). */
+  cluster: ClusterConfig;
   readonly collector: Collector;
   readonly options: ResolvedCollectorOptions;
   readonly client: CouchbaseClient;
@@ -41,6 +42,19 @@ interface Job {
   warnedPermissions: boolean;
   /** Polls in a row that hit their deadline. */
   timeouts: number;
+  /** What the job was built from: a reload keeps the job (state, memos, last series) while this is unchanged. */
+  readonly signature: string;
+  /** Aborted when a reload removes or replaces the job. */
+  readonly retired: AbortController;
+}
+
+/**
+ * Everything of a cluster but its collectors and its password: what its client and probe are built from. A
+ * rotated password alone keeps the client (and every job) and is handed to it (CouchbaseClient.setPassword).
+ */
+export function clusterSignature(c: ClusterConfig): string {
+  const { collectors: _collectors, password: _password, passwordSource: _source, ...rest } = c;
+  return JSON.stringify(rest);
 }
 
 /** Polls of a collector that keep timing out are at most this many intervals apart. */
@@ -59,15 +73,18 @@ export const PROBE_ROUTE = '/pools/default/nodeServices';
 const probeSchema = z.unknown();
 
 export class Scheduler {
-  private readonly jobs: Job[] = [];
-  private readonly probeTimers = new Set<NodeJS.Timeout>();
+  private jobs: Job[] = [];
+  private clusters: readonly ClusterConfig[];
+  private readonly probes = new Map<string, { timer: NodeJS.Timeout; stop: AbortController }>();
+  private started = false;
   private ticker: ScheduledTask | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly stopping = new AbortController();
   private readonly now: () => number;
 
-  constructor(private readonly deps: SchedulerDeps) {
+  constructor(private deps: SchedulerDeps) {
     this.now = deps.now ?? Date.now;
+    this.clusters = deps.clusters;
     for (const cluster of deps.clusters) {
       const client = deps.clients.get(cluster.name);
       if (!client) throw new Error(`no client for cluster ${cluster.name}`);
@@ -76,22 +93,104 @@ export class Scheduler {
         const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
         if (!options.enabled) continue;
         deps.store.register(cluster.name, collector.name);
-        this.jobs.push({
-          cluster,
-          collector,
-          options,
-          client,
-          state: new Map(),
-          shared,
-          log: deps.log.child({ couchbase_cluster: cluster.name, collector: collector.name }),
-          nextAt: 0,
-          running: undefined,
-          lastErrorText: undefined,
-          warnedPermissions: false,
-          timeouts: 0,
-        });
+        this.jobs.push(this.makeJob(cluster, collector, options, client, shared));
       }
     }
+  }
+
+  private makeJob(cluster: ClusterConfig, collector: Collector, options: ResolvedCollectorOptions, client: CouchbaseClient, shared: SharedCache): Job {
+    return {
+      cluster,
+      collector,
+      options,
+      client,
+      state: new Map(),
+      shared,
+      log: this.deps.log.child({ couchbase_cluster: cluster.name, collector: collector.name }),
+      nextAt: 0,
+      running: undefined,
+      lastErrorText: undefined,
+      warnedPermissions: false,
+      timeouts: 0,
+      signature: JSON.stringify([clusterSignature(cluster), options]),
+      retired: new AbortController(),
+    };
+  }
+
+  /** First poll soon (jittered), then every interval. */
+  private schedule(job: Job, t0: number): void {
+    const jitter = Math.floor(Math.random() * Math.min(this.deps.maxJitterMs ?? 1000, job.options.interval / 10));
+    job.nextAt = t0 + jitter + job.options.interval;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.launch(job);
+    }, jitter);
+    this.timers.add(timer);
+  }
+
+  /**
+   * Apply a reloaded configuration. A (cluster, collector) whose options and cluster settings are unchanged
+   * and whose client is the same keeps its job: its state, memos, schedule and last series. The others are
+   * retired (their poll aborted and awaited, nothing recorded) and, if still configured, replaced by a new job
+   * that polls soon; until it has, the old series stay served (the store entry is only overwritten). A
+   * (cluster, collector) no longer configured loses its series and status.
+   */
+  async reconfigure(clusters: readonly ClusterConfig[], clients: ReadonlyMap<string, CouchbaseClient>): Promise<{ kept: number; added: number; removed: number }> {
+    const old = new Map(this.jobs.map((j) => [`${j.cluster.name}\u0000${j.collector.name}`, j]));
+    const next: Job[] = [];
+    const fresh: Job[] = [];
+    const sharedByCluster = new Map<string, SharedCache>();
+    for (const cluster of clusters) {
+      const client = clients.get(cluster.name);
+      if (!client) throw new Error(`no client for cluster ${cluster.name}`);
+      for (const collector of this.deps.collectors) {
+        const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
+        if (!options.enabled) continue;
+        const k = `${cluster.name}\u0000${collector.name}`;
+        const prev = old.get(k);
+        const signature = JSON.stringify([clusterSignature(cluster), options]);
+        if (prev && prev.signature === signature && prev.client === client) {
+          old.delete(k);
+          prev.cluster = cluster;
+          sharedByCluster.set(cluster.name, prev.shared);
+          next.push(prev);
+          continue;
+        }
+        const shared = sharedByCluster.get(cluster.name) ?? (prev?.client === client ? prev.shared : createSharedCache(this.now));
+        sharedByCluster.set(cluster.name, shared);
+        const job = this.makeJob(cluster, collector, options, client, shared);
+        this.deps.store.register(cluster.name, collector.name);
+        next.push(job);
+        fresh.push(job);
+      }
+    }
+    const retired = [...old.values()];
+    const replaced = new Set(next.map((j) => `${j.cluster.name}\u0000${j.collector.name}`));
+    for (const j of this.jobs) {
+      if (!next.includes(j)) j.retired.abort(new Error('configuration reloaded'));
+    }
+    const replacedOld = this.jobs.filter((j) => !next.includes(j));
+    this.jobs = next;
+    const oldClusters = this.clusters;
+    this.clusters = clusters;
+    await Promise.all(replacedOld.map((j) => j.running));
+    for (const j of retired) {
+      if (!replaced.has(`${j.cluster.name}\u0000${j.collector.name}`)) this.deps.store.unregister(j.cluster.name, j.collector.name);
+    }
+    const names = new Set(clusters.map((c) => c.name));
+    for (const c of oldClusters) if (!names.has(c.name)) this.deps.store.dropCluster(c.name);
+    if (this.started) {
+      // A probe follows its cluster's client: restarted when that changed, stopped when the cluster left.
+      for (const c of oldClusters) {
+        const nc = clusters.find((x) => x.name === c.name);
+        if (!nc || clients.get(c.name) !== this.deps.clients.get(c.name)) this.stopProbe(c.name);
+      }
+      for (const c of clusters) if (!this.probes.has(c.name)) this.startProbe(c, clients);
+      const t0 = this.now();
+      for (const job of fresh) this.schedule(job, t0);
+    }
+    this.deps = { ...this.deps, clients, clusters };
+    return { kept: next.length - fresh.length, added: fresh.length, removed: replacedOld.length };
   }
 
   get jobCount(): number {
@@ -99,20 +198,13 @@ export class Scheduler {
   }
 
   start(): void {
+    this.started = true;
     const t0 = this.now();
-    for (const job of this.jobs) {
-      const jitter = Math.floor(Math.random() * Math.min(this.deps.maxJitterMs ?? 1000, job.options.interval / 10));
-      job.nextAt = t0 + jitter + job.options.interval;
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        this.launch(job);
-      }, jitter);
-      this.timers.add(timer);
-    }
+    for (const job of this.jobs) this.schedule(job, t0);
     // node-cron's own logger writes ANSI-coloured lines to the console, which would break a JSON log; a late
     // tick is harmless (the next one starts whatever is due), so it is only worth a debug line.
     const cronLog = this.deps.log.child({ component: 'cron' });
-    for (const cluster of this.deps.clusters) this.startProbe(cluster);
+    for (const cluster of this.clusters) this.startProbe(cluster, this.deps.clients);
     this.ticker = cron.schedule('* * * * * *', () => this.tick(), {
       name: 'cbwatch-scheduler',
       noOverlap: false,
@@ -131,17 +223,18 @@ export class Scheduler {
    * answer could keep it at 1 for minutes after the cluster died. One small request per probe interval, never
    * overlapping itself, bounded by the interval and the request timeout.
    */
-  private startProbe(cluster: ClusterConfig): void {
-    const client = this.deps.clients.get(cluster.name);
+  private startProbe(cluster: ClusterConfig, clients: ReadonlyMap<string, CouchbaseClient>): void {
+    const client = clients.get(cluster.name);
     if (!client) return;
     const every = cluster.probeInterval ?? DEFAULT_PROBE_INTERVAL_MS;
+    const stop = new AbortController();
     let running = false;
     const probe = async (): Promise<void> => {
-      if (running || this.stopping.signal.aborted) return;
+      if (running || this.stopping.signal.aborted || stop.signal.aborted) return;
       running = true;
       try {
         const deadline = AbortSignal.timeout(Math.min(every, cluster.requestTimeout));
-        const signal = AbortSignal.any([deadline, this.stopping.signal]);
+        const signal = AbortSignal.any([deadline, this.stopping.signal, stop.signal]);
         let ok = false;
         try {
           await client.getJson(PROBE_ROUTE, {}, probeSchema, { signal });
@@ -149,7 +242,7 @@ export class Scheduler {
         } catch (err) {
           this.deps.log.debug({ couchbase_cluster: cluster.name, err }, 'reachability probe failed');
         }
-        if (!this.stopping.signal.aborted) this.deps.store.recordProbe(cluster.name, ok);
+        if (!this.stopping.signal.aborted && !stop.signal.aborted) this.deps.store.recordProbe(cluster.name, ok);
       } finally {
         running = false;
       }
@@ -157,7 +250,15 @@ export class Scheduler {
     void probe();
     const timer = setInterval(() => void probe(), every);
     timer.unref();
-    this.probeTimers.add(timer);
+    this.probes.set(cluster.name, { timer, stop });
+  }
+
+  private stopProbe(cluster: string): void {
+    const p = this.probes.get(cluster);
+    if (!p) return;
+    clearInterval(p.timer);
+    p.stop.abort();
+    this.probes.delete(cluster);
   }
 
   /** Start every job that is due and not already running. */
@@ -178,7 +279,7 @@ export class Scheduler {
   }
 
   private launch(job: Job): void {
-    if (job.running || this.stopping.signal.aborted) return;
+    if (job.running || this.stopping.signal.aborted || job.retired.signal.aborted) return;
     job.running = this.poll(job).finally(() => {
       job.running = undefined;
     });
@@ -195,9 +296,10 @@ export class Scheduler {
       shared: job.shared,
       log: job.log,
       now: this.now,
-      signal: this.stopping.signal,
+      signal: AbortSignal.any([this.stopping.signal, job.retired.signal]),
     });
     if (this.stopping.signal.aborted && !outcome.ok) return; // shutting down: keep the last good snapshot
+    if (job.retired.signal.aborted) return; // replaced by a reload: the new job records its own outcome
     // A poll that cannot finish (a hung endpoint) would otherwise hold requests open against the cluster
     // every interval: back off, doubling per timeout up to MAX_BACKOFF_INTERVALS; any finished poll resets.
     const timedOut = !outcome.ok && (outcome.error as { code?: unknown } | undefined)?.code === 'CBW_ERR_TIMEOUT';
@@ -246,8 +348,7 @@ export class Scheduler {
     await this.ticker?.destroy();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    for (const t of this.probeTimers) clearInterval(t);
-    this.probeTimers.clear();
+    for (const name of [...this.probes.keys()]) this.stopProbe(name);
     this.stopping.abort(new Error('shutting down'));
     await Promise.all(this.jobs.map((j) => j.running));
   }

@@ -16,6 +16,7 @@
  * exposition cache refreshes.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import client from 'prom-client';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -24,6 +25,7 @@ import { ConfigError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef } from '../metrics/family.js';
 import { selfRegistry, touchSelf } from '../metrics/self.js';
+import { registerSecret } from '../redact.js';
 
 const W = 'webhooks';
 
@@ -79,6 +81,14 @@ export function resetWebhookMetrics(): void {
   touchSelf();
 }
 
+/** A rotated token file is read again on a wrong token at most this often. */
+export const TOKEN_REREAD_MS = 5000;
+
+/** The registered receiver: a reload hands it the token read again. */
+export interface WebhookReceiver {
+  setToken(token: string): void;
+}
+
 function digest(s: string): Buffer {
   return createHash('sha256').update(s, 'utf8').digest();
 }
@@ -113,14 +123,40 @@ const UNSUPPORTED = Symbol('unsupported media type');
  * Register the receiver on `app`, inside an encapsulated plugin: its JSON parser (raw buffer, size cap),
  * hooks and error handler apply to its route only, never to the rest of the app.
  */
-export function registerSyncGatewayWebhooks(app: FastifyInstance, cfg: SyncGatewayWebhookConfig, log: Logger): void {
-  if (!cfg.enabled) return;
+export function registerSyncGatewayWebhooks(app: FastifyInstance, cfg: SyncGatewayWebhookConfig, log: Logger): WebhookReceiver {
+  if (!cfg.enabled) return { setToken: () => undefined };
   if (cfg.token === '') throw new ConfigError('webhooks.sync_gateway: the token is empty (token_file or token_env must hold a secret)');
   const wlog = log.child({ component: 'webhooks' });
   registerLiveMetrics();
   if (cfg.token.length < 16) wlog.warn('the Sync Gateway webhook token is shorter than 16 characters: use a long random secret');
 
-  const expected = digest(cfg.token);
+  let expected = digest(cfg.token);
+  let token = cfg.token;
+  let rereadAt = 0;
+  const useToken = (t: string): void => {
+    if (t === token) return;
+    token = t;
+    expected = digest(t);
+    registerSecret(t);
+  };
+  /**
+   * A wrong token, and the token came from a file: read the file again (at most every TOKEN_REREAD_MS), so
+   * that a rotated token is accepted without a restart. True when the file now holds another token.
+   */
+  const reread = (): boolean => {
+    if (cfg.tokenFile === undefined || Date.now() - rereadAt < TOKEN_REREAD_MS) return false;
+    rereadAt = Date.now();
+    let t: string;
+    try {
+      t = readFileSync(cfg.tokenFile, 'utf8').replace(/(?:\r?\n)+$/, '');
+    } catch {
+      return false;
+    }
+    if (t.length < 16 || t === token) return false;
+    useToken(t);
+    wlog.info('webhook token file changed: using the new token');
+    return true;
+  };
   const configured = new Set(cfg.databases);
   const open = configured.size === 0;
   /** Databases seen so far (open mode: first MAX_OPEN_DATABASES names with a valid token). */
@@ -196,8 +232,8 @@ export function registerSyncGatewayWebhooks(app: FastifyInstance, cfg: SyncGatew
       const name = params.database ?? '';
       const st: WebhookRequestState = { database: known(name) ? name : UNKNOWN_DATABASE, acquired: false };
       states.set(req, st);
-      const token = (req.query as { token?: unknown }).token;
-      if (!tokenMatches(token, expected)) return refuse(reply, st.database, 'unauthorized');
+      const given = (req.query as { token?: unknown }).token;
+      if (!tokenMatches(given, expected) && !(reread() && tokenMatches(given, expected))) return refuse(reply, st.database, 'unauthorized');
       if (!known(name)) {
         if (!open || !DATABASE_RE.test(name) || seen.size >= MAX_OPEN_DATABASES) return refuse(reply, UNKNOWN_DATABASE, 'unknown_database');
         seen.add(name);
@@ -257,4 +293,5 @@ export function registerSyncGatewayWebhooks(app: FastifyInstance, cfg: SyncGatew
       return reply.code(200).header('cache-control', 'no-store').send({ ok: true });
     });
   });
+  return { setToken: useToken };
 }

@@ -1,0 +1,242 @@
+/**
+ * Configuration reloads on the real process (`bin/cbwatch.js run`): SIGHUP and POST /-/reload re-read the
+ * file; a good one is applied keeping the unchanged collectors' jobs and series, a bad one keeps the running
+ * configuration and shows as cbwatch_config_last_reload_successful 0; SIGTERM still ends it cleanly.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import bcrypt from 'bcryptjs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSimulator } from '../src/simulator/index.js';
+import type { Simulator } from '../src/simulator/index.js';
+import { findBinary } from './helpers/tools.js';
+
+const ROOT = join(import.meta.dirname, '..');
+
+let sim: Simulator;
+let simUrl: string;
+beforeAll(async () => {
+  sim = createSimulator();
+  simUrl = await sim.listen(0);
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+interface Bin {
+  readonly url: string;
+  readonly child: ChildProcess;
+  output(): string;
+  stop(): Promise<{ code: number | null; ms: number }>;
+}
+
+async function startBin(args: string[], env: Record<string, string>): Promise<Bin> {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const stop = (): Promise<{ code: number | null; ms: number }> =>
+    new Promise((resolve) => {
+      const t0 = Date.now();
+      if (child.exitCode !== null) return resolve({ code: child.exitCode, ms: 0 });
+      child.once('exit', (c) => resolve({ code: c, ms: Date.now() - t0 }));
+      child.kill('SIGTERM');
+    });
+  for (let i = 0; i < 600; i++) {
+    const m = /"url":"(https?:\/\/[^"]+)"[^\n]*cbwatch started/.exec(out);
+    if (m) return { url: m[1] as string, child, stop, output: () => out };
+    if (child.exitCode !== null) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  await stop();
+  throw new Error(`cbwatch did not start: ${out}`);
+}
+
+async function metrics(url: string): Promise<string> {
+  return (await fetch(`${url}/metrics`)).text();
+}
+
+/** The value of one exposition line (exact name and labels), or undefined. */
+function value(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function clusterYaml(name: string, collectors: string): string {
+  return `  - name: ${name}\n    url: ${simUrl}\n    username: Administrator\n    password_env: RELOAD_CB_PW\n    collectors:\n${collectors}`;
+}
+
+const LAST_SUCCESS = (cluster: string, collector: string): string => `cbwatch_collector_last_success_timestamp_seconds{couchbase_cluster="${cluster}",collector="${collector}"}`;
+
+describe('configuration reload (a real process)', () => {
+  it('SIGHUP applies a good file keeping unchanged collectors, keeps serving on a bad one, and SIGTERM still exits 0', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
+    const cfg = join(dir, 'cbwatch.yml');
+    // Few collectors, so that the process is light; `tasks` is the one whose options change.
+    const base = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n';
+    writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', `${base}      tasks: { interval: 15s }\n`)}\n`);
+    const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], { RELOAD_CB_PW: 'password' });
+    try {
+      await until('ready', async () => ((await fetch(`${bin.url}/-/ready`)).status === 200 ? true : undefined));
+      const before = await metrics(bin.url);
+      expect(value(before, 'cbwatch_config_last_reload_successful')).toBe(1);
+      const bucketsAt = value(before, LAST_SUCCESS('alpha', 'buckets'));
+      const nodesAt = value(before, LAST_SUCCESS('alpha', 'nodes'));
+      const tasksAt = value(before, LAST_SUCCESS('alpha', 'tasks'));
+      expect(bucketsAt).toBeGreaterThan(0);
+      expect(tasksAt).toBeGreaterThan(0);
+      const bucketSeries = before.split('\n').filter((l) => l.startsWith('couchbase_bucket_') && l.includes('couchbase_cluster="alpha"'));
+      expect(bucketSeries.length).toBeGreaterThan(0);
+      // Timestamps are whole seconds: let one pass, so that a repoll would show.
+      await until('a new second', async () => (Date.now() / 1000 >= Math.max(bucketsAt ?? 0, tasksAt ?? 0, nodesAt ?? 0) + 1.2 ? true : undefined));
+
+      // A good file: tasks' interval changes, a second cluster appears.
+      writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', `${base}      tasks: { interval: 20s }\n`)}\n${clusterYaml('beta', base)}\n`);
+      bin.child.kill('SIGHUP');
+      const after = await until('cluster beta on /metrics', async () => {
+        const t = await metrics(bin.url);
+        return value(t, 'cbwatch_collector_success{couchbase_cluster="beta",collector="buckets"}') === 1 && (value(t, LAST_SUCCESS('alpha', 'tasks')) ?? 0) > (tasksAt ?? 0) ? t : undefined;
+      });
+      expect(bin.child.exitCode).toBeNull();
+      expect(value(after, 'cbwatch_config_last_reload_successful')).toBe(1);
+      expect(value(after, 'cbwatch_config_last_reload_success_timestamp_seconds')).toBeGreaterThan(0);
+      // Unchanged collectors kept their job: not repolled by the reload, same series.
+      expect(value(after, LAST_SUCCESS('alpha', 'buckets'))).toBe(bucketsAt);
+      expect(value(after, LAST_SUCCESS('alpha', 'nodes'))).toBe(nodesAt);
+      for (const l of bucketSeries) expect(after).toContain(l.slice(0, l.lastIndexOf(' ')));
+      expect(bin.output()).toMatch(/"kept":3[,}]/);
+
+      // A broken file: logged at error with file:line:col, old configuration keeps running.
+      writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', base)}\n    bogus_key: 1\n`);
+      bin.child.kill('SIGHUP');
+      const failed = await until('reload_successful 0', async () => {
+        const t = await metrics(bin.url);
+        return value(t, 'cbwatch_config_last_reload_successful') === 0 ? t : undefined;
+      });
+      expect(value(failed, 'cbwatch_collector_success{couchbase_cluster="beta",collector="buckets"}')).toBe(1);
+      expect(value(failed, LAST_SUCCESS('alpha', 'buckets'))).toBe(bucketsAt);
+      const errLine = bin.output().split('\n').find((l) => l.includes('configuration reload failed')) ?? '';
+      expect(errLine).toContain('"level":"error"');
+      expect(errLine).toMatch(/cbwatch\.yml:\d+:\d+: clusters\[0\]\.bogus_key/);
+      expect((await fetch(`${bin.url}/-/healthy`)).status).toBe(200);
+      // Without --web.enable-lifecycle there is no reload endpoint.
+      expect((await fetch(`${bin.url}/-/reload`, { method: 'POST' })).status).toBe(404);
+    } finally {
+      const { code, ms } = await bin.stop();
+      expect(code).toBe(0);
+      expect(ms).toBeLessThan(10_000);
+      expect(bin.output()).toContain('cbwatch stopped');
+    }
+  }, 120_000);
+
+  it('POST /-/reload with --web.enable-lifecycle answers 200 or 500 with the reason; other methods 405', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
+    const cfg = join(dir, 'cbwatch.yml');
+    const base = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n';
+    writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', base)}\n`);
+    const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.enable-lifecycle'], { RELOAD_CB_PW: 'password' });
+    try {
+      expect((await fetch(`${bin.url}/-/reload`)).status).toBe(405);
+      writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', base)}\n${clusterYaml('gamma', base)}\n`);
+      const ok = await fetch(`${bin.url}/-/reload`, { method: 'POST' });
+      expect(ok.status).toBe(200);
+      await until('cluster gamma', async () => (value(await metrics(bin.url), 'cbwatch_collector_success{couchbase_cluster="gamma",collector="buckets"}') === 1 ? true : undefined));
+      writeFileSync(cfg, 'clusters: [\n');
+      const bad = await fetch(`${bin.url}/-/reload`, { method: 'POST' });
+      expect(bad.status).toBe(500);
+      expect(await bad.text()).toMatch(/cbwatch\.yml:\d+:\d+: YAML syntax error/);
+      const t = await metrics(bin.url);
+      expect(value(t, 'cbwatch_config_last_reload_successful')).toBe(0);
+      expect(value(t, 'cbwatch_collector_success{couchbase_cluster="gamma",collector="buckets"}')).toBe(1);
+    } finally {
+      expect((await bin.stop()).code).toBe(0);
+    }
+  }, 120_000);
+
+  it('a rotated password_file is used after the next 401, without a restart; a reload keeps the jobs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
+    const cfg = join(dir, 'cbwatch.yml');
+    const pw = join(dir, 'cb-password');
+    writeFileSync(pw, 'password\n');
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n      buckets: { interval: 1s }\n';
+    writeFileSync(cfg, `clusters:\n  - name: alpha\n    url: ${simUrl}\n    username: Administrator\n    password_file: ${pw}\n    collectors:\n${only}`);
+    const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], {});
+    const users = sim.ctx.options.users;
+    try {
+      await until('ready', async () => ((await fetch(`${bin.url}/-/ready`)).status === 200 ? true : undefined));
+      users.admin.password = 'rotated-password-42';
+      writeFileSync(pw, 'rotated-password-42\n');
+      const rotatedAt = Date.now() / 1000;
+      await until('a successful poll with the rotated password', async () => {
+        const t = await metrics(bin.url);
+        return (value(t, LAST_SUCCESS('alpha', 'buckets')) ?? 0) > rotatedAt + 1 && value(t, 'cbwatch_collector_success{couchbase_cluster="alpha",collector="buckets"}') === 1 ? true : undefined;
+      });
+      expect(bin.output()).not.toContain('rotated-password-42');
+      // A reload reads the same rotated file: the password alone changed, so the client and job stay.
+      bin.child.kill('SIGHUP');
+      await until('reload logged', async () => (/"kept":1,"added":0,"removed":0/.test(bin.output()) ? true : undefined));
+    } finally {
+      users.admin.password = 'password';
+      expect((await bin.stop()).code).toBe(0);
+    }
+  }, 120_000);
+
+  it.skipIf(findBinary('openssl') === undefined)('a reload re-reads the web config: new basic auth users and a new TLS certificate apply at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
+    const openssl = findBinary('openssl') as string;
+    for (const name of ['first', 'second']) {
+      execFileSync(openssl, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', '2', '-subj', `/CN=${name}-cert`, '-addext', 'subjectAltName=IP:127.0.0.1'], { cwd: dir, stdio: 'pipe' });
+    }
+    const web = join(dir, 'web.yml');
+    const webYaml = (name: string, user: string, password: string): string =>
+      `tls_server_config:\n  cert_file: ${join(dir, 'live.crt')}\n  key_file: ${join(dir, 'live.key')}\nbasic_auth_users:\n  ${user}: ${bcrypt.hashSync(password, 4)}\n`;
+    const install = (name: string): void => {
+      writeFileSync(join(dir, 'live.crt'), readFileSync(join(dir, `${name}.crt`)));
+      writeFileSync(join(dir, 'live.key'), readFileSync(join(dir, `${name}.key`)));
+    };
+    install('first');
+    writeFileSync(web, webYaml('first', 'prom', 'first-secret'));
+    const cfg = join(dir, 'cbwatch.yml');
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n';
+    writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', only)}\n`);
+    const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.config.file', web], { RELOAD_CB_PW: 'password' });
+    /** Status and the server certificate's CN of one request. */
+    const get = (user: string, password: string): Promise<{ status: number; cn: string }> =>
+      new Promise((resolve, reject) => {
+        const req = request(`${bin.url}/metrics`, { rejectUnauthorized: false, agent: false, auth: `${user}:${password}` }, (res) => {
+          const cn = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, cn }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      expect(await get('prom', 'first-secret')).toEqual({ status: 200, cn: 'first-cert' });
+      install('second');
+      writeFileSync(web, webYaml('second', 'prom', 'second-secret'));
+      bin.child.kill('SIGHUP');
+      await until('the new password accepted', async () => ((await get('prom', 'second-secret')).status === 200 ? true : undefined));
+      expect(await get('prom', 'second-secret')).toEqual({ status: 200, cn: 'second-cert' });
+      expect((await get('prom', 'first-secret')).status).toBe(401);
+    } finally {
+      expect((await bin.stop()).code).toBe(0);
+    }
+  }, 120_000);
+});
