@@ -11,6 +11,7 @@ local lib = import 'lib.libsonnet';
       CbwatchExporterDown: { enabled: true, "for": "5m", severity: "critical" },
       CbwatchCollectorFailing: { enabled: true, "for": "15m", severity: "warning" },
       CbwatchCollectorStale: { enabled: true, "for": "5m", severity: "warning", thresholdSeconds: 900 },
+      CbwatchConfigReloadFailed: { enabled: true, "for": "10m", severity: "warning" },
       CbwatchCollectorItemErrors: { enabled: true, "for": "30m", severity: "warning" },
       CouchbaseBucketStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseXdcrStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
@@ -103,6 +104,20 @@ local lib = import 'lib.libsonnet';
               summary: "A cbwatch collector has not completed a successful poll for longer than its staleness threshold.",
               description: "Collector {{ $labels.collector }} of Couchbase cluster {{ $labels.couchbase_cluster }} (exporter {{ $labels.instance }}) last succeeded {{ $value | humanizeDuration }} ago (threshold " + v.thresholdSeconds + "s) although it reports no failure: its polls are stuck and its data is stale.",
               runbook_url: v.runbookUrlBase + "#cbwatchcollectorstale",
+            },
+          },
+          local v = lib.values(c, "CbwatchConfigReloadFailed");
+          if c.alerts["CbwatchConfigReloadFailed"].enabled then {
+            alert: "CbwatchConfigReloadFailed",
+            expr: "cbwatch_config_last_reload_successful" + v.selBraces + " == 0",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "cbwatch could not reload its configuration and is still running the previous one.",
+              description: "The last configuration reload of cbwatch {{ $labels.instance }} failed and has not succeeded since, for " + v.forHuman + " (cbwatch_config_last_reload_successful = {{ $value }}, threshold 0). The previous configuration is still running; the file on disk would make the next start exit 2.",
+              runbook_url: v.runbookUrlBase + "#cbwatchconfigreloadfailed",
             },
           },
           local v = lib.values(c, "CbwatchCollectorItemErrors");
