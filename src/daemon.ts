@@ -5,6 +5,7 @@
  * end-to-end tests. `collection: 'inline'` runs the collection on this thread instead (one isolate, for
  * embedding and comparison).
  */
+import type { ResourceLimits } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { LocalView, CollectionEngine } from './collection/engine.js';
@@ -43,6 +44,8 @@ export interface DaemonOptions {
     readonly extraModules?: readonly string[];
     readonly extraData?: unknown;
     readonly restartDelayMs?: { readonly first: number; readonly max: number };
+    /** The worker thread's heap limits (default: WORKER_RESOURCE_LIMITS in collection/host.ts). */
+    readonly resourceLimits?: ResourceLimits;
   };
 }
 
@@ -112,6 +115,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       ...(opts.worker?.extraModules ? { extraModules: opts.worker.extraModules } : {}),
       ...(opts.worker?.extraData !== undefined ? { extraData: opts.worker.extraData } : {}),
       ...(opts.worker?.restartDelayMs ? { restartDelayMs: opts.worker.restartDelayMs } : {}),
+      ...(opts.worker?.resourceLimits ? { resourceLimits: opts.worker.resourceLimits } : {}),
     });
     view = wc.view;
     start = () => wc.start();

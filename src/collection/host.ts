@@ -24,6 +24,17 @@ import { SnapshotView } from './view.js';
  */
 export const WORKER_FILE = join(PACKAGE_ROOT, 'dist', 'collection', 'worker.js');
 
+/**
+ * The collection worker's heap limits unless the caller gives its own. The worker is where nearly all of
+ * cbwatch's garbage is made (answers, parsed JSON, mapping, rendering); V8 lets a thread's young generation
+ * grow to 48 MB (two 16 MB semi-spaces and the new large-object space), which the worker fills between polls
+ * and keeps resident. A smaller young generation keeps less memory for a little more scavenging; the figure
+ * comes from bench/RESULTS.md ("Heap sizes per thread"). The old generation is left to V8: a cap would turn
+ * one hostile answer into a dead worker (every collector failing until the restart) rather than one failed
+ * poll. A process-wide `--max-semi-space-size` flag overrides this (V8 flags win over per-isolate limits).
+ */
+export const WORKER_RESOURCE_LIMITS: Readonly<ResourceLimits> & { readonly maxYoungGenerationSizeMb: number } = { maxYoungGenerationSizeMb: 8 };
+
 export interface WorkerCollectionOptions {
   readonly clusters: readonly ClusterConfig[];
   readonly collectors: readonly string[];
@@ -35,6 +46,7 @@ export interface WorkerCollectionOptions {
   readonly extraData?: unknown;
   /** Restart backoff, ms: first delay and cap (default 1 s and 60 s). */
   readonly restartDelayMs?: { readonly first: number; readonly max: number };
+  /** The worker thread's heap limits (default WORKER_RESOURCE_LIMITS). */
   readonly resourceLimits?: ResourceLimits;
 }
 
@@ -97,7 +109,7 @@ export class WorkerCollection {
     };
     const w = new Worker(WORKER_FILE, {
       workerData: init,
-      ...(this.opts.resourceLimits ? { resourceLimits: this.opts.resourceLimits } : {}),
+      resourceLimits: { ...(this.opts.resourceLimits ?? WORKER_RESOURCE_LIMITS) },
       // The worker's stdout/stderr are the process's; its logs come as messages.
     });
     this.worker = w;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/types.js';
+import { WORKER_RESOURCE_LIMITS } from '../../src/collection/host.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { startHarness } from '../helpers/daemon.js';
 import { requireBinary } from '../helpers/tools.js';
@@ -172,4 +173,27 @@ describe('collection worker', () => {
       await h.close();
     }
   });
+
+  it('the worker thread runs with a young generation smaller than V8\'s default, the daemon\'s unless told otherwise', async () => {
+    // Node 20 gives a worker V8's 48 MB young generation (16 MB semi-spaces) unless resourceLimits says less;
+    // bench/RESULTS.md ("Heap sizes per thread") is where the smaller figure comes from.
+    expect(WORKER_RESOURCE_LIMITS.maxYoungGenerationSizeMb).toBeLessThan(48);
+    for (const [given, expected] of [
+      [undefined, WORKER_RESOURCE_LIMITS.maxYoungGenerationSizeMb],
+      [{ maxYoungGenerationSizeMb: 24 }, 24],
+    ] as const) {
+      const limits = new SharedArrayBuffer(12);
+      const out = new Int32Array(limits);
+      const h = await startHarness({
+        mutate: only([]),
+        daemon: { worker: { extraModules: [join(FIXTURES, 'limits-collector.mjs')], extraData: { limits }, ...(given ? { resourceLimits: given } : {}) } },
+      });
+      try {
+        await until('the limits collector to report', () => Atomics.load(out, 2) === 1);
+        expect(Atomics.load(out, 0)).toBe(expected);
+      } finally {
+        await h.close();
+      }
+    }
+  }, 60_000);
 });
