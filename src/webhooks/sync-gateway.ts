@@ -123,7 +123,19 @@ const UNSUPPORTED = Symbol('unsupported media type');
  * Register the receiver on `app`, inside an encapsulated plugin: its JSON parser (raw buffer, size cap),
  * hooks and error handler apply to its route only, never to the rest of the app.
  */
-export function registerSyncGatewayWebhooks(app: FastifyInstance, cfg: SyncGatewayWebhookConfig, log: Logger): WebhookReceiver {
+/**
+ * How long a post may hold a receiver slot (headers in, body not yet all read). Sync Gateway posts one small
+ * document per request on a nearby network: ten seconds is generous, and it bounds what a slow or stuck sender
+ * (or one token holder opening many connections) can pin, well below the server-wide 30 s request timeout.
+ */
+export const WEBHOOK_BODY_DEADLINE_MS = 10_000;
+
+export function registerSyncGatewayWebhooks(
+  app: FastifyInstance,
+  cfg: SyncGatewayWebhookConfig,
+  log: Logger,
+  opts: { readonly bodyDeadlineMs?: number } = {},
+): WebhookReceiver {
   if (!cfg.enabled) return { setToken: () => undefined };
   if (cfg.token === '') throw new ConfigError('webhooks.sync_gateway: the token is empty (token_file or token_env must hold a secret)');
   const wlog = log.child({ component: 'webhooks' });
@@ -243,8 +255,16 @@ export function registerSyncGatewayWebhooks(app: FastifyInstance, cfg: SyncGatew
       inFlight++;
       st.acquired = true;
       inFlightGauge.set(inFlight);
+      // A sender still sending when the deadline passes is cut off, which frees its slot at once.
+      const deadline = setTimeout(() => {
+        if (!reply.sent) req.raw.destroy();
+      }, opts.bodyDeadlineMs ?? WEBHOOK_BODY_DEADLINE_MS);
+      deadline.unref();
       // Whatever ends the exchange (answer sent, client gone), the slot is given back exactly once.
-      reply.raw.once('close', () => release(req));
+      reply.raw.once('close', () => {
+        clearTimeout(deadline);
+        release(req);
+      });
       return undefined;
     });
     scope.addHook('onResponse', async (req) => release(req));

@@ -98,6 +98,35 @@ describe('timeouts', () => {
     }
   }, 20_000);
 
+  it('a webhook sender slower than the body deadline loses its slot well before the request timeout', async () => {
+    // Request timeout 30 s as in production; the receiver's body deadline (10 s by default) set to 400 ms here.
+    const a = app({
+      timeouts: { requestMs: 30_000, headersMs: 10_000 },
+      plugins: [(f) => registerSyncGatewayWebhooks(f, { enabled: true, token: TOKEN, databases: ['db1'], max_body_bytes: 4096, max_types: 3, max_concurrency: 1 }, pino({ level: 'silent' }), { bodyDeadlineMs: 400 })],
+    });
+    await a.listen({ host: '127.0.0.1', port: 0 });
+    const port = (a.server.address() as AddressInfo).port;
+    try {
+      const sock = connect(port, '127.0.0.1');
+      sock.on('error', () => undefined);
+      sock.write(`POST /webhooks/sync-gateway/db1?token=${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
+      const trickle = setInterval(() => {
+        if (!sock.destroyed) sock.write(' ');
+      }, 100);
+      // Cut off by the body deadline: the 30 s request timeout would outlast this test's own bound.
+      await new Promise<void>((r) => sock.once('close', () => r()));
+      clearInterval(trickle);
+      const res = await fetch(`http://127.0.0.1:${port}/webhooks/sync-gateway/db1?token=${TOKEN}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ _id: 'doc1', _rev: '1-a' }),
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      await a.close();
+    }
+  }, 15_000);
+
   it('a client that never finishes its headers is disconnected', async () => {
     const a = app({ timeouts: { requestMs: 1500, headersMs: 800 } });
     await a.listen({ host: '127.0.0.1', port: 0 });
