@@ -12,6 +12,22 @@ import { registerSyncGatewayWebhooks } from '../../src/webhooks/sync-gateway.js'
 
 const TOKEN = 'tok-3f9c1a77e0b24d5c9e8a1b2c3d4e5f60';
 
+/** A webhook post that sends its headers, then one byte of a 200-byte body every `everyMs`, until the server
+ * hangs up; resolves with what the server answered (possibly nothing). */
+async function trickleWebhook(port: number, everyMs: number): Promise<string> {
+  const sock = connect(port, '127.0.0.1');
+  sock.on('error', () => undefined); // the server hanging up mid-write is the point
+  let answer = '';
+  sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
+  sock.write(`POST /webhooks/sync-gateway/db1?token=${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
+  const trickle = setInterval(() => {
+    if (!sock.destroyed) sock.write(' ');
+  }, everyMs);
+  await new Promise<void>((r) => sock.once('close', () => r()));
+  clearInterval(trickle);
+  return answer;
+}
+
 function app(extra: Partial<AppDeps> = {}) {
   const store = new LocalView(new SnapshotStore());
   return buildApp({
@@ -73,16 +89,7 @@ describe('timeouts', () => {
     const port = (a.server.address() as AddressInfo).port;
     try {
       // The slow sender: headers, then one byte of a 200-byte body every 200 ms, for as long as it is let.
-      const sock = connect(port, '127.0.0.1');
-      sock.on('error', () => undefined); // the server hanging up mid-write is the point
-      let answer = '';
-      sock.on('data', (d: Buffer) => (answer += d.toString('latin1')));
-      sock.write(`POST /webhooks/sync-gateway/db1?token=${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
-      const trickle = setInterval(() => {
-        if (!sock.destroyed) sock.write(' ');
-      }, 200);
-      await new Promise<void>((r) => sock.once('close', () => r()));
-      clearInterval(trickle);
+      const answer = await trickleWebhook(port, 200);
       // Node answers 408 when the request deadline passes.
       expect(answer === '' || answer.startsWith('HTTP/1.1 408')).toBe(true);
 
@@ -107,15 +114,8 @@ describe('timeouts', () => {
     await a.listen({ host: '127.0.0.1', port: 0 });
     const port = (a.server.address() as AddressInfo).port;
     try {
-      const sock = connect(port, '127.0.0.1');
-      sock.on('error', () => undefined);
-      sock.write(`POST /webhooks/sync-gateway/db1?token=${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 200\r\n\r\n{`);
-      const trickle = setInterval(() => {
-        if (!sock.destroyed) sock.write(' ');
-      }, 100);
       // Cut off by the body deadline: the 30 s request timeout would outlast this test's own bound.
-      await new Promise<void>((r) => sock.once('close', () => r()));
-      clearInterval(trickle);
+      await trickleWebhook(port, 100);
       const res = await fetch(`http://127.0.0.1:${port}/webhooks/sync-gateway/db1?token=${TOKEN}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
