@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { freePort, ROOT, scrape, startProcess, stop, value, waitFor } from './common.js';
+import { ROOT, scrape, startExporterReady, startProcess, stop, value } from './common.js';
 
 const SECONDS = Number(process.env.BENCH_CHURN_SECONDS ?? 600);
 const PER_ANSWER = Number(process.env.BENCH_CHURN_PER_ANSWER ?? 200);
@@ -54,10 +54,9 @@ async function main(): Promise<void> {
         '',
       ].join('\n'),
     );
-    const port = await freePort();
-    exporter = startProcess(['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'], { BENCH_CB_PASSWORD: 'password' });
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor('exporter ready', async () => ((await fetch(`${url}/-/ready`)).status === 200 ? true : undefined), 120_000);
+    const started0 = await startExporterReady(cfg);
+    exporter = started0.exporter;
+    const url = started0.url;
     const pid = exporter.pid as number;
     const started = Date.now();
     process.stdout.write(`churn soak: ${PER_ANSWER} new names per answer, ${BUCKETS} buckets, max_dynamic_families ${MAX_FAMILIES}, ${SECONDS}s\n`);

@@ -97,3 +97,12 @@ export function stop(child: ChildProcess): Promise<void> {
     child.kill('SIGTERM');
   });
 }
+
+/** `cbwatch run --config cfg` on a free loopback port, resolved once /-/ready answers 200. */
+export async function startExporterReady(cfg: string): Promise<{ exporter: ChildProcess; url: string }> {
+  const port = await freePort();
+  const exporter = startProcess(['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'], { BENCH_CB_PASSWORD: 'password' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor('exporter ready', async () => ((await fetch(`${url}/-/ready`)).status === 200 ? true : undefined), 120_000);
+  return { exporter, url };
+}

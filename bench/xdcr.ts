@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, peakRssBytes, scrape, startProcess, stop, value, waitFor } from './common.js';
+import { freePort, peakRssBytes, scrape, startExporterReady, startProcess, stop, value, waitFor } from './common.js';
 
 /**
  * Scrape until `pick` returns a value, once a second. Not common.ts's waitFor (every 100 ms): the exposition of
@@ -93,10 +93,9 @@ export async function benchXdcr(): Promise<Record<string, number>> {
         '',
       ].join('\n'),
     );
-    const port = await freePort();
-    exporter = startProcess(['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'], { BENCH_CB_PASSWORD: 'password' });
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor('exporter ready', async () => ((await fetch(`${url}/-/ready`)).status === 200 ? true : undefined), 120_000);
+    const started0 = await startExporterReady(cfg);
+    exporter = started0.exporter;
+    const url = started0.url;
 
     const durations: number[] = [];
     let requests = NaN;

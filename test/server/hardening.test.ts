@@ -12,6 +12,16 @@ import { registerSyncGatewayWebhooks } from '../../src/webhooks/sync-gateway.js'
 
 const TOKEN = 'tok-3f9c1a77e0b24d5c9e8a1b2c3d4e5f60';
 
+/** A normal Sync Gateway post of one document; its status. */
+async function postDocument(port: number): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}/webhooks/sync-gateway/db1?token=${TOKEN}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ _id: 'doc1', _rev: '1-a' }),
+  });
+  return res.status;
+}
+
 /** A webhook post that sends its headers, then one byte of a 200-byte body every `everyMs`, until the server
  * hangs up; resolves with what the server answered (possibly nothing). */
 async function trickleWebhook(port: number, everyMs: number): Promise<string> {
@@ -94,12 +104,7 @@ describe('timeouts', () => {
       expect(answer === '' || answer.startsWith('HTTP/1.1 408')).toBe(true);
 
       // The only slot (max_concurrency 1) is free again: a normal sender is served.
-      const res = await fetch(`http://127.0.0.1:${port}/webhooks/sync-gateway/db1?token=${TOKEN}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ _id: 'doc1', _rev: '1-a' }),
-      });
-      expect(res.status).toBe(200);
+      expect(await postDocument(port)).toBe(200);
     } finally {
       await a.close();
     }
@@ -116,12 +121,7 @@ describe('timeouts', () => {
     try {
       // Cut off by the body deadline: the 30 s request timeout would outlast this test's own bound.
       await trickleWebhook(port, 100);
-      const res = await fetch(`http://127.0.0.1:${port}/webhooks/sync-gateway/db1?token=${TOKEN}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ _id: 'doc1', _rev: '1-a' }),
-      });
-      expect(res.status).toBe(200);
+      expect(await postDocument(port)).toBe(200);
     } finally {
       await a.close();
     }
