@@ -5,7 +5,6 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { runCheck } from './check.js';
 import { defaultClusterConfig, resolveCollectors } from './config/defaults.js';
 import { parseArgs, usage } from './config/flags.js';
 import type { ParsedArgs } from './config/flags.js';
@@ -15,17 +14,13 @@ import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './log.js';
-import { setAnswerBudget } from './couchbase/client.js';
 import { DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
-import { createSimulator } from './simulator/index.js';
-import type { Simulator } from './simulator/index.js';
+import type { SimOptions, Simulator } from './simulator/index.js';
 import { httpsOptions, loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
 import type { WebSettings } from './config/webconfig.js';
 import type { TLSSocket } from 'node:tls';
-import { healthcheckTarget, probe } from './healthcheck.js';
-import { commandRules } from './rules-command.js';
 
 type Out = (s: string) => void;
 
@@ -216,7 +211,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   }
   // loadConfig refuses a configuration without clusters unless it receives webhooks; a shard may still hold
   // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
-  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  // No answer budget here: answers are buffered in the collection worker, which sets its own.
   const log = createLogger({ level: config.log.level, format: config.log.format });
   if (config.clusters.length === 0) {
     log.warn(
@@ -239,6 +234,7 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
     return 0;
   }
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
+  const [{ setAnswerBudget }, { runCheck }] = await Promise.all([import('./couchbase/client.js'), import('./check.js')]);
   setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);
@@ -247,6 +243,7 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
 async function commandHealthcheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
   // The same configuration as `run` (a cluster-less one is fine: only the web settings matter here).
   const config = loadConfig(args.flags, process.env, { allowNoClusters: true });
+  const { healthcheckTarget, probe } = await import('./healthcheck.js');
   const result = await probe(healthcheckTarget(config));
   (result.ok ? out : err)(`${result.message}\n`);
   return result.ok ? 0 : 1;
@@ -255,7 +252,7 @@ async function commandHealthcheck(args: ParsedArgs, out: Out, err: Out): Promise
 function simOptions(args: ParsedArgs, scenario: string) {
   const f = args.flags;
   const num = (k: string): number | undefined => (f[k] === undefined ? undefined : Number(f[k]));
-  const opts: Parameters<typeof createSimulator>[0] = { scenario: typeof f.scenario === 'string' ? f.scenario : scenario };
+  const opts: SimOptions = { scenario: typeof f.scenario === 'string' ? f.scenario : scenario };
   const b = num('buckets');
   const n = num('nodes');
   const l = num('latency');
@@ -271,6 +268,7 @@ function simOptions(args: ParsedArgs, scenario: string) {
 }
 
 async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
+  const { createSimulator } = await import('./simulator/index.js');
   const sim = createSimulator(simOptions(args, 'default'));
   const port = args.flags.port === undefined ? 8091 : Number(args.flags.port);
   const url = await sim.listen(port, typeof args.flags.host === 'string' ? args.flags.host : '127.0.0.1');
@@ -285,6 +283,7 @@ async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
 }
 
 async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
+  const { createSimulator } = await import('./simulator/index.js');
   const sim: Simulator = createSimulator(simOptions(args, 'demo'));
   const simUrl = await sim.listen(0);
   const base = loadConfig({ ...args.flags, 'couchbase.url': undefined, config: undefined }, {}, { allowNoClusters: true });
@@ -299,7 +298,6 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     ...base,
     clusters: [defaultClusterConfig({ name: 'demo', url: simUrl, username: users.admin.username, password: users.admin.password, collectors })],
   };
-  setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
   let daemon: Daemon;
   try {
@@ -368,6 +366,7 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
   // `rules` has flags of its own (a repeatable --set), so it is parsed apart from the daemon's flags.
   if (argv[0] === 'rules') {
     try {
+      const { commandRules } = await import('./rules-command.js');
       return commandRules(argv.slice(1), out);
     } catch (e) {
       if (e instanceof ConfigError) {

@@ -8,11 +8,11 @@
 import type { ResourceLimits } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { LocalView, CollectionEngine } from './collection/engine.js';
+import type { LocalView } from './collection/engine.js';
 import { WorkerCollection } from './collection/host.js';
 import type { StatusSource } from './collection/view.js';
-import { collectorList } from './collectors/index.js';
 import type { Collector } from './collectors/types.js';
+import { COLLECTOR_NAMES } from './config/schema.js';
 import type { Config } from './config/types.js';
 import { createLogger } from './log.js';
 import { Exposition } from './metrics/exposition.js';
@@ -79,7 +79,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log = opts.logger ?? createLogger({ level: config.log.level, format: config.log.format });
   if (opts.processMetrics !== false) startProcessMetrics();
   recordConfigLoad(true);
-  const collectors = opts.collectors ?? collectorList();
+  // The collectors' code is loaded where it runs: in the worker (the HTTP thread then never loads the HTTP
+  // client, the collectors or their schemas: bench/RESULTS.md, "Heap sizes per thread"), or here when inline.
 
   let view: LocalView | WorkerCollection['view'];
   let start: () => void;
@@ -88,7 +89,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let reconfigure: (c: Config) => Promise<void>;
   let jobs: number;
   if (opts.collection === 'inline') {
-    const engine = new CollectionEngine({ clusters: config.clusters, collectors, log });
+    const [{ CollectionEngine, LocalView }, { collectorList }] = await Promise.all([import('./collection/engine.js'), import('./collectors/index.js')]);
+    const engine = new CollectionEngine({ clusters: config.clusters, collectors: opts.collectors ?? collectorList(), log });
     const local = new LocalView(engine.store, { eager: true });
     view = local;
     start = () => engine.start();
@@ -108,7 +110,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   } else {
     const wc = new WorkerCollection({
       clusters: config.clusters,
-      collectors: collectors.map((c) => c.name),
+      collectors: opts.collectors?.map((c) => c.name) ?? COLLECTOR_NAMES,
       log,
       ...(config.maxBufferedBytes !== undefined ? { maxBufferedBytes: config.maxBufferedBytes } : {}),
       secrets: extraSecrets(config),

@@ -3,6 +3,9 @@ import { collectorSchemas } from './schema.js';
 import type { CollectorName, CollectorOptions } from './schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions, ResolvedCollectors } from './types.js';
 
+/** Couchbase answers buffered at once, process-wide (--couchbase.max-buffered-bytes). */
+export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
+
 /** Default poll intervals (DESIGN.md "Collectors"), ms. */
 export const DEFAULT_INTERVALS: Readonly<Record<CollectorName, number>> = {
   buckets: 30_000,

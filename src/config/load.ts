@@ -14,7 +14,11 @@ import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { processRedactor } from '../redact.js';
-import { resolveCollectors } from './defaults.js';
+import { DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
+import { registerConfigSecrets } from './secrets.js';
+
+export { DEFAULT_MAX_BUFFERED_BYTES } from './defaults.js';
+export { registerConfigSecrets } from './secrets.js';
 import type { Flags, LogFormat, LogLevel } from './flags.js';
 import { LOG_FORMATS, LOG_LEVELS } from './flags.js';
 import { CLUSTER_NAME, COLLECTOR_NAMES, clusterSchema, fileSchema } from './schema.js';
@@ -49,7 +53,6 @@ type EnvName = keyof typeof ENV_VARS;
 export const DEFAULT_LISTEN_ADDRESS = ':9420';
 /** As node_exporter's --web.max-requests. */
 export const DEFAULT_MAX_REQUESTS = 40;
-export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
 
 export interface LoadOptions {
   /**
@@ -414,20 +417,6 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     maxBufferedBytes,
     log: { level, format },
   };
-}
-
-/**
- * Registers every secret of a configuration with this thread's redactor (src/redact.ts). loadConfig() does it;
- * a worker thread that receives a configuration must call it too, since the redactor is per thread.
- */
-export function registerConfigSecrets(config: {
-  readonly clusters: ReadonlyArray<Pick<ClusterConfig, 'username' | 'password'>>;
-  readonly webhooks: { readonly syncGateway?: { readonly token: string } | undefined };
-  readonly web: { readonly settings?: WebSettings | undefined };
-}): void {
-  for (const c of config.clusters) processRedactor.addCredentials(c.username, c.password);
-  processRedactor.add(config.webhooks.syncGateway?.token);
-  for (const hash of Object.values(config.web.settings?.basicAuthUsers ?? {})) processRedactor.add(hash);
 }
 
 /** `i/n` with 0 <= i < n. */

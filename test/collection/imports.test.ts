@@ -1,0 +1,52 @@
+/**
+ * The HTTP thread loads only what serving needs: the collectors, the Couchbase client (undici) and the
+ * scheduler (node-cron) are loaded in the collection worker, where they run. Each module costs resident memory
+ * in every thread that loads it (bench/RESULTS.md, "Heap sizes per thread"), so a static import that drags
+ * them into the HTTP thread again is a regression this test names.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = resolve(__dirname, '../..');
+
+/** Modules and packages reached by static (value) imports from `entry`; `import type` and `import()` are not. */
+function staticGraph(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const visit = (file: string): void => {
+    if (files.has(file)) return;
+    files.add(file);
+    const src = readFileSync(file, 'utf8');
+    for (const m of src.matchAll(/^(?:import|export)\s+(?!type\b)(?:[^;'"]*?\s+from\s+)?'([^']+)';/gm)) {
+      const spec = m[1] as string;
+      if (spec.startsWith('.')) visit(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
+      else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+    }
+  };
+  visit(join(ROOT, entry));
+  return { files, packages };
+}
+
+const rel = (files: Set<string>): string[] => [...files].map((f) => relative(ROOT, f)).sort();
+
+describe('module loading per thread', () => {
+  it('the CLI (the HTTP thread of `cbwatch run`) loads neither the collectors nor the HTTP client nor the scheduler', () => {
+    const g = staticGraph('src/cli.ts');
+    expect([...g.packages].sort()).toEqual(['fastify', 'pino', 'prom-client', 'yaml', 'zod']);
+    const files = rel(g.files);
+    expect(files.filter((f) => f.startsWith('src/collectors/') || f.startsWith('src/couchbase/client') || f.startsWith('src/scheduler/') || f.startsWith('src/simulator/'))).toEqual([]);
+    // What the test itself walks: a file it cannot see would make it pass for nothing.
+    expect(files).toContain('src/daemon.ts');
+    expect(files).toContain('src/collection/host.ts');
+  });
+
+  it('the collection worker loads neither the web server nor the configuration loader', () => {
+    const g = staticGraph('src/collection/worker.ts');
+    expect(g.packages.has('fastify')).toBe(false);
+    expect(g.packages.has('yaml')).toBe(false);
+    expect(g.packages.has('undici')).toBe(true);
+    expect(rel(g.files)).toContain('src/collectors/xdcr.ts');
+    expect(rel(g.files)).not.toContain('src/config/load.ts');
+  });
+});
