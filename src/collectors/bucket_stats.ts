@@ -117,8 +117,10 @@ export function mapBucketStats(input: MapStatsInput, out: SampleSet): SampleMemo
   const labels = perNode ? { bucket, node } : { bucket };
   const dynamic = input.dynamic ?? new DynamicFamilies();
 
-  for (const [stat, raw] of Object.entries(samples)) {
+  // for…in rather than Object.entries: no [name, array] pair per stat (~200 per bucket, every poll).
+  for (const stat in samples) {
     if (stat === 'timestamp' || stat.includes('/')) continue;
+    const raw = samples[stat];
     if (!Array.isArray(raw)) {
       skipped('bad_stat', `${bucket}: ${stat} is not an array of samples`);
       continue;

@@ -4,6 +4,7 @@
  * deliberately absent from this module.
  */
 import { z } from 'zod';
+import { uncheckedArray, uncheckedRecord } from './unchecked.js';
 
 export const REPOSITORY_STATES = ['active', 'archived', 'imported'] as const;
 export type RepositoryState = (typeof REPOSITORY_STATES)[number];
@@ -26,7 +27,7 @@ export const repositorySchema = z.looseObject({
 export type Repository = z.output<typeof repositorySchema>;
 
 /** The list answer; entries are parsed one by one by the collector so one odd repository is skipped alone. */
-export const repositoryListSchema = z.array(z.unknown());
+export const repositoryListSchema = uncheckedArray();
 
 export const taskHistorySchema = z.array(
   z.looseObject({

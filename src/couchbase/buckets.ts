@@ -9,6 +9,7 @@
  * inward (looseObject keeps unknown keys, so it is stripped below in `bucketEntrySchema`'s transform).
  */
 import { z } from 'zod';
+import { uncheckedArray, uncheckedRecord } from './unchecked.js';
 import { parseEach } from './source.js';
 import type { ClusterSource, InvalidEntry } from './source.js';
 
@@ -49,7 +50,7 @@ export const bucketEntrySchema = z
     numVBuckets: z.number().optional(),
     quota: z.looseObject({ ram: num, rawRAM: num }).optional(),
     basicStats: basicStatsSchema.optional(),
-    controllers: z.record(z.string(), z.unknown()).optional(),
+    controllers: uncheckedRecord().optional(),
     /** Membase 1.6 / Couchbase 1.8: flush offered through this URI instead of `controllers.flush`. */
     flushCacheUri: z.string().optional(),
     nodes: z.array(bucketNodeSchema).optional(),
@@ -59,7 +60,7 @@ export const bucketEntrySchema = z
 /** Every entry valid: what the simulator's answers are held to (schema-conformance test). */
 export const bucketListSchema = z.array(bucketEntrySchema);
 /** The list as fetched: entries are checked one by one, so one odd bucket does not cost every bucket. */
-const rawBucketListSchema = z.array(z.unknown());
+const rawBucketListSchema = uncheckedArray();
 export type BucketEntry = z.output<typeof bucketEntrySchema>;
 
 export const BUCKETS_ROUTE = '/pools/default/buckets';
@@ -95,13 +96,13 @@ export async function fetchBuckets(src: ClusterSource): Promise<BucketEntry[]> {
  */
 export const statsEnvelopeSchema = z.looseObject({
   op: z.looseObject({
-    samples: z.record(z.string(), z.unknown()),
+    samples: uncheckedRecord(),
     samplesCount: z.number().optional(),
     isPersistent: z.boolean().optional(),
     lastTStamp: z.number().optional(),
     interval: z.number().optional(),
   }),
-  hot_keys: z.array(z.unknown()).optional(),
+  hot_keys: uncheckedArray().optional(),
   hostname: z.string().optional(),
 });
 

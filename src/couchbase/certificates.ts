@@ -5,6 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
+import { uncheckedArray, uncheckedRecord } from './unchecked.js';
 
 export const TRUSTED_CAS_ROUTE = '/pools/default/trustedCAs';
 export const NODE_CERTIFICATE_ROUTE = '/pools/default/certificate/node/{node}';
@@ -13,7 +14,7 @@ export const LEGACY_CERTIFICATE_ROUTE = '/pools/default/certificate';
 export const ALLOW_NON_LOCAL_CA_UPLOAD_ROUTE = '/settings/security/allowNonLocalCACertUpload';
 
 /** The whole trustedCAs answer: an array; each element is checked with `trustedCaSchema` on its own. */
-export const trustedCasSchema = z.array(z.unknown());
+export const trustedCasSchema = uncheckedArray();
 
 /**
  * One trusted CA. The unauthenticated / low-privilege view has only id, subject, notBefore, notAfter and pem;
@@ -26,7 +27,7 @@ export const trustedCaSchema = z.looseObject({
   notAfter: z.string().nullish(),
   pem: z.string().nullish(),
   type: z.string().nullish(),
-  warnings: z.array(z.unknown()).nullish(),
+  warnings: uncheckedArray().nullish(),
   nodes: z.array(z.string()).nullish(),
   loadTimestamp: z.string().nullish(),
 });
@@ -51,7 +52,7 @@ export const nodeCertificateSchema = z.looseObject({
   /** `generated` or `uploaded` (7.1+). */
   type: z.string().nullish(),
   pem: z.string().nullish(),
-  warnings: z.array(z.unknown()).nullish(),
+  warnings: uncheckedArray().nullish(),
   privateKeyPassphrase: z.unknown().optional().transform(plainPassphraseRegistered),
 });
 export type NodeCertificate = z.output<typeof nodeCertificateSchema>;
@@ -66,7 +67,7 @@ export const legacyCertificateSchema = z.looseObject({
       expires: z.string().optional(),
     })
     .optional(),
-  warnings: z.array(z.unknown()).optional(),
+  warnings: uncheckedArray().optional(),
 });
 export type LegacyCertificate = z.output<typeof legacyCertificateSchema>;
 

@@ -5,6 +5,7 @@
  * not parse is skipped on its own (the node list stays `unknown[]` here and each entry is parsed by the mapper).
  */
 import { z } from 'zod';
+import { uncheckedArray, uncheckedRecord } from './unchecked.js';
 import type { ClusterSource } from './source.js';
 
 const num = z.number().nullable().optional();
@@ -37,7 +38,7 @@ export const poolNodeSchema = z.looseObject({
   uptime: z.union([z.string(), z.number()]).optional(),
   systemStats: systemStatsSchema.nullable().optional(),
   /** Stat name → number; values are checked one by one by the mapper. */
-  interestingStats: z.record(z.string(), z.unknown()).nullable().optional(),
+  interestingStats: uncheckedRecord().nullable().optional(),
   /** MiB. */
   mcdMemoryReserved: num,
   mcdMemoryAllocated: num,
@@ -47,7 +48,7 @@ export type PoolNode = z.output<typeof poolNodeSchema>;
 export const poolsDefaultSchema = z.looseObject({
   name: z.string().optional(),
   clusterName: z.string().optional(),
-  nodes: z.array(z.unknown()).default([]),
+  nodes: uncheckedArray().default([]),
   balanced: z.boolean().optional(),
   rebalanceStatus: z.string().optional(),
   /** MiB, per node. */
@@ -60,9 +61,9 @@ export const poolsDefaultSchema = z.looseObject({
   maxScopeCount: num,
   maxCollectionCount: num,
   /** Cluster-wide event counters (rebalance_start, rebalance_success, rebalance_fail, failover_node, …). */
-  counters: z.record(z.string(), z.unknown()).nullable().optional(),
+  counters: uncheckedRecord().nullable().optional(),
   /** Bytes, summed over the nodes: `ram` (memory, bucket quota) and `hdd` (the data path's file system). */
-  storageTotals: z.looseObject({ ram: z.record(z.string(), z.unknown()).nullable().optional(), hdd: z.record(z.string(), z.unknown()).nullable().optional() }).nullable().optional(),
+  storageTotals: z.looseObject({ ram: uncheckedRecord().nullable().optional(), hdd: uncheckedRecord().nullable().optional() }).nullable().optional(),
 });
 export type PoolsDefault = z.output<typeof poolsDefaultSchema>;
 

@@ -6,6 +6,7 @@
  * skipped instead of failing the whole poll.
  */
 import { z } from 'zod';
+import { uncheckedArray, uncheckedRecord } from './unchecked.js';
 
 export const SEARCH_QUERIES_ROUTE = '/api/query';
 export const SEARCH_INDEX_QUERIES_ROUTE = '/api/query/index/{index}';
@@ -21,7 +22,7 @@ export const activeQueriesSchema = z.looseObject({
       indexName: z.string().optional(),
       longerThan: z.string().optional(),
       queryCount: z.number().optional(),
-      queryMap: z.record(z.string(), z.unknown()).nullish(),
+      queryMap: uncheckedRecord().nullish(),
     })
     .optional(),
 });

@@ -3,6 +3,7 @@
  * when their polls meet (the shared cache keeps a result for 5 s and merges concurrent calls).
  */
 import { z } from 'zod';
+import { uncheckedArray, uncheckedRecord } from './unchecked.js';
 import { parseEach } from './source.js';
 import type { ClusterSource, InvalidEntry } from './source.js';
 
@@ -26,7 +27,7 @@ export const taskSchema = z.looseObject({
   target: z.string().optional(),
   continuous: z.boolean().optional(),
   pauseRequested: z.boolean().optional(),
-  errors: z.array(z.unknown()).optional(),
+  errors: uncheckedArray().optional(),
   changesLeft: z.number().optional(),
   docsChecked: z.number().optional(),
   docsWritten: z.number().optional(),
@@ -41,7 +42,7 @@ export type Task = z.output<typeof taskSchema>;
 export const TASKS_ROUTE = '/pools/default/tasks';
 
 /** The list as fetched: entries are checked one by one, so one odd entry does not cost every task. */
-const taskListSchema = z.array(z.unknown());
+const taskListSchema = uncheckedArray();
 
 export interface TaskList {
   readonly tasks: Task[];

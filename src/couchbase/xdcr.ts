@@ -20,6 +20,7 @@
  * and a pipeline restart reads as a counter reset, which those functions handle.
  */
 import { z } from 'zod';
+import { uncheckedArray, uncheckedRecord } from './unchecked.js';
 
 export const REMOTE_CLUSTERS_ROUTE = '/pools/default/remoteClusters';
 /** `{destination_endpoint}` is the whole `replications/…/{stat}` path, encoded as one segment. */
@@ -40,7 +41,7 @@ export const remoteClusterSchema = z.looseObject({
  * The list is parsed item by item in the collector (an odd entry is skipped, not fatal), so the array schema
  * accepts anything inside.
  */
-export const remoteClustersSchema = z.array(z.unknown());
+export const remoteClustersSchema = uncheckedArray();
 /** The list with every entry checked: what the collector's per-entry parse accepts (conformance tests). */
 export const remoteClusterListSchema = z.array(remoteClusterSchema);
 export type RemoteCluster = z.output<typeof remoteClusterSchema>;
@@ -55,8 +56,8 @@ export const xdcrStatEnvelopeSchema = z.looseObject({
   isPersistent: z.boolean().optional(),
   lastTStamp: z.number().optional(),
   interval: z.number().optional(),
-  timestamp: z.array(z.unknown()).optional(),
-  nodeStats: z.record(z.string(), z.unknown()).optional(),
+  timestamp: uncheckedArray().optional(),
+  nodeStats: uncheckedRecord().optional(),
 });
 export type XdcrStatEnvelope = z.output<typeof xdcrStatEnvelopeSchema>;
 

@@ -23,8 +23,10 @@ function escapeHelp(s: string): string {
   return s.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
+const NEEDS_ESCAPE = /[\\\n"]/;
+
 function escapeLabelValue(s: string): string {
-  return escapeHelp(s).replace(/"/g, '\\"');
+  return NEEDS_ESCAPE.test(s) ? escapeHelp(s).replace(/"/g, '\\"') : s;
 }
 
 function labelPairs(labels: Labels): string {
@@ -60,14 +62,21 @@ function setBlocks(base: Labels, set: SampleSet): readonly Block[] {
   const hit = blocksOf.get(set);
   if (hit !== undefined && hit.base === basePairs) return hit.blocks;
   const blocks: Block[] = [];
+  // Collectors pass one labels object to many families (a bucket's ~200 stats share `{ bucket }`): its text
+  // is made once per render.
+  const pairsOf = new Map<Labels, string>();
   for (const { def, samples } of set.families()) {
     const counter = def.type === 'counter';
     const lines: string[] = [];
     for (const s of samples) {
       // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
       if (counter && s.value < 0) continue;
-      const own = labelPairs(s.labels);
-      const pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
+      let pairs = pairsOf.get(s.labels);
+      if (pairs === undefined) {
+        const own = labelPairs(s.labels);
+        pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
+        pairsOf.set(s.labels, pairs);
+      }
       lines.push(`${pairs === '' ? def.name : `${def.name}{${pairs}}`} ${valueString(s.value)}\n`);
     }
     if (lines.length > 0) blocks.push({ def, text: lines.join('') });
