@@ -15,8 +15,8 @@ import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './log.js';
-import { setAnswerBudget } from './couchbase/client.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
+import { setAnswerBudget, setAnswerValueLimit } from './couchbase/client.js';
+import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
 import { createSimulator } from './simulator/index.js';
@@ -105,6 +105,7 @@ export function makeReloader(
     if (next.web.listenHost !== current.web.listenHost || next.web.listenPort !== current.web.listenPort) fixed.push('web listen address');
     if (next.log.level !== current.log.level || next.log.format !== current.log.format) fixed.push('log level and format');
     if (next.maxBufferedBytes !== current.maxBufferedBytes) fixed.push('couchbase.max-buffered-bytes');
+    if (next.maxAnswerValues !== current.maxAnswerValues) fixed.push('couchbase.max-answer-values');
     const receiver = (c: Config): string => JSON.stringify({ ...c.webhooks.syncGateway, token: undefined });
     if (receiver(next) !== receiver(current)) fixed.push('webhooks (except a rotated token)');
     if (next.web.maxRequests !== current.web.maxRequests) fixed.push('web.max-requests');
@@ -217,6 +218,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // loadConfig refuses a configuration without clusters unless it receives webhooks; a shard may still hold
   // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
   setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  setAnswerValueLimit(config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
   const log = createLogger({ level: config.log.level, format: config.log.format });
   if (config.clusters.length === 0) {
     log.warn(
@@ -240,6 +242,7 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
   }
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
   setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  setAnswerValueLimit(config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);
 }
@@ -300,6 +303,7 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     clusters: [defaultClusterConfig({ name: 'demo', url: simUrl, username: users.admin.username, password: users.admin.password, collectors })],
   };
   setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  setAnswerValueLimit(config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
   const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
   let daemon: Daemon;
   try {

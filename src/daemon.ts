@@ -111,6 +111,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       collectors: collectors.map((c) => c.name),
       log,
       ...(config.maxBufferedBytes !== undefined ? { maxBufferedBytes: config.maxBufferedBytes } : {}),
+      ...(config.maxAnswerValues !== undefined ? { maxAnswerValues: config.maxAnswerValues } : {}),
       secrets: extraSecrets(config),
       ...(opts.worker?.extraModules ? { extraModules: opts.worker.extraModules } : {}),
       ...(opts.worker?.extraData !== undefined ? { extraData: opts.worker.extraData } : {}),
