@@ -602,7 +602,7 @@ async function caseLarge(): Promise<Rows> {
     const m = await metrics;
     const stopped = await stopProc(pair.exp);
     rows.push(
-      ['answers', `${LARGE_COUNT} × ${LARGE_MB} MB of \`${LARGE_FILL},\` (bucket_stats every 10 s, ${LARGE_COUNT} buckets, default 64 MiB cap)`],
+      ['answers', `${LARGE_COUNT} × ${LARGE_MB} MB of \`${LARGE_FILL},\` (bucket_stats every 10 s, ${LARGE_COUNT} buckets, default caps: 64 MiB and 4,000,000 JSON values per answer)`],
       ['served in', recoveredAt ? `${fmt((recoveredAt - t0) / 1000, 1)} s` : 'not all served within 5 min'],
       ['/-/healthy latency max (p99), failures or 5 s timeouts', `${fmt(Math.max(...h.lat), 0)} ms (${fmt(percentile(h.lat, 99), 0)} ms), ${h.failures} of ${h.lat.length}`],
       ['/metrics latency max (p99), failures or 5 s timeouts', `${fmt(Math.max(...m.lat), 0)} ms (${fmt(percentile(m.lat, 99), 0)} ms), ${m.failures} of ${m.lat.length}`],

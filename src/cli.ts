@@ -14,7 +14,7 @@ import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './log.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
+import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
 import type { SimOptions, Simulator } from './simulator/index.js';
@@ -100,6 +100,7 @@ export function makeReloader(
     if (next.web.listenHost !== current.web.listenHost || next.web.listenPort !== current.web.listenPort) fixed.push('web listen address');
     if (next.log.level !== current.log.level || next.log.format !== current.log.format) fixed.push('log level and format');
     if (next.maxBufferedBytes !== current.maxBufferedBytes) fixed.push('couchbase.max-buffered-bytes');
+    if (next.maxAnswerValues !== current.maxAnswerValues) fixed.push('couchbase.max-answer-values');
     const receiver = (c: Config): string => JSON.stringify({ ...c.webhooks.syncGateway, token: undefined });
     if (receiver(next) !== receiver(current)) fixed.push('webhooks (except a rotated token)');
     if (next.web.maxRequests !== current.web.maxRequests) fixed.push('web.max-requests');
@@ -234,8 +235,9 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
     return 0;
   }
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
-  const [{ setAnswerBudget }, { runCheck }] = await Promise.all([import('./couchbase/client.js'), import('./check.js')]);
+  const [{ setAnswerBudget, setAnswerValueLimit }, { runCheck }] = await Promise.all([import('./couchbase/client.js'), import('./check.js')]);
   setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+  setAnswerValueLimit(config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });
   return runCheck(config, out, log);
 }

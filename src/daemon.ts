@@ -113,6 +113,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       collectors: opts.collectors?.map((c) => c.name) ?? COLLECTOR_NAMES,
       log,
       ...(config.maxBufferedBytes !== undefined ? { maxBufferedBytes: config.maxBufferedBytes } : {}),
+      ...(config.maxAnswerValues !== undefined ? { maxAnswerValues: config.maxAnswerValues } : {}),
       secrets: extraSecrets(config),
       ...(opts.worker?.extraModules ? { extraModules: opts.worker.extraModules } : {}),
       ...(opts.worker?.extraData !== undefined ? { extraData: opts.worker.extraData } : {}),

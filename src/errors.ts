@@ -102,8 +102,15 @@ export class AbortedError extends RequestError {
 }
 
 export class TooLargeError extends RequestError {
-  constructor(request: RequestDescription, limit: number) {
-    super('CBW_ERR_TOO_LARGE', request, `response body larger than the ${limit}-byte cap`);
+  /** `values`: the answer holds more JSON values than --couchbase.max-answer-values (read stopped there). */
+  constructor(request: RequestDescription, limit: number, unit: 'bytes' | 'values' = 'bytes') {
+    super(
+      'CBW_ERR_TOO_LARGE',
+      request,
+      unit === 'bytes'
+        ? `response body larger than the ${limit}-byte cap`
+        : `response body holds more than ${limit} JSON values (the --couchbase.max-answer-values cap); not read further`,
+    );
   }
 }
 

@@ -96,6 +96,21 @@ describe('cbwatch (in-process)', () => {
     }
   });
 
+  it('check: --couchbase.max-answer-values stops an answer of too many values (too_large, named limit)', async () => {
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    sim.ctx.faults.add({ match: '/pools/default/buckets', kind: 'oversize', bytes: 1024 * 1024, fill: '[]', times: 1 });
+    try {
+      const r = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--couchbase.max-answer-values', '10000']);
+      expect(r.code).toBe(1);
+      expect(r.out).toContain('too_large');
+      expect(r.out).toContain('more than 10000 JSON values');
+    } finally {
+      sim.ctx.faults.clear();
+      const { setAnswerValueLimit, DEFAULT_MAX_ANSWER_VALUES } = await import('../src/couchbase/client.js');
+      setAnswerValueLimit(DEFAULT_MAX_ANSWER_VALUES);
+    }
+  });
+
   it('check: exit 1 and a 401 with a wrong password', async () => {
     process.env.CBWATCH_COUCHBASE_PASSWORD = 'wrong-password';
     const r = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator']);

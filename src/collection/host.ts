@@ -41,6 +41,7 @@ export interface WorkerCollectionOptions {
   readonly log: Logger;
   /** The answer budget and the secrets to redact, which the worker thread must know (module state is per thread). */
   readonly maxBufferedBytes?: number;
+  readonly maxAnswerValues?: number;
   readonly secrets?: readonly string[];
   readonly extraModules?: readonly string[];
   readonly extraData?: unknown;
@@ -103,6 +104,7 @@ export class WorkerCollection {
       collectors: this.opts.collectors,
       logLevel: this.opts.log.level,
       ...(this.opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: this.opts.maxBufferedBytes } : {}),
+      ...(this.opts.maxAnswerValues !== undefined ? { maxAnswerValues: this.opts.maxAnswerValues } : {}),
       ...(this.secrets ? { secrets: this.secrets } : {}),
       ...(this.opts.extraModules ? { extraModules: this.opts.extraModules } : {}),
       ...(this.opts.extraData !== undefined ? { extraData: this.opts.extraData } : {}),

@@ -9,6 +9,8 @@ export interface WorkerInit {
   readonly logLevel: string;
   /** The process-wide answer budget (`--couchbase.max-buffered-bytes`): per thread, so set again here. */
   readonly maxBufferedBytes?: number;
+  /** The per-answer value cap (`--couchbase.max-answer-values`), module state too. */
+  readonly maxAnswerValues?: number;
   /** Secrets besides the clusters' credentials (webhook token, web password hashes) for this thread's redactor. */
   readonly secrets?: readonly string[];
   /**

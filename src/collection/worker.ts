@@ -7,9 +7,9 @@ import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { COLLECTORS } from '../collectors/index.js';
-import { DEFAULT_MAX_BUFFERED_BYTES } from '../config/defaults.js';
+import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from '../config/defaults.js';
 import { registerConfigSecrets } from '../config/secrets.js';
-import { setAnswerBudget } from '../couchbase/client.js';
+import { setAnswerBudget, setAnswerValueLimit } from '../couchbase/client.js';
 import { registerSecret } from '../redact.js';
 import type { Collector } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
@@ -24,6 +24,7 @@ if (port === null) throw new Error('src/collection/worker.ts runs only as a work
 const init = workerData as WorkerInit;
 // Module state is per thread: the answer budget and the redactor's secrets must be set in this one too.
 setAnswerBudget(init.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
+setAnswerValueLimit(init.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
 registerConfigSecrets({ clusters: init.clusters, webhooks: {}, web: {} });
 for (const secret of init.secrets ?? []) registerSecret(secret);
 

@@ -5,6 +5,8 @@ import type { ClusterConfig, ResolvedCollectorOptions, ResolvedCollectors } from
 
 /** Couchbase answers buffered at once, process-wide (--couchbase.max-buffered-bytes). */
 export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
+/** JSON values in one answer (--couchbase.max-answer-values); as DEFAULT_MAX_ANSWER_VALUES in src/couchbase/client.ts (not imported: that module loads undici). */
+export const DEFAULT_MAX_ANSWER_VALUES = 4_000_000;
 
 /** Default poll intervals (DESIGN.md "Collectors"), ms. */
 export const DEFAULT_INTERVALS: Readonly<Record<CollectorName, number>> = {

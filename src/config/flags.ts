@@ -32,6 +32,8 @@ export interface Flags {
   readonly 'web.max-requests'?: number | undefined;
   /** Process-wide budget for answers from Couchbase being buffered or parsed (a size: 256MiB). */
   readonly 'couchbase.max-buffered-bytes'?: string | undefined;
+  /** Cap on the JSON values one Couchbase answer may hold (a whole number: 4000000). */
+  readonly 'couchbase.max-answer-values'?: string | undefined;
   readonly 'log.level'?: LogLevel | undefined;
   readonly 'log.format'?: LogFormat | undefined;
   readonly 'couchbase.url'?: string | undefined;
@@ -80,6 +82,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'web.enable-lifecycle': { type: 'boolean', commands: ['run'], help: 'serve POST /-/reload, which reloads the configuration as SIGHUP does (off by default)' },
   'web.max-requests': { type: 'string', commands: ['run', 'demo'], value: 'N', help: 'HTTP requests served at once; beyond it, 503 (default 40, 0 = no limit)' },
   'couchbase.max-buffered-bytes': { type: 'string', commands: ['run', 'check', 'demo'], value: 'SIZE', help: 'process-wide budget for answers being read or parsed; an answer beyond it fails (default 256MiB)' },
+  'couchbase.max-answer-values': { type: 'string', commands: ['run', 'check', 'demo'], value: 'N', help: 'JSON values one answer may hold (its [ { and , characters, counted as it arrives); beyond it, too_large (default 4000000)' },
   'log.level': { type: 'string', value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json; demo: logfmt)` },
   'couchbase.url': { type: 'string', commands: ['run', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },
@@ -217,6 +220,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     'web.enable-lifecycle': bool('web.enable-lifecycle'),
     'web.max-requests': intFlag('web.max-requests', str('web.max-requests'), 0, 1_000_000),
     'couchbase.max-buffered-bytes': nonEmpty('couchbase.max-buffered-bytes', str('couchbase.max-buffered-bytes')),
+    'couchbase.max-answer-values': nonEmpty('couchbase.max-answer-values', str('couchbase.max-answer-values')),
     'log.level': enumFlag('log.level', str('log.level'), LOG_LEVELS),
     'log.format': enumFlag('log.format', str('log.format'), LOG_FORMATS),
     'couchbase.url': nonEmpty('couchbase.url', str('couchbase.url')),

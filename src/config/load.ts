@@ -14,10 +14,10 @@ import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { processRedactor } from '../redact.js';
-import { DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
+import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
 import { registerConfigSecrets } from './secrets.js';
 
-export { DEFAULT_MAX_BUFFERED_BYTES } from './defaults.js';
+export { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './defaults.js';
 export { registerConfigSecrets } from './secrets.js';
 import type { Flags, LogFormat, LogLevel } from './flags.js';
 import { LOG_FORMATS, LOG_LEVELS } from './flags.js';
@@ -44,6 +44,7 @@ export const ENV_VARS = {
   CBWATCH_WEB_CONFIG_FILE: 'TLS and basic auth file (as --web.config.file)',
   CBWATCH_WEB_MAX_REQUESTS: 'HTTP requests served at once, beyond it 503 (as --web.max-requests)',
   CBWATCH_COUCHBASE_MAX_BUFFERED_BYTES: 'process-wide budget for buffered answers (as --couchbase.max-buffered-bytes)',
+  CBWATCH_COUCHBASE_MAX_ANSWER_VALUES: 'JSON values one answer may hold (as --couchbase.max-answer-values)',
   CBWATCH_LOG_LEVEL: `log level: ${LOG_LEVELS.join(', ')} (as --log.level)`,
   CBWATCH_LOG_FORMAT: `log format: ${LOG_FORMATS.join(', ')} (as --log.format)`,
   CBWATCH_SHARD: 'I/N: watch only the clusters of shard I of N (as --shard)',
@@ -53,6 +54,8 @@ type EnvName = keyof typeof ENV_VARS;
 export const DEFAULT_LISTEN_ADDRESS = ':9420';
 /** As node_exporter's --web.max-requests. */
 export const DEFAULT_MAX_REQUESTS = 40;
+/** Below this even a small cluster's bucket list would fail. */
+const MIN_ANSWER_VALUES = 10_000;
 
 export interface LoadOptions {
   /**
@@ -383,6 +386,14 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     if (n === undefined || n < 1024 * 1024) problems.push(`${budgetText.source}: expected a size of at least 1MiB such as 256MiB, got ${JSON.stringify(budgetText.value)}`);
     else maxBufferedBytes = n;
   }
+  let maxAnswerValues = DEFAULT_MAX_ANSWER_VALUES;
+  const valuesText = pick(flags, 'couchbase.max-answer-values', env, 'CBWATCH_COUCHBASE_MAX_ANSWER_VALUES');
+  if (valuesText !== undefined) {
+    const t = valuesText.value.trim();
+    const n = /^\d+$/.test(t) ? Number(t) : NaN;
+    if (!Number.isSafeInteger(n) || n < MIN_ANSWER_VALUES) problems.push(`${valuesText.source}: expected a whole number of at least ${MIN_ANSWER_VALUES} such as ${DEFAULT_MAX_ANSWER_VALUES}, got ${JSON.stringify(valuesText.value)}`);
+    else maxAnswerValues = n;
+  }
 
   let level: LogLevel = 'info';
   let format: LogFormat = 'json';
@@ -415,6 +426,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     webhooks: { syncGateway },
     web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests },
     maxBufferedBytes,
+    maxAnswerValues,
     log: { level, format },
   };
 }
@@ -552,7 +564,7 @@ export function describeConfig(config: Config): string {
   const rl = w.settings?.rateLimit;
   out.push(`  rate limit: ${rl === undefined ? 'off' : `one request per ${formatDuration(rl.intervalMs)}, burst ${rl.burst}`}`);
   out.push(`  max requests: ${w.maxRequests === 0 ? 'no limit' : (w.maxRequests ?? DEFAULT_MAX_REQUESTS)}`);
-  out.push(`couchbase answers: at most ${formatBytes(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)} buffered at once, process-wide`);
+  out.push(`couchbase answers: at most ${formatBytes(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)} buffered at once, process-wide; at most ${config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES} JSON values per answer`);
   const sg = config.webhooks.syncGateway;
   out.push(
     `webhooks.sync_gateway: ${sg === undefined ? 'off' : `on (token set; databases: ${sg.databases.length === 0 ? '(none listed)' : sg.databases.join(', ')}; max_body_bytes=${formatBytes(sg.max_body_bytes)}${sg.type_field === undefined ? '' : `; type_field=${sg.type_field}`})`}`,

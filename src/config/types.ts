@@ -70,5 +70,7 @@ export interface Config {
   readonly web: WebConfig;
   /** Process-wide budget for buffered Couchbase answers, bytes; default 256 MiB. */
   readonly maxBufferedBytes?: number | undefined;
+  /** JSON values one Couchbase answer may hold (`--couchbase.max-answer-values`); default 4,000,000. */
+  readonly maxAnswerValues?: number | undefined;
   readonly log: { readonly level: string; readonly format: 'json' | 'logfmt' | 'pretty' };
 }

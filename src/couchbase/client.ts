@@ -125,6 +125,8 @@ export interface ClientSettings {
   readonly connectTimeout?: number;
   readonly requestTimeout?: number;
   readonly maxResponseBytes?: number;
+  /** Cap on the values one answer may hold (see countValueMarks); default: the process-wide one (setAnswerValueLimit). */
+  readonly maxAnswerValues?: number;
   /** Called once per finished request (self-metrics). */
   readonly observe?: (cluster: string, rec: RequestRecord) => void;
   readonly userAgent?: string;
@@ -170,6 +172,39 @@ export function answerBudget(): ByteBudget {
 }
 export function setAnswerBudget(bytes: number): void {
   processBudget.setLimit(bytes);
+}
+
+/**
+ * Default cap on the values one answer may hold (`--couchbase.max-answer-values`). The largest real answer
+ * is the bucket list: with 1,000 buckets on 4 nodes the simulator's is 8.3 MB and about 330,000 values (a
+ * bucket's `zoom=year` stats, the next largest, about 400,000 at 1.3 MB), so this leaves a margin of ten.
+ * At the cap, the worst shape (`[],[],…`: 2 million empty arrays) costs about 100 MB of heap to parse.
+ */
+export const DEFAULT_MAX_ANSWER_VALUES = 4_000_000;
+let processValueLimit = DEFAULT_MAX_ANSWER_VALUES;
+
+/** The process-wide cap on the values of one answer (`--couchbase.max-answer-values`). */
+export function answerValueLimit(): number {
+  return processValueLimit;
+}
+export function setAnswerValueLimit(values: number): void {
+  processValueLimit = values;
+}
+
+/**
+ * How many values an answer's bytes can create, counted as its `[`, `{` and `,` bytes: each container opens
+ * with one and each further element follows one. Bytes are not objects: 60 MB of `[],[],…` is under the
+ * byte cap, yet JSON.parse makes 20 million arrays of it (about 1 GB of heap). Counting the bytes as they
+ * arrive lets the read stop long before that. Commas inside strings count too: an upper bound, cheap (one
+ * pass over bytes already in memory, no decoding), and real answers stay far below the cap either way.
+ */
+export function countValueMarks(buf: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < buf.length; i++) {
+    const b = buf[i] as number;
+    if (b === 0x2c || b === 0x5b || b === 0x7b) n++;
+  }
+  return n;
 }
 
 /** Fill a route template. Each value is encoded as ONE path segment (`/` becomes `%2F`). */
@@ -625,8 +660,10 @@ class Client implements CouchbaseClient {
       res.body.destroy();
       throw new TooLargeError(desc, limit);
     }
+    const valueLimit = this.shared.settings.maxAnswerValues ?? processValueLimit;
     const chunks: Buffer[] = [];
     let total = 0;
+    let values = 0;
     try {
       for await (const chunk of res.body) {
         const buf = chunk as Buffer;
@@ -634,6 +671,12 @@ class Client implements CouchbaseClient {
         if (total > limit) {
           res.body.destroy();
           throw new TooLargeError(desc, limit);
+        }
+        // Checked per chunk, before the chunk is kept: the read stops within one network chunk of the cap.
+        values += countValueMarks(buf);
+        if (values > valueLimit) {
+          res.body.destroy();
+          throw new TooLargeError(desc, valueLimit, 'values');
         }
         // The string the bytes become is about as large again: reserve for both.
         if (!budget.tryReserve(2 * buf.length)) {

@@ -302,6 +302,14 @@ export class Scheduler {
     if (job.retired.signal.aborted) return; // replaced by a reload: the new job records its own outcome
     // A poll that cannot finish (a hung endpoint) would otherwise hold requests open against the cluster
     // every interval: back off, doubling per timeout up to MAX_BACKOFF_INTERVALS; any finished poll resets.
+    // Only the deadline counts. A poll that failed on a refused answer (too_large: past the byte or value cap;
+    // over_budget; bad_body) did finish, and quickly: Couchbase answered, so polling it again costs one
+    // request, and the collector must be back within one interval of the answers becoming normal again
+    // (issue 13, case 1). Sixteen 60 MB answers used to be read and parsed for seconds each, so those polls
+    // did hit their deadline and backed off to five intervals: bucket_stats came back 50 s after the answers
+    // stopped. They are now refused within their first chunks (--couchbase.max-answer-values), no deadline is
+    // hit and the collector is back at its next poll. A timeout still backs off, even when the wait was on this
+    // side (slots, budget): a deadline cannot tell whose fault it was, and a hung Couchbase is the case to spare.
     const timedOut = !outcome.ok && (outcome.error as { code?: unknown } | undefined)?.code === 'CBW_ERR_TIMEOUT';
     job.timeouts = timedOut ? job.timeouts + 1 : 0;
     const gap = backoffGap(job.options.interval, job.timeouts);

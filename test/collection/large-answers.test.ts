@@ -31,9 +31,16 @@ async function until(what: string, cond: () => boolean | Promise<boolean>, ms: n
   }
 }
 
-function only(names: string[], intervalMs: number): (c: Config) => Config {
+/**
+ * These answers are parsed only with the value cap out of the way (8 MiB of `[],` is 5.6 million values, over
+ * the 4,000,000 default): the first test is about parsing that never starves the HTTP thread.
+ */
+const NO_VALUE_CAP = 100_000_000;
+
+function only(names: string[], intervalMs: number, maxAnswerValues = NO_VALUE_CAP): (c: Config) => Config {
   return (c) => ({
     ...c,
+    maxAnswerValues,
     clusters: c.clusters.map((cl) => ({
       ...cl,
       collectors: Object.fromEntries(
@@ -110,6 +117,38 @@ describe('large answers never starve the HTTP thread (worker collection)', () =>
     }
   }, 240_000);
 
+  it('with the value cap (--couchbase.max-answer-values) they are refused while they stream in: too_large with the limit named, neighbours green, back at the next poll', async () => {
+    const INTERVAL = 4000;
+    const h = await startHarness({ mutate: only(['buckets', 'bucket_stats', 'nodes'], INTERVAL, 200_000) });
+    try {
+      await h.daemon.ready();
+      await until('every collector green', async () => {
+        const m = await h.metrics();
+        return success(m, 'buckets') === '1' && success(m, 'bucket_stats') === '1' && success(m, 'nodes') === '1';
+      }, 60_000);
+      const buckets = h.sim.ctx.buckets.length;
+      h.sim.ctx.faults.add({ match: STATS_ROUTE, kind: 'oversize', bytes: BYTES, fill: '[]', times: buckets });
+      let failedText = '';
+      await until('bucket_stats to report the failure', async () => {
+        failedText = await h.metrics();
+        return success(failedText, 'bucket_stats') === '0';
+      }, INTERVAL * 3 + 60_000);
+      expect(success(failedText, 'buckets')).toBe('1');
+      expect(success(failedText, 'nodes')).toBe('1');
+      // Counted as too_large, not as a body that failed its schema after a parse.
+      expect(failedText).toMatch(/^cbwatch_http_requests_total\{[^}]*endpoint="\/pools\/default\/buckets\/\{bucket\}\/stats"[^}]*code="too_large"[^}]*\} [1-9]/m);
+      const landing = await (await fetch(`${h.daemon.url}/`)).text();
+      const row = landing.slice(landing.indexOf('bucket_stats'));
+      expect(row).toMatch(/CBW_ERR_TOO_LARGE: GET http:\/\/[^ ]+\/pools\/default\/buckets\/[^ ]+\/stats[^ ]*: response body holds more than 200000 JSON values/);
+      expect(row).not.toContain('[],[]');
+      await until('the large answers to be sent', () => h.sim.ctx.faults.rules.length === 0, 60_000);
+      await until('bucket_stats to recover', async () => success(await h.metrics(), 'bucket_stats') === '1', INTERVAL * 3 + 60_000);
+    } finally {
+      h.sim.ctx.faults.clear();
+      await h.close();
+    }
+  }, 240_000);
+
   it('SIGTERM while the worker parses large answers: the real process exits 0, promptly', async () => {
     const sim = createSimulator({});
     const simUrl = await sim.listen();
@@ -117,7 +156,7 @@ describe('large answers never starve the HTTP thread (worker collection)', () =>
     const hits = (): number => sim.ctx.faults.rules[0]?.hits ?? 0;
     const child = spawn(
       process.execPath,
-      [join(PACKAGE_ROOT, 'bin', 'cbwatch.js'), 'run', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--web.listen-address', '127.0.0.1:0'],
+      [join(PACKAGE_ROOT, 'bin', 'cbwatch.js'), 'run', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--web.listen-address', '127.0.0.1:0', '--couchbase.max-answer-values', String(NO_VALUE_CAP)],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CBWATCH_COUCHBASE_PASSWORD: sim.ctx.options.users.admin.password } },
     );
     let out = '';

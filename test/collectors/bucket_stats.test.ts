@@ -577,6 +577,8 @@ describe('bucket_stats under injected simulator faults', () => {
     ['invalid JSON', { kind: 'invalid_json' }, 'CBW_ERR_SCHEMA', {}],
     ['truncated body', { kind: 'truncated' }, 'CBW_ERR_SCHEMA', {}],
     ['oversize body', { kind: 'oversize', bytes: 4 * 1024 * 1024 }, 'CBW_ERR_TOO_LARGE', { maxResponseBytes: 1024 * 1024 }],
+    // Under the byte cap, but more values than the value cap: stopped while it streams in (issue 13, case 1).
+    ['too many JSON values', { kind: 'oversize', bytes: 2 * 1024 * 1024, fill: '[]' }, 'CBW_ERR_TOO_LARGE', { maxAnswerValues: 100_000 }],
     ['403 with permissions', { kind: 'forbidden', permissions: ['cluster.bucket[travel-sample].stats!read'] }, 'CBW_ERR_FORBIDDEN', {}],
   ];
 
@@ -603,6 +605,20 @@ describe('bucket_stats under injected simulator faults', () => {
     expect(r.ok, String(r.error)).toBe(true);
     expect(r.set.all('couchbase_bucket_curr_items').map((x) => x.labels.bucket)).toEqual(['travel-sample']);
     expect(Object.fromEntries(r.itemErrors)).toEqual({ timeout: 1, http_5xx: 1 });
+  });
+
+  it('one bucket answering too many JSON values: that item fails as too_large, the other buckets stay, success 1', async () => {
+    const c = client({ maxAnswerValues: 100_000 });
+    sim.ctx.faults.add({ match: /\/buckets\/beer-sample\/stats$/, kind: 'oversize', bytes: 2 * 1024 * 1024, fill: '[]' });
+    const r = await collect(bucketStatsCollector, c);
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.set.all('couchbase_bucket_curr_items').map((x) => x.labels.bucket).sort()).toEqual(['gamesim-sample', 'travel-sample']);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ too_large: 1 });
+    sim.ctx.faults.clear();
+    const again = await collect(bucketStatsCollector, c);
+    expect(again.ok, String(again.error)).toBe(true);
+    expect(again.itemErrors.size).toBe(0);
+    expect(again.set.all('couchbase_bucket_curr_items')).toHaveLength(3);
   });
 
   it('401 on a wrong password', async () => {

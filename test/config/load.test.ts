@@ -341,3 +341,19 @@ describe('several problems', () => {
     expect(lines[1]).toContain('slow_query_threshold');
   });
 });
+
+describe('--couchbase.max-answer-values', () => {
+  const base = ['--couchbase.url', 'http://cb1:8091'];
+  it('defaults to 4,000,000; the flag, then the environment, set it', () => {
+    expect(load(base).maxAnswerValues).toBe(4_000_000);
+    expect(load([...base, '--couchbase.max-answer-values', '500000']).maxAnswerValues).toBe(500_000);
+    expect(load(base, { CBWATCH_COUCHBASE_MAX_ANSWER_VALUES: '20000' }).maxAnswerValues).toBe(20_000);
+    expect(load([...base, '--couchbase.max-answer-values', '30000'], { CBWATCH_COUCHBASE_MAX_ANSWER_VALUES: '20000' }).maxAnswerValues).toBe(30_000);
+  });
+  it('refuses a value that is not a whole number of at least 10,000, naming the key', () => {
+    for (const bad of ['abc', '12.5', '9999', '4MiB']) {
+      expect(() => load([...base, '--couchbase.max-answer-values', bad])).toThrow(/--couchbase\.max-answer-values: expected a whole number of at least 10000/);
+    }
+    expect(() => load(base, { CBWATCH_COUCHBASE_MAX_ANSWER_VALUES: 'lots' })).toThrow(/CBWATCH_COUCHBASE_MAX_ANSWER_VALUES/);
+  });
+});

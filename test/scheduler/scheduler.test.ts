@@ -5,6 +5,7 @@ import type { Collector } from '../../src/collectors/types.js';
 import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
 import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import { defineFamily } from '../../src/metrics/family.js';
+import { TooLargeError } from '../../src/errors.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { fakeClient } from '../helpers/collect.js';
@@ -150,5 +151,54 @@ describe('backoff of a collector whose polls never finish', () => {
     await scheduler.pollAllOnce();
     expect(store.statusList()[0]?.ok).toBe(true);
     expect(backoff()).toBe(0);
+  });
+});
+
+describe('backoff counts deadlines only', () => {
+  it('a poll failing fast on a refused answer (too_large) resets the backoff: the next poll is one interval later', async () => {
+    let mode: 'hang' | 'too_large' | 'ok' = 'hang';
+    const c: Collector = {
+      name: 'buckets',
+      defaultInterval: 1000,
+      families: [fam],
+      role: 'Read-Only Admin',
+      description: 'test',
+      async collect(ctx) {
+        if (mode === 'hang') await new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+        if (mode === 'too_large') throw new TooLargeError({ method: 'GET', url: 'http://cb.test:8091/pools/default/buckets', endpoint: '/pools/default/buckets' }, 4_000_000, 'values');
+        ctx.out.add(fam, { n: '1' }, 1);
+      },
+    } as Collector;
+    const raw = resolveCollectors();
+    for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = k === 'buckets';
+    Object.assign(raw.buckets, { interval: 60_000, timeout: 100 });
+    const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
+    const store = new SnapshotStore();
+    let now = 1_000_000;
+    const scheduler = new Scheduler({ clusters: [cluster], clients: new Map([['c1', fakeClient({})]]), collectors: [c], store, log: pino({ level: 'silent' }), now: () => now });
+    const backoff = (): number | undefined =>
+      store
+        .labelledSets()
+        .flatMap((s) => s.set.all('cbwatch_collector_backoff_seconds'))
+        .map((x) => x.value)[0];
+
+    // Two deadlines in a row: backed off.
+    await scheduler.pollAllOnce();
+    await scheduler.pollAllOnce();
+    expect(backoff()).toBe(180);
+    // The cluster answers again, with an answer the client refuses at once: a failure, but no deadline.
+    mode = 'too_large';
+    now += 240_000;
+    const before = scheduler.nextPollAt('c1', 'buckets') ?? 0;
+    await scheduler.pollAllOnce();
+    expect(store.statusList()[0]?.ok).toBe(false);
+    expect(backoff()).toBe(0);
+    // No gap beyond the interval was added for this poll.
+    expect(scheduler.nextPollAt('c1', 'buckets')).toBe(before);
+    for (let i = 0; i < 3; i++) await scheduler.pollAllOnce();
+    expect(backoff()).toBe(0);
+    mode = 'ok';
+    await scheduler.pollAllOnce();
+    expect(store.statusList()[0]?.ok).toBe(true);
   });
 });
