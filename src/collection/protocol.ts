@@ -11,6 +11,8 @@ export interface WorkerInit {
   readonly maxBufferedBytes?: number;
   /** The per-answer value cap (`--couchbase.max-answer-values`), module state too. */
   readonly maxAnswerValues?: number;
+  /** The collection thread's nice value (Linux; default WORKER_NICE, 0: leave it). */
+  readonly nice?: number;
   /** Secrets besides the clusters' credentials (webhook token, web password hashes) for this thread's redactor. */
   readonly secrets?: readonly string[];
   /**
@@ -32,3 +34,9 @@ export type FromWorker =
   | { readonly t: 'log'; readonly line: string }
   | { readonly t: 'polled'; readonly id: number; readonly error?: string }
   | { readonly t: 'stopped' };
+
+/**
+ * How much lower the collection thread's CPU priority is than the HTTP thread's (a nice value: +5 gives it about
+ * a third of the HTTP thread's share when both are runnable on one core, and all of an idle core).
+ */
+export const WORKER_NICE = 5;

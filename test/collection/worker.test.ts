@@ -4,12 +4,14 @@
  * per family, families contiguous) with several clusters.
  */
 import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config/types.js';
 import { WORKER_RESOURCE_LIMITS } from '../../src/collection/host.js';
+import { WORKER_NICE } from '../../src/collection/protocol.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { startHarness } from '../helpers/daemon.js';
 import { requireBinary } from '../helpers/tools.js';
@@ -196,4 +198,26 @@ describe('collection worker', () => {
       }
     }
   }, 60_000);
+
+  it.runIf(process.platform === 'linux')('the collection thread runs at a lower CPU priority than the HTTP thread (its own nice value)', async () => {
+    const niceOf = (task: string): number => {
+      // /proc/PID/task/TID/stat: the command may hold spaces, so count fields after its closing parenthesis.
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    const threads = (): Map<string, number> => new Map(readdirSync('/proc/self/task').map((t) => [t, niceOf(t)]));
+    const base = niceOf(String(process.pid));
+    const before = threads();
+    const h = await startHarness({ mutate: only(['tasks']) });
+    try {
+      await h.daemon.ready();
+      const added = [...threads()].filter(([t]) => !before.has(t));
+      expect(added.filter(([, n]) => n === Math.min(19, base + WORKER_NICE))).toHaveLength(1);
+      // This thread, which serves HTTP, keeps the process's priority.
+      expect(niceOf(String(process.pid))).toBe(base);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 });
+
