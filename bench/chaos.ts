@@ -39,6 +39,7 @@ import {
   renderTable,
   replaceSection,
   routeKey,
+  rssGrowth,
   seriesLostOutside,
   slope,
   sumSeries,
@@ -828,11 +829,13 @@ async function soak(seconds: number, churn = 200): Promise<SoakOutcome> {
     const lost = seriesLostOutside(base.series, minSeries, ['bucket_stats', ...VOLATILE]);
     const lostWho = lostBy(base.series, minSeries, ['bucket_stats', ...VOLATILE]);
     const perMin = slope(rss.map(([s, mb]) => [s / 60, mb] as const));
+    const growth = rssGrowth(rss);
     const last = rss[rss.length - 1]?.[1] ?? NaN;
     const verdict =
       !alive ? 'FAILED: exporter exited'
       : lost > 0 || failed.size > 0 ? 'FAILED: collectors failed or lost series'
-      : perMin > 1 ? `FAILED: RSS still rising (${fmt(perMin, 1)} MB/min)`
+      : growth.rising === true ? `FAILED: RSS still rising (${growth.text})`
+      : growth.rising === undefined ? `not judged: ${growth.text}`
       : 'passed';
     const promtool = lastBody ? promtoolCheck(lastBody) : 'no body';
     return {
@@ -840,7 +843,8 @@ async function soak(seconds: number, churn = 200): Promise<SoakOutcome> {
       rows: [
         ['duration', `${seconds} s, ${churn} new stat names in every bucket stats answer (3 buckets, every collector every 5 s)`],
         ['RSS start / end / max', `${fmt(rss0)} MB / ${fmt(last)} MB / ${fmt(Math.max(...rss.map((r) => r[1])))} MB`],
-        ['RSS trend (least squares)', `${fmt(perMin, 1)} MB/min`],
+        ['RSS growth (the verdict\'s figure)', growth.text],
+        ['RSS trend (least squares; not judged: a GC sawtooth reads as a slope)', `${fmt(perMin, 1)} MB/min`],
         ['/metrics p50 / p99 / max (a scrape every 500 ms)', `${fmt(percentile(lat, 50), 1)} / ${fmt(percentile(lat, 99), 1)} / ${fmt(Math.max(...lat), 0)} ms, ${scrapeFailures} failed of ${lat.length}`],
         [`series lost by the other collectors (${VOLATILE.join(', ')} not judged: its series come and go by design)`, lost ? `${lost} (${lostWho})` : '0'],
         ['collectors seen failing', failed.size ? [...failed].join(', ') : 'none'],
