@@ -121,6 +121,8 @@ describe('configuration reload (a real process)', () => {
       expect(value(after, LAST_SUCCESS('alpha', 'nodes'))).toBe(nodesAt);
       for (const l of bucketSeries) expect(after).toContain(l.slice(0, l.lastIndexOf(' ')));
       expect(bin.output()).toMatch(/"kept":3[,}]/);
+      // The password comes from RELOAD_CB_PW: the reload says that value is the one from the start.
+      expect(bin.output()).toMatch(/cluster alpha: password from environment variable RELOAD_CB_PW.*restart to change them/);
 
       // A broken file: logged at error with file:line:col, old configuration keeps running.
       writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', base)}\n    bogus_key: 1\n`);
