@@ -136,6 +136,8 @@ interface Timed {
   ms: number;
   status: number;
   body: string;
+  /** With status 0: what went wrong (the error's name and its cause's code), so a report can tell a timeout from a reset. */
+  error?: string;
 }
 
 /** GET with a deadline; status 0 on a network error or timeout (then ms is the time waited). */
@@ -145,8 +147,9 @@ async function timedGet(url: string, timeoutMs = 5_000, headers: Record<string, 
     const r = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
     const body = await r.text();
     return { ms: performance.now() - t0, status: r.status, body };
-  } catch {
-    return { ms: performance.now() - t0, status: 0, body: '' };
+  } catch (err) {
+    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    return { ms: performance.now() - t0, status: 0, body: '', error: `${e.name ?? 'Error'}: ${e.cause?.code ?? e.cause?.message ?? e.message ?? ''}` };
   }
 }
 
@@ -619,7 +622,13 @@ async function caseLarge(): Promise<Rows> {
 }
 
 /** Collectors seen failing in scrapes every `everyMs` while `until()` is false; plus the requests that timed out. */
-async function watchCollectors(url: string, collectors: readonly string[], until: () => boolean, headers: Record<string, string> = {}): Promise<{ failed: Set<string>; absent: Set<string>; lat: number[]; scrapeFailures: number }> {
+async function watchCollectors(
+  url: string,
+  collectors: readonly string[],
+  until: () => boolean,
+  headers: Record<string, string> = {},
+): Promise<{ failed: Set<string>; absent: Set<string>; lat: number[]; scrapeFailures: number; failures: string }> {
+  const kinds = new Map<string, number>();
   const failed = new Set<string>();
   const absent = new Set<string>();
   const lat: number[] = [];
@@ -628,8 +637,11 @@ async function watchCollectors(url: string, collectors: readonly string[], until
   while (!until() && Date.now() < hardEnd) {
     const t = await timedGet(`${url}/metrics`, 15_000, headers);
     lat.push(t.ms);
-    if (t.status !== 200) scrapeFailures++;
-    else {
+    if (t.status !== 200) {
+      scrapeFailures++;
+      const kind = `${t.status === 0 ? (t.error ?? 'no answer') : `status ${t.status} ${JSON.stringify(t.body.trim().slice(0, 60))}`} in ${fmt(t.ms, 0)} ms`;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    } else {
       const v = readCollectors(t.body);
       for (const c of collectors) {
         if (v.success.get(c) === 0) failed.add(c);
@@ -638,7 +650,8 @@ async function watchCollectors(url: string, collectors: readonly string[], until
     }
     await sleep(Math.max(0, 250 - t.ms));
   }
-  return { failed, absent, lat, scrapeFailures };
+  const failures = [...kinds].map(([k, n]) => (n > 1 ? `${n} × ${k}` : k)).join('; ');
+  return { failed, absent, lat, scrapeFailures, failures };
 }
 
 /** wrk as a child process (asynchronous: the harness keeps sampling while it runs); killed after seconds + 60. */
@@ -679,7 +692,9 @@ async function caseWrk(pair: Pair, seconds = 20): Promise<Rows> {
     ['collectors seen failing (success 0 in a scrape every 250 ms beside the load)', seen.failed.size ? [...seen.failed].join(', ') : 'none'],
     ...(seen.absent.size ? ([['collectors missing from a scrape', [...seen.absent].join(', ')]] as Rows) : []),
     ['requests to Couchbase timed out or aborted during the load', String(timeouts(after) - timeouts(before))],
-    ['side scrape latency p99 / max, failures', `${fmt(percentile(seen.lat, 99), 0)} ms / ${fmt(Math.max(...seen.lat), 0)} ms, ${seen.scrapeFailures} of ${seen.lat.length}`],
+    ['side scrape latency p99 / max, failures', `${fmt(percentile(seen.lat, 99), 0)} ms / ${fmt(Math.max(...seen.lat), 0)} ms, ${seen.scrapeFailures} of ${seen.lat.length}${seen.failures ? ` (${seen.failures})` : ''}`],
+    // Refused side scrapes with "no collector failing" could otherwise hide an exporter that went away.
+    ['exporter after the load', pair.exp.child.exitCode === null && pair.exp.child.signalCode === null ? 'alive' : `exited (code ${pair.exp.child.exitCode ?? 'none'}, signal ${pair.exp.child.signalCode ?? 'none'})`],
   ];
 }
 
