@@ -188,6 +188,65 @@ export function slope(points: ReadonlyArray<readonly [number, number]>): number 
   return den === 0 ? NaN : num / den;
 }
 
+/** The middle value (the mean of the two middle ones for an even count); NaN when empty. */
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export interface RssGrowth {
+  /** Seconds left out at the start (caches, JIT and pools filling up). */
+  readonly warmupS: number;
+  /** The time spans of the first and last thirds of what follows the warm-up, seconds. */
+  readonly early: readonly [number, number];
+  readonly late: readonly [number, number];
+  /** Median RSS in each third, MB. */
+  readonly earlyMB: number;
+  readonly lateMB: number;
+  readonly growthMB: number;
+  /** growthMB relative to earlyMB, percent. */
+  readonly growthPct: number;
+  /** Growth above both thresholds; undefined when the run is too short to judge (under 3 samples per third). */
+  readonly rising: boolean | undefined;
+  /** The figures the verdict used, for the report. */
+  readonly text: string;
+}
+
+/**
+ * Whether RSS over a soak is still growing. RSS under a garbage collector is a sawtooth (the 300 s soak: 135–152
+ * MB, flat), and a least-squares slope over a few minutes of sawtooth reads a phase of it as a trend (it called
+ * 146 → 147 MB "rising, 1.6 MB/min"). So: drop a warm-up (a fifth of the run, at most 60 s), compare the median
+ * of the last third of the rest with the median of its first third, and call it rising only when the growth
+ * passes both `minMB` and `minPct` — a small process may double a few MB, a big one may wander 10 MB.
+ */
+export function rssGrowth(points: ReadonlyArray<readonly [number, number]>, opts: { minMB?: number; minPct?: number } = {}): RssGrowth {
+  const minMB = opts.minMB ?? 20;
+  const minPct = opts.minPct ?? 10;
+  const first = points[0]?.[0] ?? 0;
+  const last = points[points.length - 1]?.[0] ?? 0;
+  const warmupS = Math.min(60, (last - first) / 5);
+  const from = first + warmupS;
+  const third = (last - from) / 3;
+  const early: [number, number] = [from, from + third];
+  const late: [number, number] = [last - third, last];
+  const within = ([a, b]: readonly [number, number]) => points.filter(([t]) => t >= a && t <= b).map(([, mb]) => mb);
+  const e = within(early);
+  const l = within(late);
+  const earlyMB = median(e);
+  const lateMB = median(l);
+  const growthMB = lateMB - earlyMB;
+  const growthPct = (growthMB / earlyMB) * 100;
+  const judged = e.length >= 3 && l.length >= 3;
+  const rising = judged ? growthMB > minMB && growthPct > minPct : undefined;
+  const span = ([a, b]: readonly [number, number]) => `${fmt(a)}–${fmt(b)} s`;
+  const text = judged
+    ? `median RSS ${fmt(earlyMB)} MB in ${span(early)} → ${fmt(lateMB)} MB in ${span(late)} (after a ${fmt(warmupS)} s warm-up): ${growthMB >= 0 ? '+' : ''}${fmt(growthMB, 1)} MB, ${growthPct >= 0 ? '+' : ''}${fmt(growthPct, 1)}%; rising means above +${minMB} MB and +${minPct}%`
+    : `too short to judge (${e.length} and ${l.length} samples in the first and last thirds after a ${fmt(warmupS)} s warm-up; 3 each needed)`;
+  return { warmupS, early, late, earlyMB, lateMB, growthMB, growthPct, rising, text };
+}
+
 export function fmt(n: number, digits = 0): string {
   return Number.isFinite(n) ? n.toFixed(digits) : 'n/a';
 }

@@ -39,6 +39,7 @@ import {
   renderTable,
   replaceSection,
   routeKey,
+  rssGrowth,
   seriesLostOutside,
   slope,
   sumSeries,
@@ -135,6 +136,8 @@ interface Timed {
   ms: number;
   status: number;
   body: string;
+  /** With status 0: what went wrong (the error's name and its cause's code), so a report can tell a timeout from a reset. */
+  error?: string;
 }
 
 /** GET with a deadline; status 0 on a network error or timeout (then ms is the time waited). */
@@ -144,8 +147,9 @@ async function timedGet(url: string, timeoutMs = 5_000, headers: Record<string, 
     const r = await fetch(url, { headers, signal: AbortSignal.timeout(timeoutMs) });
     const body = await r.text();
     return { ms: performance.now() - t0, status: r.status, body };
-  } catch {
-    return { ms: performance.now() - t0, status: 0, body: '' };
+  } catch (err) {
+    const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+    return { ms: performance.now() - t0, status: 0, body: '', error: `${e.name ?? 'Error'}: ${e.cause?.code ?? e.cause?.message ?? e.message ?? ''}` };
   }
 }
 
@@ -618,7 +622,13 @@ async function caseLarge(): Promise<Rows> {
 }
 
 /** Collectors seen failing in scrapes every `everyMs` while `until()` is false; plus the requests that timed out. */
-async function watchCollectors(url: string, collectors: readonly string[], until: () => boolean, headers: Record<string, string> = {}): Promise<{ failed: Set<string>; absent: Set<string>; lat: number[]; scrapeFailures: number }> {
+async function watchCollectors(
+  url: string,
+  collectors: readonly string[],
+  until: () => boolean,
+  headers: Record<string, string> = {},
+): Promise<{ failed: Set<string>; absent: Set<string>; lat: number[]; scrapeFailures: number; failures: string }> {
+  const kinds = new Map<string, number>();
   const failed = new Set<string>();
   const absent = new Set<string>();
   const lat: number[] = [];
@@ -627,8 +637,11 @@ async function watchCollectors(url: string, collectors: readonly string[], until
   while (!until() && Date.now() < hardEnd) {
     const t = await timedGet(`${url}/metrics`, 15_000, headers);
     lat.push(t.ms);
-    if (t.status !== 200) scrapeFailures++;
-    else {
+    if (t.status !== 200) {
+      scrapeFailures++;
+      const kind = `${t.status === 0 ? (t.error ?? 'no answer') : `status ${t.status} ${JSON.stringify(t.body.trim().slice(0, 60))}`} in ${fmt(t.ms, 0)} ms`;
+      kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+    } else {
       const v = readCollectors(t.body);
       for (const c of collectors) {
         if (v.success.get(c) === 0) failed.add(c);
@@ -637,7 +650,8 @@ async function watchCollectors(url: string, collectors: readonly string[], until
     }
     await sleep(Math.max(0, 250 - t.ms));
   }
-  return { failed, absent, lat, scrapeFailures };
+  const failures = [...kinds].map(([k, n]) => (n > 1 ? `${n} × ${k}` : k)).join('; ');
+  return { failed, absent, lat, scrapeFailures, failures };
 }
 
 /** wrk as a child process (asynchronous: the harness keeps sampling while it runs); killed after seconds + 60. */
@@ -678,7 +692,9 @@ async function caseWrk(pair: Pair, seconds = 20): Promise<Rows> {
     ['collectors seen failing (success 0 in a scrape every 250 ms beside the load)', seen.failed.size ? [...seen.failed].join(', ') : 'none'],
     ...(seen.absent.size ? ([['collectors missing from a scrape', [...seen.absent].join(', ')]] as Rows) : []),
     ['requests to Couchbase timed out or aborted during the load', String(timeouts(after) - timeouts(before))],
-    ['side scrape latency p99 / max, failures', `${fmt(percentile(seen.lat, 99), 0)} ms / ${fmt(Math.max(...seen.lat), 0)} ms, ${seen.scrapeFailures} of ${seen.lat.length}`],
+    ['side scrape latency p99 / max, failures', `${fmt(percentile(seen.lat, 99), 0)} ms / ${fmt(Math.max(...seen.lat), 0)} ms, ${seen.scrapeFailures} of ${seen.lat.length}${seen.failures ? ` (${seen.failures})` : ''}`],
+    // Refused side scrapes with "no collector failing" could otherwise hide an exporter that went away.
+    ['exporter after the load', pair.exp.child.exitCode === null && pair.exp.child.signalCode === null ? 'alive' : `exited (code ${pair.exp.child.exitCode ?? 'none'}, signal ${pair.exp.child.signalCode ?? 'none'})`],
   ];
 }
 
@@ -828,11 +844,13 @@ async function soak(seconds: number, churn = 200): Promise<SoakOutcome> {
     const lost = seriesLostOutside(base.series, minSeries, ['bucket_stats', ...VOLATILE]);
     const lostWho = lostBy(base.series, minSeries, ['bucket_stats', ...VOLATILE]);
     const perMin = slope(rss.map(([s, mb]) => [s / 60, mb] as const));
+    const growth = rssGrowth(rss);
     const last = rss[rss.length - 1]?.[1] ?? NaN;
     const verdict =
       !alive ? 'FAILED: exporter exited'
       : lost > 0 || failed.size > 0 ? 'FAILED: collectors failed or lost series'
-      : perMin > 1 ? `FAILED: RSS still rising (${fmt(perMin, 1)} MB/min)`
+      : growth.rising === true ? `FAILED: RSS still rising (${growth.text})`
+      : growth.rising === undefined ? `not judged: ${growth.text}`
       : 'passed';
     const promtool = lastBody ? promtoolCheck(lastBody) : 'no body';
     return {
@@ -840,7 +858,8 @@ async function soak(seconds: number, churn = 200): Promise<SoakOutcome> {
       rows: [
         ['duration', `${seconds} s, ${churn} new stat names in every bucket stats answer (3 buckets, every collector every 5 s)`],
         ['RSS start / end / max', `${fmt(rss0)} MB / ${fmt(last)} MB / ${fmt(Math.max(...rss.map((r) => r[1])))} MB`],
-        ['RSS trend (least squares)', `${fmt(perMin, 1)} MB/min`],
+        ['RSS growth (the verdict\'s figure)', growth.text],
+        ['RSS trend (least squares; not judged: a GC sawtooth reads as a slope)', `${fmt(perMin, 1)} MB/min`],
         ['/metrics p50 / p99 / max (a scrape every 500 ms)', `${fmt(percentile(lat, 50), 1)} / ${fmt(percentile(lat, 99), 1)} / ${fmt(Math.max(...lat), 0)} ms, ${scrapeFailures} failed of ${lat.length}`],
         [`series lost by the other collectors (${VOLATILE.join(', ')} not judged: its series come and go by design)`, lost ? `${lost} (${lostWho})` : '0'],
         ['collectors seen failing', failed.size ? [...failed].join(', ') : 'none'],

@@ -117,6 +117,12 @@ export function makeReloader(
     current = next;
     recordConfigLoad(true);
     if (fixed.length > 0) log.warn({ settings: fixed }, 'configuration reloaded; these settings take effect only after a restart');
+    // The environment was read again too, but it is the one the process started with: an operator who changed
+    // a variable and reloaded must not think the new value is in use. (Names only, never values.)
+    const fromEnv = next.clusters.filter((c) => c.passwordSource?.startsWith('environment variable ') === true).map((c) => `cluster ${c.name}: password from ${c.passwordSource}`);
+    const sg = next.webhooks.syncGateway;
+    if (sg?.token !== undefined && sg.tokenFile === undefined) fromEnv.push('webhooks.sync_gateway: token from token_env');
+    if (fromEnv.length > 0) log.info({ settings: fromEnv }, 'values from environment variables are those the process started with (a running process cannot see a changed environment); restart to change them');
     log.info({ clusters: next.clusters.map((c) => c.name) }, 'configuration reloaded');
     return { ok: true };
   };

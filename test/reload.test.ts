@@ -121,6 +121,8 @@ describe('configuration reload (a real process)', () => {
       expect(value(after, LAST_SUCCESS('alpha', 'nodes'))).toBe(nodesAt);
       for (const l of bucketSeries) expect(after).toContain(l.slice(0, l.lastIndexOf(' ')));
       expect(bin.output()).toMatch(/"kept":3[,}]/);
+      // The password comes from RELOAD_CB_PW: the reload says that value is the one from the start.
+      await until('the environment note', async () => (/cluster alpha: password from environment variable RELOAD_CB_PW.*restart to change them/.test(bin.output()) ? true : undefined));
 
       // A broken file: logged at error with file:line:col, old configuration keeps running.
       writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', base)}\n    bogus_key: 1\n`);
@@ -235,6 +237,54 @@ describe('configuration reload (a real process)', () => {
       await until('the new password accepted', async () => ((await get('prom', 'second-secret')).status === 200 ? true : undefined));
       expect(await get('prom', 'second-secret')).toEqual({ status: 200, cn: 'second-cert' });
       expect((await get('prom', 'first-secret')).status).toBe(401);
+    } finally {
+      expect((await bin.stop()).code).toBe(0);
+    }
+  }, 120_000);
+  it.skipIf(findBinary('openssl') === undefined)('a reload changes client_allowed_sans for new connections: a client no longer listed is closed before any HTTP', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-sans-'));
+    const openssl = findBinary('openssl') as string;
+    const sh = (...args: string[]) => execFileSync(openssl, args, { cwd: dir, stdio: 'pipe' });
+    const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+    sh('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=reload-ca');
+    writeFileSync(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\n');
+    writeFileSync(join(dir, 'client.ext'), 'subjectAltName=DNS:prometheus.example\n');
+    for (const name of ['server', 'client']) {
+      sh('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+      sh('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', `${name}.ext`);
+    }
+    const web = join(dir, 'web.yml');
+    const webYaml = (san: string): string =>
+      `tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [${san}]\n`;
+    writeFileSync(web, webYaml('prometheus.example'));
+    const cfg = join(dir, 'cbwatch.yml');
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n';
+    writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', only)}\n`);
+    const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.config.file', web], { RELOAD_CB_PW: 'password' });
+    /** The status of one request on a new connection, or 'closed' when the connection ended without one. */
+    const get = (): Promise<number | 'closed'> =>
+      new Promise((resolve) => {
+        const req = request(
+          `${bin.url}/-/healthy`,
+          { ca: readFileSync(join(dir, 'ca.crt')), cert: readFileSync(join(dir, 'client.crt')), key: readFileSync(join(dir, 'client.key')), agent: false },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('error', () => resolve('closed'));
+        req.end();
+      });
+    try {
+      expect(await get()).toBe(200);
+      writeFileSync(web, webYaml('vmagent.example'));
+      bin.child.kill('SIGHUP');
+      await until('the client refused', async () => ((await get()) === 'closed' ? true : undefined));
+      // The log line reaches the pipe a little after the connection was closed.
+      await until('the refusal logged', async () => (/client certificate has no subject alternative name in client_allowed_sans/.test(bin.output()) ? true : undefined));
+      writeFileSync(web, webYaml('prometheus.example'));
+      bin.child.kill('SIGHUP');
+      await until('the client admitted again', async () => ((await get()) === 200 ? true : undefined));
     } finally {
       expect((await bin.stop()).code).toBe(0);
     }

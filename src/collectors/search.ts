@@ -22,7 +22,7 @@ import {
 } from '../couchbase/search.js';
 import type { ActiveQueries } from '../couchbase/search.js';
 import type { CouchbaseClient } from '../couchbase/client.js';
-import { describeError, isCbwError } from '../errors.js';
+import { CbwError, describeError, isCbwError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
 import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema } from '../couchbase/pools.js';
@@ -316,6 +316,48 @@ async function searchBaseUrl(ctx: CollectContext<'search'>): Promise<string | un
   return serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'fts', 'ftsSSL');
 }
 
+/**
+ * How long the optional node-name lookup may wait: a quarter of the poll deadline, and never more than half of
+ * what is left of it, so a hanging /pools/default costs the per-node series and not the poll.
+ */
+export function nodeNamesBudgetMs(timeoutMs: number, elapsedMs: number): number {
+  return Math.max(0, Math.min(timeoutMs / 4, (timeoutMs - elapsedMs) / 2));
+}
+
+/**
+ * Node uuid → host:port for the per-node series, or undefined (an item failure, counted) when the node list
+ * fails or does not answer within `budgetMs`. Only the poll's own end (deadline, shutdown) and bad credentials
+ * fail the poll. The list may be a fetch another collector started (shared for 10 s), which this bound does
+ * not cancel: it only stops waiting for it.
+ */
+async function lookupNodeNames(ctx: CollectContext<'search'>, budgetMs: number): Promise<Map<string, string> | undefined> {
+  const item = `${POOLS_DEFAULT_ROUTE} (node names)`;
+  const bound = AbortSignal.timeout(Math.max(1, budgetMs));
+  const client = ctx.client.scoped({ signal: bound });
+  let onBound: (() => void) | undefined;
+  try {
+    const list = await Promise.race([
+      fetchPoolsDefault({ client, shared: ctx.shared }),
+      new Promise<never>((_, reject) => {
+        onBound = () => reject(bound.reason);
+        bound.addEventListener('abort', onBound, { once: true });
+      }),
+    ]);
+    return nodeNamesByUuid(list);
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    if (bound.aborted) {
+      ctx.itemFailed(item, new CbwError('CBW_ERR_TIMEOUT', `GET ${POOLS_DEFAULT_ROUTE} (node names): no answer within ${(budgetMs / 1000).toFixed(1)}s; per-node series left out`, { cause: err }));
+      return undefined;
+    }
+    if (isPollFatal(err)) throw err;
+    ctx.itemFailed(item, err);
+    return undefined;
+  } finally {
+    if (onBound !== undefined) bound.removeEventListener('abort', onBound);
+  }
+}
+
 export const searchCollector: Collector<'search'> = {
   name: 'search',
   defaultInterval: 15_000,
@@ -323,6 +365,7 @@ export const searchCollector: Collector<'search'> = {
   role: 'Search Reader or Read-Only Admin (cluster.fts!read); the cancel policy needs Search Admin (cluster.fts!manage)',
   description: 'Active search queries per index and node, the longest and the slow ones; an opt-in policy that cancels runaway queries.',
   async collect(ctx) {
+    const started = performance.now();
     const baseUrl = await searchBaseUrl(ctx);
     if (baseUrl === undefined) {
       ctx.notApplicable('no search service');
@@ -365,15 +408,7 @@ export const searchCollector: Collector<'search'> = {
     // Node uuids → host:port through the node list (shared with the nodes collector), only when a query
     // names a node. Failing that lookup is an item error and costs only the per-node series.
     let nodeNames: Map<string, string> | undefined = new Map();
-    if (queries.some((q) => q.node !== undefined)) {
-      try {
-        nodeNames = nodeNamesByUuid(await fetchPoolsDefault(ctx));
-      } catch (err) {
-        if (isPollFatal(err)) throw err;
-        ctx.itemFailed(`${POOLS_DEFAULT_ROUTE} (node names)`, err);
-        nodeNames = undefined;
-      }
-    }
+    if (queries.some((q) => q.node !== undefined)) nodeNames = await lookupNodeNames(ctx, nodeNamesBudgetMs(ctx.options.timeout, performance.now() - started));
     mapActiveQueries(
       ctx.out,
       queries,

@@ -358,10 +358,68 @@ export function checkClientCertificate(
   return undefined;
 }
 
-/** The values of a certificate's `subjectaltname` text (`DNS:a, IP Address:1.2.3.4, email:x, URI:y`). */
+/**
+ * The SAN values client_allowed_sans is matched against, as the exporter-toolkit collects them from a client
+ * certificate: DNS names, IP addresses (in Go's notation), email addresses and URIs; other kinds (DirName,
+ * othername…) never match. Parses Node's `subjectaltname` text (`DNS:a, IP Address:1.2.3.4, URI:"x\u002cy"`):
+ * a value holding a comma or quote is JSON-quoted there.
+ */
 export function subjectAltNames(text: string | undefined): string[] {
   if (text === undefined || text === '') return [];
-  return text.split(/,\s*/).map((part) => part.slice(part.indexOf(':') + 1).trim()).filter((v) => v !== '');
+  const out: string[] = [];
+  let i = 0;
+  while (i < text.length) {
+    const colon = text.indexOf(':', i);
+    if (colon < 0) break;
+    const kind = text.slice(i, colon);
+    let value: string;
+    let next: number;
+    if (text[colon + 1] === '"') {
+      // A JSON string: its end is the first quote not escaped by a backslash.
+      let j = colon + 2;
+      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      try {
+        value = JSON.parse(text.slice(colon + 1, j + 1)) as string;
+      } catch {
+        value = '';
+      }
+      next = text.indexOf(', ', j);
+    } else {
+      next = text.indexOf(', ', colon);
+      value = text.slice(colon + 1, next < 0 ? undefined : next);
+    }
+    if (kind === 'DNS' || kind === 'email' || kind === 'URI') out.push(value);
+    else if (kind === 'IP Address') out.push(goIpString(value));
+    if (next < 0) break;
+    i = next + 2;
+  }
+  return out.filter((v) => v !== '');
+}
+
+/**
+ * Node prints an IPv6 SAN as eight uppercase groups (`2001:DB8:0:0:0:0:0:1`); Go's net.IP.String(), which the
+ * toolkit matches against, writes `2001:db8::1` (RFC 5952: lowercase, the longest run of two or more zero
+ * groups as `::`, the first on a tie) and an IPv4-mapped address as dotted IPv4.
+ */
+export function goIpString(text: string): string {
+  if (!text.includes(':')) return text;
+  const groups = text.split(':').map((g) => parseInt(g, 16));
+  if (groups.length !== 8 || groups.some((g) => !Number.isInteger(g) || g < 0 || g > 0xffff)) return text.toLowerCase();
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    const [hi, lo] = [groups[6] as number, groups[7] as number];
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  let bestAt = -1;
+  let bestLen = 1;
+  for (let at = 0; at < 8; ) {
+    let len = 0;
+    while (at + len < 8 && groups[at + len] === 0) len++;
+    if (len > bestLen) [bestAt, bestLen] = [at, len];
+    at += len === 0 ? 1 : len;
+  }
+  const hex = groups.map((g) => g.toString(16));
+  if (bestAt < 0) return hex.join(':');
+  return `${hex.slice(0, bestAt).join(':')}::${hex.slice(bestAt + bestLen).join(':')}`;
 }
 
 type BcryptCompare = (password: string, hash: string) => Promise<boolean>;

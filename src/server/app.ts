@@ -23,7 +23,10 @@ export interface AppDeps {
   readonly authorize?: (header: string | undefined) => Promise<boolean>;
   /** fastify's https options when web TLS is configured. */
   readonly https?: FastifyServerOptions extends { https?: infer H } ? H : unknown;
-  /** Client-certificate policies Node cannot enforce in the handshake: a reason to refuse, or undefined. */
+  /**
+   * Client-certificate policies Node cannot enforce in the handshake: a reason to refuse, or undefined. Run on
+   * every new TLS connection (refused: closed with no response) and on every request (403).
+   */
   readonly checkClientCertificate?: (socket: TLSSocket) => string | undefined;
   /** Registers extra routes (the webhook receiver) on the app. */
   readonly plugins?: ReadonlyArray<(app: FastifyInstance) => void>;
@@ -133,7 +136,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   if (deps.checkClientCertificate) {
     const check = deps.checkClientCertificate;
+    // The exporter-toolkit refuses a client certificate (client_allowed_sans, RequireAnyClientCert,
+    // VerifyClientCertIfGiven) in the handshake, so such a client never gets an HTTP exchange. Node has no
+    // hook inside the handshake; 'secureConnection' is the first moment after it, and this listener runs in
+    // the same tick as the one the HTTP server attached, before any request bytes are read: the socket is
+    // closed with no response. `check` reads the web config in force, so a reload applies to new connections.
+    const httpLog = deps.log.child({ component: 'http' });
+    app.server.on('secureConnection', (socket: TLSSocket) => {
+      const reason = check(socket);
+      if (reason === undefined) return;
+      httpLog.warn({ remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, reason }, 'TLS client refused after the handshake; connection closed');
+      socket.destroy();
+    });
     app.addHook('onRequest', async (req, reply) => {
+      // Kept for connections opened before a reload that tightened the rules: they are refused from then on.
       const reason = check(req.raw.socket as TLSSocket);
       // Refused for the connection, not just this request (the toolkit ends the handshake).
       if (reason === undefined) return;

@@ -9,6 +9,7 @@ import {
   renderTable,
   replaceSection,
   routeKey,
+  rssGrowth,
   seriesLostOutside,
   slope,
   sumSeries,
@@ -99,5 +100,46 @@ describe('chaos harness: pure helpers', () => {
   it('slope is least squares', () => {
     expect(slope([[0, 100], [1, 102], [2, 104]])).toBeCloseTo(2);
     expect(slope([[0, 1]])).toBeNaN();
+  });
+});
+
+describe('rssGrowth: the churn soak verdict', () => {
+  /** `a→b, c→d` as printed under "RSS over time" in bench/RESULTS.md. */
+  const curve = (text: string) => text.split(', ').map((p) => p.split('→').map(Number) as [number, number]);
+
+  it('passes the flat sawtooth of the 300 s soak that the least-squares slope called rising (1.6 MB/min)', () => {
+    const flat = curve(
+      '0→146, 10→149, 20→138, 30→135, 40→139, 50→145, 60→147, 70→146, 80→148, 90→148, 100→149, 110→144, 120→144, 130→148, 140→139, 150→143, 160→146, 170→149, 180→149, 190→149, 200→149, 210→151, 220→149, 230→150, 240→150, 250→150, 260→150, 270→150, 280→152, 290→145, 300→147',
+    );
+    const g = rssGrowth(flat);
+    expect(g.rising).toBe(false);
+    expect(g.warmupS).toBe(60);
+    expect(g.early).toEqual([60, 140]);
+    expect(g.late).toEqual([220, 300]);
+    // Hand-computed: medians of 147,146,148,148,149,144,144,148,139 and 149,150,150,150,150,150,152,145,147.
+    expect(g.earlyMB).toBe(147);
+    expect(g.lateMB).toBe(150);
+    expect(g.text).toMatch(/147 MB .*150 MB .*\+3\.0 MB/);
+  });
+
+  it('fails the steady climb of the issue\'s before run (179 → 798 MB in 10 minutes), sawtooth or not', () => {
+    const climb: Array<[number, number]> = [];
+    for (let t = 0; t <= 600; t += 10) climb.push([t, 179 + ((798 - 179) * t) / 600 + (t % 30 === 0 ? -8 : 6)]);
+    const g = rssGrowth(climb);
+    expect(g.rising).toBe(true);
+    expect(g.growthMB).toBeGreaterThan(300);
+  });
+
+  it('needs both thresholds: +15 MB on a 30 MB process, or +8% of a 500 MB one, is not rising', () => {
+    const ramp = (from: number, to: number) => Array.from({ length: 31 }, (_, i) => [i * 10, from + ((to - from) * i) / 30] as [number, number]);
+    expect(rssGrowth(ramp(30, 52)).rising).toBe(false);
+    expect(rssGrowth(ramp(500, 560)).rising).toBe(false);
+    expect(rssGrowth(ramp(500, 620)).rising).toBe(true);
+  });
+
+  it('does not judge a run too short to have three samples per third', () => {
+    const g = rssGrowth([[0, 100], [10, 200], [20, 300]]);
+    expect(g.rising).toBeUndefined();
+    expect(g.text).toMatch(/too short/);
   });
 });

@@ -7,6 +7,7 @@ import {
   cancelCandidates,
   emitCancelCounts,
   MAX_CANCELS_PER_POLL,
+  nodeNamesBudgetMs,
   parseActiveQueries,
   searchCollector,
 } from '../../src/collectors/search.js';
@@ -425,6 +426,23 @@ describe('search collector against the simulator', () => {
     for (const s of perNode) expect(fts.map((n) => [n.hostname, n.uuid])).toContainEqual([s.labels.node, s.labels.node_uuid]);
   });
 
+  it('a hanging /pools/default (the optional node-name lookup) costs the per-node series only: the poll succeeds within its deadline', async () => {
+    sim.ctx.faults.add({ match: '/pools/default', kind: 'hang' });
+    try {
+      const state = new Map<string, unknown>();
+      const { log } = captureLog();
+      const opts = { timeout: '2s' } as unknown as Partial<CollectorOptions<'search'>>;
+      const r = await pollWithLog(client, opts, state, log, null);
+      expect(r.ok, String(r.error)).toBe(true);
+      expect(r.set.get('couchbase_search_total_active_queries', {})).toBeGreaterThan(0);
+      expect(r.set.all('couchbase_search_slow_queries').reduce((a, x) => a + x.value, 0)).toBe(2);
+      expect(r.set.all('couchbase_search_node_active_queries')).toEqual([]);
+      expect(Object.fromEntries(r.itemErrors)).toEqual({ timeout: 1 });
+    } finally {
+      sim.ctx.faults.clear();
+    }
+  });
+
   it('cancels the runaways for real, once each, and counts them', async () => {
     const state = new Map<string, unknown>();
     const { log, lines } = captureLog();
@@ -487,5 +505,13 @@ describe('parseActiveQueries', () => {
     const seen = (p: unknown) => parseActiveQueries(activeQueriesSchema.parse(p), () => undefined).map((q) => `${q.node ?? '-'}/${q.id}/${q.index}`);
     expect(seen(q70()).sort()).toEqual(['-/10/DemoIndex1', '-/11/DemoIndex2', '-/9/DemoIndex']);
     expect(seen(q71())[3]).toBe('f76b2d51397feee28c1e757ed426ef93/3/DemoIndex1');
+  });
+});
+
+describe('nodeNamesBudgetMs', () => {
+  it('a quarter of the deadline, at most half of what is left, never negative', () => {
+    expect(nodeNamesBudgetMs(10_000, 0)).toBe(2500);
+    expect(nodeNamesBudgetMs(10_000, 7000)).toBe(1500);
+    expect(nodeNamesBudgetMs(10_000, 12_000)).toBe(0);
   });
 });

@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { WebTlsSettings } from '../../src/config/webconfig.js';
-import { checkClientCertificate, clearBasicAuthCache, httpsOptions, loadWebConfig, verifyBasicAuth, webConfigToServerOptions } from '../../src/config/webconfig.js';
+import { checkClientCertificate, clearBasicAuthCache, goIpString, httpsOptions, loadWebConfig, subjectAltNames, verifyBasicAuth, webConfigToServerOptions } from '../../src/config/webconfig.js';
 import { ConfigError } from '../../src/errors.js';
 import { findBinary } from '../helpers/tools.js';
 
@@ -313,5 +313,22 @@ describe.skipIf(openssl === undefined)('TLS client authentication against a real
     const { port } = await serve('RequireAnyClientCert');
     expect(await get(port)).toBe(403);
     expect(await get(port, 'rogue')).toBe(200);
+  });
+});
+
+describe('subjectAltNames: the SAN values client_allowed_sans matches, as the exporter-toolkit collects them', () => {
+  it('DNS, IP (Go notation), email and URI; quoted values decoded; other kinds ignored', () => {
+    // Node's subjectaltname text, as printed for real certificates (checked with openssl-made ones).
+    const text = 'DNS:a.example, IP Address:2001:DB8:0:0:0:0:0:1, IP Address:10.0.0.1, email:me@x.org, URI:"spiffe://ex/a\\u002cb", DirName:CN=dir, othername:<unsupported>, IP Address:0:0:0:0:0:FFFF:102:304';
+    expect(subjectAltNames(text)).toEqual(['a.example', '2001:db8::1', '10.0.0.1', 'me@x.org', 'spiffe://ex/a,b', '1.2.3.4']);
+    expect(subjectAltNames(undefined)).toEqual([]);
+  });
+  it('IPv6 is written as Go writes it (RFC 5952)', () => {
+    expect(goIpString('0:0:0:0:0:0:0:1')).toBe('::1');
+    expect(goIpString('2001:DB8:0:0:1:0:0:1')).toBe('2001:db8::1:0:0:1');
+    expect(goIpString('2001:DB8:0:1:0:0:0:1')).toBe('2001:db8:0:1::1');
+    expect(goIpString('2001:DB8:1:2:3:4:5:6')).toBe('2001:db8:1:2:3:4:5:6');
+    expect(goIpString('2001:DB8:0:1:2:3:4:5')).toBe('2001:db8:0:1:2:3:4:5');
+    expect(goIpString('FE80:0:0:0:0:0:0:0')).toBe('fe80::');
   });
 });
