@@ -209,6 +209,28 @@ async function main(): Promise<void> {
       ...pollRows(r),
       '',
     );
+    // The same fleet split over four replicas (`--shard i/4`, one config), run at the same time.
+    const whenShards = when();
+    const shards = await Promise.all([0, 1, 2, 3].map((i) => scenario({ label: `shard ${i}/4`, buckets: 20, nodes: 4, replications: 10, latencyMs: 5, statSet: 'full', clusters: 20, shard: `${i}/4`, measureSeconds: Math.max(SECONDS, 120), latencySeconds: 30 })));
+    const sum = (f: (x: ScenarioResult) => number): number => shards.reduce((n, x) => n + f(x), 0);
+    out(
+      '### The same fleet over four replicas (`--shard i/4`)',
+      '',
+      whenShards,
+      '',
+      'Four exporters, each given the same 20-cluster configuration and `--shard i/4`, each beside its own simulator',
+      '(same scenario), all four running at once on this machine: a replica watches the clusters whose name hashes to',
+      'its shard (the clusters column says how many).',
+      '',
+      '| replica | clusters | CPU s/min | peak RSS | scrape p99 during / between | every poll within its interval | collectors failed |',
+      '|---|---|---|---|---|---|---|',
+      ...shards.map((x) => {
+        const late = Object.entries(x.polls).filter(([, p]) => p.maxS > p.intervalS);
+        return `| ${x.label} | ${x.clustersSeen} | ${fmt(x.cpuPerMinute, 2)} | ${fmt(x.peakRssMB)} MB | ${fmt(x.during?.p99 ?? NaN)} / ${fmt(x.between?.p99 ?? NaN)} ms | ${late.length === 0 ? 'yes' : `no: ${late.map(([n]) => n).join(', ')}`} | ${x.failed.length || 'none'} |`;
+      }),
+      `| all four | ${sum((x) => x.clustersSeen)} | ${fmt(sum((x) => x.cpuPerMinute), 2)} | ${fmt(sum((x) => x.peakRssMB))} MB | | | |`,
+      '',
+    );
   }
 
   if (process.env.BENCH_XDCR === '1') {

@@ -41,6 +41,8 @@ export interface ScenarioOptions {
   /** Window C. */
   readonly throughput?: boolean;
   readonly loadSeconds?: number;
+  /** `--shard i/n` for the exporter (the fleet split over replicas). */
+  readonly shard?: string;
   /** Node flags instead of the launcher's (`[]`: V8 defaults). Undefined: the launcher as users run it. */
   readonly nodeArgs?: readonly string[];
 }
@@ -73,6 +75,8 @@ export interface ScenarioResult {
   gzip10?: { rps: number; p99: number; ceilingRps: number; ceilingP99: number };
   gzip1?: { p99: number; ceilingP99: number };
   failed: string[];
+  /** Distinct `couchbase_cluster` values on /metrics at the end of window A. */
+  clustersSeen: number;
 }
 
 function stats(xs: number[]): Stats {
@@ -130,7 +134,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     writeFileSync(cfg, `${lines.join('\n')}\n`);
     const port = await freePort();
-    const args = ['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn'];
+    const args = ['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', ...(o.shard ? ['--shard', o.shard] : [])];
     exporter = startProcess(args, { BENCH_CB_PASSWORD: 'password' }, { cli: EXPORTER_CLI, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
     const pid = exporter.pid as number;
     const url = `http://127.0.0.1:${port}`;
@@ -186,6 +190,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       series: [...plain.toString('utf8').split('\n')].filter((l) => l !== '' && !l.startsWith('#')).length,
       polls,
       failed,
+      clustersSeen: new Set([...last.matchAll(/couchbase_cluster="([^"]*)"/g)].map((m) => m[1])).size,
     };
 
     // B: one connection, back to back, plain.

@@ -138,6 +138,13 @@ export function capNamePart(part: string, max = MAX_DYNAMIC_NAME_LENGTH): string
   return `${part.slice(0, max - HASH_DIGITS - 1)}_${hash}`;
 }
 
+/** One series' identity within its family: its label values in the family's label order. */
+function seriesKey(def: FamilyDef, labels: Labels): string {
+  let key = '';
+  for (let i = 0; i < def.labels.length; i++) key += i === 0 ? labels[def.labels[i] as string] : `\u0000${labels[def.labels[i] as string]}`;
+  return key;
+}
+
 export interface SampleSetOptions {
   /** Longest label value exported, UTF-8 bytes; longer ones are shortened by `capLabelValue` and counted. Default 1,024. */
   readonly maxLabelValueLength?: number | undefined;
@@ -153,7 +160,7 @@ export interface SampleSetOptions {
  * counter are dropped — the series is absent, never a made-up number — and counted per reason in `dropped`.
  */
 export class SampleSet {
-  private readonly byName = new Map<string, { def: FamilyDef; samples: Sample[]; keys: Set<string> }>();
+  private readonly byName = new Map<string, { def: FamilyDef; samples: Sample[]; keys: Set<string> | undefined }>();
   duplicates = 0;
   /** Values refused by the numeric guard, by reason. */
   readonly dropped = new Map<DropReason, number>();
@@ -206,8 +213,9 @@ export class SampleSet {
         this.countCap('label_value_length');
       }
     }
-    let key = '';
-    for (let i = 0; i < def.labels.length; i++) key += i === 0 ? labels[def.labels[i] as string] : `\u0000${labels[def.labels[i] as string]}`;
+    const key = seriesKey(def, labels);
+    // Sealed (see seal()): the keys are made again from the samples.
+    fam.keys ??= new Set(fam.samples.map((s) => seriesKey(def, s.labels)));
     if (fam.keys.has(key)) {
       this.duplicates++;
       return;
@@ -215,6 +223,14 @@ export class SampleSet {
     fam.keys.add(key);
     fam.samples.push({ labels, value: v });
     this.count++;
+  }
+
+  /**
+   * The poll is over: drop the keys that keep two samples of one series out (a string per series, held as long
+   * as the store holds the set, i.e. until the collector's next poll). A later `add` makes them again.
+   */
+  seal(): void {
+    for (const fam of this.byName.values()) fam.keys = undefined;
   }
 
   /** Declare a family present even with no samples (rendered with HELP/TYPE only: nothing). */

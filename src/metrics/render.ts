@@ -52,12 +52,14 @@ interface Block {
 }
 
 /**
- * Each set's text, kept while the set lives (the store holds a set until its collector's next poll). A render
- * after one collector's poll then writes only that collector's series anew and reuses the others' text.
+ * Each set's text, kept while the set lives (the store holds a set until its collector's next poll), when the
+ * render has several sets: a render after one cluster's poll then writes only that cluster's series anew and
+ * reuses the other clusters' text. A render of one set (one cluster) keeps nothing: its next render is of a new
+ * set, and the text would only double the memory its part already takes (26 MB at 1,000 buckets).
  */
 const blocksOf = new WeakMap<SampleSet, { readonly base: string; readonly blocks: readonly Block[] }>();
 
-function setBlocks(base: Labels, set: SampleSet): readonly Block[] {
+function setBlocks(base: Labels, set: SampleSet, keep: boolean): readonly Block[] {
   const basePairs = labelPairs(base);
   const hit = blocksOf.get(set);
   if (hit !== undefined && hit.base === basePairs) return hit.blocks;
@@ -81,7 +83,7 @@ function setBlocks(base: Labels, set: SampleSet): readonly Block[] {
     }
     if (lines.length > 0) blocks.push({ def, text: lines.join('') });
   }
-  blocksOf.set(set, { base: basePairs, blocks });
+  if (keep) blocksOf.set(set, { base: basePairs, blocks });
   return blocks;
 }
 
@@ -94,7 +96,7 @@ function setBlocks(base: Labels, set: SampleSet): readonly Block[] {
 export function renderSets(sets: readonly LabelledSet[]): string {
   const merged = new Map<string, { def: FamilyDef; texts: string[] }>();
   for (const { base, set } of sets) {
-    for (const b of setBlocks(base, set)) {
+    for (const b of setBlocks(base, set, sets.length > 1)) {
       const m = merged.get(b.def.name);
       if (m) m.texts.push(b.text);
       else merged.set(b.def.name, { def: b.def, texts: [b.text] });

@@ -107,8 +107,10 @@ export class SnapshotStore {
     const k = key(cluster, outcome.collector);
     const prev = this.statuses.get(k);
     if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
-    if (outcome.ok) this.sets.set(k, outcome.set);
-    else this.sets.delete(k);
+    if (outcome.ok) {
+      outcome.set.seal();
+      this.sets.set(k, outcome.set);
+    } else this.sets.delete(k);
     const itemErrors = new Map(prev?.itemErrors ?? []);
     for (const [reason, n] of outcome.itemErrors) itemErrors.set(reason, (itemErrors.get(reason) ?? 0) + n);
     const droppedValues = new Map(prev?.droppedValues ?? []);

@@ -140,3 +140,19 @@ describe('label value cap', () => {
     expect(capLabelValue(emoji, 100).startsWith('😀'.repeat(20) + '~')).toBe(true);
   });
 });
+
+describe('SampleSet.seal', () => {
+  it('still keeps the first of two samples of one series when a sample is added after sealing', () => {
+    const def = defineFamily('buckets', 'couchbase_test_sealed', 'gauge', 'A sealed test family.', ['bucket']);
+    const set = new SampleSet();
+    set.add(def, { bucket: 'a' }, 1);
+    set.seal();
+    set.add(def, { bucket: 'a' }, 2);
+    set.add(def, { bucket: 'b' }, 3);
+    expect(set.all('couchbase_test_sealed').map((s) => [s.labels.bucket, s.value])).toEqual([
+      ['a', 1],
+      ['b', 3],
+    ]);
+    expect(set.duplicates).toBe(1);
+  });
+});
