@@ -80,7 +80,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   if (opts.processMetrics !== false) startProcessMetrics();
   recordConfigLoad(true);
   // The collectors' code is loaded where it runs: in the worker (the HTTP thread then never loads the HTTP
-  // client, the collectors or their schemas: bench/RESULTS.md, "Heap sizes per thread"), or here when inline.
+  // client, the collectors or their schemas: bench/RESULTS.md, "Where the resident memory goes"), or here when inline.
 
   let view: LocalView | WorkerCollection['view'];
   let start: () => void;

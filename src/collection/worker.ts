@@ -31,9 +31,10 @@ registerConfigSecrets({ clusters: init.clusters, webhooks: {}, web: {} });
 for (const secret of init.secrets ?? []) registerSecret(secret);
 // When both threads want a core, the one serving scrapes goes first: on Linux a thread has its own nice value,
 // and this lowers only the collection thread's (pid 0 is the calling thread). A poll runs for seconds and a
-// scrape for milliseconds, so the poll loses little and the scrape no longer waits behind it
-// (bench/RESULTS.md: /metrics p99 during polls against between). Elsewhere it may apply to the whole process,
-// or be refused: then it is not applied.
+// scrape for milliseconds, so the poll loses little. On the bench machine, where the simulator and V8's GC threads
+// compete too, the effect on scrape latency during polls was within run-to-run noise (bench/RESULTS.md, "Where
+// the resident memory goes"); it matters on a host whose cores the collection thread would otherwise fill.
+// Elsewhere it may apply to the whole process, or be refused: then it is not applied.
 if (process.platform === 'linux' && init.nice !== 0) {
   try {
     // Relative to the process's own nice value (a service started at nice 10 keeps its collection below that).

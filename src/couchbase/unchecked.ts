@@ -3,7 +3,7 @@
  * through as they are. zod's `z.array(z.unknown())` and `z.record(z.string(), z.unknown())` accept the same
  * values but copy the container and allocate two objects per entry to do it: over the stat envelopes of one
  * poll (a bucket's ~200 sample arrays, the `timestamp` of each of 600 XDCR stat answers) that was a sixth of
- * everything the collection worker allocated (bench/RESULTS.md, realistic scenario).
+ * everything the collection worker allocated (bench/RESULTS.md, "Where the resident memory goes").
  */
 import { z } from 'zod';
 

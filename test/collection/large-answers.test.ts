@@ -53,16 +53,21 @@ function only(names: string[], intervalMs: number, maxAnswerValues = NO_VALUE_CA
 const success = (text: string, collector: string): string | undefined =>
   new RegExp(`^cbwatch_collector_success\\{couchbase_cluster="sim",collector="${collector}"\\} (\\d)$`, 'm').exec(text)?.[1];
 
+/** Ready, and buckets, bucket_stats and nodes all reporting success. */
+async function allGreen(h: Awaited<ReturnType<typeof startHarness>>): Promise<void> {
+  await h.daemon.ready();
+  await until('every collector green', async () => {
+    const m = await h.metrics();
+    return success(m, 'buckets') === '1' && success(m, 'bucket_stats') === '1' && success(m, 'nodes') === '1';
+  }, 60_000);
+}
+
 describe('large answers never starve the HTTP thread (worker collection)', () => {
   it('serves /-/healthy and /metrics while the worker parses them; the collector fails with a reason, neighbours stay green, recovery at the next poll', async () => {
     const INTERVAL = 4000;
     const h = await startHarness({ mutate: only(['buckets', 'bucket_stats', 'nodes'], INTERVAL) });
     try {
-      await h.daemon.ready();
-      await until('every collector green', async () => {
-        const m = await h.metrics();
-        return success(m, 'buckets') === '1' && success(m, 'bucket_stats') === '1' && success(m, 'nodes') === '1';
-      }, 60_000);
+      await allGreen(h);
       const buckets = h.sim.ctx.buckets.length;
       expect(buckets).toBeGreaterThanOrEqual(3);
       // One poll's worth: every bucket's stats answer is a large `[[],[],…]` body, all in flight at once.
@@ -121,11 +126,7 @@ describe('large answers never starve the HTTP thread (worker collection)', () =>
     const INTERVAL = 4000;
     const h = await startHarness({ mutate: only(['buckets', 'bucket_stats', 'nodes'], INTERVAL, 200_000) });
     try {
-      await h.daemon.ready();
-      await until('every collector green', async () => {
-        const m = await h.metrics();
-        return success(m, 'buckets') === '1' && success(m, 'bucket_stats') === '1' && success(m, 'nodes') === '1';
-      }, 60_000);
+      await allGreen(h);
       const buckets = h.sim.ctx.buckets.length;
       h.sim.ctx.faults.add({ match: STATS_ROUTE, kind: 'oversize', bytes: BYTES, fill: '[]', times: buckets });
       let failedText = '';

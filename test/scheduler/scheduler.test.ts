@@ -109,45 +109,47 @@ describe('scheduler', () => {
   });
 });
 
+/**
+ * One `buckets` job polling `collect` every 60 s with a 100 ms deadline, on a hand clock (`clock.now`), and the
+ * backoff it reports.
+ */
+function backoffRig(collect: Collector['collect']) {
+  const c = { name: 'buckets', defaultInterval: 1000, families: [fam], role: 'Read-Only Admin', description: 'test', collect } as Collector;
+  const raw = resolveCollectors();
+  for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = k === 'buckets';
+  Object.assign(raw.buckets, { interval: 60_000, timeout: 100 });
+  const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
+  const store = new SnapshotStore();
+  const clock = { now: 1_000_000 };
+  const scheduler = new Scheduler({ clusters: [cluster], clients: new Map([['c1', fakeClient({})]]), collectors: [c], store, log: pino({ level: 'silent' }), now: () => clock.now });
+  const backoff = (): number | undefined =>
+    store
+      .labelledSets()
+      .flatMap((x) => x.set.all('cbwatch_collector_backoff_seconds'))
+      .map((x) => x.value)[0];
+  return { store, scheduler, clock, backoff };
+}
+
 describe('backoff of a collector whose polls never finish', () => {
   it('doubles the gap per timeout up to 5 intervals, shows it as a metric, and resets on success', async () => {
     const { backoffGap } = await import('../../src/scheduler/index.js');
     expect([0, 1, 2, 3, 9].map((n) => backoffGap(1000, n))).toEqual([1000, 2000, 4000, 5000, 5000]);
 
     let hang = true;
-    const hanging: Collector = {
-      name: 'buckets',
-      defaultInterval: 1000,
-      families: [fam],
-      role: 'Read-Only Admin',
-      description: 'test',
-      async collect(ctx) {
-        if (hang) await new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
-        ctx.out.add(fam, { n: '1' }, 1);
-      },
-    } as Collector;
-    const raw = resolveCollectors();
-    for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = k === 'buckets';
-    Object.assign(raw.buckets, { interval: 60_000, timeout: 100 });
-    const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
-    const store = new SnapshotStore();
-    let now = 1_000_000;
-    const scheduler = new Scheduler({ clusters: [cluster], clients: new Map([['c1', fakeClient({})]]), collectors: [hanging], store, log: pino({ level: 'silent' }), now: () => now });
-    const backoff = (): number | undefined =>
-      store
-        .labelledSets()
-        .flatMap((s) => s.set.all('cbwatch_collector_backoff_seconds'))
-        .map((x) => x.value)[0];
+    const { store, scheduler, clock, backoff } = backoffRig(async (ctx) => {
+      if (hang) await new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+      ctx.out.add(fam, { n: '1' }, 1);
+    });
 
     await scheduler.pollAllOnce();
     expect(store.statusList()[0]?.ok).toBe(false);
     expect(backoff()).toBe(60);
-    expect(scheduler.nextPollAt('c1', 'buckets')).toBe(now + 120_000);
+    expect(scheduler.nextPollAt('c1', 'buckets')).toBe(clock.now + 120_000);
     for (let i = 0; i < 3; i++) await scheduler.pollAllOnce();
     expect(backoff()).toBe(240);
-    expect(scheduler.nextPollAt('c1', 'buckets')).toBe(now + 300_000);
+    expect(scheduler.nextPollAt('c1', 'buckets')).toBe(clock.now + 300_000);
     hang = false;
-    now += 300_000;
+    clock.now += 300_000;
     await scheduler.pollAllOnce();
     expect(store.statusList()[0]?.ok).toBe(true);
     expect(backoff()).toBe(0);
@@ -157,30 +159,11 @@ describe('backoff of a collector whose polls never finish', () => {
 describe('backoff counts deadlines only', () => {
   it('a poll failing fast on a refused answer (too_large) resets the backoff: the next poll is one interval later', async () => {
     let mode: 'hang' | 'too_large' | 'ok' = 'hang';
-    const c: Collector = {
-      name: 'buckets',
-      defaultInterval: 1000,
-      families: [fam],
-      role: 'Read-Only Admin',
-      description: 'test',
-      async collect(ctx) {
-        if (mode === 'hang') await new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
-        if (mode === 'too_large') throw new TooLargeError({ method: 'GET', url: 'http://cb.test:8091/pools/default/buckets', endpoint: '/pools/default/buckets' }, 4_000_000, 'values');
-        ctx.out.add(fam, { n: '1' }, 1);
-      },
-    } as Collector;
-    const raw = resolveCollectors();
-    for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = k === 'buckets';
-    Object.assign(raw.buckets, { interval: 60_000, timeout: 100 });
-    const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
-    const store = new SnapshotStore();
-    let now = 1_000_000;
-    const scheduler = new Scheduler({ clusters: [cluster], clients: new Map([['c1', fakeClient({})]]), collectors: [c], store, log: pino({ level: 'silent' }), now: () => now });
-    const backoff = (): number | undefined =>
-      store
-        .labelledSets()
-        .flatMap((s) => s.set.all('cbwatch_collector_backoff_seconds'))
-        .map((x) => x.value)[0];
+    const { store, scheduler, clock, backoff } = backoffRig(async (ctx) => {
+      if (mode === 'hang') await new Promise((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason)));
+      if (mode === 'too_large') throw new TooLargeError({ method: 'GET', url: 'http://cb.test:8091/pools/default/buckets', endpoint: '/pools/default/buckets' }, 4_000_000, 'values');
+      ctx.out.add(fam, { n: '1' }, 1);
+    });
 
     // Two deadlines in a row: backed off.
     await scheduler.pollAllOnce();
@@ -188,7 +171,7 @@ describe('backoff counts deadlines only', () => {
     expect(backoff()).toBe(180);
     // The cluster answers again, with an answer the client refuses at once: a failure, but no deadline.
     mode = 'too_large';
-    now += 240_000;
+    clock.now += 240_000;
     const before = scheduler.nextPollAt('c1', 'buckets') ?? 0;
     await scheduler.pollAllOnce();
     expect(store.statusList()[0]?.ok).toBe(false);
