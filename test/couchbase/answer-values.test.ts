@@ -133,6 +133,54 @@ describe('an answer with more values than the cap', () => {
     }
   });
 
+  /** Serves `body` in `pieces` writes of about equal size, each flushed before the next (several network chunks). */
+  async function chunkedServer(body: string, pieces: number): Promise<string> {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const step = Math.ceil(body.length / pieces);
+      let at = 0;
+      const next = (): void => {
+        if (at >= body.length) return void res.end();
+        const part = body.slice(at, at + step);
+        at += step;
+        res.write(part, () => setImmediate(next));
+      };
+      next();
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  it('the cap is exact whichever chunk passes it, also when the count starts late (bytes above the cap)', async () => {
+    // `[0,0,…,0]` with n zeros has 1 + (n - 1) = n marks (the `[` and n - 1 commas) in 2n + 1 bytes: above a
+    // cap of 1,000 values in bytes long before it is above it in values, and counted over many chunks.
+    const zeros = (n: number): string => `[${Array(n).fill('0').join(',')}]`;
+    const atCap = await chunkedServer(zeros(1000), 25);
+    const overCap = await chunkedServer(zeros(1001), 25);
+    const c = createClient({ cluster: 'c1', url: atCap, maxAnswerValues: 1000 });
+    const c2 = createClient({ cluster: 'c1', url: overCap, maxAnswerValues: 1000 });
+    try {
+      expect(await c.getJson('/x', {}, z.array(z.number()))).toHaveLength(1000);
+      const e = await failure(c2.getJson('/x', {}, z.array(z.number())));
+      expect(e.code).toBe('CBW_ERR_TOO_LARGE');
+      expect(e.message).toMatch(/more than 1000 JSON values/);
+      // Marks before the bytes passed the cap are counted too: 999 commas of `0,` in the first chunks, then
+      // one long string (one value whatever its length) takes the bytes past the cap.
+      const late = await chunkedServer(`[${'0,'.repeat(999)}"${'x'.repeat(5000)}",0]`, 10);
+      const c3 = createClient({ cluster: 'c1', url: late, maxAnswerValues: 1000 });
+      try {
+        // `[` + 999 commas + the comma after the string = 1,001 marks.
+        expect((await failure(c3.getJson('/x', {}, z.array(z.unknown())))).code).toBe('CBW_ERR_TOO_LARGE');
+      } finally {
+        await c3.close();
+      }
+    } finally {
+      await c.close();
+      await c2.close();
+    }
+  });
+
   it('one long string is one value: a 4 MB string passes a cap of 10,000', async () => {
     const server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });

@@ -54,6 +54,30 @@ describe('fillRoute', () => {
 });
 
 describe('client against the simulator', () => {
+  it('a configured URL with userinfo and a path prefix: requests reach the prefix, errors name the URL without userinfo', async () => {
+    const port = new URL(url).port;
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end('no');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const p2 = (server.address() as AddressInfo).port;
+    const c = createClient({ cluster: 'c1', url: `http://cbuser:${SECRET}@127.0.0.1:${p2}/prefix/`, requestTimeout: 2000 });
+    try {
+      const e = await failure(c.getJson('/pools/default/buckets/{bucket}/stats', { bucket: 'a/b' }, loose, { query: { zoom: 'minute' } }));
+      expect(e.message).toContain(`GET http://127.0.0.1:${p2}/prefix/pools/default/buckets/a%2Fb/stats?zoom=minute`);
+      expect(e.message).not.toContain('cbuser');
+      expect(seen).toEqual(['/prefix/pools/default/buckets/a%2Fb/stats?zoom=minute']);
+      // The simulator's own port is another origin: the same client asks it through its base URL.
+      expect((await c.requestJson('/pools', {}, loose, { baseUrl: `http://127.0.0.1:${port}`, allowStatus: [401] })).status).toBe(401);
+    } finally {
+      await c.close();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('GETs and parses with basic auth, recording the route template', async () => {
     const seen: RequestRecord[] = [];
     const c = client({ observe: (_cl, r) => seen.push(r) });
