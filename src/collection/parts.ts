@@ -18,7 +18,7 @@ import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { findProblems } from '../server/problems.js';
 import type { Problem } from '../server/problems.js';
 import type { CollectorStatus, SnapshotStore } from '../metrics/store.js';
-import { renderSets } from '../metrics/render.js';
+import { renderSetsBytes } from '../metrics/render.js';
 import { requestMetricsVersion, requestRegistry } from '../metrics/self.js';
 
 /** A part ready to serve: its text, its raw deflate blocks, and the CRC-32 of its text. */
@@ -62,8 +62,8 @@ export function deflatePart(plain: Buffer): Buffer {
   return deflateRawSync(plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
 }
 
-export function preparePart(name: string, text: string): PreparedPart {
-  const plain = textBuffer(text);
+export function preparePart(name: string, text: string | Buffer): PreparedPart {
+  const plain = typeof text === 'string' ? textBuffer(text) : owned(text);
   return { name, plain, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
 }
 
@@ -88,13 +88,13 @@ export class PartRenderer {
     const dirty = this.store.takeDirty();
     const parts: PreparedPart[] = [];
     for (const name of dirty) {
-      const text = renderSets(this.store.collectorSets(name));
-      if (text === '') {
+      const plain = renderSetsBytes(this.store.collectorSets(name));
+      if (plain.length === 0) {
         this.present.delete(name);
         continue;
       }
       this.present.add(name);
-      parts.push(preparePart(name, text));
+      parts.push(preparePart(name, plain));
     }
     if (this.opts.requestMetrics !== false && requestMetricsVersion() !== this.requestsSeen) {
       this.requestsSeen = requestMetricsVersion();

@@ -10,7 +10,7 @@
  * which set the exporter's peak memory. Written directly, it is ~40 ms and ~20 MB (bench/RESULTS.md).
  * prom-client still renders cbwatch's own self-metrics and the process metrics.
  */
-import type { FamilyDef, Labels, SampleSet } from './family.js';
+import type { FamilyDef, Labels, Sample, SampleSet } from './family.js';
 
 export interface LabelledSet {
   /** Labels added to every sample of the set (e.g. `{ couchbase_cluster: 'prod' }`). */
@@ -45,68 +45,164 @@ function valueString(v: number): string {
   return `${v}`;
 }
 
-/** One family's series lines from one set. */
+/**
+ * Where rendered text goes: a string (tests, small parts) or bytes (a part). The renderer writes each line as
+ * it is made, so nothing but the sink holds the text: no per-family arrays of lines, no joined copy of the
+ * whole exposition (at 1,000 buckets those copies were twice the 26 MB of text, alive at once, and most of the
+ * collection thread's survivors in a young-generation GC).
+ */
+export interface TextSink {
+  write(s: string): void;
+}
+
+/** Collects the text as a string. */
+class StringSink implements TextSink {
+  private readonly parts: string[] = [];
+  write(s: string): void {
+    this.parts.push(s);
+  }
+  text(): string {
+    return this.parts.join('');
+  }
+}
+
+const CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Collects the text as UTF-8 bytes in 64 KiB chunks, then copies them once into a Buffer that owns its whole
+ * ArrayBuffer (a part's buffers are transferred to the HTTP thread).
+ */
+export class BytesSink implements TextSink {
+  private readonly full: Buffer[] = [];
+  private chunk: Buffer = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  private at = 0;
+  private total = 0;
+
+  write(s: string): void {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most lines need no exact length.
+    if (s.length * 3 > this.chunk.length - this.at && Buffer.byteLength(s, 'utf8') > this.chunk.length - this.at) {
+      this.seal();
+      this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, Buffer.byteLength(s, 'utf8')));
+    }
+    this.at += this.chunk.write(s, this.at, 'utf8');
+  }
+
+  private seal(): void {
+    if (this.at === 0) return;
+    this.full.push(this.chunk.subarray(0, this.at));
+    this.total += this.at;
+    this.at = 0;
+  }
+
+  /** The bytes written, in a Buffer of exactly their length that owns its ArrayBuffer. */
+  bytes(): Buffer {
+    this.seal();
+    const out = Buffer.from(new ArrayBuffer(this.total));
+    let at = 0;
+    for (const c of this.full) at += c.copy(out, at);
+    this.full.length = 0;
+    return out;
+  }
+}
+
+/** One family's series from one set: their text, or the samples to write it from. */
 interface Block {
   readonly def: FamilyDef;
-  readonly text: string;
+  /** The lines, when the set's text is kept (see blocksOf). */
+  readonly text?: string;
+  readonly samples?: readonly Sample[];
+  /** The set's base label pairs, and the text of each labels object's pairs made so far in this render. */
+  readonly basePairs?: string;
+  readonly pairsOf?: Map<Labels, string>;
 }
 
 /**
  * Each set's text, kept while the set lives (the store holds a set until its collector's next poll), when the
  * render has several sets: a render after one cluster's poll then writes only that cluster's series anew and
- * reuses the other clusters' text. A render of one set (one cluster) keeps nothing: its next render is of a new
- * set, and the text would only double the memory its part already takes (26 MB at 1,000 buckets).
+ * reuses the other clusters' text. A render of one set (one cluster) keeps nothing and writes its lines
+ * straight to the sink: its next render is of a new set, and the text would only double the memory its part
+ * already takes (26 MB at 1,000 buckets).
  */
 const blocksOf = new WeakMap<SampleSet, { readonly base: string; readonly blocks: readonly Block[] }>();
+
+/** Write one family's series lines from one set. */
+function writeLines(sink: TextSink, def: FamilyDef, samples: readonly Sample[], basePairs: string, pairsOf: Map<Labels, string>): void {
+  const counter = def.type === 'counter';
+  for (const s of samples) {
+    // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
+    if (counter && s.value < 0) continue;
+    // Collectors pass one labels object to many families (a bucket's ~200 stats share `{ bucket }`): its text
+    // is made once per render.
+    let pairs = pairsOf.get(s.labels);
+    if (pairs === undefined) {
+      const own = labelPairs(s.labels);
+      pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
+      pairsOf.set(s.labels, pairs);
+    }
+    sink.write(`${pairs === '' ? def.name : `${def.name}{${pairs}}`} ${valueString(s.value)}\n`);
+  }
+}
+
+/** Does the family have a line to write (a counter's negative values are not written)? */
+function hasLines(def: FamilyDef, samples: readonly Sample[]): boolean {
+  if (def.type !== 'counter') return samples.length > 0;
+  for (const s of samples) if (s.value >= 0) return true;
+  return false;
+}
 
 function setBlocks(base: Labels, set: SampleSet, keep: boolean): readonly Block[] {
   const basePairs = labelPairs(base);
   const hit = blocksOf.get(set);
   if (hit !== undefined && hit.base === basePairs) return hit.blocks;
   const blocks: Block[] = [];
-  // Collectors pass one labels object to many families (a bucket's ~200 stats share `{ bucket }`): its text
-  // is made once per render.
   const pairsOf = new Map<Labels, string>();
   for (const { def, samples } of set.families()) {
-    const counter = def.type === 'counter';
-    const lines: string[] = [];
-    for (const s of samples) {
-      // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
-      if (counter && s.value < 0) continue;
-      let pairs = pairsOf.get(s.labels);
-      if (pairs === undefined) {
-        const own = labelPairs(s.labels);
-        pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
-        pairsOf.set(s.labels, pairs);
-      }
-      lines.push(`${pairs === '' ? def.name : `${def.name}{${pairs}}`} ${valueString(s.value)}\n`);
-    }
-    if (lines.length > 0) blocks.push({ def, text: lines.join('') });
+    if (!hasLines(def, samples)) continue;
+    if (keep) {
+      const sink = new StringSink();
+      writeLines(sink, def, samples, basePairs, pairsOf);
+      blocks.push({ def, text: sink.text() });
+    } else blocks.push({ def, samples, basePairs, pairsOf });
   }
   if (keep) blocksOf.set(set, { base: basePairs, blocks });
   return blocks;
 }
 
 /**
- * Render sets as Prometheus text, each family a HELP and TYPE line followed by its series from every set.
- * A set never repeats a series (SampleSet keeps the first), and two sets never share one: every family
- * belongs to one collector (the catalog refuses a family declared by two) and each set carries its own
+ * Render sets as Prometheus text into `sink`, each family a HELP and TYPE line followed by its series from
+ * every set. A set never repeats a series (SampleSet keeps the first), and two sets never share one: every
+ * family belongs to one collector (the catalog refuses a family declared by two) and each set carries its own
  * cluster's label, or none for the store's status set, whose families no collector declares.
  */
-export function renderSets(sets: readonly LabelledSet[]): string {
-  const merged = new Map<string, { def: FamilyDef; texts: string[] }>();
+export function renderSetsTo(sink: TextSink, sets: readonly LabelledSet[]): void {
+  const merged = new Map<string, { def: FamilyDef; blocks: Block[] }>();
   for (const { base, set } of sets) {
     for (const b of setBlocks(base, set, sets.length > 1)) {
       const m = merged.get(b.def.name);
-      if (m) m.texts.push(b.text);
-      else merged.set(b.def.name, { def: b.def, texts: [b.text] });
+      if (m) m.blocks.push(b);
+      else merged.set(b.def.name, { def: b.def, blocks: [b] });
     }
   }
-  const out: string[] = [];
   for (const name of [...merged.keys()].sort()) {
-    const m = merged.get(name) as { def: FamilyDef; texts: string[] };
-    out.push(`# HELP ${name} ${escapeHelp(m.def.help)}\n# TYPE ${name} ${m.def.type}\n`);
-    for (const t of m.texts) out.push(t);
+    const m = merged.get(name) as { def: FamilyDef; blocks: Block[] };
+    sink.write(`# HELP ${name} ${escapeHelp(m.def.help)}\n# TYPE ${name} ${m.def.type}\n`);
+    for (const b of m.blocks) {
+      if (b.text !== undefined) sink.write(b.text);
+      else writeLines(sink, b.def, b.samples ?? [], b.basePairs ?? '', b.pairsOf ?? new Map());
+    }
   }
-  return out.join('');
+}
+
+/** The exposition text of `sets` (see renderSetsTo). */
+export function renderSets(sets: readonly LabelledSet[]): string {
+  const sink = new StringSink();
+  renderSetsTo(sink, sets);
+  return sink.text();
+}
+
+/** The exposition text of `sets` as UTF-8 bytes, in a Buffer that owns its ArrayBuffer. */
+export function renderSetsBytes(sets: readonly LabelledSet[]): Buffer {
+  const sink = new BytesSink();
+  renderSetsTo(sink, sets);
+  return sink.bytes();
 }
