@@ -36,6 +36,12 @@ export interface ScenarioOptions {
   readonly concurrency?: number;
   /** Window A, seconds. */
   readonly measureSeconds: number;
+  /**
+   * Seconds between ready and window A (default 5). The first poll of every collector asks for a full window
+   * of samples (a minute of them per stat, twice what a later poll gets), so a window that starts before the
+   * first 30 s cycle is over measures start-up, not the steady state.
+   */
+  readonly warmupSeconds?: number;
   /** Window B, seconds (0: skip). */
   readonly latencySeconds: number;
   /** Window C. */
@@ -58,6 +64,10 @@ export interface ScenarioResult {
   readonly label: string;
   readonly opts: ScenarioOptions;
   cpuPerMinute: number;
+  /** CPU seconds from launch to the start of window A (module loading, the first polls). */
+  startupCpuSeconds: number;
+  /** Peak RSS from launch to the start of window A. */
+  startupPeakRssMB: number;
   requestsPerMinute: number;
   requestsByRoute: Record<string, number>;
   peakRssMB: number;
@@ -143,7 +153,9 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       if (child.exitCode !== null) throw new Error(`the exporter exited with code ${child.exitCode}`);
     });
     // Let the first polls (a full minute of samples each) pass before measuring the steady state.
-    await sleep(5000);
+    await sleep((o.warmupSeconds ?? 5) * 1000);
+    const startupCpuSeconds = cpuSeconds(pid);
+    const startupPeakRssMB = peakRssBytes(pid) / 1024 / 1024;
 
     // A: scraped as by Prometheus.
     const polls: ScenarioResult['polls'] = {};
@@ -181,6 +193,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       label: o.label,
       opts: o,
       cpuPerMinute,
+      startupCpuSeconds,
+      startupPeakRssMB,
       requestsPerMinute: (sim1.total - sim0.total) / minutes,
       requestsByRoute: byRoute,
       peakRssMB: peakRssBytes(pid) / 1024 / 1024,
