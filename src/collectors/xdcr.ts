@@ -256,6 +256,24 @@ export interface MapStatInput {
   /** Sample spacing of the zoom asked for, ms; default 1 s. */
   readonly stepMs?: number;
   readonly skipped?: Skip;
+  /**
+   * The labels of one node's series: `labels` plus `node`. A poll passes one labels object per node for all of
+   * a replication's stats, so the renderer formats each once (default: a new object per series).
+   */
+  readonly nodeLabels?: (node: string) => Labels;
+}
+
+/** `labels` plus `node`, one object per node for as long as this function is kept (one replication's poll). */
+export function nodeLabelsOf(labels: Labels): (node: string) => Labels {
+  const byNode = new Map<string, Labels>();
+  return (node) => {
+    let l = byNode.get(node);
+    if (l === undefined) {
+      l = { ...labels, node };
+      byNode.set(node, l);
+    }
+    return l;
+  };
 }
 
 export interface MapStatResult {
@@ -300,7 +318,7 @@ export function mapReplicationStat(input: MapStatInput, out: SampleSink): MapSta
       if (spec.kind !== 'rate' || win.fresh) skip('null_samples', `${input.stat} on ${node}`);
       continue;
     }
-    out.add(family, { ...input.labels, node }, v);
+    out.add(family, input.nodeLabels ? input.nodeLabels(node) : { ...input.labels, node }, v);
   }
   return { memo: win.memo, last: win.last };
 }
@@ -434,6 +452,7 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: R
     return { failed, total: due.length, firstError };
   }
   let newest: number | undefined;
+  const nodeLabels = nodeLabelsOf(r.labels);
   for (const res of results) {
     if (res.kind === 'not_found') {
       ctx.skipped('stat_not_found', `${r.id} ${res.stat}`);
@@ -454,6 +473,7 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: R
         intervalMs: fast ? ctx.options.interval : plan.slowIntervalMs,
         stepMs: zoomOf(res.stat).stepMs,
         skipped: (reason, detail) => ctx.skipped(reason, `${r.id}: ${detail ?? ''}`),
+        nodeLabels,
       },
       keep ? recording(ctx.out, held) : ctx.out,
     );
@@ -468,7 +488,7 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: R
     if (plan.fast.has(stat) || sm.held === undefined || sm.heldSampleAt === undefined) continue;
     const family = STAT_FAMILIES.get(stat);
     if (family === undefined) continue;
-    if (!askedNow.has(stat)) for (const h of sm.held) ctx.out.add(family, { ...r.labels, node: h.node }, h.value);
+    if (!askedNow.has(stat)) for (const h of sm.held) ctx.out.add(family, nodeLabels(h.node), h.value);
     if (sm.held.length > 0 && (oldestSlow === undefined || sm.heldSampleAt < oldestSlow)) oldestSlow = sm.heldSampleAt;
   }
   if (oldestSlow !== undefined) ctx.out.add(F.slowSample, r.labels, oldestSlow / 1000);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { mapReplicationStat, mapReplicationTasks, mapRemoteClusters, replicationsInFlight, STAT_FAMILIES, xdcrCollector } from '../../src/collectors/xdcr.js';
+import { mapReplicationStat, mapReplicationTasks, mapRemoteClusters, nodeLabelsOf, replicationsInFlight, STAT_FAMILIES, xdcrCollector } from '../../src/collectors/xdcr.js';
 import { tasksSchema } from '../../src/couchbase/tasks.js';
 import type { Task } from '../../src/couchbase/tasks.js';
 import { parseReplicationId, XDCR_STATS, xdcrStatEnvelopeSchema } from '../../src/couchbase/xdcr.js';
@@ -210,6 +210,20 @@ describe('mapping one stat envelope', () => {
     mapReplicationStat({ labels: LABELS, stat: 'changes_left', envelope: env({ 'a:8091': [5, 6, 7, null], 'b:8091': [1, 2, 3, 4] }) }, set);
     expect(set.get('couchbase_xdcr_changes_left', { node: 'a:8091' })).toBe(7);
     expect(set.get('couchbase_xdcr_changes_left', { node: 'b:8091' })).toBe(4);
+  });
+
+  it("one labels object per node for all of a replication's stats (formatted once per render), same values", () => {
+    const set = new SampleSet();
+    const nodeLabels = nodeLabelsOf(LABELS);
+    const nodes = { 'a:8091': [5, 6, 7, null], 'b:8091': [1, 2, 3, 4] };
+    mapReplicationStat({ labels: LABELS, stat: 'changes_left', envelope: env(nodes), nodeLabels }, set);
+    mapReplicationStat({ labels: LABELS, stat: 'docs_rep_queue', envelope: env(nodes), nodeLabels }, set);
+    const [left, queue] = ['couchbase_xdcr_changes_left', 'couchbase_xdcr_docs_rep_queue'].map((n) => set.families().find((f) => f.def.name === n)?.samples ?? []);
+    expect(left?.map((x) => x.value)).toEqual([7, 4]);
+    expect(queue?.map((x) => x.value)).toEqual([7, 4]);
+    expect(left?.[0]?.labels).toBe(queue?.[0]?.labels);
+    expect(left?.[1]?.labels).toBe(queue?.[1]?.labels);
+    expect(left?.[0]?.labels).toEqual({ ...LABELS, node: 'a:8091' });
   });
 
   it('rates take the mean of the samples newer than the previous poll', () => {
