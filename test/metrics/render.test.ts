@@ -1,7 +1,7 @@
 import client from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
-import { renderSets, type LabelledSet } from '../../src/metrics/render.js';
+import { renderSets, renderSetsBytes, type LabelledSet } from '../../src/metrics/render.js';
 
 const bytes = defineFamily('buckets', 'couchbase_render_bytes', 'gauge', 'Bytes, with a "quote" and \\ backslash.', ['bucket', 'node'], 'bytes');
 const ops = defineFamily('buckets', 'couchbase_render_ops_total', 'counter', 'Operations.', ['bucket']);
@@ -122,5 +122,28 @@ describe('renderSets', () => {
     const text = await renderSets([{ base: {}, set: set([[ops, { bucket: 'a' }, -1]]) }]);
     expect(text).not.toContain('couchbase_render_ops_total');
     expect(text.trim()).toBe('');
+  });
+});
+
+describe('renderSetsBytes', () => {
+  it('writes the UTF-8 bytes of the same text, across 64 KiB chunks, into a buffer that owns its memory', () => {
+    // 3,000 series whose labels mix 1-, 2-, 3- and 4-byte characters: lines land across many chunk ends.
+    const s = new SampleSet();
+    for (let i = 0; i < 3000; i++) s.add(bytes, { bucket: `b-${i}-é中😀`, node: `n${i % 7}` }, i);
+    // One line longer than a chunk (a label value at the cap of 64 KiB would be shortened: the cap is lifted).
+    const wide = new SampleSet({ maxLabelValueLength: 200_000 });
+    wide.add(bytes, { bucket: 'ü'.repeat(70_000), node: 'n' }, 1);
+    const sets: LabelledSet[] = [{ base: { couchbase_cluster: 'ç' }, set: s }];
+    const text = renderSets(sets);
+    const buf = renderSetsBytes(sets);
+    expect(Buffer.byteLength(text)).toBeGreaterThan(3 * 64 * 1024);
+    expect(buf.equals(Buffer.from(text, 'utf8'))).toBe(true);
+    expect(buf.byteOffset).toBe(0);
+    expect(buf.buffer.byteLength).toBe(buf.length);
+    const w: LabelledSet[] = [{ base: {}, set: wide }];
+    expect(renderSetsBytes(w).equals(Buffer.from(renderSets(w), 'utf8'))).toBe(true);
+    // Hand-written: the long line is the family's only series.
+    expect(renderSets(w).split('\n')[2]).toBe(`couchbase_render_bytes{bucket="${'ü'.repeat(70_000)}",node="n"} 1`);
+    expect(renderSetsBytes([]).length).toBe(0);
   });
 });
