@@ -53,6 +53,6 @@ EXPOSE 9420
 # check follows (TLS, basic auth, another port). Exit 0 healthy, 1 not.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "/opt/cbwatch/bin/cbwatch.js", "healthcheck"]
-# The entrypoint calls node itself, with no V8 flags, as the launcher does (see bin/cbwatch.js).
-ENTRYPOINT ["node", "/opt/cbwatch/bin/cbwatch.js"]
+# The entrypoint calls node itself, with the launcher's V8 flag (see bin/cbwatch.js).
+ENTRYPOINT ["node", "--max-semi-space-size=3", "/opt/cbwatch/bin/cbwatch.js"]
 CMD ["run", "--config", "/etc/cbwatch/cbwatch.yml"]

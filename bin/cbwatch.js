@@ -1,13 +1,13 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=3
 // Thin launcher: the compiled CLI lives in dist/ (built by `npm ci` through the prepare script).
-// No V8 flags. Earlier versions passed --max-semi-space-size=2 --optimize-for-size to hold less memory; with
-// collection in a worker thread, bench/RESULTS.md ("Node flags") measured them at the realistic scenario:
-// --optimize-for-size roughly doubled CPU per minute for about a quarter less resident memory (and made
-// parsing a large answer ten times slower), and the semi-space cap alone cost CPU without a clear memory gain.
-// Who would rather spend CPU than memory runs `node --max-semi-space-size=2 --optimize-for-size bin/cbwatch.js …`.
-// The collection worker gets a smaller young generation of its own (WORKER_RESOURCE_LIMITS in
-// src/collection/host.ts; bench/RESULTS.md, "Heap sizes per thread"); a --max-semi-space-size flag here would
-// override it for both threads, and the HTTP thread allocates too little to need one.
+// One V8 flag, --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
+// The thread serving HTTP otherwise grows its young generation to V8's 48 MB under scrape load (ten gzip
+// connections back to back); the collection worker asks for 8 MB of its own (WORKER_RESOURCE_LIMITS in
+// src/collection/host.ts), and a process-wide flag overrides that, so 3 MB keeps the worker where it was.
+// bench/RESULTS.md ("Where the resident memory goes"), realistic scenario: peak RSS after the scrape load
+// 175 MB with the flag against 192 MB without, CPU 1.43 against 1.48 s per minute; a 1 MB semi-space took 163 MB
+// but 1.62 s. --optimize-for-size was dropped earlier: it roughly doubled CPU and made a large parse ten times
+// slower. `node bin/cbwatch.js …` runs without the flag; the Dockerfile's entrypoint and the systemd unit pass it.
 import { main } from '../dist/cli.js';
 
 main(process.argv.slice(2)).then(

@@ -1,0 +1,33 @@
+/**
+ * The V8 flags cbwatch runs with are the launcher's (bin/cbwatch.js, through its shebang: `npx cbwatch`, a global
+ * install), and the two places that call node themselves pass the same ones: the Docker image's entrypoint and
+ * the systemd unit. bench/RESULTS.md measures the launcher; a deployment that dropped the flag would run with
+ * the larger young generation the bench measured against it.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+
+const read = (...p: string[]): string => readFileSync(join(PACKAGE_ROOT, ...p), 'utf8');
+
+describe('launch flags', () => {
+  const shebang = read('bin', 'cbwatch.js').split('\n')[0] ?? '';
+  const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+=\S+)*)$/.exec(shebang)?.[1]?.trim().split(' ') ?? [];
+
+  it('the launcher passes --max-semi-space-size=3 through `env -S`', () => {
+    expect(flags).toEqual(['--max-semi-space-size=3']);
+  });
+
+  it("the Dockerfile's entrypoint and the systemd unit pass the launcher's flags, before the script", () => {
+    const entry = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
+    expect(JSON.parse(entry ?? '[]')).toEqual(['node', ...flags, '/opt/cbwatch/bin/cbwatch.js']);
+    const exec = /^ExecStart=(.*)$/m.exec(read('deploy', 'systemd', 'cbwatch.service'))?.[1] ?? '';
+    expect(exec.split(' ').slice(0, 2 + flags.length)).toEqual(['/usr/bin/node', ...flags, '/opt/cbwatch/bin/cbwatch.js']);
+  });
+
+  it('node accepts the flags (a flag it does not know would stop every start)', () => {
+    expect(execFileSync(process.execPath, [...flags, '-e', 'process.stdout.write(process.execArgv.filter((a) => a.startsWith("--")).join())'], { encoding: 'utf8' })).toBe(flags.join(','));
+  });
+});
