@@ -216,17 +216,6 @@ export function fillRoute(route: string, params: Readonly<Record<string, string>
   });
 }
 
-export function stripCredentials(url: string): string {
-  try {
-    const u = new URL(url);
-    u.username = '';
-    u.password = '';
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return url.replace(/\/\/[^@/]*@/, '//');
-  }
-}
-
 /** A counting semaphore: at most `limit` holders; waiters are served first come, first served. */
 export class Semaphore {
   private readonly fair: FairSemaphore;

@@ -80,9 +80,12 @@ export class BytesSink implements TextSink {
 
   write(s: string): void {
     // A UTF-16 unit is at most 3 UTF-8 bytes: most lines need no exact length.
-    if (s.length * 3 > this.chunk.length - this.at && Buffer.byteLength(s, 'utf8') > this.chunk.length - this.at) {
-      this.seal();
-      this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, Buffer.byteLength(s, 'utf8')));
+    if (s.length * 3 > this.chunk.length - this.at) {
+      const n = Buffer.byteLength(s, 'utf8');
+      if (n > this.chunk.length - this.at) {
+        this.seal();
+        this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, n));
+      }
     }
     this.at += this.chunk.write(s, this.at, 'utf8');
   }
@@ -105,16 +108,13 @@ export class BytesSink implements TextSink {
   }
 }
 
-/** One family's series from one set: their text, or the samples to write it from. */
-interface Block {
-  readonly def: FamilyDef;
-  /** The lines, when the set's text is kept (see blocksOf). */
-  readonly text?: string;
-  readonly samples?: readonly Sample[];
-  /** The set's base label pairs, and the text of each labels object's pairs made so far in this render. */
-  readonly basePairs?: string;
-  readonly pairsOf?: Map<Labels, string>;
-}
+/**
+ * One family's series from one set: their text, when the set's text is kept (see blocksOf), or the samples to
+ * write it from, with the set's base label pairs and the text of each labels object's pairs made so far.
+ */
+type Block =
+  | { readonly def: FamilyDef; readonly text: string }
+  | { readonly def: FamilyDef; readonly samples: readonly Sample[]; readonly basePairs: string; readonly pairsOf: Map<Labels, string> };
 
 /**
  * Each set's text, kept while the set lives (the store holds a set until its collector's next poll), when the
@@ -187,8 +187,8 @@ export function renderSetsTo(sink: TextSink, sets: readonly LabelledSet[]): void
     const m = merged.get(name) as { def: FamilyDef; blocks: Block[] };
     sink.write(`# HELP ${name} ${escapeHelp(m.def.help)}\n# TYPE ${name} ${m.def.type}\n`);
     for (const b of m.blocks) {
-      if (b.text !== undefined) sink.write(b.text);
-      else writeLines(sink, b.def, b.samples ?? [], b.basePairs ?? '', b.pairsOf ?? new Map());
+      if ('text' in b) sink.write(b.text);
+      else writeLines(sink, b.def, b.samples, b.basePairs, b.pairsOf);
     }
   }
 }

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { ByteBudget, createClient, FairSemaphore, fillRoute, MAX_POOLS, Semaphore, stripCredentials } from '../../src/couchbase/client.js';
+import { ByteBudget, createClient, FairSemaphore, fillRoute, MAX_POOLS, Semaphore } from '../../src/couchbase/client.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
 import { CbwError, ForbiddenError } from '../../src/errors.js';
 import { createSimulator } from '../../src/simulator/index.js';
@@ -47,9 +47,6 @@ describe('fillRoute', () => {
   });
   it('refuses a missing parameter', () => {
     expect(() => fillRoute('/a/{b}', {})).toThrow(/missing parameter b/);
-  });
-  it('strips credentials from URLs', () => {
-    expect(stripCredentials('http://u:p@h:8091/x')).toBe('http://h:8091/x');
   });
 });
 
