@@ -62,8 +62,12 @@ export function deflatePart(plain: Buffer): Buffer {
   return deflateRawSync(plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
 }
 
-export function preparePart(name: string, text: string | Buffer): PreparedPart {
-  const plain = typeof text === 'string' ? textBuffer(text) : owned(text);
+/**
+ * A part from its text. `exclusive`: the Buffer is the only view on its ArrayBuffer (renderSetsBytes's), which
+ * is then transferred as it is, slack included, rather than copied to a buffer of its own.
+ */
+export function preparePart(name: string, text: string | Buffer, exclusive = false): PreparedPart {
+  const plain = typeof text === 'string' ? textBuffer(text) : exclusive ? text : owned(text);
   return { name, plain, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
 }
 
@@ -76,6 +80,8 @@ export function tidy(text: string): string {
 export class PartRenderer {
   /** Names of the parts that have text, in order. */
   private readonly present = new Set<string>();
+  /** Each part's latest size in bytes: the next render's buffer is sized from it. */
+  private readonly sizes = new Map<string, number>();
   private requestsSeen = -1;
 
   constructor(
@@ -88,13 +94,16 @@ export class PartRenderer {
     const dirty = this.store.takeDirty();
     const parts: PreparedPart[] = [];
     for (const name of dirty) {
-      const plain = renderSetsBytes(this.store.collectorSets(name));
+      const last = this.sizes.get(name) ?? 0;
+      // An eighth more than last time: a poll adds a few series at most, and a render that outgrows it grows.
+      const plain = renderSetsBytes(this.store.collectorSets(name), last + last / 8);
+      this.sizes.set(name, plain.length);
       if (plain.length === 0) {
         this.present.delete(name);
         continue;
       }
       this.present.add(name);
-      parts.push(preparePart(name, plain));
+      parts.push(preparePart(name, plain, true));
     }
     if (this.opts.requestMetrics !== false && requestMetricsVersion() !== this.requestsSeen) {
       this.requestsSeen = requestMetricsVersion();

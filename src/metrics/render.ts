@@ -66,45 +66,52 @@ class StringSink implements TextSink {
   }
 }
 
-const CHUNK_BYTES = 64 * 1024;
+/** The smallest buffer a BytesSink starts with, and the slack it leaves in the bytes it hands over. */
+const MIN_BYTES = 64 * 1024;
 
 /**
- * Collects the text as UTF-8 bytes in 64 KiB chunks, then copies them once into a Buffer that owns its whole
- * ArrayBuffer (a part's buffers are transferred to the HTTP thread).
+ * Collects the text as UTF-8 bytes in one Buffer over an ArrayBuffer of its own (a part's buffers are
+ * transferred to the HTTP thread, which must detach nothing else), sized from a hint: a part's previous size,
+ * which the next render of that part is close to. A render that outgrows it moves to a buffer half as large
+ * again. Written into 64 KiB chunks joined at the end, the 26 MB part of 1,000 buckets took 52 MB per render
+ * (the chunks, then the copy), and the chunks stayed until the thread's next full GC.
  */
 export class BytesSink implements TextSink {
-  private readonly full: Buffer[] = [];
-  private chunk: Buffer = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  private buf: Buffer;
   private at = 0;
-  private total = 0;
+
+  constructor(sizeHint = 0) {
+    this.buf = Buffer.allocUnsafeSlow(Math.max(MIN_BYTES, Math.ceil(sizeHint)));
+  }
 
   write(s: string): void {
     // A UTF-16 unit is at most 3 UTF-8 bytes: most lines need no exact length.
-    if (s.length * 3 > this.chunk.length - this.at) {
+    if (s.length * 3 > this.buf.length - this.at) {
       const n = Buffer.byteLength(s, 'utf8');
-      if (n > this.chunk.length - this.at) {
-        this.seal();
-        this.chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, n));
-      }
+      if (n > this.buf.length - this.at) this.grow(this.at + n);
     }
-    this.at += this.chunk.write(s, this.at, 'utf8');
+    this.at += this.buf.write(s, this.at, 'utf8');
   }
 
-  private seal(): void {
-    if (this.at === 0) return;
-    this.full.push(this.chunk.subarray(0, this.at));
-    this.total += this.at;
-    this.at = 0;
+  private grow(need: number): void {
+    const next = Buffer.allocUnsafeSlow(Math.max(need, Math.ceil(this.buf.length * 1.5)));
+    this.buf.copy(next, 0, 0, this.at);
+    this.buf = next;
   }
 
-  /** The bytes written, in a Buffer of exactly their length that owns its ArrayBuffer. */
+  /**
+   * The bytes written: a view from offset 0 on an ArrayBuffer no other Buffer uses, copied to their exact
+   * length when the slack past them is over a quarter of them (and over 64 KiB), so a part that shrank does not
+   * keep the larger buffer.
+   */
   bytes(): Buffer {
-    this.seal();
-    const out = Buffer.from(new ArrayBuffer(this.total));
-    let at = 0;
-    for (const c of this.full) at += c.copy(out, at);
-    this.full.length = 0;
-    return out;
+    const slack = this.buf.length - this.at;
+    if (slack > MIN_BYTES && slack * 4 > this.at) {
+      const exact = Buffer.allocUnsafeSlow(this.at);
+      this.buf.copy(exact, 0, 0, this.at);
+      this.buf = exact;
+    }
+    return this.buf.subarray(0, this.at);
   }
 }
 
@@ -200,9 +207,12 @@ export function renderSets(sets: readonly LabelledSet[]): string {
   return sink.text();
 }
 
-/** The exposition text of `sets` as UTF-8 bytes, in a Buffer that owns its ArrayBuffer. */
-export function renderSetsBytes(sets: readonly LabelledSet[]): Buffer {
-  const sink = new BytesSink();
+/**
+ * The exposition text of `sets` as UTF-8 bytes, in a Buffer whose ArrayBuffer no other Buffer uses (it may be
+ * longer than the text: see BytesSink). `sizeHint`: the expected length in bytes (the part's previous size).
+ */
+export function renderSetsBytes(sets: readonly LabelledSet[], sizeHint = 0): Buffer {
+  const sink = new BytesSink(sizeHint);
   renderSetsTo(sink, sets);
   return sink.bytes();
 }

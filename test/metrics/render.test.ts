@@ -126,7 +126,7 @@ describe('renderSets', () => {
 });
 
 describe('renderSetsBytes', () => {
-  it('writes the UTF-8 bytes of the same text, across 64 KiB chunks, into a buffer that owns its memory', () => {
+  it('writes the UTF-8 bytes of the same text, growing its buffer past 64 KiB, into a buffer no other view shares', () => {
     // 3,000 series whose labels mix 1-, 2-, 3- and 4-byte characters: lines land across many chunk ends.
     const s = new SampleSet();
     for (let i = 0; i < 3000; i++) s.add(bytes, { bucket: `b-${i}-é中😀`, node: `n${i % 7}` }, i);
@@ -139,11 +139,32 @@ describe('renderSetsBytes', () => {
     expect(Buffer.byteLength(text)).toBeGreaterThan(3 * 64 * 1024);
     expect(buf.equals(Buffer.from(text, 'utf8'))).toBe(true);
     expect(buf.byteOffset).toBe(0);
-    expect(buf.buffer.byteLength).toBe(buf.length);
+    // Grown by half each time from 64 KiB: the slack left is at most a quarter of the text, or it is copied.
+    expect(buf.buffer.byteLength).toBeGreaterThanOrEqual(buf.length);
+    expect(buf.buffer.byteLength - buf.length).toBeLessThanOrEqual(buf.length / 4);
     const w: LabelledSet[] = [{ base: {}, set: wide }];
     expect(renderSetsBytes(w).equals(Buffer.from(renderSets(w), 'utf8'))).toBe(true);
     // Hand-written: the long line is the family's only series.
     expect(renderSets(w).split('\n')[2]).toBe(`couchbase_render_bytes{bucket="${'ü'.repeat(70_000)}",node="n"} 1`);
     expect(renderSetsBytes([]).length).toBe(0);
+  });
+
+  it('fills a buffer of the hinted size when the text fits, and does not keep a much larger one', () => {
+    const s = new SampleSet();
+    for (let i = 0; i < 5000; i++) s.add(bytes, { bucket: `bucket-${i}`, node: 'n1' }, i);
+    const sets: LabelledSet[] = [{ base: {}, set: s }];
+    const exact = Buffer.from(renderSets(sets), 'utf8');
+    // A hint an eighth over the text (what a part's previous size gives): one buffer of that size, no growth.
+    const hint = exact.length + Math.floor(exact.length / 8);
+    const fitted = renderSetsBytes(sets, hint);
+    expect(fitted.equals(exact)).toBe(true);
+    expect(fitted.byteOffset).toBe(0);
+    expect(fitted.buffer.byteLength).toBe(hint);
+    // A part that shrank to a tenth: its bytes are copied out rather than sent with nine tenths of slack.
+    const shrunk = renderSetsBytes(sets, exact.length * 10);
+    expect(shrunk.equals(exact)).toBe(true);
+    expect(shrunk.buffer.byteLength).toBe(exact.length);
+    // A hint too small: the buffer grows and the text is whole.
+    expect(renderSetsBytes(sets, 100).equals(exact)).toBe(true);
   });
 });
