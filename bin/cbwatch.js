@@ -1,13 +1,16 @@
-#!/usr/bin/env -S node --max-semi-space-size=3
+#!/usr/bin/env -S node --max-semi-space-size=3 --expose-gc
 // Thin launcher: the compiled CLI lives in dist/ (built by `npm ci` through the prepare script).
-// One V8 flag, --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
+// Two V8 flags. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
 // The thread serving HTTP otherwise grows its young generation to V8's 48 MB under scrape load (ten gzip
 // connections back to back); the collection worker asks for 8 MB of its own (WORKER_RESOURCE_LIMITS in
 // src/collection/host.ts), and a process-wide flag overrides that, so 3 MB keeps the worker where it was.
 // bench/RESULTS.md ("Where the resident memory goes"), realistic scenario: peak RSS after the scrape load
 // 175 MB with the flag against 192 MB without, CPU 1.43 against 1.48 s per minute; a 1 MB semi-space took 163 MB
-// but 1.62 s. --optimize-for-size was dropped earlier: it roughly doubled CPU and made a large parse ten times
-// slower. `node bin/cbwatch.js …` runs without the flag; the Dockerfile's entrypoint and the systemd unit pass it.
+// but 1.62 s. --expose-gc: the HTTP thread asks V8 for an incremental full collection once replaced exposition
+// parts add up to 4 MB (src/collection/release.ts); otherwise V8 frees them only after 64 MB have piled up
+// (bench/RESULTS.md, "Where the peak goes"). --optimize-for-size was dropped earlier: it roughly doubled CPU and
+// made a large parse ten times slower. `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
+// entrypoint and the systemd unit pass them.
 import { main } from '../dist/cli.js';
 
 main(process.argv.slice(2)).then(

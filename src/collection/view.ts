@@ -6,6 +6,7 @@
 import type { CollectorStatus } from '../metrics/store.js';
 import type { Problem } from '../server/problems.js';
 import type { PreparedPart, SnapshotUpdate } from './parts.js';
+import { ReleaseCounter } from './release.js';
 
 /** What the HTTP app needs of the collection state. */
 export interface StatusSource {
@@ -24,6 +25,16 @@ export class SnapshotView implements StatusSource {
   private statusV = 0;
   /** Whether the collector side has reported at least once (seeded statuses are only a list of names). */
   private known = false;
+  /** Replaced parts' bytes, freed by an early collection (src/collection/release.ts). */
+  readonly release: ReleaseCounter;
+
+  constructor(release: ReleaseCounter = new ReleaseCounter()) {
+    this.release = release;
+  }
+
+  private replaced(p: PreparedPart | undefined): void {
+    if (p !== undefined) this.release.replaced(p.plain.byteLength + p.deflated.byteLength);
+  }
 
   /** Moves whenever the parts change. */
   get partsVersion(): number {
@@ -61,9 +72,16 @@ export class SnapshotView implements StatusSource {
 
   apply(u: SnapshotUpdate): void {
     this.known = true;
-    for (const p of u.parts) this.partsByName.set(p.name, p);
+    for (const p of u.parts) {
+      this.replaced(this.partsByName.get(p.name));
+      this.partsByName.set(p.name, p);
+    }
     const keep = new Set(u.order);
-    for (const name of [...this.partsByName.keys()]) if (!keep.has(name)) this.partsByName.delete(name);
+    for (const name of [...this.partsByName.keys()]) {
+      if (keep.has(name)) continue;
+      this.replaced(this.partsByName.get(name));
+      this.partsByName.delete(name);
+    }
     this.ordered = u.order.flatMap((n) => {
       const p = this.partsByName.get(n);
       return p ? [p] : [];
@@ -83,6 +101,7 @@ export class SnapshotView implements StatusSource {
    */
   failAll(reason: string, now = Date.now()): void {
     this.known = true;
+    for (const p of this.partsByName.values()) this.replaced(p);
     this.partsByName.clear();
     this.ordered = [];
     this.latestProblems = [];

@@ -1,0 +1,53 @@
+/**
+ * Letting go of replaced exposition parts sooner than V8 would on its own.
+ *
+ * A part's buffers live outside the JavaScript heap; their small wrapper objects are in the old generation by
+ * the time a poll replaces them, so only a full collection frees the megabytes behind them. The HTTP thread
+ * allocates almost nothing between scrapes, and V8 counts memory outside the heap towards a full collection
+ * only once it has grown by 64 MB since the last one: replaced parts piled up to that much before they were
+ * freed (at 1,000 buckets, three generations of the 29 MB bucket-statistics part; bench/RESULTS.md, "Where the
+ * peak goes").
+ *
+ * Once replaced parts add up to RELEASE_AFTER_BYTES, the view asks V8 for a full collection that runs
+ * incrementally (marking alongside the thread's work, not one long pause: `execution: 'async'`). That needs
+ * `gc` exposed, which the launcher does (`--expose-gc`, bin/cbwatch.js); without it V8 collects when it would.
+ */
+
+/** V8's gc extension, as `--expose-gc` installs it. */
+type GcFunction = (options?: { readonly type?: 'major' | 'minor'; readonly execution?: 'sync' | 'async' }) => unknown;
+
+/** Bytes of replaced parts (plain and deflated) after which a collection is asked for. */
+export const RELEASE_AFTER_BYTES = 4 * 1024 * 1024;
+
+/** Ask V8 for an incremental full collection; false when `gc` is not exposed (nothing is done). */
+export function collectIncrementally(): boolean {
+  const gc = (globalThis as { gc?: unknown }).gc;
+  if (typeof gc !== 'function') return false;
+  try {
+    const done = (gc as GcFunction)({ type: 'major', execution: 'async' });
+    if (done instanceof Promise) done.catch(() => undefined);
+  } catch {
+    // An older V8 without the options object: leave the timing to V8.
+    return false;
+  }
+  return true;
+}
+
+/** Counts the bytes of replaced parts and asks for a collection each time they reach the threshold. */
+export class ReleaseCounter {
+  private stale = 0;
+  /** Collections asked for (tests, and the bench's curiosity). */
+  requested = 0;
+
+  constructor(
+    private readonly threshold = RELEASE_AFTER_BYTES,
+    private readonly collect: () => boolean = collectIncrementally,
+  ) {}
+
+  replaced(bytes: number): void {
+    this.stale += bytes;
+    if (this.stale < this.threshold) return;
+    this.stale = 0;
+    if (this.collect()) this.requested++;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * Replaced parts are let go of early: the view counts their bytes and, past a threshold, asks V8 for an
+ * incremental full collection (src/collection/release.ts). The collection itself is V8's; these tests check the
+ * counting, the call, and that a real `node --expose-gc` accepts the call as made.
+ */
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { preparePart } from '../../src/collection/parts.js';
+import type { SnapshotUpdate } from '../../src/collection/parts.js';
+import { ReleaseCounter, collectIncrementally } from '../../src/collection/release.js';
+import { SnapshotView } from '../../src/collection/view.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+
+const update = (parts: Array<[string, string]>, order: string[]): SnapshotUpdate => ({
+  order,
+  parts: parts.map(([name, text]) => preparePart(name, text)),
+  statuses: [],
+});
+
+describe('ReleaseCounter', () => {
+  it('asks for one collection each time the replaced bytes reach the threshold, then counts from zero', () => {
+    let calls = 0;
+    const r = new ReleaseCounter(100, () => (calls++, true));
+    r.replaced(60);
+    expect(calls).toBe(0);
+    r.replaced(40);
+    expect(calls).toBe(1);
+    r.replaced(99);
+    expect(calls).toBe(1);
+    r.replaced(1);
+    expect(calls).toBe(2);
+    expect(r.requested).toBe(2);
+  });
+
+  it('does not count a collection that could not be asked for', () => {
+    const r = new ReleaseCounter(10, () => false);
+    r.replaced(25);
+    expect(r.requested).toBe(0);
+  });
+});
+
+describe('SnapshotView and replaced parts', () => {
+  it("counts a replaced part's plain and deflated bytes, a removed part's, and every part when the worker is gone", () => {
+    const seen: number[] = [];
+    const counter = new ReleaseCounter(Number.MAX_SAFE_INTEGER);
+    const replaced = counter.replaced.bind(counter);
+    counter.replaced = (n: number) => {
+      seen.push(n);
+      replaced(n);
+    };
+    const view = new SnapshotView(counter);
+    view.apply(update([['a', 'x 1\n'], ['b', 'y 2\n']], ['a', 'b']));
+    // First parts: nothing replaced.
+    expect(seen).toEqual([]);
+    const a1 = view.parts()[0];
+    view.apply(update([['a', 'x 10\n']], ['a', 'b']));
+    expect(seen).toEqual([(a1?.plain.byteLength ?? 0) + (a1?.deflated.byteLength ?? 0)]);
+    expect(seen[0]).toBeGreaterThan(4); // 'x 1\n' is 4 bytes, and its deflate stream is more than nothing
+    const b = view.parts()[1];
+    view.apply(update([], ['a']));
+    expect(seen[1]).toBe((b?.plain.byteLength ?? 0) + (b?.deflated.byteLength ?? 0));
+    view.failAll('worker exited');
+    expect(seen).toHaveLength(3);
+    expect(view.parts()).toEqual([]);
+  });
+});
+
+describe('collectIncrementally', () => {
+  const g = globalThis as { gc?: unknown };
+  const had = g.gc;
+  afterEach(() => {
+    g.gc = had;
+  });
+
+  it('does nothing without an exposed gc', () => {
+    g.gc = undefined;
+    expect(collectIncrementally()).toBe(false);
+  });
+
+  it('asks for a major collection that runs incrementally', () => {
+    const asked: unknown[] = [];
+    g.gc = (o: unknown) => {
+      asked.push(o);
+      return Promise.resolve();
+    };
+    expect(collectIncrementally()).toBe(true);
+    expect(asked).toEqual([{ type: 'major', execution: 'async' }]);
+  });
+
+  it('under node --expose-gc (as the launcher runs it), V8 takes the call', () => {
+    const mod = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'collection', 'release.js')).href;
+    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `const { collectIncrementally } = await import(${JSON.stringify(mod)}); process.stdout.write(String(collectIncrementally()));`], { encoding: 'utf8' });
+    expect(out).toBe('true');
+  });
+});
