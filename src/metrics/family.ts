@@ -67,6 +67,19 @@ export interface FamilySamples {
 }
 
 /**
+ * One family's series as two columns: `labels[i]` and `values[i]` are one series. Kept this way rather than as
+ * one `{ labels, value }` object per series: at 1,000 buckets a poll holds 270,000 series, and an object and a
+ * boxed number each cost about 56 bytes a series, twice over while a poll builds the next set beside the
+ * current one, and work for every full collection that marks them (bench/RESULTS.md, "Where the peak goes").
+ * An array of numbers keeps them unboxed.
+ */
+export interface FamilyColumns {
+  readonly def: FamilyDef;
+  readonly labels: readonly Labels[];
+  readonly values: readonly number[];
+}
+
+/**
  * Couchbase's "unavailable" marker is 2^64-1 (an unsigned -1); as a double it rounds to 2^64, and so does any
  * value within a rounding step of it (18446744073709552000 as JSON prints it). No real stat comes near it.
  */
@@ -160,7 +173,7 @@ export interface SampleSetOptions {
  * counter are dropped — the series is absent, never a made-up number — and counted per reason in `dropped`.
  */
 export class SampleSet {
-  private readonly byName = new Map<string, { def: FamilyDef; samples: Sample[]; keys: Set<string> | undefined }>();
+  private readonly byName = new Map<string, { def: FamilyDef; labels: Labels[]; values: number[]; keys: Set<string> | undefined }>();
   duplicates = 0;
   /** Values refused by the numeric guard, by reason. */
   readonly dropped = new Map<DropReason, number>();
@@ -191,7 +204,7 @@ export class SampleSet {
     if (v < 0 && def.type === 'counter') return this.drop('negative_counter');
     let fam = this.byName.get(def.name);
     if (fam === undefined) {
-      fam = { def, samples: [], keys: new Set() };
+      fam = { def, labels: [], values: [], keys: new Set() };
       this.byName.set(def.name, fam);
     } else if (fam.def !== def && (fam.def.type !== def.type || fam.def.labels.join() !== def.labels.join())) {
       throw new Error(`family ${def.name} declared twice with different shapes`);
@@ -215,13 +228,14 @@ export class SampleSet {
     }
     const key = seriesKey(def, labels);
     // Sealed (see seal()): the keys are made again from the samples.
-    fam.keys ??= new Set(fam.samples.map((s) => seriesKey(def, s.labels)));
+    fam.keys ??= new Set(fam.labels.map((l) => seriesKey(def, l)));
     if (fam.keys.has(key)) {
       this.duplicates++;
       return;
     }
     fam.keys.add(key);
-    fam.samples.push({ labels, value: v });
+    fam.labels.push(labels);
+    fam.values.push(v);
     this.count++;
   }
 
@@ -233,9 +247,14 @@ export class SampleSet {
     for (const fam of this.byName.values()) fam.keys = undefined;
   }
 
-  /** Declare a family present even with no samples (rendered with HELP/TYPE only: nothing). */
+  /** Each family's series as objects (tests, and anything that is not on a per-poll path). */
   families(): FamilySamples[] {
-    return [...this.byName.values()].map(({ def, samples }) => ({ def, samples }));
+    return [...this.byName.values()].map(({ def, labels, values }) => ({ def, samples: labels.map((l, i) => ({ labels: l, value: values[i] as number })) }));
+  }
+
+  /** Each family's series as columns, without a copy (the renderer: see FamilyColumns). */
+  columns(): FamilyColumns[] {
+    return [...this.byName.values()];
   }
 
   get size(): number {
@@ -247,12 +266,13 @@ export class SampleSet {
     const fam = this.byName.get(name);
     if (!fam) return undefined;
     const want = Object.entries(labels);
-    const hit = fam.samples.find((s) => want.every(([k, v]) => s.labels[k] === v));
-    return hit?.value;
+    const i = fam.labels.findIndex((l) => want.every(([k, v]) => l[k] === v));
+    return i < 0 ? undefined : fam.values[i];
   }
 
-  /** All samples of one family, for tests. */
+  /** All samples of one family (tests, and the landing page's problems). */
   all(name: string): Sample[] {
-    return this.byName.get(name)?.samples ?? [];
+    const fam = this.byName.get(name);
+    return fam ? fam.labels.map((l, i) => ({ labels: l, value: fam.values[i] as number })) : [];
   }
 }

@@ -10,7 +10,7 @@
  * which set the exporter's peak memory. Written directly, it is ~40 ms and ~20 MB (bench/RESULTS.md).
  * prom-client still renders cbwatch's own self-metrics and the process metrics.
  */
-import type { FamilyDef, Labels, Sample, SampleSet } from './family.js';
+import type { FamilyDef, Labels, SampleSet } from './family.js';
 
 export interface LabelledSet {
   /** Labels added to every sample of the set (e.g. `{ couchbase_cluster: 'prod' }`). */
@@ -121,7 +121,13 @@ export class BytesSink implements TextSink {
  */
 type Block =
   | { readonly def: FamilyDef; readonly text: string }
-  | { readonly def: FamilyDef; readonly samples: readonly Sample[]; readonly basePairs: string; readonly pairsOf: Map<Labels, string> };
+  | {
+      readonly def: FamilyDef;
+      readonly labels: readonly Labels[];
+      readonly values: readonly number[];
+      readonly basePairs: string;
+      readonly pairsOf: Map<Labels, string>;
+    };
 
 /**
  * Each set's text, kept while the set lives (the store holds a set until its collector's next poll), when the
@@ -133,27 +139,29 @@ type Block =
 const blocksOf = new WeakMap<SampleSet, { readonly base: string; readonly blocks: readonly Block[] }>();
 
 /** Write one family's series lines from one set. */
-function writeLines(sink: TextSink, def: FamilyDef, samples: readonly Sample[], basePairs: string, pairsOf: Map<Labels, string>): void {
+function writeLines(sink: TextSink, def: FamilyDef, labels: readonly Labels[], values: readonly number[], basePairs: string, pairsOf: Map<Labels, string>): void {
   const counter = def.type === 'counter';
-  for (const s of samples) {
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] as number;
     // Counters never go below zero; a negative value from a payload is dropped, as prom-client's inc() would.
-    if (counter && s.value < 0) continue;
+    if (counter && value < 0) continue;
     // Collectors pass one labels object to many families (a bucket's ~200 stats share `{ bucket }`): its text
     // is made once per render.
-    let pairs = pairsOf.get(s.labels);
+    const l = labels[i] as Labels;
+    let pairs = pairsOf.get(l);
     if (pairs === undefined) {
-      const own = labelPairs(s.labels);
+      const own = labelPairs(l);
       pairs = basePairs === '' ? own : own === '' ? basePairs : `${basePairs},${own}`;
-      pairsOf.set(s.labels, pairs);
+      pairsOf.set(l, pairs);
     }
-    sink.write(`${pairs === '' ? def.name : `${def.name}{${pairs}}`} ${valueString(s.value)}\n`);
+    sink.write(`${pairs === '' ? def.name : `${def.name}{${pairs}}`} ${valueString(value)}\n`);
   }
 }
 
 /** Does the family have a line to write (a counter's negative values are not written)? */
-function hasLines(def: FamilyDef, samples: readonly Sample[]): boolean {
-  if (def.type !== 'counter') return samples.length > 0;
-  for (const s of samples) if (s.value >= 0) return true;
+function hasLines(def: FamilyDef, values: readonly number[]): boolean {
+  if (def.type !== 'counter') return values.length > 0;
+  for (const v of values) if (v >= 0) return true;
   return false;
 }
 
@@ -163,13 +171,13 @@ function setBlocks(base: Labels, set: SampleSet, keep: boolean): readonly Block[
   if (hit !== undefined && hit.base === basePairs) return hit.blocks;
   const blocks: Block[] = [];
   const pairsOf = new Map<Labels, string>();
-  for (const { def, samples } of set.families()) {
-    if (!hasLines(def, samples)) continue;
+  for (const { def, labels, values } of set.columns()) {
+    if (!hasLines(def, values)) continue;
     if (keep) {
       const sink = new StringSink();
-      writeLines(sink, def, samples, basePairs, pairsOf);
+      writeLines(sink, def, labels, values, basePairs, pairsOf);
       blocks.push({ def, text: sink.text() });
-    } else blocks.push({ def, samples, basePairs, pairsOf });
+    } else blocks.push({ def, labels, values, basePairs, pairsOf });
   }
   if (keep) blocksOf.set(set, { base: basePairs, blocks });
   return blocks;
@@ -195,7 +203,7 @@ export function renderSetsTo(sink: TextSink, sets: readonly LabelledSet[]): void
     sink.write(`# HELP ${name} ${escapeHelp(m.def.help)}\n# TYPE ${name} ${m.def.type}\n`);
     for (const b of m.blocks) {
       if ('text' in b) sink.write(b.text);
-      else writeLines(sink, b.def, b.samples, b.basePairs, b.pairsOf);
+      else writeLines(sink, b.def, b.labels, b.values, b.basePairs, b.pairsOf);
     }
   }
 }

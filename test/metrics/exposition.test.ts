@@ -24,7 +24,7 @@ describe('Exposition', () => {
     store.register('prod', 'buckets');
     const exposition = new Exposition(new LocalView(store, { eager: true }), { processMetrics: false });
     const o = outcome(5);
-    const families = vi.spyOn(o.set, 'families');
+    const families = vi.spyOn(o.set, 'columns');
     store.record('prod', o);
     await until(() => families.mock.calls.length === 1);
     const text = await exposition.text();
@@ -49,7 +49,7 @@ describe('Exposition', () => {
     store.register('prod', 'buckets');
     new Exposition(new LocalView(store), { processMetrics: false });
     const o = outcome(5);
-    const families = vi.spyOn(o.set, 'families');
+    const families = vi.spyOn(o.set, 'columns');
     store.record('prod', o);
     await new Promise((r) => setTimeout(r, 150));
     expect(families).not.toHaveBeenCalled();

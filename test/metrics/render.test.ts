@@ -89,7 +89,7 @@ describe('renderSets', () => {
 
   it('reuses the text of a set it rendered before beside other sets, and renders a new set afresh', async () => {
     const kept = set([[bytes, { bucket: 'a', node: 'n' }, 1]]);
-    const spy = vi.spyOn(kept, 'families');
+    const spy = vi.spyOn(kept, 'columns');
     const other = set([[bytes, { bucket: 'a', node: 'n' }, 3]]);
     const first = await renderSets([
       { base: { couchbase_cluster: 'x' }, set: kept },
@@ -111,7 +111,7 @@ describe('renderSets', () => {
 
   it('keeps no text for a render of one set (its next render is of a new set)', async () => {
     const alone = set([[bytes, { bucket: 'a', node: 'n' }, 1]]);
-    const spy = vi.spyOn(alone, 'families');
+    const spy = vi.spyOn(alone, 'columns');
     const a = await renderSets([{ base: { couchbase_cluster: 'x' }, set: alone }]);
     const b = await renderSets([{ base: { couchbase_cluster: 'x' }, set: alone }]);
     expect(b).toBe(a);
@@ -166,5 +166,37 @@ describe('renderSetsBytes', () => {
     expect(shrunk.buffer.byteLength).toBe(exact.length);
     // A hint too small: the buffer grows and the text is whole.
     expect(renderSetsBytes(sets, 100).equals(exact)).toBe(true);
+  });
+});
+
+describe('SampleSet columns', () => {
+  it('holds each family as labels and values in the order added, and its objects view says the same', () => {
+    const s = new SampleSet();
+    const a = { bucket: 'a', node: 'n1' };
+    const b = { bucket: 'b', node: 'n1' };
+    s.add(bytes, a, 3);
+    s.add(bytes, b, 2.5);
+    s.add(bytes, { bucket: 'a', node: 'n1' }, 9); // the same series again: the first one stays
+    const oa = { bucket: 'a' };
+    s.add(ops, oa, 7);
+    const cols = s.columns();
+    expect(cols.map((c) => c.def.name)).toEqual([bytes.name, ops.name]);
+    expect(cols[0]?.labels).toEqual([a, b]);
+    expect(cols[0]?.labels[0]).toBe(a); // the labels object given, not a copy
+    expect(cols[0]?.values).toEqual([3, 2.5]);
+    expect(cols[1]?.values).toEqual([7]);
+    expect(s.duplicates).toBe(1);
+    expect(s.families()[0]?.samples).toEqual([
+      { labels: a, value: 3 },
+      { labels: b, value: 2.5 },
+    ]);
+    expect(s.get(bytes.name, { bucket: 'b' })).toBe(2.5);
+    expect(s.all(ops.name)).toEqual([{ labels: oa, value: 7 }]);
+    // Sealed, then added to: the duplicate check is made again from the columns.
+    s.seal();
+    s.add(bytes, { bucket: 'b', node: 'n1' }, 1);
+    s.add(bytes, { bucket: 'c', node: 'n1' }, 1);
+    expect(s.duplicates).toBe(2);
+    expect(s.columns()[0]?.values).toEqual([3, 2.5, 1]);
   });
 });
