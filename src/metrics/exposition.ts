@@ -91,8 +91,11 @@ export class Exposition {
   private live = EMPTY;
   private proc = EMPTY;
   private pending: Promise<void> | undefined;
-  /** The last gzip body, joined, and what it was made of. */
-  private gz: { readonly of: readonly AnyPart[]; readonly body: Buffer } | undefined;
+  /**
+   * The last gzip body, joined, and the deflated buffers it was made of (not the parts: a part replaced by a poll
+   * must not be kept alive by this memo until the next gzip scrape, see src/collection/release.ts).
+   */
+  private gz: { readonly of: readonly Buffer[]; readonly body: Buffer } | undefined;
 
   constructor(
     private readonly source: PartsSource,
@@ -109,8 +112,8 @@ export class Exposition {
       // about once a second, when process metrics move) and written as one buffer, as a static file would be,
       // rather than as a dozen writes per scrape.
       const memo = this.gz;
-      if (memo === undefined || memo.of.length !== parts.length || memo.of.some((p, i) => p !== parts[i])) {
-        this.gz = { of: parts, body: Buffer.concat(gzipParts(parts)) };
+      if (memo === undefined || memo.of.length !== parts.length || memo.of.some((d, i) => d !== parts[i]?.deflated)) {
+        this.gz = { of: parts.map((p) => p.deflated), body: Buffer.concat(gzipParts(parts)) };
       }
       const body = (this.gz as { body: Buffer }).body;
       return { chunks: [body], length: body.length };

@@ -95,3 +95,28 @@ describe('collectIncrementally', () => {
     expect(out).toBe('true');
   });
 });
+
+describe('a replaced part is not kept alive', () => {
+  it('by the view or the gzip memo: a full collection right after the update frees it (real node --expose-gc)', () => {
+    const url = (f: string): string => pathToFileURL(join(PACKAGE_ROOT, 'dist', ...f.split('/'))).href;
+    const script = `
+      const { SnapshotView } = await import(${JSON.stringify(url('collection/view.js'))});
+      const { preparePart } = await import(${JSON.stringify(url('collection/parts.js'))});
+      const { Exposition } = await import(${JSON.stringify(url('metrics/exposition.js'))});
+      const view = new SnapshotView();
+      const exposition = new Exposition(view, { processMetrics: false });
+      let first = preparePart('bucket_stats', 'x{bucket="a"} 1\\n'.repeat(1000));
+      const gone = new WeakRef(first);
+      view.apply({ order: ['bucket_stats'], parts: [first], statuses: [] });
+      first = undefined;
+      // A gzip scrape remembers the body it joined; a plain one returns the part's own buffer.
+      await exposition.body(true);
+      await exposition.body(false);
+      view.apply({ order: ['bucket_stats'], parts: [preparePart('bucket_stats', 'x{bucket="a"} 2\\n')], statuses: [] });
+      await new Promise((r) => setTimeout(r, 10));
+      gc();
+      process.stdout.write(gone.deref() === undefined ? 'freed' : 'kept');
+    `;
+    expect(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' })).toBe('freed');
+  });
+});
