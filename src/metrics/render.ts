@@ -66,8 +66,10 @@ class StringSink implements TextSink {
   }
 }
 
-/** The smallest buffer a BytesSink starts with, and the slack it leaves in the bytes it hands over. */
-const MIN_BYTES = 64 * 1024;
+/** The buffer a BytesSink starts with when it has no size hint (a part's first render). */
+const FIRST_BYTES = 64 * 1024;
+/** Slack a BytesSink leaves past the bytes it hands over (more than this, and a quarter of them, is copied out). */
+const SLACK_BYTES = 4 * 1024;
 
 /**
  * Collects the text as UTF-8 bytes in one Buffer over an ArrayBuffer of its own (a part's buffers are
@@ -81,7 +83,7 @@ export class BytesSink implements TextSink {
   private at = 0;
 
   constructor(sizeHint = 0) {
-    this.buf = Buffer.allocUnsafeSlow(Math.max(MIN_BYTES, Math.ceil(sizeHint)));
+    this.buf = Buffer.allocUnsafeSlow(sizeHint > 0 ? Math.max(SLACK_BYTES, Math.ceil(sizeHint)) : FIRST_BYTES);
   }
 
   write(s: string): void {
@@ -101,12 +103,12 @@ export class BytesSink implements TextSink {
 
   /**
    * The bytes written: a view from offset 0 on an ArrayBuffer no other Buffer uses, copied to their exact
-   * length when the slack past them is over a quarter of them (and over 64 KiB), so a part that shrank does not
-   * keep the larger buffer.
+   * length when the slack past them is over a quarter of them (and over 4 KiB), so a part that shrank, or a
+   * small part's first render, does not keep the larger buffer.
    */
   bytes(): Buffer {
     const slack = this.buf.length - this.at;
-    if (slack > MIN_BYTES && slack * 4 > this.at) {
+    if (slack > SLACK_BYTES && slack * 4 > this.at) {
       const exact = Buffer.allocUnsafeSlow(this.at);
       this.buf.copy(exact, 0, 0, this.at);
       this.buf = exact;

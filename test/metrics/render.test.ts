@@ -166,6 +166,11 @@ describe('renderSetsBytes', () => {
     expect(shrunk.buffer.byteLength).toBe(exact.length);
     // A hint too small: the buffer grows and the text is whole.
     expect(renderSetsBytes(sets, 100).equals(exact)).toBe(true);
+    // A small part's first render (no hint) starts at 64 KiB, and hands over its bytes alone, not 64 KiB.
+    const small: LabelledSet[] = [{ base: {}, set: set([[ops, { bucket: 'a' }, 1]]) }];
+    const first = renderSetsBytes(small);
+    expect(first.toString()).toBe(renderSets(small));
+    expect(first.buffer.byteLength).toBe(first.length);
   });
 });
 
