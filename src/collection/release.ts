@@ -5,7 +5,7 @@
  * the time a poll replaces them, so only a full collection frees the megabytes behind them. The HTTP thread
  * allocates almost nothing between scrapes, and V8 counts memory outside the heap towards a full collection
  * only once it has grown by 64 MB since the last one: replaced parts piled up to that much before they were
- * freed (at 1,000 buckets, three generations of the 29 MB bucket-statistics part; bench/RESULTS.md, "Where the
+ * freed (at 1,000 buckets, three generations of the 26 MB bucket-statistics part; bench/RESULTS.md, "Where the
  * peak goes").
  *
  * Once replaced parts add up to RELEASE_AFTER_BYTES, the view asks V8 for a full collection that runs

@@ -68,8 +68,8 @@ export interface FamilySamples {
 
 /**
  * One family's series as two columns: `labels[i]` and `values[i]` are one series. Kept this way rather than as
- * one `{ labels, value }` object per series: at 1,000 buckets a poll holds 270,000 series, and an object and a
- * boxed number each cost about 56 bytes a series, twice over while a poll builds the next set beside the
+ * one `{ labels, value }` object per series: at 1,000 buckets a poll holds 270,000 series, and the object and its
+ * boxed number cost about 56 bytes per series, twice over while a poll builds the next set beside the
  * current one, and work for every full collection that marks them (bench/RESULTS.md, "Where the peak goes").
  * An array of numbers keeps them unboxed.
  */

@@ -70,11 +70,15 @@ describe('large answers never starve the HTTP thread (worker collection)', () =>
       await allGreen(h);
       const buckets = h.sim.ctx.buckets.length;
       expect(buckets).toBeGreaterThanOrEqual(3);
-      // One poll's worth: every bucket's stats answer is a large `[[],[],…]` body, all in flight at once.
-      const rule: FaultRule = { match: STATS_ROUTE, kind: 'oversize', bytes: BYTES, fill: '[]', times: buckets };
+      // Every bucket's stats answer is a large `[[],[],…]` body, all of a poll's in flight at once. The rule stays
+      // until the failure shows: one that answered only `buckets` requests could land in the middle of a poll,
+      // splitting its answers over two polls that each still had a good bucket (item errors, no failed poll).
+      const TIMES = buckets * 1000;
+      const rule: FaultRule = { match: STATS_ROUTE, kind: 'oversize', bytes: BYTES, fill: '[]', times: TIMES };
       h.sim.ctx.faults.add(rule);
-      // The simulator drops a rule once it has answered `times` requests.
-      await until('the large answers to be sent', () => h.sim.ctx.faults.rules.length === 0, 60_000);
+      // The simulator counts a rule's `times` down as it answers.
+      const answered = (): number => TIMES - (h.sim.ctx.faults.rules[0]?.times ?? 0);
+      await until('the large answers to be sent', () => answered() >= buckets, 60_000);
 
       // From here the worker is reading and parsing them. Scrape until the failure shows: every answer in
       // that window must have succeeded, and the HTTP thread must have answered some before the poll ended.
@@ -110,8 +114,9 @@ describe('large answers never starve the HTTP thread (worker collection)', () =>
       expect(row).toMatch(/CBW_ERR_SCHEMA: GET http:\/\/[^ ]+\/pools\/default\/buckets\/[^ ]+\/stats.*expected object, received array|timed out|timeout/);
       expect(row).not.toContain('[],[]');
 
-      // The upstream is back (the rule has answered its last). The next poll succeeds: recovery within one
-      // interval; the bound here is only "it happens", generous for a shared machine.
+      // The upstream is back. The next poll succeeds: recovery within one interval; the bound here is only "it
+      // happens", generous for a shared machine.
+      h.sim.ctx.faults.clear();
       await until('bucket_stats to recover', async () => success(await h.metrics(), 'bucket_stats') === '1', INTERVAL * 3 + 60_000);
       const after = await h.metrics();
       expect(success(after, 'buckets')).toBe('1');
