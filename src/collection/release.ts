@@ -8,9 +8,11 @@
  * freed (at 1,000 buckets, three generations of the 26 MB bucket-statistics part; bench/RESULTS.md, "Where the
  * peak goes").
  *
- * Once replaced parts add up to RELEASE_AFTER_BYTES, the view asks V8 for a full collection that runs
- * incrementally (marking alongside the thread's work, not one long pause: `execution: 'async'`). That needs
- * `gc` exposed, which the launcher does (`--expose-gc`, bin/cbwatch.js); without it V8 collects when it would.
+ * Once replaced parts add up to RELEASE_AFTER_BYTES, the view asks V8 for a full collection in a task of its own
+ * (`execution: 'async'`: V8 posts it to the thread's task queue rather than collecting inside `apply`). It is a
+ * full stop-the-world collection of this thread's heap, about 16 MB, so a scrape arriving at that moment waits for
+ * it; the bench's scrape latency figures include it. That needs `gc` exposed, which the launcher does
+ * (`--expose-gc`, bin/cbwatch.js); without it V8 collects when it would.
  */
 
 /** V8's gc extension, as `--expose-gc` installs it. */
@@ -19,8 +21,8 @@ type GcFunction = (options?: { readonly type?: 'major' | 'minor'; readonly execu
 /** Bytes of replaced parts (plain and deflated) after which a collection is asked for. */
 export const RELEASE_AFTER_BYTES = 4 * 1024 * 1024;
 
-/** Ask V8 for an incremental full collection; false when `gc` is not exposed (nothing is done). */
-export function collectIncrementally(): boolean {
+/** Ask V8 for a full collection soon, in a task of its own; false when `gc` is not exposed (nothing is done). */
+export function collectSoon(): boolean {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== 'function') return false;
   try {
@@ -41,7 +43,7 @@ export class ReleaseCounter {
 
   constructor(
     private readonly threshold = RELEASE_AFTER_BYTES,
-    private readonly collect: () => boolean = collectIncrementally,
+    private readonly collect: () => boolean = collectSoon,
   ) {}
 
   replaced(bytes: number): void {

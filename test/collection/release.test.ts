@@ -1,6 +1,6 @@
 /**
  * Replaced parts are let go of early: the view counts their bytes and, past a threshold, asks V8 for an
- * incremental full collection (src/collection/release.ts). The collection itself is V8's; these tests check the
+ * full collection in a task of its own (src/collection/release.ts). The collection itself is V8's; these tests check the
  * counting, the call, and that a real `node --expose-gc` accepts the call as made.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { preparePart } from '../../src/collection/parts.js';
 import type { SnapshotUpdate } from '../../src/collection/parts.js';
-import { ReleaseCounter, collectIncrementally } from '../../src/collection/release.js';
+import { ReleaseCounter, collectSoon } from '../../src/collection/release.js';
 import { SnapshotView } from '../../src/collection/view.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
@@ -67,7 +67,7 @@ describe('SnapshotView and replaced parts', () => {
   });
 });
 
-describe('collectIncrementally', () => {
+describe('collectSoon', () => {
   const g = globalThis as { gc?: unknown };
   const had = g.gc;
   afterEach(() => {
@@ -76,22 +76,22 @@ describe('collectIncrementally', () => {
 
   it('does nothing without an exposed gc', () => {
     g.gc = undefined;
-    expect(collectIncrementally()).toBe(false);
+    expect(collectSoon()).toBe(false);
   });
 
-  it('asks for a major collection that runs incrementally', () => {
+  it('asks for a major collection, run in a task of its own', () => {
     const asked: unknown[] = [];
     g.gc = (o: unknown) => {
       asked.push(o);
       return Promise.resolve();
     };
-    expect(collectIncrementally()).toBe(true);
+    expect(collectSoon()).toBe(true);
     expect(asked).toEqual([{ type: 'major', execution: 'async' }]);
   });
 
   it('under node --expose-gc (as the launcher runs it), V8 takes the call', () => {
     const mod = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'collection', 'release.js')).href;
-    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `const { collectIncrementally } = await import(${JSON.stringify(mod)}); process.stdout.write(String(collectIncrementally()));`], { encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `const { collectSoon } = await import(${JSON.stringify(mod)}); process.stdout.write(String(collectSoon()));`], { encoding: 'utf8' });
     expect(out).toBe('true');
   });
 });
