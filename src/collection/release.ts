@@ -38,7 +38,7 @@ export function collectSoon(): boolean {
 /** Counts the bytes of replaced parts and asks for a collection each time they reach the threshold. */
 export class ReleaseCounter {
   private stale = 0;
-  /** Collections asked for (tests, and the bench's curiosity). */
+  /** Collections asked for (read by tests). */
   requested = 0;
 
   constructor(

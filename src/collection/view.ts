@@ -26,7 +26,7 @@ export class SnapshotView implements StatusSource {
   /** Whether the collector side has reported at least once (seeded statuses are only a list of names). */
   private known = false;
   /** Replaced parts' bytes, freed by an early collection (src/collection/release.ts). */
-  readonly release: ReleaseCounter;
+  private readonly release: ReleaseCounter;
 
   constructor(release: ReleaseCounter = new ReleaseCounter()) {
     this.release = release;
