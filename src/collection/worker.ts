@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { COLLECTORS } from '../collectors/index.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from '../config/defaults.js';
 import { registerConfigSecrets } from '../config/secrets.js';
-import { setAnswerBudget, setAnswerValueLimit } from '../couchbase/client.js';
+import { setAnswerBudget, setAnswerListener, setAnswerValueLimit } from '../couchbase/client.js';
 import { registerSecret } from '../redact.js';
 import type { Collector } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
@@ -18,6 +18,7 @@ import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js
 import { createLogger } from '../log.js';
 import { CollectionEngine } from './engine.js';
 import { PartRenderer } from './parts.js';
+import { COLLECT_AFTER_ANSWER_BYTES, ReleaseCounter } from './release.js';
 import { WORKER_NICE } from './protocol.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 
@@ -29,6 +30,9 @@ setAnswerBudget(init.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
 setAnswerValueLimit(init.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
 registerConfigSecrets({ clusters: init.clusters, webhooks: {}, web: {} });
 for (const secret of init.secrets ?? []) registerSecret(secret);
+// The answers' garbage is collected every few megabytes read, rather than when V8 would (src/collection/release.ts).
+const answers = new ReleaseCounter(COLLECT_AFTER_ANSWER_BYTES);
+setAnswerListener((bytes) => answers.count(bytes));
 // When both threads want a core, the one serving scrapes goes first: on Linux a thread has its own nice value,
 // and this lowers only the collection thread's (pid 0 is the calling thread). A poll runs for seconds and a
 // scrape for milliseconds, so the poll loses little. On the bench machine, where the simulator and V8's GC threads

@@ -174,6 +174,18 @@ export function setAnswerBudget(bytes: number): void {
   processBudget.setLimit(bytes);
 }
 
+/** Told the size in bytes of each answer read whole (module state: per thread, like the budget). */
+let answerListener: ((bytes: number) => void) | undefined;
+
+/**
+ * Sets (or, with undefined, removes) the listener told each whole answer's size as it is read. The collection
+ * worker counts these bytes towards a collection of its heap (src/collection/release.ts): an answer's text and
+ * its parsed form are garbage once mapped.
+ */
+export function setAnswerListener(fn: ((bytes: number) => void) | undefined): void {
+  answerListener = fn;
+}
+
 /**
  * Default cap on the values one answer may hold (`--couchbase.max-answer-values`). The largest real answer
  * is the bucket list: with 1,000 buckets on 4 nodes the simulator's is 8.3 MB and about 330,000 values (a
@@ -720,6 +732,7 @@ class Client implements CouchbaseClient {
         onResponseEnd() {
           if (settled) return;
           const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)).toString('utf8');
+          answerListener?.(total);
           settle(undefined, { status, text, contentType });
         },
         onResponseError(_c, err) {

@@ -23,20 +23,20 @@ describe('ReleaseCounter', () => {
   it('asks for one collection each time the replaced bytes reach the threshold, then counts from zero', () => {
     let calls = 0;
     const r = new ReleaseCounter(100, () => (calls++, true));
-    r.replaced(60);
+    r.count(60);
     expect(calls).toBe(0);
-    r.replaced(40);
+    r.count(40);
     expect(calls).toBe(1);
-    r.replaced(99);
+    r.count(99);
     expect(calls).toBe(1);
-    r.replaced(1);
+    r.count(1);
     expect(calls).toBe(2);
     expect(r.requested).toBe(2);
   });
 
   it('does not count a collection that could not be asked for', () => {
     const r = new ReleaseCounter(10, () => false);
-    r.replaced(25);
+    r.count(25);
     expect(r.requested).toBe(0);
   });
 });
@@ -45,8 +45,8 @@ describe('SnapshotView and replaced parts', () => {
   it("counts a replaced part's plain and deflated bytes, a removed part's, and every part when the worker is gone", () => {
     const seen: number[] = [];
     const counter = new ReleaseCounter(Number.MAX_SAFE_INTEGER);
-    const replaced = counter.replaced.bind(counter);
-    counter.replaced = (n: number) => {
+    const replaced = counter.count.bind(counter);
+    counter.count = (n: number) => {
       seen.push(n);
       replaced(n);
     };

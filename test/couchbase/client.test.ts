@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { ByteBudget, createClient, FairSemaphore, fillRoute, MAX_POOLS, Semaphore } from '../../src/couchbase/client.js';
+import { ByteBudget, createClient, FairSemaphore, fillRoute, MAX_POOLS, Semaphore, setAnswerListener } from '../../src/couchbase/client.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
 import { CbwError, ForbiddenError } from '../../src/errors.js';
 import { createSimulator } from '../../src/simulator/index.js';
@@ -157,6 +157,37 @@ describe('client against the simulator', () => {
     expect(e.code).toBe('CBW_ERR_TIMEOUT');
     expect(e.message).toContain('poll deadline');
     await c.close();
+  });
+});
+
+describe('answer listener (the collection thread counts answers towards a collection)', () => {
+  it('is told the byte size of each answer read whole, whatever its status, and not of one cut off at the cap', async () => {
+    // 'é' is two bytes in UTF-8: the count is of bytes read, not of characters.
+    const body = JSON.stringify({ name: 'caf\u00e9', pad: 'x'.repeat(1000) });
+    const server = createServer((req, res) => {
+      if (req.url === '/big') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(`"${'y'.repeat(4096)}"`);
+        return;
+      }
+      res.writeHead(req.url === '/gone' ? 404 : 200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const seen: number[] = [];
+    setAnswerListener((n) => seen.push(n));
+    try {
+      const c = createClient({ cluster: 'c1', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, username: 'u', password: 'p', requestTimeout: 2000, maxResponseBytes: 2048 });
+      await c.getJson('/ok', {}, loose);
+      await c.requestJson('/gone', {}, loose, { allowStatus: [404] });
+      await failure(c.getJson('/big', {}, z.string()));
+      await c.close();
+      // {"name":"café","pad":"x…x"}: 1 + 6 + 1 + 7 ("café" quoted, é two bytes) + 1 + 5 + 1 + 1,002 + 1 = 1,025 bytes.
+      expect(seen).toEqual([1025, 1025]);
+    } finally {
+      setAnswerListener(undefined);
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });
 
