@@ -101,6 +101,7 @@ export function makeReloader(
     if (next.log.level !== current.log.level || next.log.format !== current.log.format) fixed.push('log level and format');
     if (next.maxBufferedBytes !== current.maxBufferedBytes) fixed.push('couchbase.max-buffered-bytes');
     if (next.maxAnswerValues !== current.maxAnswerValues) fixed.push('couchbase.max-answer-values');
+    if (next.gcEveryAnswerBytes !== current.gcEveryAnswerBytes) fixed.push('collection.gc-every');
     const receiver = (c: Config): string => JSON.stringify({ ...c.webhooks.syncGateway, token: undefined });
     if (receiver(next) !== receiver(current)) fixed.push('webhooks (except a rotated token)');
     if (next.web.maxRequests !== current.web.maxRequests) fixed.push('web.max-requests');

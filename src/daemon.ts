@@ -114,6 +114,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       log,
       ...(config.maxBufferedBytes !== undefined ? { maxBufferedBytes: config.maxBufferedBytes } : {}),
       ...(config.maxAnswerValues !== undefined ? { maxAnswerValues: config.maxAnswerValues } : {}),
+      ...(config.gcEveryAnswerBytes !== undefined ? { gcEveryAnswerBytes: config.gcEveryAnswerBytes } : {}),
       secrets: extraSecrets(config),
       ...(opts.worker?.extraModules ? { extraModules: opts.worker.extraModules } : {}),
       ...(opts.worker?.extraData !== undefined ? { extraData: opts.worker.extraData } : {}),

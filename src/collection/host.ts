@@ -42,6 +42,8 @@ export interface WorkerCollectionOptions {
   /** The answer budget and the secrets to redact, which the worker thread must know (module state is per thread). */
   readonly maxBufferedBytes?: number;
   readonly maxAnswerValues?: number;
+  /** `--collection.gc-every` (src/collection/release.ts); absent: V8 decides. */
+  readonly gcEveryAnswerBytes?: number;
   readonly secrets?: readonly string[];
   readonly extraModules?: readonly string[];
   readonly extraData?: unknown;
@@ -105,6 +107,7 @@ export class WorkerCollection {
       logLevel: this.opts.log.level,
       ...(this.opts.maxBufferedBytes !== undefined ? { maxBufferedBytes: this.opts.maxBufferedBytes } : {}),
       ...(this.opts.maxAnswerValues !== undefined ? { maxAnswerValues: this.opts.maxAnswerValues } : {}),
+      ...(this.opts.gcEveryAnswerBytes !== undefined ? { gcEveryAnswerBytes: this.opts.gcEveryAnswerBytes } : {}),
       ...(this.secrets ? { secrets: this.secrets } : {}),
       ...(this.opts.extraModules ? { extraModules: this.opts.extraModules } : {}),
       ...(this.opts.extraData !== undefined ? { extraData: this.opts.extraData } : {}),

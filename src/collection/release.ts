@@ -14,14 +14,13 @@
  * it; the bench's scrape latency figures include it. That needs `gc` exposed, which the launcher does
  * (`--expose-gc`, bin/cbwatch.js); without it V8 collects when it would.
  *
- * The collection thread does the same for the answers it reads. An answer's text and its parsed form are garbage
- * once mapped, yet V8 lets garbage build up in proportion to the heap it keeps (at 1,000 buckets, 50 MB live and
- * about 60 MB of answers per 30 s poll) before it collects: the thread's heap went to 150–190 MB. Counting the bytes
- * of the answers read and asking for a collection every COLLECT_AFTER_ANSWER_BYTES of them bounds that garbage.
- * Side by side at 1,000 buckets (bench/RESULTS.md, "Where the peak goes"): peak 239 MB at 4 MiB, 255–269 MB at
- * 8 MiB, 293–298 MB at 16 MiB, against 319–336 MB without; CPU 4.5, 3.8–4.0, 3.9–4.0 and 3.1–3.5 s/min. At the
- * realistic scenario (about 5 MB of answers per 30 s) the difference in CPU and peak was within run-to-run noise.
- * V8's own way to collect sooner (`--heap-growing-percent=20`) cost far more CPU for less: 6.9 s/min for 318 MB.
+ * On request (`--collection.gc-every SIZE`) the collection thread does the same for the answers it reads: every
+ * SIZE bytes of them, it asks for a full collection of its heap. An answer's text and its parsed form are garbage
+ * once mapped, and V8 lets garbage build up in proportion to the heap it keeps before it collects: at 1,000 buckets
+ * (50 MB live, about 60 MB of answers per 30 s poll) that thread's heap went to 150–190 MB. It is off by default
+ * because what it buys depends on the cluster (bench/RESULTS.md, "Where the peak goes"): at 1,000 buckets 8 MiB
+ * took 50–80 MB off the peak for 0.4–0.6 s of CPU per minute, at 1,000 replications it cost 0.9–1.1 s per minute
+ * and saved nothing, and at 100 buckets it changed neither beyond run-to-run noise.
  */
 
 /** V8's gc extension, as `--expose-gc` installs it. */
@@ -29,9 +28,6 @@ type GcFunction = (options?: { readonly type?: 'major' | 'minor'; readonly execu
 
 /** Bytes of replaced parts (plain and deflated) after which a collection is asked for (the HTTP thread). */
 export const RELEASE_AFTER_BYTES = 4 * 1024 * 1024;
-
-/** Bytes of answers read after which a collection is asked for (the collection thread). */
-export const COLLECT_AFTER_ANSWER_BYTES = 8 * 1024 * 1024;
 
 /** Ask V8 for a full collection soon, in a task of its own; false when `gc` is not exposed (nothing is done). */
 export function collectSoon(): boolean {

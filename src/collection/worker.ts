@@ -18,7 +18,7 @@ import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js
 import { createLogger } from '../log.js';
 import { CollectionEngine } from './engine.js';
 import { PartRenderer } from './parts.js';
-import { COLLECT_AFTER_ANSWER_BYTES, ReleaseCounter } from './release.js';
+import { ReleaseCounter } from './release.js';
 import { WORKER_NICE } from './protocol.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 
@@ -30,9 +30,12 @@ setAnswerBudget(init.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
 setAnswerValueLimit(init.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
 registerConfigSecrets({ clusters: init.clusters, webhooks: {}, web: {} });
 for (const secret of init.secrets ?? []) registerSecret(secret);
-// The answers' garbage is collected every few megabytes read, rather than when V8 would (src/collection/release.ts).
-const answers = new ReleaseCounter(COLLECT_AFTER_ANSWER_BYTES);
-setAnswerListener((bytes) => answers.count(bytes));
+// On request, the answers' garbage is collected every few megabytes read, rather than when V8 would
+// (`--collection.gc-every`, src/collection/release.ts).
+if (init.gcEveryAnswerBytes !== undefined && init.gcEveryAnswerBytes > 0) {
+  const answers = new ReleaseCounter(init.gcEveryAnswerBytes);
+  setAnswerListener((bytes) => answers.count(bytes));
+}
 // When both threads want a core, the one serving scrapes goes first: on Linux a thread has its own nice value,
 // and this lowers only the collection thread's (pid 0 is the calling thread). A poll runs for seconds and a
 // scrape for milliseconds, so the poll loses little. On the bench machine, where the simulator and V8's GC threads

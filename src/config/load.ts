@@ -45,6 +45,7 @@ export const ENV_VARS = {
   CBWATCH_WEB_MAX_REQUESTS: 'HTTP requests served at once, beyond it 503 (as --web.max-requests)',
   CBWATCH_COUCHBASE_MAX_BUFFERED_BYTES: 'process-wide budget for buffered answers (as --couchbase.max-buffered-bytes)',
   CBWATCH_COUCHBASE_MAX_ANSWER_VALUES: 'JSON values one answer may hold (as --couchbase.max-answer-values)',
+  CBWATCH_COLLECTION_GC_EVERY: "collect the collection thread's heap every SIZE of answers read (as --collection.gc-every)",
   CBWATCH_LOG_LEVEL: `log level: ${LOG_LEVELS.join(', ')} (as --log.level)`,
   CBWATCH_LOG_FORMAT: `log format: ${LOG_FORMATS.join(', ')} (as --log.format)`,
   CBWATCH_SHARD: 'I/N: watch only the clusters of shard I of N (as --shard)',
@@ -386,6 +387,15 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     if (n === undefined || n < 1024 * 1024) problems.push(`${budgetText.source}: expected a size of at least 1MiB such as 256MiB, got ${JSON.stringify(budgetText.value)}`);
     else maxBufferedBytes = n;
   }
+  let gcEveryAnswerBytes = 0;
+  const gcText = pick(flags, 'collection.gc-every', env, 'CBWATCH_COLLECTION_GC_EVERY');
+  if (gcText !== undefined) {
+    const t = gcText.value.trim();
+    const n = /^\d+$/.test(t) ? Number(t) : parseSize(t);
+    // 0 turns it off; below 1 MiB a collection would run every few answers.
+    if (n === undefined || !Number.isSafeInteger(n) || (n !== 0 && n < 1024 * 1024)) problems.push(`${gcText.source}: expected 0 (off) or a size of at least 1MiB such as 8MiB, got ${JSON.stringify(gcText.value)}`);
+    else gcEveryAnswerBytes = n;
+  }
   let maxAnswerValues = DEFAULT_MAX_ANSWER_VALUES;
   const valuesText = pick(flags, 'couchbase.max-answer-values', env, 'CBWATCH_COUCHBASE_MAX_ANSWER_VALUES');
   if (valuesText !== undefined) {
@@ -427,6 +437,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests },
     maxBufferedBytes,
     maxAnswerValues,
+    ...(gcEveryAnswerBytes > 0 ? { gcEveryAnswerBytes } : {}),
     log: { level, format },
   };
 }
@@ -565,6 +576,7 @@ export function describeConfig(config: Config): string {
   out.push(`  rate limit: ${rl === undefined ? 'off' : `one request per ${formatDuration(rl.intervalMs)}, burst ${rl.burst}`}`);
   out.push(`  max requests: ${w.maxRequests === 0 ? 'no limit' : (w.maxRequests ?? DEFAULT_MAX_REQUESTS)}`);
   out.push(`couchbase answers: at most ${formatBytes(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)} buffered at once, process-wide; at most ${config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES} JSON values per answer`);
+  out.push(`collection heap: ${config.gcEveryAnswerBytes === undefined ? 'collected when V8 decides' : `collected every ${formatBytes(config.gcEveryAnswerBytes)} of answers read`}`);
   const sg = config.webhooks.syncGateway;
   out.push(
     `webhooks.sync_gateway: ${sg === undefined ? 'off' : `on (token set; databases: ${sg.databases.length === 0 ? '(none listed)' : sg.databases.join(', ')}; max_body_bytes=${formatBytes(sg.max_body_bytes)}${sg.type_field === undefined ? '' : `; type_field=${sg.type_field}`})`}`,

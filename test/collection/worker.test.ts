@@ -51,6 +51,27 @@ function only(names: string[]): (c: Config) => Config {
 }
 
 describe('collection worker', () => {
+  it('with --collection.gc-every, asks for a collection of its heap each time that many bytes of answers are read; without it, never', async () => {
+    for (const every of [undefined, 1024]) {
+      const gcCalls = new SharedArrayBuffer(4);
+      const calls = new Int32Array(gcCalls);
+      const h = await startHarness({
+        // Set on the config object, below the flag's 1 MiB floor, so that one poll's few kilobytes pass it.
+        mutate: (c) => ({ ...only(['buckets', 'nodes'])(c), ...(every === undefined ? {} : { gcEveryAnswerBytes: every }) }),
+        daemon: { worker: { extraModules: [join(FIXTURES, 'gc-spy.mjs')], extraData: { gcCalls } } },
+      });
+      try {
+        await h.daemon.ready();
+        await h.daemon.scheduler.pollAllOnce();
+        await h.daemon.scheduler.pollAllOnce();
+        if (every === undefined) expect(Atomics.load(calls, 0)).toBe(0);
+        else expect(Atomics.load(calls, 0)).toBeGreaterThan(0);
+      } finally {
+        await h.close();
+      }
+    }
+  });
+
   it('answers /-/healthy, /metrics (plain and gzip) and / while the worker thread is blocked in a poll', async () => {
     const blocker = new SharedArrayBuffer(12);
     const flags = new Int32Array(blocker);
