@@ -51,6 +51,8 @@ export interface ScenarioOptions {
   readonly shard?: string;
   /** Node flags instead of the launcher's (`[]`: V8 defaults). Undefined: the launcher as users run it. */
   readonly nodeArgs?: readonly string[];
+  /** More command-line options for the exporter (after the bench's own). */
+  readonly exporterArgs?: readonly string[];
 }
 
 export interface Stats {
@@ -144,7 +146,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     writeFileSync(cfg, `${lines.join('\n')}\n`);
     const port = await freePort();
-    const args = ['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', ...(o.shard ? ['--shard', o.shard] : [])];
+    const args = ['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', ...(o.shard ? ['--shard', o.shard] : []), ...(o.exporterArgs ?? [])];
     exporter = startProcess(args, { BENCH_CB_PASSWORD: 'password' }, { cli: EXPORTER_CLI, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
     const pid = exporter.pid as number;
     const url = `http://127.0.0.1:${port}`;
