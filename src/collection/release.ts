@@ -18,9 +18,10 @@
  * SIZE bytes of them, it asks for a full collection of its heap. An answer's text and its parsed form are garbage
  * once mapped, and V8 lets garbage build up in proportion to the heap it keeps before it collects: at 1,000 buckets
  * (50 MB live, about 60 MB of answers per 30 s poll) that thread's heap went to 150–190 MB. It is off by default
- * because what it buys depends on the cluster (bench/RESULTS.md, "Where the peak goes"): at 1,000 buckets 8 MiB
- * took 50–80 MB off the peak for 0.4–0.6 s of CPU per minute, at 1,000 replications it cost 0.9–1.1 s per minute
- * and saved nothing, and at 100 buckets it changed neither beyond run-to-run noise.
+ * because what it buys depends on the cluster (bench/RESULTS.md, scale curve and "Where the peak goes"): at 1,000
+ * buckets 8 MiB took 50–85 MB off the peak for 0.6–0.7 s of CPU per minute, at 1,000 replications it cost
+ * 0.8–1.1 s per minute and saved nothing, and at the realistic scenario it changed neither beyond run-to-run noise.
+ * Without `gc` exposed it does nothing, and the worker says so in a warning at start.
  */
 
 /** V8's gc extension, as `--expose-gc` installs it. */
@@ -30,12 +31,22 @@ type GcFunction = (options?: { readonly type?: 'major' | 'minor'; readonly execu
 export const RELEASE_AFTER_BYTES = 4 * 1024 * 1024;
 
 /** Ask V8 for a full collection soon, in a task of its own; false when `gc` is not exposed (nothing is done). */
+let pending = false;
+
 export function collectSoon(): boolean {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== 'function') return false;
+  // One asked for and not yet run frees this garbage too: many large answers at once ask for one, not a queue.
+  if (pending) return false;
   try {
     const done = (gc as GcFunction)({ type: 'major', execution: 'async' });
-    if (done instanceof Promise) done.catch(() => undefined);
+    if (done instanceof Promise) {
+      pending = true;
+      done.then(
+        () => (pending = false),
+        () => (pending = false),
+      );
+    }
   } catch {
     // An older V8 without the options object: leave the timing to V8.
     return false;

@@ -77,6 +77,10 @@ for (const file of init.extraModules ?? []) {
 const withExtra = (list: readonly ClusterConfig[]): readonly ClusterConfig[] =>
   extra.reduce((cs, mod) => cs.map((c) => ({ ...c, collectors: { ...c.collectors, [mod.collector.name]: mod.options } })), list);
 const clusters = withExtra(init.clusters);
+// The option needs V8's gc exposed (the launcher's --expose-gc); `node dist/cli.js` without it would quietly ignore it.
+if (init.gcEveryAnswerBytes !== undefined && init.gcEveryAnswerBytes > 0 && typeof (globalThis as { gc?: unknown }).gc !== 'function') {
+  log.warn('--collection.gc-every has no effect: node was started without --expose-gc (bin/cbwatch.js passes it)');
+}
 
 const engine = new CollectionEngine({
   clusters,

@@ -732,8 +732,13 @@ class Client implements CouchbaseClient {
         onResponseEnd() {
           if (settled) return;
           const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)).toString('utf8');
-          answerListener?.(total);
           settle(undefined, { status, text, contentType });
+          // After settling: a listener that threw would otherwise leave the request unanswered.
+          try {
+            answerListener?.(total);
+          } catch {
+            // Its bookkeeping only; the answer stands.
+          }
         },
         onResponseError(_c, err) {
           settle(transportError(desc, err, signal));

@@ -89,6 +89,27 @@ describe('collectSoon', () => {
     expect(asked).toEqual([{ type: 'major', execution: 'async' }]);
   });
 
+  it('asks for no second one while the first has not run: a burst of large answers makes one, not a queue', async () => {
+    let asked = 0;
+    let run: () => void = () => undefined;
+    g.gc = () => {
+      asked++;
+      return new Promise<void>((r) => (run = r));
+    };
+    expect(collectSoon()).toBe(true);
+    expect(collectSoon()).toBe(false);
+    expect(collectSoon()).toBe(false);
+    expect(asked).toBe(1);
+    run();
+    await Promise.resolve();
+    await Promise.resolve();
+    expect(collectSoon()).toBe(true);
+    expect(asked).toBe(2);
+    run();
+    await Promise.resolve();
+    await Promise.resolve();
+  });
+
   it('under node --expose-gc (as the launcher runs it), V8 takes the call', () => {
     const mod = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'collection', 'release.js')).href;
     const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `const { collectSoon } = await import(${JSON.stringify(mod)}); process.stdout.write(String(collectSoon()));`], { encoding: 'utf8' });

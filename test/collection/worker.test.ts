@@ -52,7 +52,9 @@ function only(names: string[]): (c: Config) => Config {
 
 describe('collection worker', () => {
   it('with --collection.gc-every, asks for a collection of its heap each time that many bytes of answers are read; without it, never', async () => {
-    for (const every of [undefined, 1024]) {
+    // undefined: off. 1 GiB: on, but two polls of the harness cluster read a few kilobytes, far from it (a collection
+    // per answer, or one ignoring the threshold, would show). 1,024 bytes: several per poll.
+    for (const every of [undefined, 1024 * 1024 * 1024, 1024]) {
       const gcCalls = new SharedArrayBuffer(4);
       const calls = new Int32Array(gcCalls);
       const h = await startHarness({
@@ -64,11 +66,25 @@ describe('collection worker', () => {
         await h.daemon.ready();
         await h.daemon.scheduler.pollAllOnce();
         await h.daemon.scheduler.pollAllOnce();
-        if (every === undefined) expect(Atomics.load(calls, 0)).toBe(0);
-        else expect(Atomics.load(calls, 0)).toBeGreaterThan(0);
+        if (every === 1024) expect(Atomics.load(calls, 0)).toBeGreaterThan(1);
+        else expect(Atomics.load(calls, 0)).toBe(0);
+        expect(h.logs.join('')).not.toContain('--collection.gc-every has no effect');
       } finally {
         await h.close();
       }
+    }
+  });
+
+  it('with --collection.gc-every but no gc exposed (node without --expose-gc), says so in a warning and polls as usual', async () => {
+    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets'])(c), gcEveryAnswerBytes: 1024 }) });
+    try {
+      await h.daemon.ready();
+      await h.daemon.scheduler.pollAllOnce();
+      const warning = h.logs.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { level: string; msg: string }).find((l) => l.msg.includes('--collection.gc-every has no effect'));
+      expect(warning?.level).toBe('warn');
+      expect(await h.metrics()).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1');
+    } finally {
+      await h.close();
     }
   });
 

@@ -365,10 +365,13 @@ describe('--collection.gc-every', () => {
     expect(load([...base, '--collection.gc-every', '0']).gcEveryAnswerBytes).toBeUndefined();
     expect(load([...base, '--collection.gc-every', '8MiB']).gcEveryAnswerBytes).toBe(8 * 1024 * 1024);
     expect(load(base, { CBWATCH_COLLECTION_GC_EVERY: '2097152' }).gcEveryAnswerBytes).toBe(2 * 1024 * 1024);
+    // The floor is exactly 1 MiB.
+    expect(load([...base, '--collection.gc-every', '1MiB']).gcEveryAnswerBytes).toBe(1048576);
+    expect(load([...base, '--collection.gc-every', '1048576']).gcEveryAnswerBytes).toBe(1048576);
     expect(load([...base, '--collection.gc-every', '16MiB'], { CBWATCH_COLLECTION_GC_EVERY: '4MiB' }).gcEveryAnswerBytes).toBe(16 * 1024 * 1024);
   });
   it('refuses anything but 0 or a size of at least 1 MiB, naming the key', () => {
-    for (const bad of ['lots', '512KiB', '1000', '8 MiB per poll']) {
+    for (const bad of ['lots', '512KiB', '1000', '1MB', '1048575', '8 MiB per poll']) {
       expect(() => load([...base, '--collection.gc-every', bad])).toThrow(/--collection\.gc-every: expected 0 \(off\) or a size of at least 1MiB/);
     }
     expect(() => load(base, { CBWATCH_COLLECTION_GC_EVERY: '8 lots' })).toThrow(/CBWATCH_COLLECTION_GC_EVERY/);
