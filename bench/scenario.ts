@@ -9,14 +9,19 @@
  *  C. (optional) gzip throughput with 10 connections and one-connection gzip p99, beside the static-bytes
  *     ceiling: a bare Node http server writing the same gzip bytes.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { CollectorName } from '../src/config/schema.js';
 import { DEFAULT_INTERVALS } from '../src/config/defaults.js';
 import { cpuSeconds, EXPORTER_CLI, freePort, load, peakRssBytes, startProcess, stop, value, waitFor } from './common.js';
+
+/** The scrape client and ceiling server (bench/probe.ts), compiled beside this file. */
+const PROBE = join(dirname(fileURLToPath(import.meta.url)), 'probe.js');
 
 export const ALL_COLLECTORS = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup'];
 
@@ -98,19 +103,6 @@ function stats(xs: number[]): Stats {
 }
 
 /** GET on a keep-alive agent; resolves with the body length. */
-function get(agent: Agent, url: string, headers: Record<string, string> = {}): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent, headers }, (res) => {
-      let n = 0;
-      res.on('data', (c: Buffer) => (n += c.length));
-      res.on('end', () => resolve(n));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 async function text(url: string, headers: Record<string, string> = {}): Promise<string> {
   return (await fetch(url, { headers })).text();
 }
@@ -211,29 +203,34 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
 
     // B: one connection, back to back, plain.
     if (o.latencySeconds > 0) {
-      const loop = async (target: string, seconds: number): Promise<Array<{ s: number; e: number; ms: number }>> => {
-        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-        const out: Array<{ s: number; e: number; ms: number }> = [];
-        const start = Date.now();
-        while (Date.now() - start < seconds * 1000) {
-          const s = Date.now();
-          const h0 = performance.now();
-          await get(agent, target);
-          out.push({ s, e: Date.now(), ms: performance.now() - h0 });
-        }
-        agent.destroy();
-        return out;
-      };
+      // The client loop and the ceiling server run in processes of their own (bench/probe.ts says why).
+      const loop = (target: string, seconds: number): Promise<Array<{ s: number; e: number; ms: number }>> =>
+        new Promise((resolve, reject) => {
+          const child = spawn(process.execPath, [PROBE, 'loop', target, String(seconds)], { stdio: ['ignore', 'pipe', 'inherit'] });
+          let out = '';
+          child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+          child.on('error', reject);
+          child.on('close', (code) => {
+            if (code !== 0) return reject(new Error(`probe loop exited with code ${code}`));
+            resolve((JSON.parse(out) as Array<[number, number, number]>).map(([s, e, ms]) => ({ s, e, ms })));
+          });
+        });
       const b0 = Date.now();
       const scrapes = await loop(`${url}/metrics`, o.latencySeconds);
-      const bare = createServer((_req, res) => {
-        res.setHeader('content-type', 'text/plain; version=0.0.4; charset=utf-8');
-        res.end(plain);
-      });
+      const bodyFile = join(dir, 'ceiling-body');
+      writeFileSync(bodyFile, plain);
       const bport = await freePort();
-      await new Promise<void>((r) => bare.listen(bport, '127.0.0.1', r));
-      result.ceilingPlain = stats((await loop(`http://127.0.0.1:${bport}/metrics`, Math.min(20, o.latencySeconds))).map((x) => x.ms));
-      await new Promise<void>((r) => bare.close(() => r()));
+      const bare = spawn(process.execPath, [PROBE, 'serve', bodyFile, String(bport)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          bare.stdout.on('data', (c: Buffer) => c.toString('utf8').includes('listening') && resolve());
+          bare.on('error', reject);
+          bare.on('exit', (code) => reject(new Error(`probe serve exited with code ${code}`)));
+        });
+        result.ceilingPlain = stats((await loop(`http://127.0.0.1:${bport}/metrics`, Math.min(20, o.latencySeconds))).map((x) => x.ms));
+      } finally {
+        bare.kill();
+      }
       const times = (await simRequests(simUrl, b0 - 1000)).times.sort((a, b) => a - b);
       const during: number[] = [];
       const between: number[] = [];
