@@ -208,9 +208,10 @@ async function main(): Promise<void> {
   if (process.env.BENCH_FLEET === '1') {
     section('fleet');
     const whenFleet = when();
-    const r = await scenario({ label: 'fleet', buckets: 20, nodes: 4, replications: 10, latencyMs: 5, statSet: 'full', clusters: 20, measureSeconds: Math.max(SECONDS, 120), latencySeconds: 30 });
+    const fleet = { buckets: 20, nodes: 4, replications: 10, latencyMs: 5, statSet: 'full', clusters: 20, measureSeconds: Math.max(SECONDS, 120) } as const;
+    const r = await scenario({ ...fleet, label: 'fleet', latencySeconds: 30 });
     const over = Object.entries(r.polls).filter(([, p]) => p.maxS > p.intervalS);
-    const gc = await scenario({ label: 'fleet, gc-every 8MiB', buckets: 20, nodes: 4, replications: 10, latencyMs: 5, statSet: 'full', clusters: 20, measureSeconds: Math.max(SECONDS, 120), latencySeconds: 0, exporterArgs: ['--collection.gc-every', '8MiB'] });
+    const gc = await scenario({ ...fleet, label: 'fleet, gc-every 8MiB', latencySeconds: 0, exporterArgs: ['--collection.gc-every', '8MiB'] });
     out(
       '## Fleet: 20 clusters x 20 buckets x 10 replications, one process',
       '',

@@ -102,7 +102,6 @@ function stats(xs: number[]): Stats {
   return { n: s.length, p50: at(0.5), p99: at(0.99), max: s.length ? (s[s.length - 1] as number) : NaN };
 }
 
-/** GET on a keep-alive agent; resolves with the body length. */
 async function text(url: string, headers: Record<string, string> = {}): Promise<string> {
   return (await fetch(url, { headers })).text();
 }

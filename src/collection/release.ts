@@ -30,9 +30,13 @@ type GcFunction = (options?: { readonly type?: 'major' | 'minor'; readonly execu
 /** Bytes of replaced parts (plain and deflated) after which a collection is asked for (the HTTP thread). */
 export const RELEASE_AFTER_BYTES = 4 * 1024 * 1024;
 
-/** Ask V8 for a full collection soon, in a task of its own; false when `gc` is not exposed (nothing is done). */
+/** A collection asked for whose task has not run yet. */
 let pending = false;
 
+/**
+ * Ask V8 for a full collection soon, in a task of its own; false when `gc` is not exposed or one asked for has not
+ * run yet (nothing is done).
+ */
 export function collectSoon(): boolean {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== 'function') return false;

@@ -30,12 +30,6 @@ setAnswerBudget(init.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
 setAnswerValueLimit(init.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
 registerConfigSecrets({ clusters: init.clusters, webhooks: {}, web: {} });
 for (const secret of init.secrets ?? []) registerSecret(secret);
-// On request, the answers' garbage is collected every few megabytes read, rather than when V8 would
-// (`--collection.gc-every`, src/collection/release.ts).
-if (init.gcEveryAnswerBytes !== undefined && init.gcEveryAnswerBytes > 0) {
-  const answers = new ReleaseCounter(init.gcEveryAnswerBytes);
-  setAnswerListener((bytes) => answers.count(bytes));
-}
 // When both threads want a core, the one serving scrapes goes first: on Linux a thread has its own nice value,
 // and this lowers only the collection thread's (pid 0 is the calling thread). A poll runs for seconds and a
 // scrape for milliseconds, so the poll loses little. On the bench machine, where the simulator and V8's GC threads
@@ -77,9 +71,16 @@ for (const file of init.extraModules ?? []) {
 const withExtra = (list: readonly ClusterConfig[]): readonly ClusterConfig[] =>
   extra.reduce((cs, mod) => cs.map((c) => ({ ...c, collectors: { ...c.collectors, [mod.collector.name]: mod.options } })), list);
 const clusters = withExtra(init.clusters);
-// The option needs V8's gc exposed (the launcher's --expose-gc); `node dist/cli.js` without it would quietly ignore it.
-if (init.gcEveryAnswerBytes !== undefined && init.gcEveryAnswerBytes > 0 && typeof (globalThis as { gc?: unknown }).gc !== 'function') {
-  log.warn('--collection.gc-every has no effect: node was started without --expose-gc (bin/cbwatch.js passes it)');
+// On request, the answers' garbage is collected every few megabytes read, rather than when V8 would
+// (`--collection.gc-every`, src/collection/release.ts). That needs V8's gc exposed (the launcher's --expose-gc):
+// `node dist/cli.js` without it would quietly ignore the option, so it says so instead.
+if ((init.gcEveryAnswerBytes ?? 0) > 0) {
+  if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
+    log.warn('--collection.gc-every has no effect: node was started without --expose-gc (bin/cbwatch.js passes it)');
+  } else {
+    const answers = new ReleaseCounter(init.gcEveryAnswerBytes);
+    setAnswerListener((bytes) => answers.count(bytes));
+  }
 }
 
 const engine = new CollectionEngine({

@@ -189,6 +189,23 @@ describe('answer listener (the collection thread counts answers towards a collec
       await new Promise<void>((r) => server.close(() => r()));
     }
   });
+
+  it('a listener that throws costs nothing: the answer is still returned', async () => {
+    let told = 0;
+    setAnswerListener(() => {
+      told++;
+      throw new Error('listener broke');
+    });
+    try {
+      const c = client();
+      const pools = await c.getJson('/pools', {}, z.looseObject({ isAdminCreds: z.boolean() }));
+      await c.close();
+      expect(pools.isAdminCreds).toBe(true);
+      expect(told).toBe(1);
+    } finally {
+      setAnswerListener(undefined);
+    }
+  });
 });
 
 describe('concurrency bound', () => {
