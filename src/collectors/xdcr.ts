@@ -7,7 +7,9 @@
  * pool. The stats come in two tiers (planTiers): the fast tier (`fast_stats`, by default the XDCR stats the alerts
  * and the XDCR dashboard's first row read, and the rates a dashboard graphs) every poll; the others once per
  * `slow_stats_interval`, each at its own poll of that period so the slow requests spread evenly. Defaults (30 s,
- * 4 fast stats, 16 slow ones, 4 min): 6 stat requests per replication every poll, instead of 20.
+ * 4 fast stats, 16 slow ones, 4 min): 6 stat requests per replication every poll, instead of 20. A
+ * replication's first poll (after a start, after a reload that rebuilt the collector, or when it first appears
+ * in the tasks list) asks all 20, so no panel waits a slow period for its first value.
  * Sampling follows samples.ts, per tier: the zoom covers the tier's interval; after a stat's first answer each
  * request carries `haveTStamp` (a little before its previous newest sample), levels are the latest sample, rates
  * the mean of the samples since that stat's previous answer (so a slow-tier rate is exact over its own period),
@@ -371,12 +373,18 @@ export function planTiers(fastStats: readonly string[], intervalMs: number, slow
   return { fast, phase, every, fastZoom: zoomFor(intervalMs), slowZoom: zoomFor(every * intervalMs), slowIntervalMs: every * intervalMs };
 }
 
-/** The stats asked at the `poll`-th poll (0-based) of a replication, in table order. */
+/**
+ * The stats asked at the `poll`-th poll (0-based) of a replication, in table order. The first (0) asks every
+ * stat: after a start, a reload that rebuilt the collector, or a replication's first appearance, nothing of the
+ * slow tier is known yet, and spreading it over the slow period would leave its panels empty (and an error on
+ * one of its stats unseen) for that long. The tiers apply from the second poll on.
+ */
 export function statsDue(plan: TierPlan, poll: number): XdcrStatSpec[] {
+  if (poll === 0) return [...XDCR_STATS];
   return XDCR_STATS.filter((s) => plan.fast.has(s.stat) || plan.phase.get(s.stat) === poll % plan.every);
 }
 
-/** The most stats any one poll asks per replication (for sizing the requests in flight). */
+/** The most stats any poll after a replication's first asks per replication (for sizing the requests in flight). */
 export function mostStatsPerPoll(plan: TierPlan): number {
   // Phases are dealt round-robin, so phase 0 holds the most slow stats.
   return plan.fast.size + Math.ceil(plan.phase.size / plan.every);
@@ -535,10 +543,12 @@ export const xdcrCollector: Collector<'xdcr'> = {
     const replications = mapReplicationTasks(tasks, names, ctx.out, (r, d) => ctx.skipped(r, d));
     forgetGone(ctx.state, new Set(replications.map((r) => r.id)));
     const plan = planTiers(ctx.options.fast_stats, ctx.options.interval, ctx.options.slow_stats_interval);
+    // A replication's first poll asks every stat (statsDue): size the replications in flight for that.
+    const perReplication = replications.some((r) => !ctx.state.has(r.id)) ? XDCR_STATS.length : mostStatsPerPoll(plan);
     let failed = 0;
     let total = 0;
     let firstError: unknown;
-    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency, mostStatsPerPoll(plan)), ctx.signal, async (r) => {
+    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency, perReplication), ctx.signal, async (r) => {
       const res = await pollReplication(ctx, plan, r);
       failed += res.failed;
       total += res.total;

@@ -67,37 +67,101 @@ const THREE_FAST = { interval: '30s', fast_stats: ['changes_left', 'docs_rep_que
 const statRequests = (res: CollectResult): number => res.requests.filter((q) => q.endpoint === STAT_ROUTE).length;
 
 describe('request count per poll (10 replications, 30 s interval, hand clock)', () => {
-  it('default tiers (4 fast stats, 4 min): 60 stat requests at every poll t = 0 … 240 s, 6 per replication', async () => {
+  it('default tiers (4 fast stats, 4 min): 200 stat requests at the first poll, then 60 at every poll t = 30 … 270 s, 6 per replication', async () => {
     const r = await start(10);
-    // 4 fast stats + the 16 slow ones spread over 8 polls by their order in the stat table: 2 each.
+    // First poll: all 20 stats of each replication. Then 4 fast stats + the 16 slow ones spread over 8 polls by
+    // their order in the stat table: 2 each.
     const got: number[] = [];
-    for (let i = 0; i <= 8; i++) {
+    for (let i = 0; i <= 9; i++) {
       const res = await pollAt(r, 30 * i);
       got.push(statRequests(res));
       // The tasks list and the remote cluster list, once per poll.
       expect(res.requests.length - statRequests(res)).toBe(2);
     }
-    expect(got).toEqual([60, 60, 60, 60, 60, 60, 60, 60, 60]);
-    // Over one slow period (8 polls): 10 x (8 x 4 + 16) = 480, where one request per stat and poll made 10 x 20 x 8 = 1600.
-    expect(got.slice(0, 8).reduce((a, b) => a + b, 0)).toBe(480);
+    expect(got).toEqual([200, 60, 60, 60, 60, 60, 60, 60, 60, 60]);
+    // Over one slow period after the first poll (8 polls): 10 x (8 x 4 + 16) = 480, where one request per stat and
+    // poll made 10 x 20 x 8 = 1600.
+    expect(got.slice(1, 9).reduce((a, b) => a + b, 0)).toBe(480);
   });
 
-  it('slow_stats_interval 2m: 80 stat requests at t = 0, 30, 60, 90, 120 s; with 3 fast stats 80, 70, 70, 70, 80', async () => {
+  it('slow_stats_interval 2m: 200 stat requests at t = 0, then 80 at t = 30, 60, 90, 120 s; with 3 fast stats 200, 70, 70, 70, 80', async () => {
     const r = await start(10);
-    // 16 slow stats over 4 polls: 4 each, + 4 fast.
+    // First poll 20 per replication; then 16 slow stats over 4 polls: 4 each, + 4 fast.
     const got: number[] = [];
     for (const t of [0, 30, 60, 90, 120]) got.push(statRequests(await pollAt(r, t, { interval: '30s', slow_stats_interval: '2m' })));
-    expect(got).toEqual([80, 80, 80, 80, 80]);
-    // 17 slow stats over 4 polls: 5, 4, 4, 4, + 3 fast (a fresh state: the replications' first poll again).
+    expect(got).toEqual([200, 80, 80, 80, 80]);
+    // A fresh state (what a reload that rebuilt the collector starts from): the replications' first poll again,
+    // 20 each; then 17 slow stats at phases 1, 2, 3, 0: 4, 4, 4, 5, + 3 fast.
     r.state.clear();
     got.length = 0;
     for (const t of [150, 180, 210, 240, 270]) got.push(statRequests(await pollAt(r, t, { ...THREE_FAST, slow_stats_interval: '2m' })));
-    expect(got).toEqual([80, 70, 70, 70, 80]);
+    expect(got).toEqual([200, 70, 70, 70, 80]);
   });
 
   it('a slow tier no longer than the interval turns the tiers off: 20 per replication every poll', async () => {
     const r = await start(10);
     for (const t of [0, 30]) expect(statRequests(await pollAt(r, t, { interval: '30s', slow_stats_interval: '30s' }))).toBe(200);
+  });
+});
+
+describe("a replication's first poll asks every stat (issue 24, item 1)", () => {
+  it('20 stat requests at its first poll, every family present; the tiers from the second; a replication that appears later gets its own first poll', async () => {
+    const clock = { now: T1 };
+    // Every stat answers two 1-s samples, 4 and 6, the newest at the exporter's clock (only node n1:8091).
+    const env = () => ({ timestamp: [clock.now - 1000, clock.now], lastTStamp: clock.now, nodeStats: { 'n1:8091': [4, 6] } });
+    const tasks = [{ type: 'xdcr', id: 'u1/a/t', status: 'running' }];
+    const client = fakeClient({ '/pools/default/tasks': () => tasks, '/pools/default/remoteClusters': [], [STAT_ROUTE]: env });
+    const state = new Map<string, unknown>();
+    const poll = async (t: number): Promise<{ res: CollectResult; asked: Map<string, string[]> }> => {
+      clock.now = T1 + t * S;
+      client.calls.length = 0;
+      const res = await collect(xdcrCollector, client, { state, now: () => clock.now, options: opts({ interval: '30s' }) });
+      expect(res.ok, String(res.error)).toBe(true);
+      // Source bucket → the stats asked for it this poll.
+      const asked = new Map<string, string[]>();
+      for (const c of client.calls.filter((x) => x.route === STAT_ROUTE)) {
+        const b = c.params.bucket ?? '';
+        asked.set(b, [...(asked.get(b) ?? []), (c.params.destination_endpoint ?? '').split('/').pop() ?? '']);
+      }
+      return { res, asked };
+    };
+    const all20 = ['bandwidth_usage', 'changes_left', 'data_replicated', 'docs_checked', 'docs_failed_cr_source', 'docs_filtered', 'docs_opt_repd', 'docs_received_from_dcp', 'docs_rep_queue', 'docs_processed', 'docs_written', 'meta_latency_wt', 'num_checkpoints', 'num_failedckpts', 'rate_received_from_dcp', 'rate_replicated', 'size_rep_queue', 'time_committing', 'wtavg_docs_latency', 'wtavg_meta_latency'];
+    const fast = ['bandwidth_usage', 'changes_left', 'docs_rep_queue', 'rate_replicated'];
+
+    // t=0 (start): all 20, and the panels of the slow tier have their value at once: wtavg_docs_latency is the
+    // newest sample, 6 ms = 0.006 s; docs_written the newest count, 6; rate_received_from_dcp (a slow rate) the
+    // mean of the samples of its first window (the slow period, 4 min: both samples), (4 + 6) / 2 = 5.
+    const p0 = await poll(0);
+    expect([...(p0.asked.get('a') ?? [])].sort()).toEqual([...all20].sort());
+    expect(p0.res.set.get('couchbase_xdcr_wtavg_docs_latency_seconds', { source_bucket: 'a', target_cluster_uuid: 'u1', target_cluster_name: '', target_bucket: 't', node: 'n1:8091' })).toBe(0.006);
+    expect(p0.res.set.all('couchbase_xdcr_docs_written_total').map((x) => x.value)).toEqual([6]);
+    expect(p0.res.set.all('couchbase_xdcr_rate_received_from_dcp_per_second').map((x) => x.value)).toEqual([5]);
+    // t=30: the four fast stats + the slow phase 1 of the default table (docs_checked, num_checkpoints).
+    const p30 = await poll(30);
+    expect([...(p30.asked.get('a') ?? [])].sort()).toEqual([...fast, 'docs_checked', 'num_checkpoints'].sort());
+    // wtavg_docs_latency was not asked: its first answer is kept (a level), not dropped.
+    expect(p30.res.set.all('couchbase_xdcr_wtavg_docs_latency_seconds').map((x) => x.value)).toEqual([0.006]);
+    // t=60: replication b appears: its first poll asks all 20, while a is at its slow phase 2.
+    tasks.push({ type: 'xdcr', id: 'u1/b/t', status: 'running' });
+    const p60 = await poll(60);
+    expect([...(p60.asked.get('b') ?? [])].sort()).toEqual([...all20].sort());
+    expect([...(p60.asked.get('a') ?? [])].sort()).toEqual([...fast, 'docs_failed_cr_source', 'num_failedckpts'].sort());
+  });
+
+  it('an error on a slow stat shows at the first poll', async () => {
+    const clock = { now: T1 };
+    const client = fakeClient({
+      '/pools/default/tasks': [{ type: 'xdcr', id: 'u1/a/t', status: 'running' }],
+      '/pools/default/remoteClusters': [],
+      // wtavg_meta_latency (slow phase 7 of the default table) answers 500; the others answer one sample.
+      [STAT_ROUTE]: (p: Record<string, string>) =>
+        (p.destination_endpoint ?? '').endsWith('/wtavg_meta_latency') ? { status: 500, text: 'boom' } : { timestamp: [clock.now], lastTStamp: clock.now, nodeStats: { 'n1:8091': [1] } },
+    });
+    const res = await collect(xdcrCollector, client, { state: new Map(), now: () => clock.now, options: opts({ interval: '30s' }) });
+    expect(res.ok).toBe(true);
+    expect([...res.itemErrors.values()].reduce((a, b) => a + b, 0)).toBe(1);
+    expect(res.set.all('couchbase_xdcr_wtavg_meta_latency_seconds')).toEqual([]);
+    expect(res.set.all('couchbase_xdcr_wtavg_docs_latency_seconds').map((x) => x.value)).toEqual([0.001]);
   });
 });
 
@@ -109,7 +173,9 @@ describe('which stats each poll asks (the stat table order of the REST reference
     const slow = (k: number): string[] => statsDue(plan, k).map((s) => s.stat).filter((s) => !fast.includes(s)).sort();
     expect(plan.every).toBe(8);
     expect(plan.slowZoom.name).toBe('hour');
-    expect(slow(0)).toEqual(['data_replicated', 'meta_latency_wt']);
+    // A replication's first poll: all 20.
+    expect(statsDue(plan, 0).map((s) => s.stat)).toEqual(XDCR_STATS.map((s) => s.stat));
+    expect(slow(8)).toEqual(['data_replicated', 'meta_latency_wt']);
     expect(slow(1)).toEqual(['docs_checked', 'num_checkpoints']);
     expect(slow(2)).toEqual(['docs_failed_cr_source', 'num_failedckpts']);
     expect(slow(3)).toEqual(['docs_filtered', 'rate_received_from_dcp']);
@@ -117,6 +183,7 @@ describe('which stats each poll asks (the stat table order of the REST reference
     expect(slow(5)).toEqual(['docs_received_from_dcp', 'time_committing']);
     expect(slow(6)).toEqual(['docs_processed', 'wtavg_docs_latency']);
     expect(slow(7)).toEqual(['docs_written', 'wtavg_meta_latency']);
+    expect(slow(16)).toEqual(slow(8));
     for (let k = 0; k < 8; k++) expect(statsDue(plan, k).map((s) => s.stat)).toEqual(expect.arrayContaining(fast));
   });
 
@@ -127,13 +194,14 @@ describe('which stats each poll asks (the stat table order of the REST reference
     expect(plan.every).toBe(6);
     expect(plan.slowZoom.name).toBe('hour');
     expect(plan.fastZoom.name).toBe('minute');
-    expect(slow(0)).toEqual(['bandwidth_usage', 'docs_received_from_dcp', 'rate_received_from_dcp']);
+    expect(slow(0)).toHaveLength(17);
+    expect(slow(6)).toEqual(['bandwidth_usage', 'docs_received_from_dcp', 'rate_received_from_dcp']);
     expect(slow(1)).toEqual(['data_replicated', 'docs_processed', 'size_rep_queue']);
     expect(slow(2)).toEqual(['docs_checked', 'docs_written', 'time_committing']);
     expect(slow(3)).toEqual(['docs_failed_cr_source', 'meta_latency_wt', 'wtavg_docs_latency']);
     expect(slow(4)).toEqual(['docs_filtered', 'num_checkpoints', 'wtavg_meta_latency']);
     expect(slow(5)).toEqual(['docs_opt_repd', 'num_failedckpts']);
-    expect(slow(6)).toEqual(slow(0));
+    expect(slow(12)).toEqual(slow(6));
     for (let k = 0; k < 6; k++) expect(statsDue(plan, k).map((s) => s.stat)).toEqual(expect.arrayContaining(fast));
   });
 
@@ -163,10 +231,11 @@ describe('slow tier: rates exact over its own period, levels kept between its po
     const slowTs = (res: CollectResult): number[] => res.set.all('couchbase_xdcr_slow_stats_sample_timestamp_seconds').map((s) => s.value);
     const nodes = r.sim.ctx.nodes.filter((n) => n.services.includes('kv') && n.membership === 'active').length;
 
-    // t=0: bandwidth_usage (slow phase 0) over its first window, the 2 min before: 30 samples of 50 (4 s apart).
+    // t=0, the replication's first poll, asks every stat: bandwidth_usage (slow phase 0) over its first window,
+    // the 2 min before: 30 samples of 50 (4 s apart); size_rep_queue (phase 1) too: its newest 4-s sample, T1, is 111.
     const p0 = await pollAt(r, 0, o);
     expect(bw(p0)).toEqual([50]);
-    expect(queue(p0)).toEqual([]);
+    expect(queue(p0)).toEqual([111]);
     // t=30: size_rep_queue (phase 1) asked: the newest 4-s sample, T1+28 s, is 111. bandwidth_usage is a rate: absent.
     const p30 = await pollAt(r, 30, o);
     expect(bw(p30)).toEqual([]);
