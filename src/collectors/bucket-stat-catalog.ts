@@ -10,8 +10,15 @@
  *   computed from them (ops, misses, xdc_ops, ep_ops_create/update) and the timing sums
  *   (bg_wait_*, disk_update_*, disk_commit_*). These are `rate` stats: the value is the mean of the
  *   samples newer than the previous poll, named `_per_second`.
- * - everything else (items, memory, queue sizes, vBucket counts, disk sizes, computed ratios and averages)
- *   is a level: the value is the latest non-null sample.
+ * - stats that are themselves an average or a ratio over ONE sample period (ns_server computes each sample
+ *   as numerator / denominator of that period's deltas: avg_disk_commit_time, avg_disk_update_time,
+ *   avg_bg_wait_time, avg_*_timestamp_drift, hit_ratio, ep_cache_miss_rate, cpu_*_rate) are `mean` stats:
+ *   the value is the mean of the samples newer than the previous poll, weighted by the sample of the
+ *   denominator (`weight`) when the envelope carries it, which makes it Σnumerator / Σdenominator over the
+ *   window, as the reference would compute it for one period that long. The latest sample alone would be
+ *   the average of the last second only (0 for a commit time whenever the last second had no commit).
+ * - everything else (items, memory, queue sizes, vBucket counts, disk sizes, resident ratios, fragmentation,
+ *   the average age of the items queued now) is a level: the value is the latest non-null sample.
  * - a few levels are counts since the bucket started (ep_oom_errors, ep_item_commit_failed, ep_data_*_failed,
  *   ep_clock_cas_drift_threshold_exceeded; ns_server samples them as gauges "used by alerts") and the pre-4.0
  *   XDCR totals: these are `cumulative`, exported as `_total` counters with their latest sample, so
@@ -36,10 +43,12 @@ import type { FamilyDef } from '../metrics/family.js';
 export const BUCKET_STATS_COLLECTOR = 'bucket_stats';
 
 /**
- * `level`: latest non-null sample. `rate`: mean of the samples since the previous poll. `cumulative`: a count
- * since the bucket (or the node) started, sampled as a level by Couchbase: its latest sample, as a counter.
+ * `level`: latest non-null sample. `rate`: mean of the samples since the previous poll. `mean`: a stat that is
+ * an average over one sample period: mean of the samples since the previous poll, weighted by `weight`'s
+ * samples when the envelope has them. `cumulative`: a count since the bucket (or the node) started, sampled as
+ * a level by Couchbase: its latest sample, as a counter.
  */
-export type StatKind = 'level' | 'rate' | 'cumulative';
+export type StatKind = 'level' | 'rate' | 'mean' | 'cumulative';
 
 export interface StatSpec {
   /** Couchbase's stat name (the key in `op.samples`). */
@@ -52,6 +61,13 @@ export interface StatSpec {
   /** bytes, seconds, ratio, count, per_second, bytes_per_second, seconds_per_second. */
   readonly unit: string;
   readonly description: string;
+  /**
+   * `mean` stats: the stat of the same envelope whose samples weight the mean (the denominator of the
+   * reference's per-sample formula); undefined for a plain mean.
+   */
+  readonly weight?: string;
+  /** `mean` stats: the reference's per-sample formula and where it is defined (docs/metrics.md quotes it). */
+  readonly formula?: string;
   /** Listed in the REST reference's "Bucket stat names" (the others come from real captures). */
   readonly reference: boolean;
 }
@@ -67,6 +83,35 @@ const total = (stat: string, description: string, metric = `${stat}_total`): Def
 const bytesTotal = (stat: string, description: string, metric = `${stat}_bytes_total`): Def => ({ stat, metric, kind: 'cumulative', scale: 1, unit: 'bytes', description });
 const bytesRate = (stat: string, metric: string, description: string): Def => ({ stat, metric, kind: 'rate', scale: 1, unit: 'bytes_per_second', description });
 const secsRate = (stat: string, metric: string, scale: number, description: string): Def => ({ stat, metric, kind: 'rate', scale, unit: 'seconds_per_second', description });
+/** A percentage over one sample period: window mean, weighted by `weight` when given. */
+const pctMean = (stat: string, description: string, formula: string, weight?: string): Def => ({
+  stat,
+  metric: `${stat.replace(/_(rate|ratio)$/, '')}_ratio`,
+  kind: 'mean',
+  scale: 0.01,
+  unit: 'ratio',
+  description,
+  formula,
+  ...(weight === undefined ? {} : { weight }),
+});
+/** An average time over one sample period: window mean weighted by its count stat. */
+const secsMean = (stat: string, metric: string, scale: number, weight: string, formula: string, description: string): Def => ({
+  stat,
+  metric,
+  kind: 'mean',
+  scale,
+  unit: 'seconds',
+  description,
+  weight,
+  formula,
+});
+
+/** Where the per-sample formulas of the bucket's computed stats are defined. */
+const MENELAUS = 'ns_server src/menelaus_stats.erl, computed_stats_lazy_proplist';
+/** Where cpu_utilization_rate is computed from cpu_local_ms and cpu_idle_ms (4.x-6.0). */
+const SYSTEM_STATS = 'ns_server src/system_stats_collector.erl, unpack_data';
+/** Where the 6.5+ CPU shares are computed (from cpu_total_ms, which the envelope does not carry). */
+const SYSTEM_STATS_65 = 'ns_server src/system_stats_collector.erl (6.5+), compute_cpu_stats';
 
 const VB_STATES = [
   ['active', 'active'],
@@ -176,7 +221,7 @@ const REFERENCE: Def[] = [
   rate('ep_diskqueue_fill', 'Items enqueued for disk write.'),
   rate('ep_diskqueue_drain', 'Items written to disk from the queue.'),
   rate('ep_bg_fetched', 'Items fetched from disk in the background (cache misses).'),
-  pct('ep_cache_miss_rate', 'Share of get operations served from disk (ep_bg_fetched / cmd_get).'),
+  pctMean('ep_cache_miss_rate', 'Share of get operations served from disk (ep_bg_fetched / cmd_get).', `100 × ep_bg_fetched / cmd_get (${MENELAUS})`, 'cmd_get'),
   pct('ep_resident_items_rate', 'Share of items whose value is resident in memory.'),
   bytes('ep_overhead', 'Memory overhead: replication queues, checkpoints and other structures.'),
   level('ep_queue_size', 'Items waiting in the queue to be written to disk.'),
@@ -195,7 +240,7 @@ const REFERENCE: Def[] = [
   rate('get_hits', 'Get operations that found their key.'),
   rate('get_misses', 'Get operations on keys that do not exist.'),
   rate('misses', 'Operations on keys that do not exist (get, delete, incr, decr, cas).'),
-  pct('hit_ratio', 'Share of get operations that found their key (get_hits / cmd_get).'),
+  pctMean('hit_ratio', 'Share of get operations that found their key (get_hits / cmd_get).', `100 × get_hits / cmd_get (${MENELAUS})`, 'cmd_get'),
   rate('cas_badval', 'Compare-and-swap operations refused because the CAS did not match.'),
   rate('cas_hits', 'Compare-and-swap operations that succeeded.'),
   rate('cas_misses', 'Compare-and-swap operations on keys that do not exist.'),
@@ -209,9 +254,9 @@ const REFERENCE: Def[] = [
   level('curr_items_tot', 'Items in active, replica and pending vBuckets.'),
   level('curr_connections', 'Client connections open to the bucket.'),
   bytes('mem_used', 'Memory used by the bucket.'),
-  secs('avg_bg_wait_time', 'avg_bg_wait_seconds', 1e-6, 'Average wait for a background fetch from disk (Couchbase reports microseconds).'),
-  secs('avg_disk_commit_time', 'avg_disk_commit_seconds', 1, 'Average disk commit time.'),
-  secs('avg_disk_update_time', 'avg_disk_update_seconds', 1e-6, 'Average disk update time (Couchbase reports microseconds).'),
+  secsMean('avg_bg_wait_time', 'avg_bg_wait_seconds', 1e-6, 'bg_wait_count', `bg_wait_total / bg_wait_count, µs (${MENELAUS})`, 'Average wait for a background fetch from disk (Couchbase reports microseconds).'),
+  secsMean('avg_disk_commit_time', 'avg_disk_commit_seconds', 1, 'disk_commit_count', `disk_commit_total / disk_commit_count / 1000000, s (${MENELAUS})`, 'Average disk commit time.'),
+  secsMean('avg_disk_update_time', 'avg_disk_update_seconds', 1e-6, 'disk_update_count', `disk_update_total / disk_update_count, µs (${MENELAUS})`, 'Average disk update time (Couchbase reports microseconds).'),
   rate('bg_wait_count', 'Background fetches waited for.', 'bg_waits_per_second'),
   secsRate('bg_wait_total', 'bg_wait_seconds_per_second', 1e-6, 'Time spent waiting for background fetches (Couchbase reports microseconds).'),
   bytes('couch_total_disk_size', 'Disk space used by data and view files.'),
@@ -248,8 +293,8 @@ const REFERENCE: Def[] = [
 /** Names that are not in the reference but appear in real captures (4.6 to 7.x): system stats, DCP, HLC drift. */
 const OBSERVED: Def[] = [
   level('allocstall', 'Memory allocation stalls counted by the kernel, as reported (Couchbase\'s 18446744073709551615, "unavailable", is never exported).'),
-  secs('avg_active_timestamp_drift', 'avg_active_timestamp_drift_seconds', 1, 'Average drift between mutation timestamps (HLC) and local time on active vBuckets.'),
-  secs('avg_replica_timestamp_drift', 'avg_replica_timestamp_drift_seconds', 1, 'Average drift between mutation timestamps (HLC) and local time on replica vBuckets.'),
+  secsMean('avg_active_timestamp_drift', 'avg_active_timestamp_drift_seconds', 1, 'ep_active_hlc_drift_count', `ep_active_hlc_drift / 1000000 / ep_active_hlc_drift_count, s (${MENELAUS})`, 'Average drift between mutation timestamps (HLC) and local time on active vBuckets.'),
+  secsMean('avg_replica_timestamp_drift', 'avg_replica_timestamp_drift_seconds', 1, 'ep_replica_hlc_drift_count', `ep_replica_hlc_drift / 1000000 / ep_replica_hlc_drift_count, s (${MENELAUS})`, 'Average drift between mutation timestamps (HLC) and local time on replica vBuckets.'),
   rate('cmd_lookup', 'Sub-document lookup operations.'),
   bytes('couch_spatial_data_size', 'Live data in the spatial index files.'),
   bytes('couch_spatial_disk_size', 'Size of the spatial index files.'),
@@ -257,11 +302,11 @@ const OBSERVED: Def[] = [
   level('cpu_cores_available', 'CPU cores available to Couchbase.'),
   secsRate('cpu_idle_ms', 'cpu_idle_seconds_per_second', 0.001, 'Idle CPU time over all cores (Couchbase reports milliseconds per sample).'),
   secsRate('cpu_local_ms', 'cpu_local_seconds_per_second', 0.001, 'Elapsed CPU time over all cores (Couchbase reports milliseconds per sample).'),
-  pct('cpu_irq_rate', 'Share of CPU time spent serving interrupts.'),
-  pct('cpu_stolen_rate', 'Share of CPU time stolen by the hypervisor.'),
-  pct('cpu_sys_rate', 'Share of CPU time spent in the kernel.'),
-  pct('cpu_user_rate', 'Share of CPU time spent in user space.'),
-  pct('cpu_utilization_rate', 'CPU utilisation.'),
+  pctMean('cpu_irq_rate', 'Share of CPU time spent serving interrupts.', `100 × irq ms / total ms of the sample period (${SYSTEM_STATS_65})`),
+  pctMean('cpu_stolen_rate', 'Share of CPU time stolen by the hypervisor.', `100 × stolen ms / total ms of the sample period (${SYSTEM_STATS_65})`),
+  pctMean('cpu_sys_rate', 'Share of CPU time spent in the kernel.', `100 × sys ms / total ms of the sample period (${SYSTEM_STATS_65})`),
+  pctMean('cpu_user_rate', 'Share of CPU time spent in user space.', `100 × user ms / total ms of the sample period (${SYSTEM_STATS_65})`),
+  pctMean('cpu_utilization_rate', 'CPU utilisation.', `100 × (cpu_local_ms − cpu_idle_ms) / cpu_local_ms (${SYSTEM_STATS}; 6.5+: (total − idle) / total, ${SYSTEM_STATS_65})`, 'cpu_local_ms'),
   rate('ep_active_ahead_exceptions', 'Mutations on active vBuckets whose timestamp was ahead of the drift threshold.'),
   rate('ep_replica_ahead_exceptions', 'Mutations on replica vBuckets whose timestamp was ahead of the drift threshold.'),
   secsRate('ep_active_hlc_drift', 'ep_active_hlc_drift_seconds_per_second', 1e-6, 'Accumulated HLC drift on active vBuckets (Couchbase reports microseconds).'),
@@ -319,8 +364,24 @@ export function statSpec(stat: string): StatSpec | undefined {
   return BY_STAT.get(stat);
 }
 
+/** How a stat's samples become its value, in words (help texts, docs/metrics.md). */
+export function windowRule(s: Pick<StatSpec, 'kind' | 'weight'>): string {
+  switch (s.kind) {
+    case 'rate':
+      return 'mean of the samples since the previous poll';
+    case 'mean':
+      return s.weight === undefined
+        ? 'mean of the samples since the previous poll'
+        : `mean of the samples since the previous poll, weighted by ${s.weight} where the envelope has it; absent when ${s.weight} is 0 over them`;
+    case 'cumulative':
+      return 'latest sample of a cumulative count';
+    default:
+      return 'latest sample';
+  }
+}
+
 function helpOf(s: StatSpec, perNode: boolean): string {
-  const how = s.kind === 'rate' ? 'mean of the samples since the previous poll' : s.kind === 'cumulative' ? 'latest sample of a cumulative count' : 'latest sample';
+  const how = windowRule(s);
   const where = perNode ? ' Per node (/nodes/{node}/stats).' : '';
   return `${s.description} Unit: ${UNIT_WORDS[s.unit] ?? s.unit}. Couchbase stat ${s.stat} (${conversion(s)}; ${how}).${where}`;
 }

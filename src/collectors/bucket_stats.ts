@@ -5,7 +5,10 @@
  *
  * Sampling (samples.ts): the zoom is the finest whose window covers the poll interval (minute up to 60 s,
  * hour up to 1 h, day up to 24 h); levels take the latest non-null sample, rates the mean of the samples since
- * the previous answer, and an answer that brings no new sample leaves the rates out (levels stay: the latest
+ * the previous answer, averages over one sample period (avg_*, hit ratios, CPU shares: `mean` in the catalog)
+ * the mean of the same samples weighted by their denominator stat's samples (Σnumerator / Σdenominator, the
+ * reference's formula over the whole window). These rules work on the sample arrays alone, whichever source
+ * produced them. An answer that brings no new sample leaves the rates and means out (levels stay: the latest
  * sample is still the newest truth). `couchbase_bucket_last_sample_timestamp_seconds{bucket}` is the newest
  * sample's time, so stalled stats can page. The memo per bucket (and per node) lives in ctx.state under the
  * bucket's name and is forgotten when the bucket leaves the list.
@@ -130,7 +133,9 @@ export function mapBucketStats(input: MapStatsInput, out: SampleSet): SampleMemo
     const from = ts === undefined ? 0 : alignedFrom(win.from, ts.length, arr.length);
     const known = STAT_FAMILIES.get(stat);
     if (known) {
-      out.add(perNode ? known.node : known.bucket, labels, reduceSamples(known.spec, arr, from, win.fresh));
+      // A window mean is weighted by its denominator's samples from the same answer (aligned on the newest).
+      const w = known.spec.weight === undefined ? undefined : samples[known.spec.weight];
+      out.add(perNode ? known.node : known.bucket, labels, reduceSamples(known.spec, arr, from, win.fresh, Array.isArray(w) ? (w as unknown[]) : undefined));
       continue;
     }
     const fam = unknownFamily(dynamic, stat, perNode);

@@ -6,6 +6,11 @@
  * - Zoom: the finest zoom whose window covers one poll interval (reference table: minute = 60 × 1 s,
  *   hour = 900 × 4 s, day = 1440 × 1 min…), so no sample between two polls falls outside the answer.
  * - Rates are the mean of exactly the samples since the previous answer; levels are the latest sample.
+ * - Window means (`mean`): a stat that is itself a rate or an average over ONE sample period (CPU utilisation,
+ *   avg_* times, hit ratios) is the mean over the same new samples as a rate, weighted by the sample of its
+ *   denominator stat where the answer carries it (the reference computes each sample as numerator /
+ *   denominator, so the weighted mean is Σnumerator / Σdenominator over the window); no weight: the plain mean.
+ *   A window whose weights are all 0 (no commit, no get, no fetch since the previous poll) has no mean: absent.
  * - How many samples are new is decided by the time that passed between the two answers on the exporter's
  *   clock, counted back from the newest sample of the answer on the answering node's own timeline. When the
  *   cluster URL is a load balancer over nodes whose clocks differ by seconds, consecutive answers come from
@@ -156,14 +161,61 @@ export function mean(arr: readonly unknown[], from: number): number | undefined 
 }
 
 /**
- * How a stat's samples become one value: `rate` the mean of the new samples (nothing when none is new),
- * `level` the latest sample, `cumulative` the latest sample of a count that only grows (exported as a counter).
+ * The mean of the samples from index `from` on, each weighted by the sample of `weights` at the same time
+ * (both arrays end at the newest sample; a weight array shorter or longer is aligned on its end). Samples whose
+ * value or weight is not finite, or whose weight is not positive, do not count. Undefined when the window's
+ * weights add up to 0: there is no event to average over. When the window has no finite weight at all (the
+ * denominator stat is null there: a node or a version without it), the plain mean.
  */
-export type SampleKind = 'level' | 'rate' | 'cumulative';
+export function weightedMean(arr: readonly unknown[], from: number, weights: readonly unknown[]): number | undefined {
+  let sum = 0;
+  let total = 0;
+  let weighed = false;
+  const shift = weights.length - arr.length;
+  for (let i = Math.max(0, from); i < arr.length; i++) {
+    const v = arr[i];
+    const w = weights[i + shift];
+    if (!finite(w)) continue;
+    weighed = true;
+    if (finite(v) && w > 0) {
+      sum += v * w;
+      total += w;
+    }
+  }
+  if (!weighed) return mean(arr, from);
+  return total === 0 ? undefined : sum / total;
+}
 
-/** One value from one stat's samples per its kind; `from` is the first new index in this array. */
-export function reduceSamples(spec: { readonly kind: SampleKind; readonly scale: number }, arr: readonly unknown[], from: number, fresh: boolean): number | undefined {
-  if (spec.kind === 'rate' && !fresh) return undefined;
-  const v = spec.kind === 'rate' ? mean(arr, from) : latest(arr);
-  return v === undefined ? undefined : v * spec.scale;
+/**
+ * A value in Couchbase's unit to cbwatch's base unit. Scales below 1 (0.01 percent, 0.001 ms, 1e-6 µs) divide
+ * by their inverse, so a value exact in decimal stays exact: 94 / 100 is 0.94, where 94 * 0.01 is
+ * 0.9400000000000001.
+ */
+export function toBaseUnit(v: number, scale: number): number {
+  return scale < 1 ? v / Math.round(1 / scale) : v * scale;
+}
+
+/**
+ * How a stat's samples become one value: `rate` the mean of the new samples (nothing when none is new),
+ * `mean` the mean of the new samples of a stat that is itself an average over one sample period, weighted by
+ * its denominator's samples when given (nothing when none is new), `level` the latest sample, `cumulative` the
+ * latest sample of a count that only grows (exported as a counter).
+ */
+export type SampleKind = 'level' | 'rate' | 'mean' | 'cumulative';
+
+/**
+ * One value from one stat's samples per its kind; `from` is the first new index in this array. `weights` (a
+ * `mean` stat's denominator samples, from the same answer) weight the mean when present.
+ */
+export function reduceSamples(
+  spec: { readonly kind: SampleKind; readonly scale: number },
+  arr: readonly unknown[],
+  from: number,
+  fresh: boolean,
+  weights?: readonly unknown[],
+): number | undefined {
+  if ((spec.kind === 'rate' || spec.kind === 'mean') && !fresh) return undefined;
+  const v =
+    spec.kind === 'rate' ? mean(arr, from) : spec.kind === 'mean' ? (weights === undefined ? mean(arr, from) : weightedMean(arr, from, weights)) : latest(arr);
+  return v === undefined ? undefined : toBaseUnit(v, spec.scale);
 }

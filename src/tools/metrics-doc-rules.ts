@@ -3,6 +3,16 @@
  * how staleness shows, and what a partial failure looks like. Kept apart from the table generator so the prose
  * is easy to find and review.
  */
+import { BUCKET_STAT_CATALOG } from '../collectors/bucket-stat-catalog.js';
+
+/** One row per bucket stat that is an average over one sample period: its window rule and its reference. */
+function windowMeanRows(): string[] {
+  return BUCKET_STAT_CATALOG.filter((s) => s.kind === 'mean').map((s) => {
+    const rule = s.weight === undefined ? 'plain mean of the new samples (the denominator is not in the envelope; each sample covers one equal period)' : `Σ(sample × \`${s.weight}\`) / Σ\`${s.weight}\` over the new samples`;
+    return `| \`couchbase_bucket_${s.metric}\` | \`${s.stat}\` | ${rule} | ${(s.formula ?? '').replace(/\|/g, '\\|')} |`;
+  });
+}
+
 export const TRUTH_RULES: readonly string[] = [
   '## How to read these numbers',
   '',
@@ -17,11 +27,41 @@ export const TRUTH_RULES: readonly string[] = [
   'counted back from the newest sample of each answer, so nodes behind a load balancer whose clocks differ by a',
   'few seconds neither leave gaps nor count a sample twice. Hot keys come with the one-second zoom only.',
   '',
+  '**Averages over the poll interval.** Some stats are themselves an average or a share over ONE sample period',
+  '(one second at the minute zoom): ns_server computes each sample as numerator / denominator of that period\'s',
+  'deltas. Their newest sample alone would describe the last second, not the interval an operator reads (an',
+  'average commit time of 0 whenever the last second had no commit). cbwatch exports the mean over exactly the',
+  'samples since the previous poll (the samples a rate uses), weighted by the denominator\'s samples where the',
+  'envelope carries that stat: Σ(sample × weight) / Σweight = Σnumerator / Σdenominator, the reference\'s own',
+  'formula applied to the whole window. When the weights add up to 0 (no commit, no get, no fetch since the',
+  'previous poll) the average does not exist and the series is absent for that poll (Couchbase itself reports',
+  '0). When the denominator is not in the envelope the mean is unweighted. As with rates, an answer with no new',
+  'sample leaves them out. The rule applies to the sample arrays, whichever source delivered them, and per node',
+  '(`couchbase_bucket_node_*`) as per bucket.',
+  '',
+  '| family | Couchbase stat | window rule | per-sample formula (reference) |',
+  '|---|---|---|---|',
+  ...windowMeanRows(),
+  '',
+  'Shares and averages that describe a state rather than a period stay the newest sample: the resident ratios',
+  '(`ep_resident_items_rate`, `vb_*_resident_items_ratio`: non-resident / items now), fragmentation',
+  '(`couch_*_fragmentation`: data / disk size now) and `vb_avg_*_queue_age` (the mean age of the items queued',
+  'now: queue age / queue size), all from the same computed stats of ns_server src/menelaus_stats.erl. The XDCR',
+  'latencies (`wtavg_docs_latency`, `wtavg_meta_latency`) and `time_committing` are goxdcr\'s own running',
+  'averages, one stat per request without their weight in the same answer: they are the newest sample too.',
+  '',
+  '**Units.** Percentages are divided by 100, milliseconds by 1000 and microseconds by 1000000 (never',
+  'multiplied by 0.01, 0.001 or 1e-6), so a value that is exact in decimal prints exactly: 94% is `0.94`.',
+  '',
   '**XDCR stat tiers.** Couchbase serves XDCR stats one stat per request, so `xdcr` asks its `fast_stats` (by',
   'default `changes_left`, `docs_rep_queue`, `rate_replicated` and `bandwidth_usage`: every XDCR stat an alert or',
   'the XDCR dashboard\'s first row reads, and every rate a dashboard graphs) every poll and the other stats once per',
   '`slow_stats_interval` (default 4m), each on its own poll of that period; with the defaults a replication costs',
-  '6 stat requests per poll instead of 20. Each tier samples on its own: its zoom covers its own interval, and a',
+  '6 stat requests per poll instead of 20. **A replication\'s first poll asks all 20 stats** (after cbwatch starts,',
+  'after a reload that changed the `xdcr` collector\'s options or its cluster, and when a replication first appears',
+  'in the tasks list), so no panel waits a slow period for its first value and an error on a slow stat shows at',
+  'once; the tiers apply from its second poll (a reload that changed nothing keeps the collector\'s memos and its',
+  'schedule). Each tier samples on its own: its zoom covers its own interval, and a',
   'slow-tier rate is the mean of exactly the samples since that stat\'s previous answer. Between two polls of a slow-tier stat, **levels and',
   '`_total` counters keep the value of their last answer** — the newest sample Couchbase had when asked, which',
   'stays the newest truth cbwatch has; dropping them between polls would make every slow series flap (a',
