@@ -15,7 +15,7 @@ import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './log.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
-import { packageVersion } from './metrics/build.js';
+import { packageVersion, versionText } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
 import type { SimOptions, Simulator } from './simulator/index.js';
 import { httpsOptions, loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
@@ -400,7 +400,7 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
         out(usage());
         return 0;
       case 'version':
-        out(`cbwatch ${packageVersion()} (node ${process.version})\n`);
+        out(versionText());
         return 0;
       case 'check':
         return await commandCheck(args, out);

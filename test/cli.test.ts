@@ -34,7 +34,9 @@ afterEach(() => {
 
 describe('cbwatch (in-process)', () => {
   it('prints its version and usage', async () => {
-    expect((await run(['--version'])).out).toMatch(/^cbwatch \d+\.\d+\.\d+/);
+    // prometheus/common's layout: `<name>, version <v> (branch: <b>, revision: <r>)`, then indented build facts.
+    const version = (await run(['--version'])).out;
+    expect(version).toMatch(/^cbwatch, version \d+\.\d+\.\d+ \(branch: \S+, revision: \S+\)\n {2}build user: +\S+\n {2}build date: +\S+\n {2}node version: +v\d+/);
     const help = await run(['--help']);
     expect(help.code).toBe(0);
     expect(help.out).toContain('--couchbase.url');

@@ -14,7 +14,7 @@ const X = 'exporter';
 
 export const SELF = {
   up: defineFamily(X, 'couchbase_up', 'gauge', 'Whether the cluster\'s REST API answers (1) or not (0): the latest reachability probe (an authenticated GET /pools/default/nodeServices every probe_interval, default 15s) got a 2xx answer in time.', ['couchbase_cluster']),
-  buildInfo: defineFamily(X, 'cbwatch_build_info', 'gauge', 'Build information of the running cbwatch, value 1.', ['version', 'revision', 'nodejs_version'], 'info'),
+  buildInfo: defineFamily(X, 'cbwatch_build_info', 'gauge', 'Build information of the running cbwatch, value 1.', ['version', 'revision', 'branch', 'build_date', 'nodejs_version'], 'info'),
   collectorSuccess: defineFamily(X, 'cbwatch_collector_success', 'gauge', 'Whether the latest poll of the collector succeeded (1) or failed (0).', ['couchbase_cluster', 'collector']),
   collectorDuration: defineFamily(X, 'cbwatch_collector_duration_seconds', 'gauge', 'Wall time of the latest poll of the collector.', ['couchbase_cluster', 'collector'], 'seconds'),
   collectorLastSuccess: defineFamily(X, 'cbwatch_collector_last_success_timestamp_seconds', 'gauge', 'When the collector last finished a poll successfully (absent before its first success).', ['couchbase_cluster', 'collector'], 'timestamp_seconds'),

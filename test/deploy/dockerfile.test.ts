@@ -59,10 +59,11 @@ describe('cbwatch_build_info{revision}', () => {
     else process.env.CBWATCH_REVISION = saved;
   });
 
-  it('reports CBWATCH_REVISION, else "unknown"', () => {
+  it('reports CBWATCH_REVISION, else the revision recorded at build time (dist/build-info.json), else "unknown"', () => {
     process.env.CBWATCH_REVISION = '0123abcd';
     expect(revision()).toBe('0123abcd');
     delete process.env.CBWATCH_REVISION;
-    expect(revision()).toBe('unknown');
+    const recorded = join(PACKAGE_ROOT, 'dist', 'build-info.json');
+    expect(revision()).toBe(existsSync(recorded) ? (JSON.parse(readFileSync(recorded, 'utf8')) as { revision: string }).revision : 'unknown');
   });
 });

@@ -50,7 +50,7 @@ describe('http app', () => {
     expect(res.body).toContain('cbwatch_collector_success{couchbase_cluster="prod",collector="buckets"} 1');
     expect(res.body).toContain('cbwatch_collector_last_success_timestamp_seconds{couchbase_cluster="prod",collector="buckets"} 1700000000');
     expect(res.body).toContain('couchbase_up{couchbase_cluster="prod"} 1');
-    expect(res.body).toMatch(/cbwatch_build_info\{version="[^"]+",revision="[^"]+",nodejs_version="v\d+/);
+    expect(res.body).toMatch(/cbwatch_build_info\{version="[^"]+",revision="[^"]+",branch="[^"]+",build_date="[^"]+",nodejs_version="v\d+/);
     store.record('prod', outcome(false, 0, new Error('boom')));
     res = await a.inject('/metrics');
     expect(res.body).not.toContain('couchbase_bucket_fake_bytes{');

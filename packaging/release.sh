@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# `npm run release`: build cbwatch's release artefacts into release/ (gitignored):
+#   cbwatch-<version>.tgz          npm pack: installs with `npm install -g ./cbwatch-<version>.tgz` (Node >= 20.18.1)
+#   cbwatch_<version>_amd64.deb    Debian package carrying its own Node 24, the systemd unit, /etc/cbwatch and a
+#                                  system user cbwatch (created on install, kept on remove)
+#   SHA256SUMS                     sha256sum of both
+# Needs npm (and the npm registry: the Debian package's runtime dependencies and Node 24) and dpkg-deb.
+# SOURCE_DATE_EPOCH, when set, fixes the build date and the files' times.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+OUT=$ROOT/release
+VERSION=$(node -p 'require("./package.json").version')
+DEB_VERSION=$VERSION
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
+
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+echo "== npm pack"
+# dist/ is built from this tree (tsc, then scripts/build-info.mjs). The package is packed from a copy of the files
+# package.json lists, with a package.json that has no scripts or dev dependencies: an installed cbwatch has
+# nothing to build, and npm would otherwise offer to run `prepare` (tsc, which is not installed) on a global install.
+rm -rf dist && npm run --silent build
+PKG=$WORK/pkg
+mkdir -p "$PKG"
+npm pack --dry-run --json --ignore-scripts 2>/dev/null \
+  | node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8"))[0].files) console.log(f.path)' \
+  | while IFS= read -r f; do mkdir -p "$PKG/$(dirname "$f")" && cp -p "$f" "$PKG/$f"; done
+node -e '
+  const fs = require("fs"), p = process.argv[1], j = JSON.parse(fs.readFileSync(p, "utf8"));
+  delete j.scripts; delete j.devDependencies;
+  fs.writeFileSync(p, JSON.stringify(j, null, 2) + "\n");
+' "$PKG/package.json"
+(cd "$PKG" && npm pack --silent --ignore-scripts --pack-destination "$OUT" >/dev/null)
+TGZ=$OUT/cbwatch-$VERSION.tgz
+[ -f "$TGZ" ] || { echo "npm pack did not write $TGZ" >&2; exit 1; }
+
+echo "== Debian package"
+NODE24=$(scripts/node24.sh)
+STAGE=$WORK/deb
+APP=$STAGE/usr/lib/cbwatch
+mkdir -p "$APP" "$STAGE/DEBIAN" "$STAGE/usr/bin" "$STAGE/lib/systemd/system" "$STAGE/etc/cbwatch" \
+  "$STAGE/usr/share/doc/cbwatch" "$STAGE/usr/share/lintian/overrides"
+# The application is the npm tarball's content plus its production dependencies from the lock file.
+tar -xzf "$TGZ" -C "$WORK"
+cp -a "$WORK/package/." "$APP/"
+# npm ci needs the package.json the lock file was made from; the tarball's (no scripts) goes back afterwards.
+cp package.json package-lock.json "$APP/"
+(cd "$APP" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+rm -f "$APP/package-lock.json"
+cp "$WORK/package/package.json" "$APP/package.json"
+# What the dependencies publish besides their runtime code: their own command-line tools, tests, benchmarks,
+# tooling dot-files and a docs page. cbwatch loads none of it; nothing in node_modules needs to be executable.
+find "$APP/node_modules" \( -name '.package-lock.json' -o -name '.eslintrc*' -o -name '.npmignore' -o -name '.gitattributes' \
+  -o -name '*.map' -o -name '*.ts' -o -name '*.sh' -o -name 'index.html' \) -type f -delete
+find "$APP/node_modules" -depth \( -name test -o -name benchmarks -o -name integration -o -name scripts -o -name bin -o -name .husky \) -type d \
+  -exec rm -rf {} +
+rm -f "$APP/node_modules/pino/bin.js" "$APP/node_modules/yaml/bin.mjs"
+find "$APP/node_modules" -type f -exec chmod 0644 {} +
+find "$APP" -maxdepth 1 -name '*.md' ! -name CHANGELOG.md -delete
+mkdir -p "$APP/node/bin"
+install -m 0755 "$NODE24" "$APP/node/bin/node"
+# Node's release binary keeps its symbol table (about a fifth of its size); cbwatch needs none of it.
+strip --strip-unneeded --remove-section=.comment --remove-section=.note "$APP/node/bin/node"
+install -m 0644 "$(dirname "$NODE24")/../LICENSE" "$APP/node/LICENSE"
+install -m 0755 packaging/deb/cbwatch "$STAGE/usr/bin/cbwatch"
+# The unit is deploy/systemd/cbwatch.service with the package's paths and its static user.
+{
+  echo '# cbwatch as a hardened systemd service, from the Debian package. Configure /etc/cbwatch/cbwatch.yml and put'
+  echo '# the Couchbase password in /etc/cbwatch/couchbase-password (root-only, mode 0600), then'
+  echo '# `systemctl enable --now cbwatch`. The password reaches the service through LoadCredential=.'
+  sed -n '/^\[Unit\]/,$p' deploy/systemd/cbwatch.service \
+    | sed -e 's|^ExecStart=.*|ExecStart=/usr/bin/cbwatch run --config /etc/cbwatch/cbwatch.yml|' \
+          -e '/^# A transient user per start/d' \
+          -e 's|^DynamicUser=yes|# The system user the package created (kept on remove).\nUser=cbwatch\nGroup=cbwatch|'
+} > "$STAGE/lib/systemd/system/cbwatch.service"
+chmod 0644 "$STAGE/lib/systemd/system/cbwatch.service"
+install -m 0644 deploy/systemd/cbwatch.yml "$STAGE/etc/cbwatch/cbwatch.yml"
+install -m 0644 packaging/deb/copyright "$STAGE/usr/share/doc/cbwatch/copyright"
+install -m 0644 packaging/deb/lintian-overrides "$STAGE/usr/share/lintian/overrides/cbwatch"
+date_rfc=$(date -u -R -d "@$SOURCE_DATE_EPOCH")
+printf 'cbwatch (%s) unstable; urgency=medium\n\n  * Release %s. The changes are in /usr/lib/cbwatch/CHANGELOG.md.\n\n -- cbwatch maintainers <maintainers@cbwatch.invalid>  %s\n' \
+  "$DEB_VERSION" "$VERSION" "$date_rfc" | gzip -9n > "$STAGE/usr/share/doc/cbwatch/changelog.gz"
+# A manual page from `cbwatch --help`, run on the Node the package carries.
+mkdir -p "$STAGE/usr/share/man/man1"
+{
+  printf '.TH CBWATCH 1 "%s" "cbwatch %s" "User Commands"\n' "$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)" "$VERSION"
+  printf '.SH NAME\ncbwatch \\- Prometheus exporter and alerting kit for Couchbase Server\n'
+  printf '.SH SYNOPSIS\n.B cbwatch\n[\\fIcommand\\fR] [\\fIflags\\fR]\n.SH DESCRIPTION\n.nf\n'
+  "$APP/node/bin/node" "$APP/bin/cbwatch.js" --help | sed -e 's/\\/\\e/g' -e 's/^\./\\\&./' -e "s/^'/\\\\\&'/"
+  printf '.fi\n.SH FILES\n/etc/cbwatch/cbwatch.yml, /lib/systemd/system/cbwatch.service, /usr/lib/cbwatch/alerts, /usr/lib/cbwatch/dashboards\n'
+} | gzip -9n > "$STAGE/usr/share/man/man1/cbwatch.1.gz"
+for s in postinst prerm postrm; do install -m 0755 "packaging/deb/$s" "$STAGE/DEBIAN/$s"; done
+echo /etc/cbwatch/cbwatch.yml > "$STAGE/DEBIAN/conffiles"
+installed_kb=$(du -sk --exclude=DEBIAN "$STAGE" | cut -f1)
+cat > "$STAGE/DEBIAN/control" <<CONTROL
+Package: cbwatch
+Version: $DEB_VERSION
+Architecture: amd64
+Maintainer: cbwatch maintainers <maintainers@cbwatch.invalid>
+Installed-Size: $installed_kb
+Depends: adduser, libc6 (>= 2.28), libstdc++6, libgcc-s1
+Section: net
+Priority: optional
+Homepage: https://github.com/cbwatch/cbwatch
+Description: Prometheus exporter and alerting kit for Couchbase Server
+ cbwatch polls a Couchbase Server cluster's REST API in the background and
+ serves buckets, bucket statistics, XDCR replications, certificate expiry,
+ security posture, node health, Search queries and backup repositories as
+ Prometheus metrics. It carries its own Node.js 24, a hardened systemd unit
+ and the alert rules and Grafana dashboards in /usr/lib/cbwatch.
+CONTROL
+(cd "$STAGE" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z | xargs -0 md5sum) > "$STAGE/DEBIAN/md5sums"
+find "$STAGE" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+find "$STAGE" -type d -exec chmod 0755 {} +
+DEB=$OUT/cbwatch_${DEB_VERSION}_amd64.deb
+dpkg-deb --root-owner-group -Zxz -z6 --build "$STAGE" "$DEB" >/dev/null
+
+(cd "$OUT" && sha256sum "$(basename "$TGZ")" "$(basename "$DEB")" > SHA256SUMS)
+echo "== release/"
+(cd "$OUT" && ls -l && cat SHA256SUMS)

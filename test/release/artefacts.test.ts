@@ -1,0 +1,175 @@
+/**
+ * `npm run release` (packaging/release.sh): the npm tarball and the Debian package, each tested where a user
+ * would put it: the tarball installed globally into a throwaway prefix and run from outside any checkout, the
+ * .deb extracted with dpkg-deb and its own launcher run on the Node 24 it carries. CI builds release/ once
+ * before the test runs (`bash .ci/run`); here the artefacts are rebuilt when missing or built from another
+ * revision. lintian runs on the .deb in .ci/run (a minute of CPU: once, not once per Node run).
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { findBinary } from '../helpers/tools.js';
+
+const OUT = join(PACKAGE_ROOT, 'release');
+const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const TGZ = join(OUT, `cbwatch-${VERSION}.tgz`);
+const DEB = join(OUT, `cbwatch_${VERSION}_amd64.deb`);
+const tmp = mkdtempSync(join(tmpdir(), 'cbwatch-release-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function gitHead(): string | undefined {
+  const r = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: PACKAGE_ROOT, encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : undefined;
+}
+
+function packedRevision(): string | undefined {
+  if (!existsSync(TGZ)) return undefined;
+  const r = spawnSync('tar', ['-xzOf', TGZ, 'package/dist/build-info.json'], { encoding: 'utf8' });
+  return r.status === 0 ? (JSON.parse(r.stdout) as { revision: string }).revision : undefined;
+}
+
+const head = gitHead();
+
+beforeAll(() => {
+  const fresh = existsSync(DEB) && existsSync(join(OUT, 'SHA256SUMS')) && packedRevision() === head;
+  if (!fresh) execFileSync('bash', [join(PACKAGE_ROOT, 'packaging', 'release.sh')], { cwd: PACKAGE_ROOT, stdio: 'inherit' });
+}, 900_000);
+
+/** Runs `cbwatch demo` on an ephemeral port and resolves with /metrics once the demo cluster is up. */
+async function demoMetrics(command: string, args: string[]): Promise<string> {
+  const child = spawn(command, [...args, 'demo', '--web.listen-address', '127.0.0.1:0'], {
+    cwd: tmp,
+    env: { ...process.env, CBWATCH_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    for (let i = 0; i < 300; i++) {
+      const url = /metrics:\s+(http:\/\/\S+\/metrics)/.exec(stdout)?.[1];
+      if (url) {
+        const text = await fetch(url).then((r) => r.text(), () => '');
+        if (/^couchbase_up\{couchbase_cluster="demo"\} 1$/m.test(text)) return text;
+      }
+      if (child.exitCode !== null) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`demo did not serve couchbase_up 1\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+  } finally {
+    child.kill('SIGTERM');
+    const code = await exited;
+    expect(code).toBe(0);
+  }
+}
+
+const VERSION_LINE = new RegExp(`^cbwatch, version ${VERSION.replace(/\./g, '\\.')} \\(branch: \\S+, revision: ([0-9a-f]{40}|unknown)\\)$`);
+
+describe('release/SHA256SUMS', () => {
+  it('lists both artefacts and matches them', () => {
+    const sums = readFileSync(join(OUT, 'SHA256SUMS'), 'utf8').trim().split('\n').map((l) => l.split(/\s+/)[1]);
+    expect(sums).toEqual([`cbwatch-${VERSION}.tgz`, `cbwatch_${VERSION}_amd64.deb`]);
+    const r = spawnSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: OUT, encoding: 'utf8' });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+  });
+});
+
+describe('the npm tarball', () => {
+  const files = (): string[] => execFileSync('tar', ['-tzf', TGZ], { encoding: 'utf8' }).trim().split('\n').map((f) => f.replace(/^package\//, ''));
+
+  it('holds the runtime files and nothing to build or test with', () => {
+    const list = files();
+    for (const f of ['package.json', 'bin/cbwatch.js', 'dist/cli.js', 'dist/collection/worker.js', 'dist/build-info.json', 'test/fixtures/couchbase/SOURCES.md', 'alerts/cbwatch.rules.yml', 'CHANGELOG.md']) {
+      expect(list).toContain(f);
+    }
+    expect(list.filter((f) => /^(src|bench|scripts|packaging|deploy)\//.test(f))).toEqual([]);
+    expect(list.filter((f) => f.startsWith('test/') && !f.startsWith('test/fixtures/couchbase/'))).toEqual([]);
+    expect(list.filter((f) => f.endsWith('.map') || f.endsWith('.test.ts'))).toEqual([]);
+    const pkg = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/package.json'], { encoding: 'utf8' })) as Record<string, unknown>;
+    expect(pkg.scripts).toBeUndefined();
+    expect(pkg.devDependencies).toBeUndefined();
+    expect(pkg.bin).toEqual({ cbwatch: 'bin/cbwatch.js' });
+  });
+
+  it('records the revision it was built from', () => {
+    const info = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/dist/build-info.json'], { encoding: 'utf8' })) as Record<string, string>;
+    if (head) expect(info.revision).toBe(head);
+    expect(info.buildDate).toMatch(/^\d{8}-\d{2}:\d{2}:\d{2}$/);
+  });
+
+  it('installs globally into a fresh prefix and runs outside any checkout: --version and demo', async () => {
+    const prefix = join(tmp, 'prefix');
+    const r = spawnSync('npm', ['install', '-g', '--prefix', prefix, TGZ, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: tmp, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/install-scripts|prepare/);
+    const bin = join(prefix, 'bin', 'cbwatch');
+    const v = spawnSync(bin, ['--version'], { cwd: tmp, encoding: 'utf8' });
+    expect(v.status, v.stderr).toBe(0);
+    const lines = v.stdout.split('\n');
+    expect(lines[0]).toMatch(VERSION_LINE);
+    expect(v.stdout).toMatch(/^ {2}build date: {7}\d{8}-\d{2}:\d{2}:\d{2}$/m);
+    expect(v.stdout).toContain(`  node version:     ${process.version}`);
+    const metrics = await demoMetrics(bin, []);
+    const rev = VERSION_LINE.exec(lines[0] as string)?.[1];
+    expect(metrics).toContain(`cbwatch_build_info{version="${VERSION}",revision="${rev}",`);
+  }, 180_000);
+});
+
+describe('the Debian package', () => {
+  const field = (name: string): string => execFileSync('dpkg-deb', ['--field', DEB, name], { encoding: 'utf8' }).trim();
+  const root = join(tmp, 'deb');
+  const control = join(tmp, 'control');
+  beforeAll(() => {
+    execFileSync('dpkg-deb', ['-x', DEB, root]);
+    execFileSync('dpkg-deb', ['-e', DEB, control]);
+  });
+
+  it('is cbwatch for amd64, needing adduser for its system user', () => {
+    expect(field('Package')).toBe('cbwatch');
+    expect(field('Version')).toBe(VERSION);
+    expect(field('Architecture')).toBe('amd64');
+    expect(field('Depends').split(/,\s*/)).toContain('adduser');
+  });
+
+  it('carries the launcher, Node 24, the systemd unit and a configuration directory whose example is a conffile', () => {
+    for (const f of ['usr/bin/cbwatch', 'usr/lib/cbwatch/node/bin/node', 'usr/lib/cbwatch/bin/cbwatch.js', 'lib/systemd/system/cbwatch.service', 'etc/cbwatch/cbwatch.yml', 'usr/share/doc/cbwatch/copyright', 'usr/share/man/man1/cbwatch.1.gz']) {
+      expect(existsSync(join(root, f)), f).toBe(true);
+    }
+    expect(readFileSync(join(control, 'conffiles'), 'utf8').trim()).toBe('/etc/cbwatch/cbwatch.yml');
+  });
+
+  it('creates the system user on install and keeps it on remove', () => {
+    const postinst = readFileSync(join(control, 'postinst'), 'utf8');
+    expect(postinst).toMatch(/adduser --system --group .*cbwatch/);
+    for (const s of ['postinst', 'prerm', 'postrm']) expect(readFileSync(join(control, s), 'utf8'), s).not.toMatch(/deluser|userdel/);
+    const unit = readFileSync(join(root, 'lib/systemd/system/cbwatch.service'), 'utf8');
+    expect(unit).toMatch(/^User=cbwatch$/m);
+    expect(unit).not.toMatch(/^DynamicUser=/m);
+    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/cbwatch run --config \/etc\/cbwatch\/cbwatch\.yml$/m);
+  });
+
+  it('runs in place: the launcher starts cbwatch on its own Node 24 (--version and demo)', async () => {
+    const launcher = join(root, 'usr/bin/cbwatch');
+    const v = spawnSync(launcher, ['--version'], { cwd: tmp, encoding: 'utf8' });
+    expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout.split('\n')[0]).toMatch(VERSION_LINE);
+    expect(v.stdout).toMatch(/^ {2}node version: {5}v24\./m);
+    const metrics = await demoMetrics(launcher, []);
+    expect(metrics).toMatch(/^cbwatch_build_info\{.*nodejs_version="v24\./m);
+  }, 120_000);
+
+  const analyze = findBinary('systemd-analyze');
+  it.skipIf(!analyze && process.env.CI !== 'true')('its systemd unit passes systemd-analyze verify with no warning', () => {
+    const unit = readFileSync(join(root, 'lib/systemd/system/cbwatch.service'), 'utf8').replace('ExecStart=/usr/bin/cbwatch ', `ExecStart=${join(root, 'usr/bin/cbwatch')} `);
+    const p = join(tmp, 'cbwatch.service');
+    writeFileSync(p, unit);
+    const r = spawnSync(analyze ?? 'systemd-analyze', ['verify', p], { encoding: 'utf8', cwd: tmp });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr.trim()).toBe('');
+  });
+});
