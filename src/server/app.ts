@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import Fastify, { LogController } from 'fastify';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
@@ -19,8 +19,11 @@ export interface AppDeps {
   readonly exposition: Exposition;
   readonly config: Pick<Config, 'clusters' | 'webhooks'>;
   readonly log: Logger;
-  /** Checks an Authorization header when web basic auth is configured; undefined = open. */
-  readonly authorize?: (header: string | undefined) => Promise<boolean>;
+  /**
+   * Checks an Authorization header when web basic auth is configured; undefined = open. 'busy': the password
+   * could not be checked now (too many checks waiting), answered 503.
+   */
+  readonly authorize?: (header: string | undefined) => Promise<boolean | 'busy'>;
   /** fastify's https options when web TLS is configured. */
   readonly https?: FastifyServerOptions extends { https?: infer H } ? H : unknown;
   /**
@@ -83,6 +86,25 @@ export class TokenBucket {
   }
 }
 
+/** Route config of a route that reads a request body and carries its own credentials and bounds (the webhook receiver). */
+export const WEBHOOK_ROUTE_CONFIG = { webhook: true } as const;
+
+function isWebhookRoute(req: FastifyRequest): boolean {
+  return (req.routeOptions.config as { webhook?: unknown } | undefined)?.webhook === true;
+}
+
+/**
+ * Whether a request comes with a body: HTTP/1.1 announces it by Transfer-Encoding or a Content-Length above 0
+ * (RFC 9112 6.3); HTTP/2 by not ending the stream with its headers (a Content-Length there is optional).
+ */
+function hasBody(req: FastifyRequest): boolean {
+  const stream = (req.raw as { stream?: { endAfterHeaders?: boolean } }).stream;
+  if (req.raw.httpVersionMajor >= 2 && stream !== undefined) return stream.endAfterHeaders !== true;
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && length.trim() !== '0';
+}
+
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 export function buildApp(deps: AppDeps): FastifyInstance {
@@ -113,18 +135,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const bucket = new TokenBucket(deps.rateLimit.intervalMs, deps.rateLimit.burst);
     app.addHook('onRequest', async (_req, reply) => {
       if (!bucket.take()) return reply.code(429).type('text/plain').send('Too Many Requests\n');
-    });
-  }
-  const maxRequests = deps.maxRequests ?? DEFAULT_MAX_REQUESTS;
-  if (maxRequests > 0) {
-    let inFlight = 0;
-    app.addHook('onRequest', async (req, reply) => {
-      // Liveness stays answerable under a flood; the webhook receiver has its own bound (max_concurrency).
-      if (req.url === '/-/healthy' || req.url.startsWith('/webhooks/')) return;
-      if (inFlight >= maxRequests) return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many requests in flight\n');
-      inFlight++;
-      // 'close' fires once whether the answer was sent or the client went away.
-      reply.raw.once('close', () => inFlight--);
     });
   }
   if (deps.headers !== undefined && Object.keys(deps.headers).length > 0) {
@@ -159,14 +169,43 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   }
 
+  // A request that carries a body where none is read is refused now, before auth and before a slot: otherwise
+  // fastify would read it first (a POST on /metrics), and a client sending it one byte at a time would hold
+  // the connection, and formerly a slot, until the request timeout. The connection is closed with the answer,
+  // so the unread rest of the body is never waited for.
+  app.addHook('onRequest', async (req, reply) => {
+    if (!hasBody(req) || isWebhookRoute(req)) return;
+    if (req.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.routeOptions.url === '/metrics') {
+      return reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n');
+    }
+    return reply.code(413).type('text/plain').send('Content Too Large: this route takes no request body\n');
+  });
+
   if (deps.authorize) {
     const authorize = deps.authorize;
     app.addHook('onRequest', async (req, reply) => {
       // Health endpoints stay open for orchestrators; webhooks carry their own token.
-      if (req.url === '/-/healthy' || req.url.startsWith('/webhooks/')) return;
-      if (!(await authorize(req.headers.authorization))) {
-        return reply.code(401).header('www-authenticate', 'Basic realm="cbwatch"').send('Unauthorized\n');
-      }
+      if (req.routeOptions.url === '/-/healthy' || isWebhookRoute(req)) return;
+      const verdict = await authorize(req.headers.authorization);
+      if (verdict === 'busy') return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many password checks waiting\n');
+      if (!verdict) return reply.code(401).header('www-authenticate', 'Basic realm="cbwatch"').send('Unauthorized\n');
+    });
+  }
+
+  // The slot is taken last, once the request is authenticated and has no body left to arrive: from here on
+  // only cbwatch works on it, so clients that wait for a password check or trickle bytes never hold one.
+  const maxRequests = deps.maxRequests ?? DEFAULT_MAX_REQUESTS;
+  if (maxRequests > 0) {
+    let inFlight = 0;
+    app.addHook('onRequest', async (req, reply) => {
+      // Liveness stays answerable under a flood; the webhook receiver has its own bounds (max_concurrency,
+      // the body deadline and max_body_bytes) and never takes one of these slots.
+      if (req.routeOptions.url === '/-/healthy' || isWebhookRoute(req)) return;
+      if (inFlight >= maxRequests) return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many requests in flight\n');
+      inFlight++;
+      // 'close' fires once whether the answer was sent or the client went away.
+      reply.raw.once('close', () => inFlight--);
     });
   }
 
