@@ -63,6 +63,8 @@ export interface ServerTimeouts {
  */
 export const SERVER_TIMEOUTS: ServerTimeouts = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 65_000, idleMs: 60_000 };
 export const DEFAULT_MAX_REQUESTS = 40;
+/** A refused client certificate is logged at warn at most this often per reason (the rest are counted in `suppressed`). */
+export const CLIENT_REFUSAL_WARN_EVERY_MS = 60_000;
 
 /** A token bucket (the semantics of Go's rate.Limiter used by the exporter-toolkit): `burst` tokens, one more every `intervalMs`. */
 export class TokenBucket {
@@ -152,11 +154,24 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // the same tick as the one the HTTP server attached, before any request bytes are read: the socket is
     // closed with no response. `check` reads the web config in force, so a reload applies to new connections.
     const httpLog = deps.log.child({ component: 'http' });
+    // One client reconnecting in a loop must not flood the log: one warning per reason a minute, as the
+    // webhook receiver does, with the count of refusals not logged since the previous one.
+    const lastWarn = new Map<string, { at: number; suppressed: number }>();
     app.server.on('secureConnection', (socket: TLSSocket) => {
       const reason = check(socket);
       if (reason === undefined) return;
-      httpLog.warn({ remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, reason }, 'TLS client refused after the handshake; connection closed');
       socket.destroy();
+      const now = performance.now();
+      const seen = lastWarn.get(reason);
+      if (seen !== undefined && now - seen.at < CLIENT_REFUSAL_WARN_EVERY_MS) {
+        seen.suppressed++;
+        return;
+      }
+      // Reasons are a short fixed list (OpenSSL's verify error codes among them); the bound is a safeguard.
+      if (seen === undefined && lastWarn.size >= 64) lastWarn.clear();
+      const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+      httpLog.warn({ remote, reason, suppressed: seen?.suppressed ?? 0 }, 'TLS client refused after the handshake; connection closed');
+      lastWarn.set(reason, { at: now, suppressed: 0 });
     });
     app.addHook('onRequest', async (req, reply) => {
       // Kept for connections opened before a reload that tightened the rules: they are refused from then on.
