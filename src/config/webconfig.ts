@@ -478,7 +478,13 @@ const GRANTED_MAX = 256;
 const REFUSED_MAX = 1024;
 /** Password checks waiting or running at once; a request beyond it is refused at once rather than queued. */
 export const MAX_WAITING_CHECKS = 32;
+/**
+ * Of those, at most this many from one client address: a flood from one host cannot fill the queue, so a
+ * scraper elsewhere whose header is not yet verified (after a start) waits behind a few compares, not 32.
+ */
+export const MAX_WAITING_CHECKS_PER_CLIENT = 4;
 let waitingChecks = 0;
+const waitingByClient = new Map<string, number>();
 let compareChain: Promise<unknown> = Promise.resolve();
 
 function cacheKey(header: string, hash: string): string {
@@ -510,13 +516,15 @@ function serialized(fn: () => Promise<boolean>): Promise<boolean> {
 
 /**
  * Checks an `Authorization` header against basic_auth_users: true, false, or 'busy' when MAX_WAITING_CHECKS
- * checks are already waiting for bcrypt (a remembered header is answered even then). An empty or missing user
- * list allows everything (auth is off). `compare` is injectable for tests; by default it is bcryptjs's.
+ * checks (or MAX_WAITING_CHECKS_PER_CLIENT from `client`, the remote address) are already waiting for bcrypt;
+ * a remembered header is answered even then. An empty or missing user list allows everything (auth is off).
+ * `compare` is injectable for tests; by default it is bcryptjs's.
  */
 export async function verifyBasicAuth(
   users: Readonly<Record<string, string>> | undefined,
   header: string | undefined,
   compare: BcryptCompare = defaultCompare,
+  client?: string,
 ): Promise<boolean | 'busy'> {
   if (users === undefined || Object.keys(users).length === 0) return true;
   if (header === undefined) return false;
@@ -532,8 +540,10 @@ export async function verifyBasicAuth(
   const key = cacheKey(header, hash);
   const hit = recall(key);
   if (hit !== undefined) return hit;
-  if (waitingChecks >= MAX_WAITING_CHECKS) return 'busy';
+  const fromClient = client === undefined ? 0 : (waitingByClient.get(client) ?? 0);
+  if (waitingChecks >= MAX_WAITING_CHECKS || fromClient >= MAX_WAITING_CHECKS_PER_CLIENT) return 'busy';
   waitingChecks++;
+  if (client !== undefined) waitingByClient.set(client, fromClient + 1);
   // An unknown user runs a full compare too, so timing does not tell which user names exist. The cache is
   // looked at again once this request's turn comes: the same header may have been checked while it waited.
   try {
@@ -546,14 +556,19 @@ export async function verifyBasicAuth(
     });
   } finally {
     waitingChecks--;
+    if (client !== undefined) {
+      const left = (waitingByClient.get(client) ?? 1) - 1;
+      if (left > 0) waitingByClient.set(client, left);
+      else waitingByClient.delete(client);
+    }
   }
 }
 
 export interface WebServerOptions {
   /** fastify's `https` option; undefined: plain HTTP. */
   readonly https?: ReturnType<typeof httpsOptions>;
-  /** Checks the Authorization header (basic_auth_users); undefined: no auth. */
-  readonly authorize?: (header: string | undefined) => Promise<boolean | 'busy'>;
+  /** Checks the Authorization header (basic_auth_users) of a request from `client` (its address); undefined: no auth. */
+  readonly authorize?: (header: string | undefined, client?: string) => Promise<boolean | 'busy'>;
   /**
    * For client_auth_type RequireAnyClientCert and VerifyClientCertIfGiven, which Node cannot enforce in the
    * handshake: call with the request's socket and refuse the request (403) when it returns a reason.
@@ -577,7 +592,7 @@ export function webConfigToServerOptions(web: WebSettings | undefined): WebServe
     (tls.clientAuthType === 'RequireAnyClientCert' || tls.clientAuthType === 'VerifyClientCertIfGiven' || (tls.clientAllowedSans?.length ?? 0) > 0);
   return {
     ...(tls === undefined ? {} : { https: httpsOptions(tls) }),
-    ...(users === undefined || Object.keys(users).length === 0 ? {} : { authorize: (header: string | undefined) => verifyBasicAuth(users, header) }),
+    ...(users === undefined || Object.keys(users).length === 0 ? {} : { authorize: (header: string | undefined, client?: string) => verifyBasicAuth(users, header, defaultCompare, client) }),
     ...(perRequest ? { checkClientCertificate: (socket: TLSSocket) => checkClientCertificate(tls, socket) } : {}),
     ...(web.rateLimit === undefined ? {} : { rateLimit: web.rateLimit }),
     ...(tls === undefined ? {} : { http2: web.http2 ?? true }),

@@ -20,10 +20,11 @@ export interface AppDeps {
   readonly config: Pick<Config, 'clusters' | 'webhooks'>;
   readonly log: Logger;
   /**
-   * Checks an Authorization header when web basic auth is configured; undefined = open. 'busy': the password
-   * could not be checked now (too many checks waiting), answered 503.
+   * Checks an Authorization header when web basic auth is configured (`client`: the remote address, to share
+   * the password checks out fairly); undefined = open. 'busy': the password could not be checked now (too many
+   * checks waiting), answered 503.
    */
-  readonly authorize?: (header: string | undefined) => Promise<boolean | 'busy'>;
+  readonly authorize?: (header: string | undefined, client?: string) => Promise<boolean | 'busy'>;
   /** fastify's https options when web TLS is configured. */
   readonly https?: FastifyServerOptions extends { https?: infer H } ? H : unknown;
   /**
@@ -202,7 +203,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     app.addHook('onRequest', async (req, reply) => {
       // Health endpoints stay open for orchestrators; webhooks carry their own token.
       if (req.routeOptions.url === '/-/healthy' || isWebhookRoute(req)) return;
-      const verdict = await authorize(req.headers.authorization);
+      const verdict = await authorize(req.headers.authorization, req.raw.socket?.remoteAddress);
       if (verdict === 'busy') return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many password checks waiting\n');
       if (!verdict) return reply.code(401).header('www-authenticate', 'Basic realm="cbwatch"').send('Unauthorized\n');
     });

@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { WebTlsSettings } from '../../src/config/webconfig.js';
-import { checkClientCertificate, clearBasicAuthCache, dummyHashFor, goIpString, MAX_WAITING_CHECKS, httpsOptions, loadWebConfig, subjectAltNames, verifyBasicAuth, webConfigToServerOptions } from '../../src/config/webconfig.js';
+import { checkClientCertificate, clearBasicAuthCache, dummyHashFor, goIpString, MAX_WAITING_CHECKS, MAX_WAITING_CHECKS_PER_CLIENT, httpsOptions, loadWebConfig, subjectAltNames, verifyBasicAuth, webConfigToServerOptions } from '../../src/config/webconfig.js';
 import { ConfigError } from '../../src/errors.js';
 import { findBinary } from '../helpers/tools.js';
 
@@ -235,6 +235,24 @@ describe('verifyBasicAuth', () => {
     expect(await Promise.all(pending)).toEqual(Array(MAX_WAITING_CHECKS).fill(false));
     // The queue drained: the next one is checked again.
     expect(await verifyBasicAuth(users, header('prometheus', 'later'), compare)).toBe(false);
+  });
+
+  it(`one client address has at most ${MAX_WAITING_CHECKS_PER_CLIENT} checks waiting: a flood from one host leaves room for a scraper elsewhere`, async () => {
+    const release: Array<() => void> = [];
+    const blocked = (p: string, h: string) => new Promise<boolean>((r) => release.push(() => r(p === 'right' && h === HASH)));
+    const flood = Array.from({ length: MAX_WAITING_CHECKS_PER_CLIENT }, (_, i) => verifyBasicAuth(users, header('prometheus', `w-${i}`), blocked, '10.9.9.9'));
+    expect(await verifyBasicAuth(users, header('prometheus', 'w-more'), blocked, '10.9.9.9')).toBe('busy');
+    // The scraper's first check (not yet remembered) queues behind the flood's few, and succeeds.
+    const scraper = verifyBasicAuth(users, header('prometheus', 'right'), blocked, '10.0.0.5');
+    let done = false;
+    void Promise.all([...flood, scraper]).then(() => (done = true));
+    while (!done) {
+      release.shift()?.();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(await scraper).toBe(true);
+    // Released: the flooding address may queue again.
+    expect(await verifyBasicAuth(users, header('prometheus', 'w-again'), compare, '10.9.9.9')).toBe(false);
   });
 
   it.runIf(hasBcrypt)('uses bcryptjs when installed', async () => {

@@ -112,10 +112,14 @@ describe('request slots', () => {
 
   it('clients waiting for a password check hold no slot: an authenticated scraper is never refused', async () => {
     const waiting: Array<(ok: boolean) => void> = [];
+    const clients = new Set<string>();
     const { port, requests } = await listening({
       maxRequests: 2,
       // A remembered header is answered at once; any other waits (as behind a queue of bcrypt compares).
-      authorize: (header) => (header === RIGHT ? Promise.resolve(true) : new Promise<boolean>((r) => waiting.push(r))),
+      authorize: (header, client) => {
+        clients.add(String(client));
+        return header === RIGHT ? Promise.resolve(true) : new Promise<boolean>((r) => waiting.push(r));
+      },
     });
     for (let i = 0; i < 8; i++) {
       const s = connect(port, '127.0.0.1');
@@ -127,6 +131,8 @@ describe('request slots', () => {
     expect(await scrapes(port, 10, { authorization: RIGHT })).toEqual(Array(10).fill(200));
     const r = await fetch(`http://127.0.0.1:${port}/-/ready`, { headers: { authorization: RIGHT } });
     expect(await r.text()).not.toMatch(/too many requests/);
+    // The check is told who asks (the bcrypt queue is shared out per client address).
+    expect([...clients]).toEqual(['127.0.0.1']);
     for (const w of waiting) w(false);
   });
 
