@@ -113,6 +113,16 @@ describe.skipIf(openssl === undefined || curl === undefined)('web config against
     expect(r.out).toBe('1.1');
   }, 30_000);
 
+  it('over HTTP/2 too, a body on a route that reads none is refused (405 on /metrics, 413 elsewhere) and GET is served', async () => {
+    const port = await serve(tlsBase);
+    const code = async (path: string, ...a: string[]) =>
+      (await run(curl as string, ['-sS', '--cacert', 'ca.crt', '--http2', '-o', '/dev/null', '-w', '%{http_version} %{http_code}', ...a, `https://localhost:${port}${path}`])).out;
+    expect(await code('/metrics')).toBe('2 200');
+    expect(await code('/metrics', '-X', 'POST', '--data-binary', 'x')).toBe('2 405');
+    // No Content-Length: the body is announced only by the stream staying open after the headers.
+    expect(await code('/-/ready', '-X', 'GET', '-H', 'content-length:', '--data-binary', 'x'.repeat(100))).toBe('2 413');
+  }, 30_000);
+
   it('http_server_config.headers are set on every response, including 401s and 405s', async () => {
     const port = await serve(`${tlsBase}http_server_config:\n  headers:\n    X-Frame-Options: deny\n    X-Content-Type-Options: nosniff\n    Strict-Transport-Security: max-age=31536000\n`);
     const r = await run(curl as string, ['-sS', '-D', '-', '-o', '/dev/null', '--cacert', 'ca.crt', '-X', 'POST', `https://localhost:${port}/metrics`]);
