@@ -174,7 +174,7 @@ async function startServing(
     logger: log,
     plugins,
     // Indirections, so that a reload can change the users and the certificate rules of a running server.
-    authorize: (header) => (server.authorize ? server.authorize(header) : Promise.resolve(true)),
+    authorize: (header, client) => (server.authorize ? server.authorize(header, client) : Promise.resolve(true)),
     ...(server.https ? { https: server.https } : {}),
     ...(server.https ? { checkClientCertificate: (socket: TLSSocket) => server.checkClientCertificate?.(socket) } : {}),
     ...(server.rateLimit ? { rateLimit: server.rateLimit } : {}),

@@ -14,7 +14,7 @@ import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
 import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
-import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
+import { allowedCredentialHosts, fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
 import { CbwError } from '../errors.js';
 import { collectItems, isoToSeconds, ItemTally } from './helpers.js';
 import type { ItemSink } from './helpers.js';
@@ -102,7 +102,8 @@ export const backupCollector: Collector<'backup'> = {
   role: 'ro_admin',
   description: 'Backup service repositories per state, their health, next scheduled run and last successful task.',
   async collect(ctx) {
-    const baseUrl = ctx.cluster.backupUrl ?? serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'backupAPI', 'backupAPIHTTPS');
+    const only = ctx.cluster.credentialsHosts === 'configured' ? allowedCredentialHosts(ctx.cluster) : undefined;
+    const baseUrl = ctx.cluster.backupUrl ?? serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'backupAPI', 'backupAPIHTTPS', only);
     if (baseUrl === undefined) {
       ctx.notApplicable('no backup service');
       return;

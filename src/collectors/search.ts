@@ -9,7 +9,7 @@
  * collector's series on every poll.
  */
 import type { Logger } from 'pino';
-import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
+import { allowedCredentialHosts, fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
 import { tryParseGoDuration } from '../couchbase/goduration.js';
 import {
   SEARCH_CANCEL_ROUTE,
@@ -313,7 +313,8 @@ export function emitCancelCounts(out: SampleSet, state: Map<string, unknown>, po
 
 async function searchBaseUrl(ctx: CollectContext<'search'>): Promise<string | undefined> {
   if (ctx.cluster.searchUrl !== undefined) return ctx.cluster.searchUrl;
-  return serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'fts', 'ftsSSL');
+  const only = ctx.cluster.credentialsHosts === 'configured' ? allowedCredentialHosts(ctx.cluster) : undefined;
+  return serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'fts', 'ftsSSL', only);
 }
 
 /**

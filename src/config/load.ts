@@ -308,6 +308,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       },
       searchUrl: raw.search_url?.replace(/\/+$/, ''),
       backupUrl: raw.backup_url?.replace(/\/+$/, ''),
+      credentialsHosts: raw.credentials_hosts,
       concurrency: raw.concurrency,
       connectTimeout: raw.connect_timeout,
       requestTimeout: raw.request_timeout,
@@ -543,6 +544,7 @@ export function describeConfig(config: Config): string {
     out.push(`    tls:         ${tls.join(', ')}`);
     out.push(`    search_url:  ${c.searchUrl ?? '(discovered from nodeServices)'}`);
     out.push(`    backup_url:  ${c.backupUrl ?? '(discovered from nodeServices)'}`);
+    out.push(`    credentials_hosts: ${c.credentialsHosts ?? 'nodes'}`);
     out.push(
       `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}, probe_interval=${formatDuration(c.probeInterval ?? 15_000)}, max_dynamic_families=${c.maxDynamicFamilies ?? 5000}, max_label_value_length=${c.maxLabelValueLength ?? 1024}`,
     );

@@ -150,6 +150,11 @@ export const clusterSchema = z
     tls: tlsSchema.optional(),
     search_url: httpUrl.optional(),
     backup_url: httpUrl.optional(),
+    /**
+     * Where the credentials may go when Search and Backup are found from nodeServices: `nodes`, any node the
+     * cluster lists; `configured`, only the hosts of url, search_url and backup_url.
+     */
+    credentials_hosts: z.enum(['nodes', 'configured'], { error: 'expected nodes or configured' }).default('nodes'),
     /** Requests in flight to this cluster at once, over all collectors. */
     concurrency: z.number().int().min(1).max(256).default(8),
     connect_timeout: duration(100).default(5000),

@@ -30,6 +30,11 @@ export interface ClusterConfig {
   };
   readonly searchUrl: string | undefined;
   readonly backupUrl: string | undefined;
+  /**
+   * credentials_hosts: `nodes` (default), Search and Backup found from nodeServices on any node; `configured`,
+   * only on the hosts of url, search_url and backup_url (the credentials go nowhere else).
+   */
+  readonly credentialsHosts?: 'nodes' | 'configured' | undefined;
   readonly concurrency: number;
   readonly connectTimeout: number;
   readonly requestTimeout: number;

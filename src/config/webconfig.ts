@@ -446,18 +446,45 @@ async function defaultCompare(password: string, hash: string): Promise<boolean> 
   return bcryptCompare(password, hash);
 }
 
-/** A valid hash of a random password, compared against when the user is unknown so timing reveals nothing. */
-const DUMMY_HASH = '$2b$10$CwTycUXWue0Thq9StjUM0uJ8Ue7XJ9nGxfoz5v7hW4tBqj4V4hZwK';
+/**
+ * The salt and digest of a hash no password is known to match: an unknown user is compared against it, so
+ * that refusing them costs what refusing a known user does.
+ */
+const DUMMY_SALT_AND_DIGEST = 'CwTycUXWue0Thq9StjUM0uJ8Ue7XJ9nGxfoz5v7hW4tBqj4V4hZwK';
 
 /**
- * bcrypt costs ~50–100 ms of CPU per check, on the thread that answers HTTP. As the exporter-toolkit does:
- * remember every outcome — successes, so scrapes do not pay it each time, and failures, so a flood of one
- * wrong password costs one compare — and run compares one at a time, so a flood of distinct wrong passwords
- * queues (bounded by --web.max-requests) instead of starving everything else. Entries are keyed by a SHA-256
- * digest of the Authorization header and the user's hash: no plaintext is kept, and a changed hash misses.
+ * The hash an unknown user is compared against: bcrypt's time is set by the cost in the hash, so the dummy
+ * takes the highest cost among the configured users' hashes (a cost-12 user is not told apart from an unknown
+ * one by a cost-10 dummy answering four times faster).
  */
-const remembered = new Map<string, boolean>();
-const REMEMBERED_MAX = 1024;
+export function dummyHashFor(users: Readonly<Record<string, string>>): string {
+  let cost = 0;
+  for (const h of Object.values(users)) cost = Math.max(cost, Number(/^\$2[aby]\$(\d{2})\$/.exec(h)?.[1] ?? 0));
+  return `$2b$${String(cost === 0 ? 10 : cost).padStart(2, '0')}$${DUMMY_SALT_AND_DIGEST}`;
+}
+
+/**
+ * bcrypt costs ~50–100 ms of CPU per check at cost 10 (4x that at 12). As the exporter-toolkit does: remember
+ * every outcome — successes, so scrapes do not pay it each time, and failures, so a flood of one wrong password
+ * costs one compare — and run compares one at a time, so a flood of distinct wrong passwords queues instead
+ * of starving everything else. The queue is bounded (MAX_WAITING_CHECKS; beyond it, 'busy', answered 503),
+ * and successes are kept apart from failures, so no number of wrong passwords can push a scraper's verified
+ * header out: it is answered from memory and never waits behind them. Entries are keyed by a SHA-256 digest
+ * of the Authorization header and the user's hash: no plaintext is kept, and a changed hash misses.
+ */
+const granted = new Map<string, true>();
+const refused = new Map<string, false>();
+const GRANTED_MAX = 256;
+const REFUSED_MAX = 1024;
+/** Password checks waiting or running at once; a request beyond it is refused at once rather than queued. */
+export const MAX_WAITING_CHECKS = 32;
+/**
+ * Of those, at most this many from one client address: a flood from one host cannot fill the queue, so a
+ * scraper elsewhere whose header is not yet verified (after a start) waits behind a few compares, not 32.
+ */
+export const MAX_WAITING_CHECKS_PER_CLIENT = 4;
+let waitingChecks = 0;
+const waitingByClient = new Map<string, number>();
 let compareChain: Promise<unknown> = Promise.resolve();
 
 function cacheKey(header: string, hash: string): string {
@@ -465,8 +492,19 @@ function cacheKey(header: string, hash: string): string {
 }
 
 function remember(key: string, ok: boolean): void {
-  if (remembered.size >= REMEMBERED_MAX) remembered.delete(remembered.keys().next().value as string);
-  remembered.set(key, ok);
+  const map: Map<string, boolean> = ok ? granted : refused;
+  if (map.size >= (ok ? GRANTED_MAX : REFUSED_MAX)) map.delete(map.keys().next().value as string);
+  map.set(key, ok);
+}
+
+function recall(key: string): boolean | undefined {
+  if (granted.has(key)) {
+    // Refresh its place: a busy scraper's entry is never the one evicted.
+    granted.delete(key);
+    granted.set(key, true);
+    return true;
+  }
+  return refused.has(key) ? false : undefined;
 }
 
 /** One compare at a time across the process. */
@@ -477,14 +515,17 @@ function serialized(fn: () => Promise<boolean>): Promise<boolean> {
 }
 
 /**
- * Checks an `Authorization` header against basic_auth_users. An empty or missing user list allows everything
- * (auth is off). `compare` is injectable for tests; by default it is bcryptjs's.
+ * Checks an `Authorization` header against basic_auth_users: true, false, or 'busy' when MAX_WAITING_CHECKS
+ * checks (or MAX_WAITING_CHECKS_PER_CLIENT from `client`, the remote address) are already waiting for bcrypt;
+ * a remembered header is answered even then. An empty or missing user list allows everything (auth is off).
+ * `compare` is injectable for tests; by default it is bcryptjs's.
  */
 export async function verifyBasicAuth(
   users: Readonly<Record<string, string>> | undefined,
   header: string | undefined,
   compare: BcryptCompare = defaultCompare,
-): Promise<boolean> {
+  client?: string,
+): Promise<boolean | 'busy'> {
   if (users === undefined || Object.keys(users).length === 0) return true;
   if (header === undefined) return false;
   const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
@@ -495,31 +536,39 @@ export async function verifyBasicAuth(
   const user = decoded.slice(0, colon);
   const password = decoded.slice(colon + 1);
   const known = Object.hasOwn(users, user);
-  const hash = known ? (users[user] as string) : DUMMY_HASH;
+  const hash = known ? (users[user] as string) : dummyHashFor(users);
   const key = cacheKey(header, hash);
-  const hit = remembered.get(key);
-  if (hit !== undefined) {
-    // Refresh its place: a busy scraper's entry is never the one evicted.
-    remembered.delete(key);
-    remembered.set(key, hit);
-    return hit;
-  }
+  const hit = recall(key);
+  if (hit !== undefined) return hit;
+  const fromClient = client === undefined ? 0 : (waitingByClient.get(client) ?? 0);
+  if (waitingChecks >= MAX_WAITING_CHECKS || fromClient >= MAX_WAITING_CHECKS_PER_CLIENT) return 'busy';
+  waitingChecks++;
+  if (client !== undefined) waitingByClient.set(client, fromClient + 1);
   // An unknown user runs a full compare too, so timing does not tell which user names exist. The cache is
   // looked at again once this request's turn comes: the same header may have been checked while it waited.
-  return serialized(async () => {
-    const settled = remembered.get(key);
-    if (settled !== undefined) return settled;
-    const ok = (await compare(password, hash)) && known;
-    remember(key, ok);
-    return ok;
-  });
+  try {
+    return await serialized(async () => {
+      const settled = recall(key);
+      if (settled !== undefined) return settled;
+      const ok = (await compare(password, hash)) && known;
+      remember(key, ok);
+      return ok;
+    });
+  } finally {
+    waitingChecks--;
+    if (client !== undefined) {
+      const left = (waitingByClient.get(client) ?? 1) - 1;
+      if (left > 0) waitingByClient.set(client, left);
+      else waitingByClient.delete(client);
+    }
+  }
 }
 
 export interface WebServerOptions {
   /** fastify's `https` option; undefined: plain HTTP. */
   readonly https?: ReturnType<typeof httpsOptions>;
-  /** Checks the Authorization header (basic_auth_users); undefined: no auth. */
-  readonly authorize?: (header: string | undefined) => Promise<boolean>;
+  /** Checks the Authorization header (basic_auth_users) of a request from `client` (its address); undefined: no auth. */
+  readonly authorize?: (header: string | undefined, client?: string) => Promise<boolean | 'busy'>;
   /**
    * For client_auth_type RequireAnyClientCert and VerifyClientCertIfGiven, which Node cannot enforce in the
    * handshake: call with the request's socket and refuse the request (403) when it returns a reason.
@@ -543,7 +592,7 @@ export function webConfigToServerOptions(web: WebSettings | undefined): WebServe
     (tls.clientAuthType === 'RequireAnyClientCert' || tls.clientAuthType === 'VerifyClientCertIfGiven' || (tls.clientAllowedSans?.length ?? 0) > 0);
   return {
     ...(tls === undefined ? {} : { https: httpsOptions(tls) }),
-    ...(users === undefined || Object.keys(users).length === 0 ? {} : { authorize: (header: string | undefined) => verifyBasicAuth(users, header) }),
+    ...(users === undefined || Object.keys(users).length === 0 ? {} : { authorize: (header: string | undefined, client?: string) => verifyBasicAuth(users, header, defaultCompare, client) }),
     ...(perRequest ? { checkClientCertificate: (socket: TLSSocket) => checkClientCertificate(tls, socket) } : {}),
     ...(web.rateLimit === undefined ? {} : { rateLimit: web.rateLimit }),
     ...(tls === undefined ? {} : { http2: web.http2 ?? true }),
@@ -553,5 +602,6 @@ export function webConfigToServerOptions(web: WebSettings | undefined): WebServe
 
 /** For tests: forget remembered checks. */
 export function clearBasicAuthCache(): void {
-  remembered.clear();
+  granted.clear();
+  refused.clear();
 }

@@ -3,6 +3,7 @@
  * (search, backup, certificates, nodes). Fetched once per cluster per 10 s through the shared cache.
  */
 import { z } from 'zod';
+import { ConfigError } from '../errors.js';
 import type { ClusterSource } from './source.js';
 
 export const nodeServicesSchema = z.looseObject({
@@ -39,20 +40,49 @@ export function urlHost(host: string): string {
 }
 
 /**
+ * The hosts the Couchbase credentials may go to under `credentials_hosts: configured`: those of the cluster's
+ * `url`, `search_url` and `backup_url`, lowercased.
+ */
+export function allowedCredentialHosts(cluster: { readonly url: string; readonly searchUrl: string | undefined; readonly backupUrl: string | undefined }): ReadonlySet<string> {
+  const hosts = [cluster.url, cluster.searchUrl, cluster.backupUrl].filter((u): u is string => u !== undefined);
+  return new Set(hosts.map((u) => bareHost(new URL(u).hostname)));
+}
+
+/** A host name as compared: lowercase, an IPv6 literal without its brackets. */
+function bareHost(host: string): string {
+  return host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+}
+
+/**
  * The base URL of a service (`fts`/`ftsSSL`, `backupAPI`/`backupAPIHTTPS`) found from nodeServices.
  * Prefers the node we talk to (its host is the configured URL's host, since nodesExt may omit or give an
  * internal address for it), then the first node running the service. TLS when the management URL is https.
+ * The request will carry the cluster's credentials: with `onlyHosts` (credentials_hosts: configured) a node on
+ * another host is never chosen, and a service that runs only on such nodes is a failure (CBW_ERR_CONFIG) —
+ * not "no such service", which would hide it.
  */
-export function serviceUrl(ns: NodeServices, managementUrl: string, plainPort: string, tlsPort: string): string | undefined {
+export function serviceUrl(ns: NodeServices, managementUrl: string, plainPort: string, tlsPort: string, onlyHosts?: ReadonlySet<string>): string | undefined {
   const mgmt = new URL(managementUrl);
   const secure = mgmt.protocol === 'https:';
   const key = secure ? tlsPort : plainPort;
   const candidates = [...ns.nodesExt.filter((n) => n.thisNode), ...ns.nodesExt.filter((n) => !n.thisNode)];
+  let elsewhere = false;
   for (const n of candidates) {
     const port = n.services[key];
     if (port === undefined) continue;
-    const host = n.thisNode || !n.hostname ? mgmt.hostname : urlHost(n.hostname);
+    // The node answering the management URL is reached at the configured host itself.
+    const own = n.thisNode === true || !n.hostname;
+    if (!own && onlyHosts !== undefined && !onlyHosts.has(bareHost(n.hostname as string))) {
+      elsewhere = true;
+      continue;
+    }
+    const host = own ? mgmt.hostname : urlHost(n.hostname as string);
     return `${secure ? 'https' : 'http'}://${host}:${port}`;
+  }
+  if (elsewhere) {
+    throw new ConfigError(
+      `the ${plainPort} service runs only on nodes outside the configured hosts, where credentials_hosts: configured sends no credentials; set its URL (search_url or backup_url) or credentials_hosts: nodes`,
+    );
   }
   return undefined;
 }

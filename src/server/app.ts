@@ -5,7 +5,7 @@
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import Fastify, { LogController } from 'fastify';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
@@ -19,8 +19,12 @@ export interface AppDeps {
   readonly exposition: Exposition;
   readonly config: Pick<Config, 'clusters' | 'webhooks'>;
   readonly log: Logger;
-  /** Checks an Authorization header when web basic auth is configured; undefined = open. */
-  readonly authorize?: (header: string | undefined) => Promise<boolean>;
+  /**
+   * Checks an Authorization header when web basic auth is configured (`client`: the remote address, to share
+   * the password checks out fairly); undefined = open. 'busy': the password could not be checked now (too many
+   * checks waiting), answered 503.
+   */
+  readonly authorize?: (header: string | undefined, client?: string) => Promise<boolean | 'busy'>;
   /** fastify's https options when web TLS is configured. */
   readonly https?: FastifyServerOptions extends { https?: infer H } ? H : unknown;
   /**
@@ -60,6 +64,8 @@ export interface ServerTimeouts {
  */
 export const SERVER_TIMEOUTS: ServerTimeouts = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 65_000, idleMs: 60_000 };
 export const DEFAULT_MAX_REQUESTS = 40;
+/** A refused client certificate is logged at warn at most this often per reason (the rest are counted in `suppressed`). */
+export const CLIENT_REFUSAL_WARN_EVERY_MS = 60_000;
 
 /** A token bucket (the semantics of Go's rate.Limiter used by the exporter-toolkit): `burst` tokens, one more every `intervalMs`. */
 export class TokenBucket {
@@ -81,6 +87,25 @@ export class TokenBucket {
     this.tokens -= 1;
     return true;
   }
+}
+
+/** Route config of a route that reads a request body and carries its own credentials and bounds (the webhook receiver). */
+export const WEBHOOK_ROUTE_CONFIG = { webhook: true } as const;
+
+function isWebhookRoute(req: FastifyRequest): boolean {
+  return (req.routeOptions.config as { webhook?: unknown } | undefined)?.webhook === true;
+}
+
+/**
+ * Whether a request comes with a body: HTTP/1.1 announces it by Transfer-Encoding or a Content-Length above 0
+ * (RFC 9112 6.3); HTTP/2 by not ending the stream with its headers (a Content-Length there is optional).
+ */
+function hasBody(req: FastifyRequest): boolean {
+  const stream = (req.raw as { stream?: { endAfterHeaders?: boolean } }).stream;
+  if (req.raw.httpVersionMajor >= 2 && stream !== undefined) return stream.endAfterHeaders !== true;
+  if (req.headers['transfer-encoding'] !== undefined) return true;
+  const length = req.headers['content-length'];
+  return length !== undefined && length.trim() !== '0';
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -115,18 +140,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       if (!bucket.take()) return reply.code(429).type('text/plain').send('Too Many Requests\n');
     });
   }
-  const maxRequests = deps.maxRequests ?? DEFAULT_MAX_REQUESTS;
-  if (maxRequests > 0) {
-    let inFlight = 0;
-    app.addHook('onRequest', async (req, reply) => {
-      // Liveness stays answerable under a flood; the webhook receiver has its own bound (max_concurrency).
-      if (req.url === '/-/healthy' || req.url.startsWith('/webhooks/')) return;
-      if (inFlight >= maxRequests) return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many requests in flight\n');
-      inFlight++;
-      // 'close' fires once whether the answer was sent or the client went away.
-      reply.raw.once('close', () => inFlight--);
-    });
-  }
   if (deps.headers !== undefined && Object.keys(deps.headers).length > 0) {
     const headers = deps.headers;
     app.addHook('onRequest', async (_req, reply) => {
@@ -142,11 +155,24 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // the same tick as the one the HTTP server attached, before any request bytes are read: the socket is
     // closed with no response. `check` reads the web config in force, so a reload applies to new connections.
     const httpLog = deps.log.child({ component: 'http' });
+    // One client reconnecting in a loop must not flood the log: one warning per reason a minute, as the
+    // webhook receiver does, with the count of refusals not logged since the previous one.
+    const lastWarn = new Map<string, { at: number; suppressed: number }>();
     app.server.on('secureConnection', (socket: TLSSocket) => {
       const reason = check(socket);
       if (reason === undefined) return;
-      httpLog.warn({ remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, reason }, 'TLS client refused after the handshake; connection closed');
       socket.destroy();
+      const now = performance.now();
+      const seen = lastWarn.get(reason);
+      if (seen !== undefined && now - seen.at < CLIENT_REFUSAL_WARN_EVERY_MS) {
+        seen.suppressed++;
+        return;
+      }
+      // Reasons are a short fixed list (OpenSSL's verify error codes among them); the bound is a safeguard.
+      if (seen === undefined && lastWarn.size >= 64) lastWarn.clear();
+      const remote = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+      httpLog.warn({ remote, reason, suppressed: seen?.suppressed ?? 0 }, 'TLS client refused after the handshake; connection closed');
+      lastWarn.set(reason, { at: now, suppressed: 0 });
     });
     app.addHook('onRequest', async (req, reply) => {
       // Kept for connections opened before a reload that tightened the rules: they are refused from then on.
@@ -159,14 +185,43 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   }
 
+  // A request that carries a body where none is read is refused now, before auth and before a slot: otherwise
+  // fastify would read it first (a POST on /metrics), and a client sending it one byte at a time would hold
+  // the connection, and formerly a slot, until the request timeout. The connection is closed with the answer,
+  // so the unread rest of the body is never waited for.
+  app.addHook('onRequest', async (req, reply) => {
+    if (!hasBody(req) || isWebhookRoute(req)) return;
+    if (req.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.routeOptions.url === '/metrics') {
+      return reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n');
+    }
+    return reply.code(413).type('text/plain').send('Content Too Large: this route takes no request body\n');
+  });
+
   if (deps.authorize) {
     const authorize = deps.authorize;
     app.addHook('onRequest', async (req, reply) => {
       // Health endpoints stay open for orchestrators; webhooks carry their own token.
-      if (req.url === '/-/healthy' || req.url.startsWith('/webhooks/')) return;
-      if (!(await authorize(req.headers.authorization))) {
-        return reply.code(401).header('www-authenticate', 'Basic realm="cbwatch"').send('Unauthorized\n');
-      }
+      if (req.routeOptions.url === '/-/healthy' || isWebhookRoute(req)) return;
+      const verdict = await authorize(req.headers.authorization, req.raw.socket?.remoteAddress);
+      if (verdict === 'busy') return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many password checks waiting\n');
+      if (!verdict) return reply.code(401).header('www-authenticate', 'Basic realm="cbwatch"').send('Unauthorized\n');
+    });
+  }
+
+  // The slot is taken last, once the request is authenticated and has no body left to arrive: from here on
+  // only cbwatch works on it, so clients that wait for a password check or trickle bytes never hold one.
+  const maxRequests = deps.maxRequests ?? DEFAULT_MAX_REQUESTS;
+  if (maxRequests > 0) {
+    let inFlight = 0;
+    app.addHook('onRequest', async (req, reply) => {
+      // Liveness stays answerable under a flood; the webhook receiver has its own bounds (max_concurrency,
+      // the body deadline and max_body_bytes) and never takes one of these slots.
+      if (req.routeOptions.url === '/-/healthy' || isWebhookRoute(req)) return;
+      if (inFlight >= maxRequests) return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many requests in flight\n');
+      inFlight++;
+      // 'close' fires once whether the answer was sent or the client went away.
+      reply.raw.once('close', () => inFlight--);
     });
   }
 

@@ -26,6 +26,7 @@ import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef } from '../metrics/family.js';
 import { selfRegistry, touchSelf } from '../metrics/self.js';
 import { registerSecret } from '../redact.js';
+import { WEBHOOK_ROUTE_CONFIG } from '../server/app.js';
 
 const W = 'webhooks';
 
@@ -290,7 +291,7 @@ export function registerSyncGatewayWebhooks(
       }
     });
 
-    scope.post('/webhooks/sync-gateway/:database', async (req, reply) => {
+    scope.post('/webhooks/sync-gateway/:database', { config: WEBHOOK_ROUTE_CONFIG }, async (req, reply) => {
       const database = states.get(req)?.database ?? UNKNOWN_DATABASE;
       const body = req.body as Buffer | typeof UNSUPPORTED | undefined;
       if (body === UNSUPPORTED) return refuse(reply, database, 'unsupported_media_type');

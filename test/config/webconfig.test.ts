@@ -10,7 +10,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { WebTlsSettings } from '../../src/config/webconfig.js';
-import { checkClientCertificate, clearBasicAuthCache, goIpString, httpsOptions, loadWebConfig, subjectAltNames, verifyBasicAuth, webConfigToServerOptions } from '../../src/config/webconfig.js';
+import { checkClientCertificate, clearBasicAuthCache, dummyHashFor, goIpString, MAX_WAITING_CHECKS, MAX_WAITING_CHECKS_PER_CLIENT, httpsOptions, loadWebConfig, subjectAltNames, verifyBasicAuth, webConfigToServerOptions } from '../../src/config/webconfig.js';
 import { ConfigError } from '../../src/errors.js';
 import { findBinary } from '../helpers/tools.js';
 
@@ -199,6 +199,60 @@ describe('verifyBasicAuth', () => {
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => verifyBasicAuth(users, header('prometheus', `wrong-${i}`), slow)));
     expect(results.every((r) => r === false)).toBe(true);
     expect(most).toBe(1);
+  });
+
+  it('compares an unknown user against a dummy hash of the configured cost (cost 12: no timing tells users apart)', async () => {
+    const cost12 = { prometheus: '$2b$12$' + 'c'.repeat(53) };
+    expect(await verifyBasicAuth(cost12, header('mallory', 'x'), compare)).toBe(false);
+    expect(calls.at(-1)![1]).toMatch(/^\$2b\$12\$[./A-Za-z0-9]{53}$/);
+    // Mixed costs: the highest one.
+    expect(dummyHashFor({ a: '$2y$04$' + 'a'.repeat(53), b: '$2a$11$' + 'b'.repeat(53) })).toMatch(/^\$2b\$11\$/);
+    expect(dummyHashFor({ a: HASH })).toMatch(/^\$2b\$10\$/);
+  });
+
+  it('a verified header is never pushed out by wrong passwords, however many', async () => {
+    expect(await verifyBasicAuth(users, header('prometheus', 'right'), compare)).toBe(true);
+    for (let i = 0; i < 1100; i++) await verifyBasicAuth(users, header('prometheus', `wrong-${i}`), compare);
+    const before = calls.length;
+    expect(await verifyBasicAuth(users, header('prometheus', 'right'), compare)).toBe(true);
+    expect(calls.length).toBe(before);
+  });
+
+  it(`at most ${MAX_WAITING_CHECKS} checks wait for bcrypt; beyond them 'busy', while a verified header is still answered`, async () => {
+    expect(await verifyBasicAuth(users, header('prometheus', 'right'), compare)).toBe(true);
+    const release: Array<() => void> = [];
+    const blocked = (p: string, h: string) => new Promise<boolean>((r) => release.push(() => r(p === 'right' && h === HASH)));
+    const pending = Array.from({ length: MAX_WAITING_CHECKS }, (_, i) => verifyBasicAuth(users, header('prometheus', `w-${i}`), blocked));
+    expect(await verifyBasicAuth(users, header('prometheus', 'one-too-many'), blocked)).toBe('busy');
+    expect(await verifyBasicAuth(users, header('prometheus', 'right'), blocked)).toBe(true);
+    // Compares run one at a time: release each as it starts.
+    let settled = 0;
+    void Promise.all(pending).then(() => (settled = MAX_WAITING_CHECKS));
+    while (settled < MAX_WAITING_CHECKS) {
+      release.shift()?.();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(await Promise.all(pending)).toEqual(Array(MAX_WAITING_CHECKS).fill(false));
+    // The queue drained: the next one is checked again.
+    expect(await verifyBasicAuth(users, header('prometheus', 'later'), compare)).toBe(false);
+  });
+
+  it(`one client address has at most ${MAX_WAITING_CHECKS_PER_CLIENT} checks waiting: a flood from one host leaves room for a scraper elsewhere`, async () => {
+    const release: Array<() => void> = [];
+    const blocked = (p: string, h: string) => new Promise<boolean>((r) => release.push(() => r(p === 'right' && h === HASH)));
+    const flood = Array.from({ length: MAX_WAITING_CHECKS_PER_CLIENT }, (_, i) => verifyBasicAuth(users, header('prometheus', `w-${i}`), blocked, '10.9.9.9'));
+    expect(await verifyBasicAuth(users, header('prometheus', 'w-more'), blocked, '10.9.9.9')).toBe('busy');
+    // The scraper's first check (not yet remembered) queues behind the flood's few, and succeeds.
+    const scraper = verifyBasicAuth(users, header('prometheus', 'right'), blocked, '10.0.0.5');
+    let done = false;
+    void Promise.all([...flood, scraper]).then(() => (done = true));
+    while (!done) {
+      release.shift()?.();
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    expect(await scraper).toBe(true);
+    // Released: the flooding address may queue again.
+    expect(await verifyBasicAuth(users, header('prometheus', 'w-again'), compare, '10.9.9.9')).toBe(false);
   });
 
   it.runIf(hasBcrypt)('uses bcryptjs when installed', async () => {

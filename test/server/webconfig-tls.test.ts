@@ -5,6 +5,7 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -112,6 +113,16 @@ describe.skipIf(openssl === undefined || curl === undefined)('web config against
     expect(r.out).toBe('1.1');
   }, 30_000);
 
+  it('over HTTP/2 too, a body on a route that reads none is refused (405 on /metrics, 413 elsewhere) and GET is served', async () => {
+    const port = await serve(tlsBase);
+    const code = async (path: string, ...a: string[]) =>
+      (await run(curl as string, ['-sS', '--cacert', 'ca.crt', '--http2', '-o', '/dev/null', '-w', '%{http_version} %{http_code}', ...a, `https://localhost:${port}${path}`])).out;
+    expect(await code('/metrics')).toBe('2 200');
+    expect(await code('/metrics', '-X', 'POST', '--data-binary', 'x')).toBe('2 405');
+    // No Content-Length: the body is announced only by the stream staying open after the headers.
+    expect(await code('/-/ready', '-X', 'GET', '-H', 'content-length:', '--data-binary', 'x'.repeat(100))).toBe('2 413');
+  }, 30_000);
+
   it('http_server_config.headers are set on every response, including 401s and 405s', async () => {
     const port = await serve(`${tlsBase}http_server_config:\n  headers:\n    X-Frame-Options: deny\n    X-Content-Type-Options: nosniff\n    Strict-Transport-Security: max-age=31536000\n`);
     const r = await run(curl as string, ['-sS', '-D', '-', '-o', '/dev/null', '--cacert', 'ca.crt', '-X', 'POST', `https://localhost:${port}/metrics`]);
@@ -160,11 +171,28 @@ describe.skipIf(openssl === undefined || curl === undefined)('web config against
       expect(bad.out.startsWith('000')).toBe(true);
       expect(bad.code).not.toBe(0);
     }
+    // Two refused connections, one warning: the second falls in the same minute.
     const refusals = logged.split('\n').filter((l) => l.includes('TLS client refused'));
-    expect(refusals.length).toBe(2);
+    expect(refusals.length).toBe(1);
     expect(JSON.parse(refusals[0] as string)).toMatchObject({ level: 'warn', reason: 'client certificate has no subject alternative name in client_allowed_sans' });
     // Nothing about the server's key or the client's certificate body reaches the log.
     expect(logged).not.toMatch(/BEGIN|PRIVATE/);
+  }, 30_000);
+
+  it('a client refused again and again is logged once a minute, not once per connection', async () => {
+    const port = await serve(`${tlsBase}  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [prometheus.example]\n`);
+    const ca = readFileSync(join(dir, 'ca.crt'));
+    const [cert, key] = [readFileSync(join(dir, 'bad.crt')), readFileSync(join(dir, 'bad.key'))];
+    for (let i = 0; i < 40; i++) {
+      await new Promise<void>((resolve) => {
+        const s = tlsConnect({ host: '127.0.0.1', port, ca, cert, key, servername: 'localhost' });
+        s.on('error', () => undefined);
+        s.once('close', () => resolve());
+      });
+    }
+    const lines = () => logged.split('\n').filter((l) => l.includes('TLS client refused'));
+    expect(lines()).toHaveLength(1);
+    expect(JSON.parse(lines()[0] as string)).toMatchObject({ level: 'warn', suppressed: 0 });
   }, 30_000);
 
   it('inline cert and key (and client_ca) work like the files', async () => {
