@@ -42,6 +42,7 @@ local lib = import 'lib.libsonnet';
       CouchbaseXdcrReplicationErrors: { enabled: true, "for": "10m", severity: "warning" },
       CouchbaseXdcrRemoteClusterDeleted: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseXdcrRemoteClusterUnreachable: { enabled: true, "for": "10m", severity: "warning" },
+      CouchbaseXdcrUnencrypted: { enabled: true, "for": "15m", severity: "warning" },
       CouchbaseXdcrReplicationPaused: { enabled: true, "for": "6h", severity: "info" },
       CouchbaseXdcrStalled: { enabled: true, "for": "15m", severity: "warning" },
       CouchbaseCertificateExpiringSoon: { enabled: true, "for": "15m", severity: "warning", thresholdDays: 28 },
@@ -563,6 +564,20 @@ local lib = import 'lib.libsonnet';
               summary: "Couchbase cannot reach (or authenticate to) an XDCR remote cluster.",
               description: "The remote cluster reference {{ $labels.target_cluster_name }} (uuid {{ $labels.target_cluster_uuid }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has reported {{ $labels.status }} for " + v.forHuman + " ({{ $labels.status }} = {{ $value }}, threshold 1). Replications to it cannot make progress.",
               runbook_url: v.runbookUrlBase + "#couchbasexdcrremoteclusterunreachable",
+            },
+          },
+          local v = lib.values(c, "CouchbaseXdcrUnencrypted");
+          if c.alerts["CouchbaseXdcrUnencrypted"].enabled then {
+            alert: "CouchbaseXdcrUnencrypted",
+            expr: "couchbase_xdcr_remote_cluster_secure_type{secure_type=~\"none|half\"" + v.selComma + "} == 1\nand on (couchbase_cluster, target_cluster_uuid)\ncount by (couchbase_cluster, target_cluster_uuid) (couchbase_xdcr_replication_paused" + v.selBraces + " == 0)",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "XDCR replicates data to another cluster without encryption.",
+              description: "Couchbase cluster {{ $labels.couchbase_cluster }} replicates to the remote cluster {{ $labels.target_cluster_name }} (uuid {{ $labels.target_cluster_uuid }}) over a reference secured as {{ $labels.secure_type }} for " + v.forHuman + " ({{ $labels.secure_type }} = {{ $value }}, threshold 1): the documents cross the network in clear. Secure the reference with full encryption.",
+              runbook_url: v.runbookUrlBase + "#couchbasexdcrunencrypted",
             },
           },
           local v = lib.values(c, "CouchbaseXdcrReplicationPaused");
