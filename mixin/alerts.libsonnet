@@ -37,6 +37,7 @@ local lib = import 'lib.libsonnet';
       CouchbaseBucketTemporaryOomErrors: { enabled: true, "for": "5m", severity: "critical" },
       CouchbaseBucketDiskWriteQueueHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 1000000 },
       CouchbaseBucketReplicaBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
+      CouchbaseBucketReplicasUnavailable: { enabled: true, "for": "15m", severity: "warning" },
       CouchbaseXdcrBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
       CouchbaseXdcrBacklogGrowing: { enabled: true, "for": "30m", severity: "warning", minBacklog: 1000 },
       CouchbaseXdcrReplicationErrors: { enabled: true, "for": "10m", severity: "warning" },
@@ -489,6 +490,20 @@ local lib = import 'lib.libsonnet';
               summary: "A bucket's replicas have lagged behind its active copies for " + v.forHuman + ".",
               description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had {{ $value | printf \"%.0f\" }} items waiting to be sent to its replicas (DCP replication) for " + v.forHuman + " with no rebalance running (threshold " + v.threshold + "). A failover now would lose those changes.",
               runbook_url: v.runbookUrlBase + "#couchbasebucketreplicabackloghigh",
+            },
+          },
+          local v = lib.values(c, "CouchbaseBucketReplicasUnavailable");
+          if c.alerts["CouchbaseBucketReplicasUnavailable"].enabled then {
+            alert: "CouchbaseBucketReplicasUnavailable",
+            expr: "couchbase_bucket_replicas_available" + v.selBraces + " < couchbase_bucket_replicas" + v.selBraces + "\nunless on (couchbase_cluster, instance, job)\ncouchbase_rebalance_running" + v.selBraces + " == 1",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A bucket has fewer replicas than it is configured for.",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had only {{ $value }} replica(s) of every vBucket for " + v.forHuman + " with no rebalance running, fewer than its configured replicaNumber (the threshold, couchbase_bucket_replicas). Losing a node now loses data that has no copy.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketreplicasunavailable",
             },
           },
         ]),
