@@ -16,6 +16,7 @@ local lib = import 'lib.libsonnet';
       CouchbaseBucketStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseXdcrStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseDown: { enabled: true, "for": "5m", severity: "critical" },
+      CouchbaseClusterAlertRaised: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseAutoFailoverOccurred: { enabled: true, "for": "1m", severity: "warning" },
       CouchbaseAutoFailoverExhausted: { enabled: true, "for": "1m", severity: "critical" },
       CouchbaseAutoFailoverDisabled: { enabled: true, "for": "15m", severity: "warning" },
@@ -186,6 +187,20 @@ local lib = import 'lib.libsonnet';
               summary: "cbwatch cannot reach the Couchbase cluster's management REST API.",
               description: "cbwatch (exporter {{ $labels.instance }}) has not reached Couchbase cluster {{ $labels.couchbase_cluster }} for " + v.forHuman + " (couchbase_up = {{ $value }}, threshold 0): every series of that cluster is stale or missing.",
               runbook_url: v.runbookUrlBase + "#couchbasedown",
+            },
+          },
+          local v = lib.values(c, "CouchbaseClusterAlertRaised");
+          if c.alerts["CouchbaseClusterAlertRaised"].enabled then {
+            alert: "CouchbaseClusterAlertRaised",
+            expr: "couchbase_cluster_alerts" + v.selBraces + " > 0",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Couchbase raised an alert of its own that nobody has dismissed.",
+              description: "Couchbase cluster {{ $labels.couchbase_cluster }} has listed {{ $value }} alert(s) of kind {{ $labels.kind }} for " + v.forHuman + " (threshold 0). The messages are on cbwatch's landing page and in the Couchbase web console, where dismissing them clears this alert.",
+              runbook_url: v.runbookUrlBase + "#couchbaseclusteralertraised",
             },
           },
           local v = lib.values(c, "CouchbaseAutoFailoverOccurred");

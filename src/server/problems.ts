@@ -3,7 +3,8 @@
  * samples /metrics serves), so a newcomer sees the problems of `cbwatch demo`'s scenario — and an operator
  * those of a real cluster — without Prometheus. It is a summary, not the alerting: thresholds are the
  * alerts' warning levels, with no `for:` duration. Only label values already on /metrics appear (buckets,
- * nodes, replications, indexes): never a secret.
+ * nodes, replications, indexes), and Couchbase's own alert messages, redacted and shortened where they were
+ * read (SampleSet.notes): never a secret.
  */
 import type { LabelledSet } from '../metrics/render.js';
 
@@ -86,6 +87,15 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   for (const r of rows(sets, 'couchbase_security_ui_over_http_disabled')) if (r.value === 0) add(r.cluster, 'info', 'the web console is served over plain http');
   for (const r of rows(sets, 'couchbase_node_certificate_plain_passphrase'))
     if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`);
+
+  // Couchbase's own alerts (the alerts array of /pools/default), as the nodes collector kept them: redacted,
+  // shortened, at most a few per poll. The only text here that is not a label value from /metrics.
+  for (const s of sets) {
+    const cluster = s.base.couchbase_cluster;
+    if (cluster === undefined) continue;
+    for (const note of s.set.notes) add(cluster, 'warning', note);
+    if (s.set.notesLeftOut > 0) add(cluster, 'warning', `${s.set.notesLeftOut} more Couchbase alert(s) not shown (couchbase_cluster_alerts counts them all)`);
+  }
 
   const rank = { critical: 0, warning: 1, info: 2 } as const;
   return out.sort((a, b) => a.cluster.localeCompare(b.cluster) || rank[a.severity] - rank[b.severity] || a.text.localeCompare(b.text));
