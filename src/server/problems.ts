@@ -77,6 +77,16 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   for (const r of rows(sets, 'couchbase_xdcr_replication_paused')) if (r.value === 1) add(r.cluster, 'info', `XDCR ${replication(r.labels)} is paused (its backlog grows)`);
   for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_deleted')) if (r.value === 1) add(r.cluster, 'warning', `XDCR remote cluster ${r.labels.target_cluster_name} is marked deleted`);
 
+  for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_secure_type'))
+    if (r.value === 1 && (r.labels.secure_type === 'none' || r.labels.secure_type === 'half'))
+      add(r.cluster, 'info', `XDCR remote cluster ${r.labels.target_cluster_name} is secured as ${r.labels.secure_type}: replicated data crosses the network in clear`);
+
+  const configuredReplicas = new Map(rows(sets, 'couchbase_bucket_replicas').map((r) => [`${r.cluster}\u0000${r.labels.bucket}`, r.value]));
+  for (const r of rows(sets, 'couchbase_bucket_replicas_available')) {
+    const configured = configuredReplicas.get(`${r.cluster}\u0000${r.labels.bucket}`);
+    if (configured !== undefined && r.value < configured) add(r.cluster, 'warning', `bucket ${r.labels.bucket} has ${r.value} of its ${configured} configured replica(s) on every vBucket`);
+  }
+
   for (const r of rows(sets, 'couchbase_bucket_quota_used_ratio'))
     if (r.value >= QUOTA_WARN) add(r.cluster, 'warning', `bucket ${r.labels.bucket} uses ${Math.round(r.value * 100)}% of its RAM quota`);
   for (const r of rows(sets, 'couchbase_search_slow_queries')) if (r.value > 0) add(r.cluster, 'warning', `search index ${r.labels.index}: ${r.value} slow quer${r.value === 1 ? 'y' : 'ies'} running`);
