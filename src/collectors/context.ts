@@ -110,9 +110,9 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   } catch (err) {
     error = err;
     // A collector that fails on one answer (a 401, say) while its other requests are out: the poll ends when
-    // they do, within its deadline. Ending at once left them running after the poll, on a client `check`
-    // then closed (they showed as `network`), and beside the next poll of the same collector.
-    if (error !== deadline.reason && outstanding.size > 0) await raceAbort(Promise.all(outstanding), signal).catch(() => undefined);
+    // they do (and any they start meanwhile), within its deadline. Ending at once left them running after the
+    // poll, on a client `check` then closed (they showed as `network`), and beside the next poll.
+    while (error !== deadline.reason && outstanding.size > 0 && !signal.aborted) await raceAbort(Promise.all(outstanding), signal).catch(() => undefined);
   }
   if (error !== undefined && error === deadline.reason) error = new PollTimeoutError(input.collector.name, input.options.timeout, [...pending.keys()]);
   return {
