@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MODULES } from './modules/index.js';
+import { simSecurity } from './modules/security.js';
 import { FAULT_KINDS } from './types.js';
 import type { FaultController, FaultRule, SimBucket, SimContext, SimNode, SimOptions, SimUsers } from './types.js';
 
@@ -51,10 +52,12 @@ declare module 'fastify' {
  * empty body and a Basic challenge; the Search and Backup services (the `/api/` routes here) answer through
  * cbauth's SendUnauthorized (couchbase/cbauth convenience.go): their own realm and a short text body.
  */
-function unauthorized(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+function unauthorized(ctx: SimContext, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   if ((req.routeOptions.url ?? '').startsWith('/api/')) {
     return reply.code(401).header('www-authenticate', 'Basic realm="Couchbase"').type('text/plain; charset=utf-8').send('Authentication Failure.\n');
   }
+  // disableWWWAuthenticate (POST /settings/security): the cluster manager's 401 comes without the challenge.
+  if (simSecurity(ctx).global.disableWWWAuthenticate) return reply.code(401).send('');
   return reply.code(401).header('www-authenticate', 'Basic realm="Couchbase Server Admin / REST"').send('');
 }
 
@@ -193,7 +196,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
       // Couchbase authenticates whatever credentials come with a request before it looks at the route's
       // permission (menelaus_auth:verify_rest_auth): wrong ones get a 401 even where anonymous access is allowed.
       const anonymous = req.routeOptions.config.auth === 'anonymous' && req.headers.authorization === undefined;
-      if (!anonymous) return unauthorized(req, reply);
+      if (!anonymous) return unauthorized(ctx, req, reply);
     }
     const fault = faultFor(req);
     if (!fault) return;

@@ -85,6 +85,21 @@ describe('simulator authentication', () => {
     }
   });
 
+  it('disableWWWAuthenticate: the cluster manager 401 without the challenge (reference: Authentication, item 5)', async () => {
+    const other = createSimulator();
+    await other.app.ready();
+    try {
+      const admin = { authorization: basic('Administrator', 'password'), 'content-type': 'application/x-www-form-urlencoded' };
+      const set = await other.app.inject({ method: 'POST', url: '/settings/security', headers: admin, payload: 'disableWWWAuthenticate=true' });
+      expect(set.statusCode).toBe(200);
+      const res = await other.app.inject({ method: 'GET', url: '/pools/default' });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
   it('an unknown path is a 404 with or without credentials (ns_server answers reply_not_found unauthenticated)', async () => {
     expect((await sim.app.inject({ method: 'GET', url: '/no/such/route' })).statusCode).toBe(404);
     expect((await sim.app.inject({ method: 'GET', url: '/no/such/route', headers: WRONG })).statusCode).toBe(404);
