@@ -16,6 +16,7 @@ local lib = import 'lib.libsonnet';
       CouchbaseBucketStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseXdcrStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseDown: { enabled: true, "for": "5m", severity: "critical" },
+      CouchbaseClusterAlertRaised: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseAutoFailoverOccurred: { enabled: true, "for": "1m", severity: "warning" },
       CouchbaseAutoFailoverExhausted: { enabled: true, "for": "1m", severity: "critical" },
       CouchbaseAutoFailoverDisabled: { enabled: true, "for": "15m", severity: "warning" },
@@ -37,11 +38,13 @@ local lib = import 'lib.libsonnet';
       CouchbaseBucketTemporaryOomErrors: { enabled: true, "for": "5m", severity: "critical" },
       CouchbaseBucketDiskWriteQueueHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 1000000 },
       CouchbaseBucketReplicaBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
+      CouchbaseBucketReplicasUnavailable: { enabled: true, "for": "15m", severity: "warning" },
       CouchbaseXdcrBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
       CouchbaseXdcrBacklogGrowing: { enabled: true, "for": "30m", severity: "warning", minBacklog: 1000 },
       CouchbaseXdcrReplicationErrors: { enabled: true, "for": "10m", severity: "warning" },
       CouchbaseXdcrRemoteClusterDeleted: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseXdcrRemoteClusterUnreachable: { enabled: true, "for": "10m", severity: "warning" },
+      CouchbaseXdcrUnencrypted: { enabled: true, "for": "15m", severity: "warning" },
       CouchbaseXdcrReplicationPaused: { enabled: true, "for": "6h", severity: "info" },
       CouchbaseXdcrStalled: { enabled: true, "for": "15m", severity: "warning" },
       CouchbaseCertificateExpiringSoon: { enabled: true, "for": "15m", severity: "warning", thresholdDays: 28 },
@@ -184,6 +187,20 @@ local lib = import 'lib.libsonnet';
               summary: "cbwatch cannot reach the Couchbase cluster's management REST API.",
               description: "cbwatch (exporter {{ $labels.instance }}) has not reached Couchbase cluster {{ $labels.couchbase_cluster }} for " + v.forHuman + " (couchbase_up = {{ $value }}, threshold 0): every series of that cluster is stale or missing.",
               runbook_url: v.runbookUrlBase + "#couchbasedown",
+            },
+          },
+          local v = lib.values(c, "CouchbaseClusterAlertRaised");
+          if c.alerts["CouchbaseClusterAlertRaised"].enabled then {
+            alert: "CouchbaseClusterAlertRaised",
+            expr: "couchbase_cluster_alerts" + v.selBraces + " > 0",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Couchbase raised an alert of its own that nobody has dismissed.",
+              description: "Couchbase cluster {{ $labels.couchbase_cluster }} has listed {{ $value }} alert(s) of kind {{ $labels.kind }} for " + v.forHuman + " (threshold 0). The messages are on cbwatch's landing page and in the Couchbase web console, where dismissing them clears this alert.",
+              runbook_url: v.runbookUrlBase + "#couchbaseclusteralertraised",
             },
           },
           local v = lib.values(c, "CouchbaseAutoFailoverOccurred");
@@ -490,6 +507,20 @@ local lib = import 'lib.libsonnet';
               runbook_url: v.runbookUrlBase + "#couchbasebucketreplicabackloghigh",
             },
           },
+          local v = lib.values(c, "CouchbaseBucketReplicasUnavailable");
+          if c.alerts["CouchbaseBucketReplicasUnavailable"].enabled then {
+            alert: "CouchbaseBucketReplicasUnavailable",
+            expr: "couchbase_bucket_replicas_available" + v.selBraces + " < couchbase_bucket_replicas" + v.selBraces + "\nunless on (couchbase_cluster, instance, job)\ncouchbase_rebalance_running" + v.selBraces + " == 1",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A bucket has fewer replicas than it is configured for.",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had only {{ $value }} replica(s) of every vBucket for " + v.forHuman + " with no rebalance running, fewer than its configured replicaNumber (the threshold, couchbase_bucket_replicas). Losing a node now loses data that has no copy.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketreplicasunavailable",
+            },
+          },
         ]),
       },
       {
@@ -563,6 +594,20 @@ local lib = import 'lib.libsonnet';
               summary: "Couchbase cannot reach (or authenticate to) an XDCR remote cluster.",
               description: "The remote cluster reference {{ $labels.target_cluster_name }} (uuid {{ $labels.target_cluster_uuid }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has reported {{ $labels.status }} for " + v.forHuman + " ({{ $labels.status }} = {{ $value }}, threshold 1). Replications to it cannot make progress.",
               runbook_url: v.runbookUrlBase + "#couchbasexdcrremoteclusterunreachable",
+            },
+          },
+          local v = lib.values(c, "CouchbaseXdcrUnencrypted");
+          if c.alerts["CouchbaseXdcrUnencrypted"].enabled then {
+            alert: "CouchbaseXdcrUnencrypted",
+            expr: "couchbase_xdcr_remote_cluster_secure_type{secure_type=~\"none|half\"" + v.selComma + "} == 1\nand on (couchbase_cluster, target_cluster_uuid)\ncount by (couchbase_cluster, target_cluster_uuid) (couchbase_xdcr_replication_paused" + v.selBraces + " == 0)",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "XDCR replicates data to another cluster without encryption.",
+              description: "Couchbase cluster {{ $labels.couchbase_cluster }} replicates to the remote cluster {{ $labels.target_cluster_name }} (uuid {{ $labels.target_cluster_uuid }}) over a reference secured as {{ $labels.secure_type }} for " + v.forHuman + " ({{ $labels.secure_type }} = {{ $value }}, threshold 1): the documents cross the network in clear. Secure the reference with full encryption.",
+              runbook_url: v.runbookUrlBase + "#couchbasexdcrunencrypted",
             },
           },
           local v = lib.values(c, "CouchbaseXdcrReplicationPaused");

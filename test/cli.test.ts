@@ -122,6 +122,28 @@ describe('cbwatch (in-process)', () => {
     expect(r.out).not.toContain('wrong-password');
   });
 
+  it('check: with a wrong password every endpoint shows the 401, none `network` (requests beside the failing one)', async () => {
+    // A little latency, as from a real cluster: the security collector's per-service calls are still out (or
+    // queued for a slot) when its global call's 401 fails the poll.
+    const slow = createSimulator({ latencyMs: 5 });
+    const url = await slow.listen();
+    try {
+      process.env.CBWATCH_COUCHBASE_PASSWORD = 'wrong-password';
+      const r = await run(['check', '--couchbase.url', url, '--couchbase.username', 'Administrator']);
+      expect(r.code).toBe(1);
+      const [head = '', ...lines] = r.out.trimEnd().split('\n').slice(0, -1);
+      const [from, to] = [head.indexOf('STATUS'), head.indexOf('LATENCY')];
+      const statuses = lines.map((l) => l.slice(from, to).trim());
+      // Every request cbwatch sent was refused for its credentials ('-': a collector that used another's answer).
+      expect(statuses.filter((s) => s !== '-' && !/^401(×\d+)?$/.test(s))).toEqual([]);
+      expect(statuses.filter((s) => s.startsWith('401')).length).toBeGreaterThanOrEqual(12);
+      expect(r.out).toMatch(/\/settings\/security\/\{service\}\s+401×8\s/);
+      expect(r.out).not.toContain('network');
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('--shard: check watches only its shard, and an empty shard is not an error', async () => {
     process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
     const mine = shardOf('sharded', 2);

@@ -44,6 +44,22 @@ export const bucketFamilies = {
   nonResident: defineFamily(C, 'couchbase_bucket_basic_active_non_resident_items', 'gauge', 'Active items whose value is not resident in memory (basicStats.vbActiveNumNonResident).', B, 'count'),
   hitRatio: defineFamily(C, 'couchbase_bucket_basic_hit_ratio', 'gauge', 'Get hit ratio of a memcached bucket as reported by basicStats.hitRatio (1.x servers).', B, 'ratio'),
   replicas: defineFamily(C, 'couchbase_bucket_replicas', 'gauge', 'Configured number of replicas (replicaNumber).', B, 'count'),
+  replicasAvailable: defineFamily(
+    C,
+    'couchbase_bucket_replicas_available',
+    'gauge',
+    'Replicas every vBucket of the bucket has now: the fewest replica copies any row of vBucketServerMap.vBucketMap places on a server (entries after the first that are not -1). Below couchbase_bucket_replicas when the nodes cannot hold the configured replicas (one node with replicas configured) or after a failover until a rebalance.',
+    B,
+    'count',
+  ),
+  vbucketsMissingReplicas: defineFamily(
+    C,
+    'couchbase_bucket_vbuckets_missing_replicas',
+    'gauge',
+    'vBuckets of the bucket with fewer replica copies in vBucketServerMap.vBucketMap than its replicaNumber.',
+    B,
+    'count',
+  ),
   flush: defineFamily(C, 'couchbase_bucket_flush_enabled', 'gauge', '1 when the bucket can be flushed (controllers.flush, or flushCacheUri on 1.x servers), else 0.', B, 'bool'),
   maxTtl: defineFamily(C, 'couchbase_bucket_max_ttl_seconds', 'gauge', 'Maximum document time-to-live, 0 for none (maxTTL).', B, 'seconds'),
   vbuckets: defineFamily(C, 'couchbase_bucket_vbuckets', 'gauge', 'Number of vBuckets of the bucket (numVBuckets, 7.6 and later).', B, 'count'),
@@ -93,6 +109,10 @@ export function mapBuckets(list: readonly BucketEntry[], out: SampleSet): void {
       out.add(f.hitRatio, l, s.hitRatio);
     }
     out.add(f.replicas, l, b.replicaNumber);
+    if (b.replicaCopies !== undefined) {
+      out.add(f.replicasAvailable, l, b.replicaCopies.min);
+      out.add(f.vbucketsMissingReplicas, l, b.replicaCopies.missing);
+    }
     out.add(f.flush, l, flushEnabled(b));
     out.add(f.maxTtl, l, b.maxTTL);
     out.add(f.vbuckets, l, b.numVBuckets);

@@ -67,10 +67,12 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   let notApplicable: string | undefined;
   const log = input.log ?? silent;
   const set = new SampleSet({ maxLabelValueLength: input.cluster.maxLabelValueLength });
+  // Requests of this poll not yet settled, queued for a slot included.
+  const outstanding = new Set<Promise<void>>();
   const ctx: CollectContext<N> = {
     cluster: input.cluster,
     options: input.options,
-    client: input.client.scoped({
+    client: tracked(outstanding, input.client.scoped({
       signal,
       // One lane per collector: a collector whose endpoint hangs holds at most its share of the slots.
       lane: input.collector.name,
@@ -81,7 +83,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
         if (n <= 0) pending.delete(r.endpoint);
         else pending.set(r.endpoint, n);
       },
-    }),
+    })),
     signal,
     log,
     now,
@@ -107,6 +109,10 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     await raceAbort(input.collector.collect(ctx), signal);
   } catch (err) {
     error = err;
+    // A collector that fails on one answer (a 401, say) while its other requests are out: the poll ends when
+    // they do (and any they start meanwhile), within its deadline. Ending at once left them running after the
+    // poll, on a client `check` then closed (they showed as `network`), and beside the next poll.
+    while (error !== deadline.reason && outstanding.size > 0 && !signal.aborted) await raceAbort(Promise.all(outstanding), signal).catch(() => undefined);
   }
   if (error !== undefined && error === deadline.reason) error = new PollTimeoutError(input.collector.name, input.options.timeout, [...pending.keys()]);
   return {
@@ -120,6 +126,28 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     itemErrors,
     notApplicable,
     finishedAt: now(),
+  };
+}
+
+/** A view of `client` (and of every view made from it) that keeps each request in `outstanding` until it settles. */
+function tracked(outstanding: Set<Promise<void>>, client: CouchbaseClient): CouchbaseClient {
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    const settled = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    outstanding.add(settled);
+    void settled.then(() => outstanding.delete(settled));
+    return p;
+  };
+  return {
+    baseUrl: client.baseUrl,
+    getJson: (route, params, schema, options) => track(client.getJson(route, params, schema, options)),
+    requestJson: (route, params, schema, options) => track(client.requestJson(route, params, schema, options)),
+    scoped: (scope) => tracked(outstanding, client.scoped(scope)),
+    load: () => client.load(),
+    close: () => client.close(),
+    ...(client.setPassword ? { setPassword: (password: string | undefined) => client.setPassword?.(password) } : {}),
   };
 }
 

@@ -16,6 +16,8 @@ import { CbwError } from '../errors.js';
 import { ItemTally, numberFromNumeric, oneHot } from './helpers.js';
 import type { ItemSink } from './helpers.js';
 import { DynamicFamilies, dynamicFamiliesOf } from './dynamic.js';
+import { CLUSTER_ALERT_KINDS, clusterAlertKind, clusterAlertMessage } from './cluster-alerts.js';
+import { safeExcerpt } from '../redact.js';
 import type { Collector, Skip } from './types.js';
 
 const C = 'nodes';
@@ -26,6 +28,13 @@ export const NODE_STATUSES = ['healthy', 'unhealthy', 'warmup'] as const;
 export const NODE_MEMBERSHIPS = ['active', 'inactiveAdded', 'inactiveFailed'] as const;
 
 export const F = {
+  clusterAlerts: f(
+    'couchbase_cluster_alerts',
+    'gauge',
+    `Alerts Couchbase raised and nobody has dismissed in its web console (the alerts array of /pools/default), by kind: ${CLUSTER_ALERT_KINDS.join(', ')} (other: a message of no known format). The messages are on the landing page.`,
+    ['kind'],
+    'count',
+  ),
   status: f('couchbase_node_status', 'gauge', 'Node health as seen by the cluster manager, one-hot over healthy, unhealthy and warmup (an unknown value is exported under its own name).', ['node', 'status']),
   membership: f('couchbase_node_membership', 'gauge', 'Cluster membership of the node, one-hot over active, inactiveAdded (added, not yet rebalanced in) and inactiveFailed (failed over: a rebalance is required).', ['node', 'membership']),
   info: f('couchbase_node_info', 'gauge', 'Node version, services (comma-separated, sorted) and server group; always 1.', ['node', 'version', 'services', 'server_group'], 'info'),
@@ -277,6 +286,26 @@ export function mapNodeServices(ns: NodeServices, managementUrl: string, out: Sa
 }
 
 /** GET /pools/default/serverGroups → samples. Pure. */
+/** Longest alert message shown on the landing page (ns_server's longest formats fit with their values). */
+export const ALERT_TEXT_MAX = 300;
+
+/**
+ * The `alerts` array → a count per kind (every kind, 0 included, whenever the answer has the array) and, for the
+ * landing page, each message through `clean` (redaction and length). Pure. An entry with no message text counts
+ * as `other` and has no note.
+ */
+export function mapClusterAlerts(alerts: readonly unknown[] | null | undefined, out: SampleSet, clean: (text: string) => string): void {
+  if (alerts === undefined || alerts === null) return;
+  const counts = new Map(CLUSTER_ALERT_KINDS.map((k) => [k, 0]));
+  for (const entry of alerts) {
+    const message = clusterAlertMessage(entry);
+    const kind = message === undefined ? 'other' : clusterAlertKind(message);
+    counts.set(kind, (counts.get(kind) ?? 0) + 1);
+    if (message !== undefined) out.note(`Couchbase alert (${kind}): ${clean(message)}`);
+  }
+  for (const [kind, n] of counts) out.add(F.clusterAlerts, { kind }, n);
+}
+
 export function mapServerGroups(sg: ServerGroups, out: SampleSet): void {
   out.add(F.groups, {}, sg.groups.length);
   for (const g of sg.groups) out.add(F.groupNodes, { server_group: g.name }, g.nodes.length);
@@ -307,6 +336,7 @@ export const nodesCollector: Collector<'nodes'> = {
     const dynamic = dynamicFamiliesOf(ctx.state, ctx.cluster.maxDynamicFamilies);
     dynamic.beginPoll();
     mapPoolsDefault(pools, ctx.out, skip, tally, dynamic);
+    mapClusterAlerts(pools.alerts, ctx.out, (text) => safeExcerpt(text, undefined, ALERT_TEXT_MAX));
     if ('value' in ns) {
       mapNodeServices(ns.value, ctx.cluster.url, ctx.out);
       tally.ok();

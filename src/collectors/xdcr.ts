@@ -51,7 +51,7 @@ import {
   XDCR_STATS,
   xdcrStatEnvelopeSchema,
 } from '../couchbase/xdcr.js';
-import type { ReplicationId, XdcrStatEnvelope, XdcrStatSpec } from '../couchbase/xdcr.js';
+import type { RemoteCluster, ReplicationId, XdcrStatEnvelope, XdcrStatSpec } from '../couchbase/xdcr.js';
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, Labels, SampleSet } from '../metrics/family.js';
 import { oneHot } from './helpers.js';
@@ -72,6 +72,8 @@ export const STAT_FAMILIES: ReadonlyMap<string, FamilyDef> = new Map(
 
 /** Replication states Couchbase's tasks list uses; another value appears under its own name. */
 export const REPLICATION_STATUSES = ['running', 'paused', 'notRunning'] as const;
+/** Security of a remote reference (docs: "Secure a Replication"); another value appears under its own name. */
+export const SECURE_TYPES = ['none', 'half', 'full'] as const;
 /** Remote reference connectivity (7.1+); another value appears under its own name. */
 export const CONNECTIVITY_STATUSES = ['RC_OK', 'RC_DEGRADED', 'RC_AUTH_ERR', 'RC_ERROR'] as const;
 
@@ -97,6 +99,13 @@ export const F = {
     'gauge',
     'Connectivity of the remote cluster reference as Couchbase 7.1+ reports it, one-hot over RC_OK, RC_DEGRADED, RC_AUTH_ERR and RC_ERROR.',
     ['target_cluster_name', 'target_cluster_uuid', 'status'],
+  ),
+  remoteSecureType: defineFamily(
+    C,
+    'couchbase_xdcr_remote_cluster_secure_type',
+    'gauge',
+    'How replication to the remote cluster is secured, one-hot over none (password and data in clear), half (password protected, data in clear) and full (TLS for the data too).',
+    ['target_cluster_name', 'target_cluster_uuid', 'secure_type'],
   ),
   paused: defineFamily(
     C,
@@ -198,10 +207,22 @@ export function mapRemoteClusters(raw: readonly unknown[], out: SampleSet, skip:
     out.add(F.remoteInfo, { ...base, hostname: r.hostname ?? '' }, 1);
     out.add(F.remoteDeleted, base, r.deleted);
     oneHot(out, F.remoteConnectivity, base, 'status', CONNECTIVITY_STATUSES, r.connectivityStatus);
+    oneHot(out, F.remoteSecureType, base, 'secure_type', SECURE_TYPES, secureTypeOf(r));
     const prev = names.get(r.uuid);
     if (prev === undefined || (prev.deleted && !deleted)) names.set(r.uuid, { name: r.name, deleted });
   }
   return new Map([...names].map(([uuid, v]) => [uuid, v.name]));
+}
+
+/**
+ * `secureType` where Couchbase gives it; from an older answer's `demandEncryption` (false: none) and
+ * `encryptionType` (default full, what a secured reference meant before half existed); else unknown.
+ */
+export function secureTypeOf(r: RemoteCluster): string | undefined {
+  if (r.secureType !== undefined) return r.secureType;
+  if (r.demandEncryption === undefined) return undefined;
+  if (r.demandEncryption === false || r.demandEncryption === 0) return 'none';
+  return r.encryptionType ?? 'full';
 }
 
 function pausedOf(t: Task): boolean | undefined {

@@ -55,7 +55,50 @@ export const bucketEntrySchema = z
     flushCacheUri: z.string().optional(),
     nodes: z.array(bucketNodeSchema).optional(),
   })
-  .transform(({ saslPassword: _secret, vBucketServerMap: _map, ...rest }) => rest);
+  .transform(({ saslPassword: _secret, vBucketServerMap: map, replicaCopies: _notOurs, ...rest }) => {
+    const out: typeof rest & { replicaCopies?: ReplicaCopies } = rest;
+    const replicaCopies = replicaCopiesOf(map, rest.replicaNumber);
+    if (replicaCopies !== undefined) out.replicaCopies = replicaCopies;
+    return out;
+  });
+
+/** What the vBucket map places for a bucket's replicas (the map itself, 1,024 rows, is not kept). */
+export interface ReplicaCopies {
+  /** The fewest replica copies any vBucket has: the replicas the bucket can count on now. */
+  readonly min: number;
+  /** The most replica copies any vBucket has. */
+  readonly max: number;
+  readonly vbuckets: number;
+  /** vBuckets with fewer replica copies than `replicaNumber` (undefined without one). */
+  readonly missing: number | undefined;
+}
+
+/**
+ * Replica copies from `vBucketServerMap.vBucketMap`: one row per vBucket, the active copy's server index
+ * first, then one per replica, -1 where no server holds that copy (a one-node cluster with replicas
+ * configured answers `[0,-1]` for every vBucket). Undefined when the answer has no usable map (memcached
+ * buckets, trimmed captures).
+ */
+export function replicaCopiesOf(map: unknown, replicaNumber: number | undefined): ReplicaCopies | undefined {
+  const rows = (map as { vBucketMap?: unknown } | null | undefined)?.vBucketMap;
+  if (!Array.isArray(rows) || rows.length === 0) return undefined;
+  let min = Infinity;
+  let max = 0;
+  let missing = 0;
+  for (const row of rows) {
+    if (!Array.isArray(row)) return undefined;
+    let copies = 0;
+    for (let i = 1; i < row.length; i++) {
+      const server = row[i];
+      if (typeof server !== 'number') return undefined;
+      if (server >= 0) copies++;
+    }
+    min = Math.min(min, copies);
+    max = Math.max(max, copies);
+    if (replicaNumber !== undefined && copies < replicaNumber) missing++;
+  }
+  return { min, max, vbuckets: rows.length, missing: replicaNumber === undefined ? undefined : missing };
+}
 
 /** Every entry valid: what the simulator's answers are held to (schema-conformance test). */
 export const bucketListSchema = z.array(bucketEntrySchema);

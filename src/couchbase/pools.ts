@@ -60,6 +60,8 @@ export const poolsDefaultSchema = z.looseObject({
   maxBucketCount: num,
   maxScopeCount: num,
   maxCollectionCount: num,
+  /** Alerts Couchbase raised and nobody dismissed yet: message strings (3.x) or `{msg, serverTime, …}` (7.x). */
+  alerts: uncheckedArray().nullable().optional(),
   /** Cluster-wide event counters (rebalance_start, rebalance_success, rebalance_fail, failover_node, …). */
   counters: uncheckedRecord().nullable().optional(),
   /** Bytes, summed over the nodes: `ram` (memory, bucket quota) and `hdd` (the data path's file system). */

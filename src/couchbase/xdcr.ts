@@ -35,6 +35,11 @@ export const remoteClusterSchema = z.looseObject({
   uri: z.string().optional(),
   /** 7.1+: RC_OK, RC_DEGRADED, RC_ERROR, RC_AUTH_ERR… */
   connectivityStatus: z.string().optional(),
+  /** `none`, `half` (the password is protected, the data is not) or `full` (TLS for the data too). */
+  secureType: z.string().optional(),
+  /** Before secureType: whether the reference is secured at all, and how (`half`/`full`). */
+  demandEncryption: z.union([z.boolean(), z.number()]).optional(),
+  encryptionType: z.string().optional(),
 });
 
 /**

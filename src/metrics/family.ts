@@ -172,6 +172,9 @@ export interface SampleSetOptions {
  * ±Infinity), the 2^64-1 "unavailable" marker (or anything at or beyond it) and a negative value for a
  * counter are dropped — the series is absent, never a made-up number — and counted per reason in `dropped`.
  */
+/** Landing-page notes one sample set keeps (SampleSet.note). */
+export const MAX_NOTES = 20;
+
 export class SampleSet {
   private readonly byName = new Map<string, { def: FamilyDef; labels: Labels[]; values: number[]; keys: Set<string> | undefined }>();
   duplicates = 0;
@@ -179,11 +182,23 @@ export class SampleSet {
   readonly dropped = new Map<DropReason, number>();
   /** What the caps left out or shortened, by what (`cbwatch_collector_capped_total`). */
   readonly capped = new Map<CapWhat, number>();
+  /**
+   * Text for the landing page only, never rendered on /metrics (Couchbase's own alert messages): redacted and
+   * shortened by whoever adds it; at most MAX_NOTES kept, `notesLeftOut` counts the rest.
+   */
+  readonly notes: string[] = [];
+  notesLeftOut = 0;
   private count = 0;
   private readonly maxLabel: number;
 
   constructor(options: SampleSetOptions = {}) {
     this.maxLabel = Math.max(MIN_LABEL_VALUE_LENGTH, options.maxLabelValueLength ?? DEFAULT_MAX_LABEL_VALUE_LENGTH);
+  }
+
+  /** Keep a line of text for the landing page (see `notes`). */
+  note(text: string): void {
+    if (this.notes.length < MAX_NOTES) this.notes.push(text);
+    else this.notesLeftOut++;
   }
 
   /** Count something a cap left out (`what`), for the collector's `cbwatch_collector_capped_total`. */

@@ -3,7 +3,8 @@
  * samples /metrics serves), so a newcomer sees the problems of `cbwatch demo`'s scenario — and an operator
  * those of a real cluster — without Prometheus. It is a summary, not the alerting: thresholds are the
  * alerts' warning levels, with no `for:` duration. Only label values already on /metrics appear (buckets,
- * nodes, replications, indexes): never a secret.
+ * nodes, replications, indexes), and Couchbase's own alert messages, redacted and shortened where they were
+ * read (SampleSet.notes): never a secret.
  */
 import type { LabelledSet } from '../metrics/render.js';
 
@@ -76,6 +77,16 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   for (const r of rows(sets, 'couchbase_xdcr_replication_paused')) if (r.value === 1) add(r.cluster, 'info', `XDCR ${replication(r.labels)} is paused (its backlog grows)`);
   for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_deleted')) if (r.value === 1) add(r.cluster, 'warning', `XDCR remote cluster ${r.labels.target_cluster_name} is marked deleted`);
 
+  for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_secure_type'))
+    if (r.value === 1 && (r.labels.secure_type === 'none' || r.labels.secure_type === 'half'))
+      add(r.cluster, 'info', `XDCR remote cluster ${r.labels.target_cluster_name} is secured as ${r.labels.secure_type}: replicated data crosses the network in clear`);
+
+  const configuredReplicas = new Map(rows(sets, 'couchbase_bucket_replicas').map((r) => [`${r.cluster}\u0000${r.labels.bucket}`, r.value]));
+  for (const r of rows(sets, 'couchbase_bucket_replicas_available')) {
+    const configured = configuredReplicas.get(`${r.cluster}\u0000${r.labels.bucket}`);
+    if (configured !== undefined && r.value < configured) add(r.cluster, 'warning', `bucket ${r.labels.bucket} has ${r.value} of its ${configured} configured replica(s) on every vBucket`);
+  }
+
   for (const r of rows(sets, 'couchbase_bucket_quota_used_ratio'))
     if (r.value >= QUOTA_WARN) add(r.cluster, 'warning', `bucket ${r.labels.bucket} uses ${Math.round(r.value * 100)}% of its RAM quota`);
   for (const r of rows(sets, 'couchbase_search_slow_queries')) if (r.value > 0) add(r.cluster, 'warning', `search index ${r.labels.index}: ${r.value} slow quer${r.value === 1 ? 'y' : 'ies'} running`);
@@ -86,6 +97,15 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   for (const r of rows(sets, 'couchbase_security_ui_over_http_disabled')) if (r.value === 0) add(r.cluster, 'info', 'the web console is served over plain http');
   for (const r of rows(sets, 'couchbase_node_certificate_plain_passphrase'))
     if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`);
+
+  // Couchbase's own alerts (the alerts array of /pools/default), as the nodes collector kept them: redacted,
+  // shortened, at most a few per poll. The only text here that is not a label value from /metrics.
+  for (const s of sets) {
+    const cluster = s.base.couchbase_cluster;
+    if (cluster === undefined) continue;
+    for (const note of s.set.notes) add(cluster, 'warning', note);
+    if (s.set.notesLeftOut > 0) add(cluster, 'warning', `${s.set.notesLeftOut} more Couchbase alert(s) not shown (couchbase_cluster_alerts counts them all)`);
+  }
 
   const rank = { critical: 0, warning: 1, info: 2 } as const;
   return out.sort((a, b) => a.cluster.localeCompare(b.cluster) || rank[a.severity] - rank[b.severity] || a.text.localeCompare(b.text));

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MODULES } from './modules/index.js';
+import { simSecurity } from './modules/security.js';
 import { FAULT_KINDS } from './types.js';
 import type { FaultController, FaultRule, SimBucket, SimContext, SimNode, SimOptions, SimUsers } from './types.js';
 
@@ -37,9 +38,27 @@ const DEFAULT_USERS: SimUsers = {
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** `none`: answer without credentials (like trustedCAs); default: basic auth required. */
-    auth?: 'none';
+    /**
+     * `anonymous`: a request without credentials is answered (as Couchbase answers trustedCAs, a `no_check`
+     * route in ns_server's menelaus_web.erl); wrong credentials still get a 401. Default: valid basic auth
+     * required.
+     */
+    auth?: 'anonymous';
   }
+}
+
+/**
+ * The 401 of each Couchbase service. The cluster manager (menelaus_util:require_auth in ns_server) answers with an
+ * empty body and a Basic challenge; the Search and Backup services (the `/api/` routes here) answer through
+ * cbauth's SendUnauthorized (couchbase/cbauth convenience.go): their own realm and a short text body.
+ */
+function unauthorized(ctx: SimContext, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if ((req.routeOptions.url ?? '').startsWith('/api/')) {
+    return reply.code(401).header('www-authenticate', 'Basic realm="Couchbase"').type('text/plain; charset=utf-8').send('Authentication Failure.\n');
+  }
+  // disableWWWAuthenticate (POST /settings/security): the cluster manager's 401 comes without the challenge.
+  if (simSecurity(ctx).global.disableWWWAuthenticate) return reply.code(401).send('');
+  return reply.code(401).header('www-authenticate', 'Basic realm="Couchbase Server Admin / REST"').send('');
 }
 
 function hashRand(key: string): number {
@@ -173,9 +192,11 @@ export function createSimulator(options: SimOptions = {}): Simulator {
       counted.times.push(Date.now());
     }
     if (opts.latencyMs > 0) await new Promise((r) => setTimeout(r, opts.latencyMs));
-    if (req.routeOptions.config.auth !== 'none' && !req.url.startsWith('/_sim/') && ctx.userOf(req) === undefined) {
-      // Couchbase's cluster manager answers 401 with an empty body.
-      return reply.code(401).header('www-authenticate', 'Basic realm="Couchbase Server Admin / REST"').send('');
+    if (!req.url.startsWith('/_sim/') && req.routeOptions.url !== undefined && ctx.userOf(req) === undefined) {
+      // Couchbase authenticates whatever credentials come with a request before it looks at the route's
+      // permission (menelaus_auth:verify_rest_auth): wrong ones get a 401 even where anonymous access is allowed.
+      const anonymous = req.routeOptions.config.auth === 'anonymous' && req.headers.authorization === undefined;
+      if (!anonymous) return unauthorized(ctx, req, reply);
     }
     const fault = faultFor(req);
     if (!fault) return;

@@ -161,7 +161,7 @@ function needsSecurityRole(ctx: SimContext, req: FastifyRequest, reply: FastifyR
 export const certificatesModule: SimModule = (app, ctx) => {
   simCertificates(ctx); // generate at start-up, not on the first request
 
-  app.get('/pools/default/trustedCAs', { config: { auth: 'none' } }, async (req, reply) => {
+  app.get('/pools/default/trustedCAs', { config: { auth: 'anonymous' } }, async (req, reply) => {
     if (simCertificates(ctx).preTrustedCAs) return reply.code(404).type('text/plain').send('Not found.');
     return trustedCAs(ctx, ctx.userOf(req) === 'admin');
   });

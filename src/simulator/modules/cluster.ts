@@ -18,6 +18,8 @@
  * `storageTotals` is summed over the nodes that answer (those with systemStats), as the cluster manager does:
  * ram from their systemStats and the bucket quotas, hdd from a 500 GiB data file system per node, 35% used
  * (`incident`: 92%); knob `diskUsedRatio` (0-1) sets the used share in any scenario.
+ * `alerts` (Couchbase's own alert list) is empty, as in the 7.0.1 payload; knob `alerts` (array of message
+ * strings) lists those messages in the 7.x entry form `{msg, serverTime, disableUIPopUp}`.
  */
 import { churnNames } from '../churn.js';
 import { fixture } from '../fixtures.js';
@@ -151,6 +153,14 @@ export function storageTotals(ctx: SimContext, entries: ReadonlyArray<Record<str
   };
 }
 
+/** The `alerts` array: the messages of knob `alerts`, raised at start-up, in the 7.x entry form. */
+function simAlerts(ctx: SimContext): Array<Record<string, unknown>> {
+  const knob = ctx.options.knobs.alerts;
+  if (!Array.isArray(knob)) return [];
+  const serverTime = new Date(Math.floor(ctx.startedAt / 1000) * 1000).toISOString();
+  return knob.filter((m): m is string => typeof m === 'string').map((msg) => ({ msg, serverTime, disableUIPopUp: false }));
+}
+
 export const clusterModule: SimModule = (app, ctx) => {
   app.get('/pools', async () => ({
     ...fixture<Record<string, unknown>>('pools/goxdcr-8.0.0-21113.json'),
@@ -177,6 +187,7 @@ export const clusterModule: SimModule = (app, ctx) => {
       ftsMemoryQuota: 512,
       cbasMemoryQuota: 1024,
       eventingMemoryQuota: 256,
+      alerts: simAlerts(ctx),
     };
   });
 
