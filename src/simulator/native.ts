@@ -230,6 +230,39 @@ function kvSeries(ctx: SimContext, bucket: SimBucket, share: number, def: KvDef)
   return { name: def.name, labels: { bucket: bucket.name, ...(def.labels ?? {}) }, instance: def.instance ?? 'kv', ...meta(def.name), at };
 }
 
+interface SeriesCache {
+  sig: string;
+  bucketKnob: unknown;
+  xdcrKnob: unknown;
+  byNode: Map<string, { all: NativeSeries[]; byName: Map<string, NativeSeries[]> }>;
+}
+
+/**
+ * Every native series of one node, and the same indexed by name: built once per cluster shape (buckets,
+ * data nodes, the value knobs), so a batch of queries over a large cluster does not rebuild them.
+ */
+export function nodeNativeIndex(ctx: SimContext, node: SimNode): { all: NativeSeries[]; byName: Map<string, NativeSeries[]> } {
+  const sig = `${ctx.buckets.map((b) => `${b.name}\u0000${b.uuid}\u0000${b.bucketType}`).join('\n')}|${bucketNodeShares(ctx)
+    .map((s) => s.node.hostname)
+    .join(',')}`;
+  const cache = ctx.area<SeriesCache>('native.series', () => ({ sig: '', bucketKnob: undefined, xdcrKnob: undefined, byNode: new Map() }));
+  const bucketKnob = ctx.options.knobs.bucketStatValues;
+  const xdcrKnob = ctx.options.knobs.xdcrStatValues;
+  if (cache.sig !== sig || cache.bucketKnob !== bucketKnob || cache.xdcrKnob !== xdcrKnob) {
+    Object.assign(cache, { sig, bucketKnob, xdcrKnob });
+    cache.byNode.clear();
+  }
+  let entry = cache.byNode.get(node.hostname);
+  if (!entry) {
+    const all = nodeNativeSeries(ctx, node);
+    const byName = new Map<string, NativeSeries[]>();
+    for (const s of all) (byName.get(s.name) ?? byName.set(s.name, []).get(s.name))?.push(s);
+    entry = { all, byName };
+    cache.byNode.set(node.hostname, entry);
+  }
+  return entry;
+}
+
 /** Every native series of one node (kv and xdcr on data nodes; none on the others). */
 export function nodeNativeSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
   const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === node.hostname);

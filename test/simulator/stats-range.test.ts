@@ -5,10 +5,14 @@
  * ns_server's stat_names_mappings.erl written out by hand below, and the simulator's own legacy envelopes
  * (the same counter through both paths: rate over a window = mean of the envelope's 1-second samples).
  */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { SimOptions, Simulator } from '../../src/simulator/index.js';
-import { fixture } from '../../src/simulator/fixtures.js';
+import { FIXTURES_DIR, fixture } from '../../src/simulator/fixtures.js';
+import { missing } from '../helpers/tools.js';
 
 const auth = { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}` };
 /** A whole multiple of 60 s: envelope samples and scrapes line up on it. */
@@ -302,5 +306,212 @@ describe('one model: the same counter through the envelope and through the range
     }
     // The demo's first replication is growing: a non-trivial backlog is compared.
     expect(Object.values(await stat('changes_left')).map((v) => v.at(-1) as number).reduce((a, v) => a + v, 0)).toBeGreaterThan(1000);
+  });
+});
+
+describe('version profiles', () => {
+  it('a 6.x cluster reports 6.6.5 everywhere and answers the 7.0+ routes 404, as a 6.x cluster manager does', async () => {
+    const { base } = await start({ version: '6.6.5' });
+    const pools = (await (await fetch(`${base}/pools`, { headers: auth })).json()) as { implementationVersion: string };
+    expect(pools.implementationVersion).toBe('6.6.5-10080-enterprise');
+    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string }> };
+    // 6 * 65536 + 6, the encoding of the captured payloads (458752 = 7.0, 524288 = 8.0).
+    expect(pd.clusterCompatibility).toBe(393222);
+    expect(pd.nodes.map((n) => n.version)).toEqual(['6.6.5-10080-enterprise', '6.6.5-10080-enterprise', '6.6.5-10080-enterprise']);
+    expect((await post(base, [{ metric: [name('kv_ops')] }])).status).toBe(404);
+    for (const path of ['/pools/default/stats/range/kv_ops', '/metrics', '/_node/cb1.cbsim.local%3A8091/metrics', '/prometheus_sd_config']) {
+      expect((await fetch(`${base}${path}`, { headers: auth })).status, path).toBe(404);
+    }
+    // The envelope is served as before.
+    expect((await envelope(base, '/pools/default/buckets/travel-sample/stats')).ops).toHaveLength(60);
+  });
+
+  it.each([
+    ['7.2.4', '7.2.4-7070-enterprise', 458754, true],
+    ['8.0.0', '8.0.0-21113-enterprise', 524288, true],
+    ['7.1.6', '7.1.6-3955-enterprise', 458753, false],
+  ] as const)('%s reports %s, compatibility %i; range API yes; prometheus_sd_config: %s', async (version, full, compat, sd) => {
+    const { base } = await start({ version });
+    expect(((await (await fetch(`${base}/pools`, { headers: auth })).json()) as { implementationVersion: string }).implementationVersion).toBe(full);
+    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string }> };
+    expect(pd.clusterCompatibility).toBe(compat);
+    expect(pd.nodes[0]?.version).toBe(full);
+    expect((await post(base, [{ metric: [name('kv_ops')] }])).status).toBe(200);
+    expect((await fetch(`${base}/prometheus_sd_config`, { headers: auth })).status).toBe(sd ? 200 : 404);
+  });
+
+  it('8.0 no longer serves xdcr_docs_rep_queue_total (absent from its metadata); 7.x does', async () => {
+    for (const [version, count] of [['7.2.4', 3], ['8.0.0', 0]] as const) {
+      const { base } = await start({ version });
+      const [a] = await range(base, [{ metric: [name('xdcr_docs_rep_queue_total'), label('sourceBucketName', 'travel-sample')], nodesAggregation: 'sum', applyFunctions: ['sum'] }]);
+      expect(a?.data.length ? 3 : 0, version).toBe(count);
+      await sim?.close();
+      sim = undefined;
+    }
+  });
+
+  it('a version that is not X.Y.Z is refused', () => {
+    expect(() => createSimulator({ version: '7.2' })).toThrow(/X\.Y\.Z/);
+  });
+});
+
+describe('faults on the 7.0+ routes', () => {
+  const fault = async (base: string, rule: Record<string, unknown>): Promise<void> => {
+    const r = await fetch(`${base}/_sim/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(rule) });
+    expect(r.status).toBe(200);
+  };
+  const queries = [
+    { metric: [name('kv_curr_items'), label('bucket', 'travel-sample')] },
+    { metric: [name('kv_mem_used_bytes'), label('bucket', 'travel-sample')] },
+    { metric: [name('kv_ep_max_size'), label('bucket', 'travel-sample')] },
+  ];
+
+  it('partial_errors: one query of the batch loses one node\'s series and says so; the other queries are whole', async () => {
+    const { base } = await start();
+    await fault(base, { match: '/pools/default/stats/range', kind: 'partial_errors', query: 1, node: 'cb3.cbsim.local:8091', times: 1 });
+    const [a, b, c] = await range(base, queries);
+    expect(a?.data).toHaveLength(3);
+    expect(c?.data).toHaveLength(3);
+    expect(a?.errors).toEqual([]);
+    expect(b?.data.map((d) => d.metric.nodes[0])).toEqual(['cb1.cbsim.local:8091', 'cb2.cbsim.local:8091']);
+    expect(b?.errors).toEqual([{ node: 'cb3.cbsim.local:8091', error: 'Request timed out' }]);
+    // times: 1: the next answer is whole again.
+    const again = await range(base, queries);
+    expect(again.map((x) => x.errors)).toEqual([[], [], []]);
+  });
+
+  it('partial_errors without a node: every node of that query fails, no data; on GET it is query 0', async () => {
+    const { base } = await start();
+    await fault(base, { match: '/pools/default/stats/range', kind: 'partial_errors', error: 'Unexpected server error', times: 1 });
+    const [a, b] = await range(base, queries);
+    expect(a?.data).toEqual([]);
+    expect(a?.errors.map((e) => e.error)).toEqual(['Unexpected server error', 'Unexpected server error', 'Unexpected server error']);
+    expect(b?.errors).toEqual([]);
+    await fault(base, { match: '/pools/default/stats/range/*', kind: 'partial_errors', node: 'cb1.cbsim.local:8091', times: 1 });
+    const g = (await (await fetch(`${base}/pools/default/stats/range/kv_curr_items?bucket=travel-sample`, { headers: auth })).json()) as RangeAnswer;
+    expect(g.errors).toEqual([{ node: 'cb1.cbsim.local:8091', error: 'Request timed out' }]);
+    expect(g.data).toHaveLength(2);
+  });
+
+  it('status, bad body and hang apply to the range API and to a node\'s /metrics', async () => {
+    const { base } = await start();
+    await fault(base, { match: '/pools/default/stats/range', kind: 'status', status: 500, times: 1 });
+    expect((await post(base, queries)).status).toBe(500);
+    await fault(base, { match: '/pools/default/stats/range', kind: 'invalid_json', times: 1 });
+    const bad = await post(base, queries);
+    expect(bad.status).toBe(200);
+    await expect(bad.json()).rejects.toThrow();
+    await fault(base, { match: '/_node/:node/metrics', kind: 'status', status: 503, times: 1 });
+    expect((await fetch(`${base}/_node/cb2.cbsim.local%3A8091/metrics`, { headers: auth })).status).toBe(503);
+    await fault(base, { match: '/pools/default/stats/range', kind: 'hang', times: 1 });
+    // A hung answer never comes: the client's own deadline ends the request.
+    const hung = fetch(`${base}/pools/default/stats/range`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify(queries), signal: AbortSignal.timeout(300) });
+    await expect(hung).rejects.toThrow(/abort|timeout/i);
+    const f = (await (await fetch(`${base}/_sim/faults`)).json()) as { rules: unknown[] };
+    expect(f.rules).toEqual([]);
+  });
+});
+
+/** Parse a Prometheus text exposition by hand: families (TYPE, HELP) and samples. */
+function parseExposition(text: string): { types: Map<string, string>; samples: Array<{ name: string; labels: Record<string, string>; value: number }> } {
+  const types = new Map<string, string>();
+  const samples: Array<{ name: string; labels: Record<string, string>; value: number }> = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('# HELP ')) continue;
+    const t = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (t) {
+      types.set(t[1] as string, t[2] as string);
+      continue;
+    }
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    expect(m, line).not.toBeNull();
+    const labels: Record<string, string> = {};
+    for (const l of (m?.[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1] as string] = l[2] as string;
+    samples.push({ name: m?.[1] as string, labels, value: Number(m?.[3]) });
+  }
+  return { types, samples };
+}
+
+describe('native /metrics per node', () => {
+  it('each data node exposes its own share; the shares add up to the bucket\'s envelope', async () => {
+    const { base } = await start({ scenario: 'demo' });
+    const nodes = ['cb1.cbsim.local:8091', 'cb2.cbsim.local:8091', 'cb3.cbsim.local:8091'];
+    const expos = await Promise.all(nodes.map(async (n) => {
+      const r = await fetch(`${base}/_node/${encodeURIComponent(n)}/metrics`, { headers: auth });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+      return parseExposition(await r.text());
+    }));
+    const value = (i: number, name: string, labels: Record<string, string>): number => {
+      const s = expos[i]?.samples.filter((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v));
+      expect(s, `${name} ${JSON.stringify(labels)} on node ${i}`).toHaveLength(1);
+      return s?.[0]?.value as number;
+    };
+    const env = await envelope(base, '/pools/default/buckets/travel-sample/stats');
+    const items = [0, 1, 2].map((i) => value(i, 'kv_curr_items', { bucket: 'travel-sample' }));
+    expect(items[0]! + items[1]! + items[2]!).toBeCloseTo(env.curr_items?.at(-1) as number, 6);
+    // Uneven shares, as a real vBucket map: the three nodes do not hold the same amount.
+    expect(new Set(items.map((v) => Math.round(v))).size).toBe(3);
+    // A ratio is each node's own, not split.
+    for (const i of [0, 1, 2]) expect(value(i, 'kv_vb_perc_mem_resident_ratio', { bucket: 'travel-sample', state: 'active' }) * 100).toBeCloseTo(env.vb_active_resident_items_ratio?.at(-1) as number, 6);
+    // Types as the 8.0 metadata gives them, XDCR labels as goxdcr's.
+    expect(expos[0]?.types.get('kv_cmd_lookup')).toBe('counter');
+    expect(expos[0]?.types.get('kv_curr_items')).toBe('gauge');
+    expect(expos[0]?.types.get('xdcr_docs_written_total')).toBe('counter');
+    const x = expos[0]?.samples.find((s) => s.name === 'xdcr_changes_left_total');
+    expect(Object.keys(x?.labels ?? {}).sort()).toEqual(['pipelineType', 'sourceBucketName', 'targetBucketName', 'targetClusterUUID']);
+    // /metrics is the node the simulator answers as (the first); basic auth is required, as on 8091.
+    expect(await (await fetch(`${base}/metrics`, { headers: auth })).text()).toBe(await (await fetch(`${base}/_node/${encodeURIComponent(nodes[0] as string)}/metrics`, { headers: auth })).text());
+    expect((await fetch(`${base}/metrics`)).status).toBe(401);
+    expect((await fetch(`${base}/_node/nowhere%3A8091/metrics`, { headers: auth })).status).toBe(404);
+  });
+
+  it('every native name served is in Couchbase\'s metadata with that type (one 7.x XDCR name excepted)', async () => {
+    const { base } = await start({ version: '8.0.0' });
+    const meta: Record<string, { type: string }> = {};
+    for (const f of ['kv', 'goxdcr', 'cm']) Object.assign(meta, JSON.parse(readFileSync(join(FIXTURES_DIR, 'native', `8.0-${f}_metrics_metadata.json`), 'utf8')));
+    const { types } = parseExposition(await (await fetch(`${base}/metrics`, { headers: auth })).text());
+    expect(types.size).toBeGreaterThan(50);
+    for (const [n, t] of types) expect(meta[n]?.type, n).toBe(t);
+    // The XDCR names are those of the cross reference (pre-7.0 name → 7.0+ name).
+    const xref = new Map(readFileSync(join(FIXTURES_DIR, 'native', 'xdcr_cross_reference.csv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split(',') as [string, string]));
+    for (const [legacy, native] of [['changes_left', 'xdcr_changes_left_total'], ['docs_written', 'xdcr_docs_written_total'], ['wtavg_docs_latency', 'xdcr_wtavg_docs_latency_seconds'], ['data_replicated', 'xdcr_data_replicated_bytes']]) {
+      expect(xref.get(legacy as string)).toBe(native);
+      expect(types.has(native as string), native).toBe(true);
+    }
+  });
+
+  it.skipIf(missing('promtool'))('parses with promtool (its only complaints are lint about Couchbase\'s own names)', async () => {
+    const { base } = await start();
+    const text = await (await fetch(`${base}/_node/cb2.cbsim.local%3A8091/metrics`, { headers: auth })).text();
+    const r = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    // Exit 1 is a parse error; 3 is lint only (counters without _total, camelCase XDCR labels: Couchbase's).
+    expect(r.stderr + r.stdout).not.toMatch(/error while linting/);
+    expect([0, 3]).toContain(r.status);
+  });
+});
+
+describe('GET /prometheus_sd_config (7.2.1+)', () => {
+  it('lists every active node on the secure port by default, as JSON; yaml and cluster labels on request', async () => {
+    const { base } = await start({ version: '7.2.4' });
+    const json = (await (await fetch(`${base}/prometheus_sd_config`, { headers: auth })).json()) as unknown;
+    expect(json).toEqual([{ targets: ['cb1.cbsim.local:18091', 'cb2.cbsim.local:18091', 'cb3.cbsim.local:18091'] }]);
+    const yaml = await (await fetch(`${base}/prometheus_sd_config?type=yaml&port=insecure&clusterLabels=uuidAndName`, { headers: auth })).text();
+    expect(yaml).toBe(
+      "- targets:\n  - 'cb1.cbsim.local:8091'\n  - 'cb2.cbsim.local:8091'\n  - 'cb3.cbsim.local:8091'\n  labels:\n    cluster_uuid: '8ebd144e243c942109c19842bdec9cdd'\n    cluster_name: 'cbsim'\n",
+    );
+    expect((await fetch(`${base}/prometheus_sd_config?type=xml`, { headers: auth })).status).toBe(400);
+  });
+
+  it('knob prometheusSdLocal: one target group per node, each scraping that node\'s exposition on the simulator', async () => {
+    const { base } = await start({ knobs: { prometheusSdLocal: true } });
+    const groups = (await (await fetch(`${base}/prometheus_sd_config`, { headers: auth })).json()) as Array<{ targets: string[]; labels: Record<string, string> }>;
+    expect(groups).toHaveLength(3);
+    for (const g of groups) {
+      expect(g.targets).toEqual([base.replace('http://', '')]);
+      const r = await fetch(`${base}${g.labels.__metrics_path__}`, { headers: auth });
+      expect(r.status).toBe(200);
+      expect(g.labels.__metrics_path__).toBe(`/_node/${g.labels.instance}/metrics`);
+    }
   });
 });

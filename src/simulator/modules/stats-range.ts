@@ -42,7 +42,7 @@
  * node) so a real Prometheus can scrape every simulated node.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { nativeWindow, nodeNativeSeries } from '../native.js';
+import { nativeWindow, nodeNativeIndex } from '../native.js';
 import type { NativeSeries } from '../native.js';
 import { PromqlError, compileMatchers, durationSeconds, evaluate, formatValue, validFunction } from '../promql.js';
 import type { EvalSeries, MatchOp, Matcher } from '../promql.js';
@@ -244,7 +244,10 @@ function answer(ctx: SimContext, q: Query, failing: { node?: string | undefined;
       continue;
     }
     const m = match;
-    const selected = nodeNativeSeries(ctx, node).filter((s: NativeSeries) => m({ name: s.name, instance: s.instance, ...s.labels }));
+    const index = nodeNativeIndex(ctx, node);
+    const byName = q.matchers.find((x) => x.label === 'name' && x.op === '=');
+    const candidates = byName ? (index.byName.get(byName.value as string) ?? []) : index.all;
+    const selected = candidates.filter((s: NativeSeries) => m({ name: s.name, instance: s.instance, ...s.labels }));
     try {
       perNode.push({ node: node.hostname, series: evaluate(selected, { functions: q.functions, window: q.window, times }, first, last) });
     } catch (e) {
@@ -293,7 +296,7 @@ function escapeLabel(v: string): string {
 export function exposition(ctx: SimContext, node: SimNode): string {
   const sec = Math.floor(ctx.now() / 1000);
   const families = new Map<string, { series: NativeSeries[] }>();
-  for (const s of nodeNativeSeries(ctx, node)) (families.get(s.name) ?? families.set(s.name, { series: [] }).get(s.name))?.series.push(s);
+  for (const s of nodeNativeIndex(ctx, node).all) (families.get(s.name) ?? families.set(s.name, { series: [] }).get(s.name))?.series.push(s);
   const lines: string[] = [];
   for (const [name, { series }] of families) {
     const head = series[0] as NativeSeries;
