@@ -176,7 +176,7 @@ function originSec(ctx: SimContext): number {
 
 type Gen = (t: number) => number;
 
-/** Running sum of a per-second rate over whole seconds since `origin`, with checkpoints every minute. */
+/** Running sum of a per-second rate over whole seconds since `origin`, with a checkpoint at every scrape. */
 class Integrator {
   private readonly checkpoints: number[] = [];
   constructor(
@@ -188,12 +188,13 @@ class Integrator {
   }
 
   total(sec: number): number {
-    const k = Math.floor((sec - this.origin) / 60);
+    const k = Math.floor((sec - this.origin) / SCRAPE_SECONDS);
     while (this.checkpoints.length <= k) {
       const i = this.checkpoints.length - 1;
-      this.checkpoints.push(this.sum(this.origin + i * 60, this.origin + (i + 1) * 60, this.checkpoints[i] as number));
+      const from = this.origin + i * SCRAPE_SECONDS;
+      this.checkpoints.push(this.sum(from, from + SCRAPE_SECONDS, this.checkpoints[i] as number));
     }
-    return this.sum(this.origin + k * 60, sec, this.checkpoints[k] as number);
+    return this.sum(this.origin + k * SCRAPE_SECONDS, sec, this.checkpoints[k] as number);
   }
 
   private sum(from: number, to: number, acc: number): number {

@@ -195,9 +195,9 @@ export function evaluate(series: readonly NativeSeries[], q: RangeQuery, first: 
     for (const t of q.times) {
       if (rangeName === undefined) {
         // An instant selector: the newest sample at most 5 minutes old.
-        const pts = samples(s, t - 300, t, first, last);
-        const p = pts[pts.length - 1];
-        if (p) points.push([t, p[1]]);
+        const newest = Math.min(last, Math.floor(t / SCRAPE_SECONDS) * SCRAPE_SECONDS);
+        const v = newest >= Math.max(first, t - 300) ? s.at(newest) : undefined;
+        if (v !== undefined) points.push([t, v]);
       } else {
         const v = rangeFn(rangeName, samples(s, t - q.window, t, first, last), t - q.window, t);
         if (v !== undefined && !Number.isNaN(v)) points.push([t, v]);
