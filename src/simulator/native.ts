@@ -208,7 +208,8 @@ export const NATIVE_SKIPPED: Readonly<Record<string, string>> = {
   'ep_max_data_size, ep_*_ahead_exceptions, ep_*_hlc_drift*, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
   'vb_pending_*, vb_replica_* rates, queues and memory, vb_active_itm_memory, vb_*_meta_data_memory': 'state-labelled kv_vb_* series: not modelled',
   'couch_views_* and couch_spatial_* other than couch_views_actual_disk_size': 'not in the 8.0 metadata (views are gone from 8.0)',
-  'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage, meta_latency_wt': '7.x derives them with rate() from the counters above; the simulator models them on their own',
+  'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage': '7.x derives them with rate() from xdcr_docs_written_total, xdcr_docs_received_from_dcp_total, xdcr_data_replicated_bytes: the model\'s rates are those counters\' per-second increments',
+  'XDCR meta_latency_wt': 'no native name in the cross reference',
 };
 
 interface MetaEntry {

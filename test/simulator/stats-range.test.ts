@@ -314,8 +314,10 @@ describe('one model: the same counter through the envelope and through the range
   });
 
   it('XDCR: each node\'s per-stat envelope = that node\'s native goxdcr series (latencies ms → s)', async () => {
-    const { base } = await start({ scenario: 'demo' });
-    const t = T0 / 1000;
+    const { base, clock } = await start({ scenario: 'demo' });
+    // Two minutes after start: the replications have been writing for the whole window.
+    clock.now = T0 + 120_000;
+    const t = T0 / 1000 + 120;
     const tasks = (await (await fetch(`${base}/pools/default/tasks`, { headers: auth })).json()) as Array<{ type: string; id: string; source: string }>;
     const rep = tasks.find((x) => x.type === 'xdcr') as { id: string; source: string };
     const [uuid, , target] = rep.id.split('/') as [string, string, string];
@@ -339,6 +341,23 @@ describe('one model: the same counter through the envelope and through the range
       for (const d of answer?.data ?? []) {
         const node = d.metric.nodes[0] as string;
         expect(Number(d.values[0]?.[1]) * scale).toBeCloseTo(legacy[node]?.at(-1) as number, 6);
+      }
+    }
+    // XDCR rates: the mean of a node's 60 one-second samples = rate(counter[1m]) on that node.
+    const [written1m, bytes1m] = await range(base, [
+      { metric: [name('xdcr_docs_written_total'), ...labels], applyFunctions: ['rate'], start: t, end: t },
+      { metric: [name('xdcr_data_replicated_bytes'), ...labels], applyFunctions: ['rate'], start: t, end: t },
+    ]);
+    for (const [answer, legacy] of [
+      [written1m, await stat('rate_replicated')],
+      [bytes1m, await stat('bandwidth_usage')],
+    ] as const) {
+      expect(answer?.data).toHaveLength(3);
+      for (const d of answer?.data ?? []) {
+        const samples = legacy[d.metric.nodes[0] as string] ?? [];
+        expect(samples).toHaveLength(60);
+        expect(Number(d.values[0]?.[1])).toBeCloseTo(mean(samples), 6);
+        expect(mean(samples)).toBeGreaterThan(1);
       }
     }
     // The demo's first replication is growing: a non-trivial backlog is compared.
