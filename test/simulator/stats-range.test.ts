@@ -522,6 +522,12 @@ describe('native /metrics per node', () => {
     expect((await fetch(`${base}/_node/nowhere%3A8091/metrics`, { headers: auth })).status).toBe(404);
   });
 
+  it('a node that is down does not answer its scrape; the others do', async () => {
+    const { base } = await start({ knobs: { unhealthyNodes: 1 } });
+    await expect(fetch(`${base}/_node/cb2.cbsim.local%3A8091/metrics`, { headers: auth })).rejects.toThrow();
+    expect((await fetch(`${base}/_node/cb3.cbsim.local%3A8091/metrics`, { headers: auth })).status).toBe(200);
+  });
+
   it('every native name served is in Couchbase\'s metadata with that type (one 7.x XDCR name excepted)', async () => {
     const { base } = await start({ version: '8.0.0' });
     const meta: Record<string, { type: string }> = {};
