@@ -238,25 +238,47 @@ function originSec(ctx: SimContext): number {
 
 type Gen = (t: number) => number;
 
-/** Running sum of a per-second rate over whole seconds since `origin`, with a checkpoint at every scrape. */
+/**
+ * Running sum of a per-second rate over whole seconds since `origin`. It keeps the sum at every scrape of the
+ * last two hours at most (answers about recent data cost nothing) and at every 10 minutes since `origin`
+ * (older ones sum at most 10 minutes of rates), so a simulator left running for days stays small.
+ */
 class Integrator {
-  private readonly checkpoints: number[] = [];
+  private static readonly COARSE = 600;
+  private static readonly FINE_MAX = 720;
+  private readonly coarse: number[];
+  private fine: number[];
+  private fineStart: number;
   constructor(
     private readonly gen: Gen,
     private readonly origin: number,
   ) {
     // A node that has run for a day at the rate of its first second: counters are large, as real ones are.
-    this.checkpoints.push(Math.max(0, gen(origin * 1000)) * 86_400);
+    const base = Math.max(0, gen(origin * 1000)) * 86_400;
+    this.coarse = [base];
+    this.fine = [base];
+    this.fineStart = origin;
   }
 
   total(sec: number): number {
-    const k = Math.floor((sec - this.origin) / SCRAPE_SECONDS);
-    while (this.checkpoints.length <= k) {
-      const i = this.checkpoints.length - 1;
-      const from = this.origin + i * SCRAPE_SECONDS;
-      this.checkpoints.push(this.sum(from, from + SCRAPE_SECONDS, this.checkpoints[i] as number));
+    if (sec < this.fineStart) {
+      const c = Math.floor((sec - this.origin) / Integrator.COARSE);
+      return this.sum(this.origin + c * Integrator.COARSE, sec, this.coarse[c] as number);
     }
-    return this.sum(this.origin + k * SCRAPE_SECONDS, sec, this.checkpoints[k] as number);
+    while (this.fineStart + this.fine.length * SCRAPE_SECONDS <= sec) {
+      const from = this.fineStart + (this.fine.length - 1) * SCRAPE_SECONDS;
+      const v = this.sum(from, from + SCRAPE_SECONDS, this.fine[this.fine.length - 1] as number);
+      this.fine.push(v);
+      if ((from + SCRAPE_SECONDS - this.origin) % Integrator.COARSE === 0) this.coarse.push(v);
+      if (this.fine.length > Integrator.FINE_MAX) {
+        // Drop the oldest hour: fineStart stays on a multiple of COARSE from origin.
+        const drop = Integrator.FINE_MAX / 2;
+        this.fine = this.fine.slice(drop);
+        this.fineStart += drop * SCRAPE_SECONDS;
+      }
+    }
+    const j = Math.floor((sec - this.fineStart) / SCRAPE_SECONDS);
+    return this.sum(this.fineStart + j * SCRAPE_SECONDS, sec, this.fine[j] as number);
   }
 
   private sum(from: number, to: number, acc: number): number {

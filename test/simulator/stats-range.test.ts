@@ -313,6 +313,31 @@ describe('one model: the same counter through the envelope and through the range
     expect(only(inc as RangeAnswer, t)).toBeCloseTo(2 * 7 * 120, 6);
   });
 
+  it('counters stay exact hours later, for recent windows and for old ones', async () => {
+    // 7 sets per second in every bucket, by hand; a varying rate (get hits) checked against a sum worked out here.
+    const { base, clock } = await start({ knobs: { bucketStatValues: { cmd_set: () => 7, get_hits: (t: number) => (t / 1000) % 10 } } });
+    clock.now = T0 + 5 * 3_600_000;
+    const now = T0 / 1000 + 5 * 3600;
+    const inc = (n: string, op: string, at: number, w: string): unknown => ({
+      metric: [name(n), label('op', op), label('result', op === 'get' ? 'hit' : ''), label('bucket', 'travel-sample')],
+      applyFunctions: ['increase', 'sum'],
+      nodesAggregation: 'sum',
+      timeWindow: w,
+      start: at,
+      end: at,
+    });
+    const old = T0 / 1000 + 1800;
+    const [recent, early, gets] = await range(base, [inc('kv_ops', 'set', now, '2m'), inc('kv_ops', 'set', old, '10m'), inc('kv_ops', 'get', old + 35, '1m')]);
+    expect(only(recent as RangeAnswer, now)).toBeCloseTo(7 * 120, 6);
+    expect(only(early as RangeAnswer, old)).toBeCloseTo(7 * 600, 6);
+    // The window [old-25, old+35] holds the scrapes old-20 … old+30: the counter gained (s mod 10) for every
+    // second s in (old-20, old+30]; Prometheus extrapolates 5 s at each end (within 1.1 scrape intervals): × 60/50.
+    let sum = 0;
+    for (let s = old - 20 + 1; s <= old + 30; s++) sum += s % 10;
+    const scrapes = 50;
+    expect(only(gets as RangeAnswer, old + 35)).toBeCloseTo((sum * 60) / scrapes, 6);
+  });
+
   it('XDCR: each node\'s per-stat envelope = that node\'s native goxdcr series (latencies ms → s)', async () => {
     const { base, clock } = await start({ scenario: 'demo' });
     // Two minutes after start: the replications have been writing for the whole window.
