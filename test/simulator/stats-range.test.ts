@@ -395,10 +395,18 @@ describe('version profiles', () => {
     const { base } = await start({ version: '6.6.5' });
     const pools = (await (await fetch(`${base}/pools`, { headers: auth })).json()) as { implementationVersion: string };
     expect(pools.implementationVersion).toBe('6.6.5-10080-enterprise');
-    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string }> };
+    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string; clusterCompatibility: number }> };
     // 6 * 65536 + 6, the encoding of the captured payloads (458752 = 7.0, 524288 = 8.0).
     expect(pd.clusterCompatibility).toBe(393222);
     expect(pd.nodes.map((n) => n.version)).toEqual(['6.6.5-10080-enterprise', '6.6.5-10080-enterprise', '6.6.5-10080-enterprise']);
+    expect(pd.nodes.map((n) => n.clusterCompatibility)).toEqual([393222, 393222, 393222]);
+    // The bucket list's node entries say the same.
+    const buckets = (await (await fetch(`${base}/pools/default/buckets`, { headers: auth })).json()) as Array<{ nodes: Array<{ version: string; clusterCompatibility: number }> }>;
+    expect(buckets[0]?.nodes.map((n) => [n.version, n.clusterCompatibility])).toEqual([
+      ['6.6.5-10080-enterprise', 393222],
+      ['6.6.5-10080-enterprise', 393222],
+      ['6.6.5-10080-enterprise', 393222],
+    ]);
     expect((await post(base, [{ metric: [name('kv_ops')] }])).status).toBe(404);
     for (const path of ['/pools/default/stats/range/kv_ops', '/metrics', '/_node/cb1.cbsim.local%3A8091/metrics', '/prometheus_sd_config']) {
       expect((await fetch(`${base}${path}`, { headers: auth })).status, path).toBe(404);
@@ -414,9 +422,10 @@ describe('version profiles', () => {
   ] as const)('%s reports %s, compatibility %i; range API yes; prometheus_sd_config: %s', async (version, full, compat, sd) => {
     const { base } = await start({ version });
     expect(((await (await fetch(`${base}/pools`, { headers: auth })).json()) as { implementationVersion: string }).implementationVersion).toBe(full);
-    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string }> };
+    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string; clusterCompatibility: number }> };
     expect(pd.clusterCompatibility).toBe(compat);
     expect(pd.nodes[0]?.version).toBe(full);
+    expect(pd.nodes[0]?.clusterCompatibility).toBe(compat);
     expect((await post(base, [{ metric: [name('kv_ops')] }])).status).toBe(200);
     expect((await fetch(`${base}/prometheus_sd_config`, { headers: auth })).status).toBe(sd ? 200 : 404);
   });
