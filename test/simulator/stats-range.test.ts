@@ -185,6 +185,20 @@ describe('range API: answers shaped like the documented ones', () => {
     expect(good?.data).toHaveLength(1);
   });
 
+  it('takes the body as curl -d sends it (form content type), as the docs\' example does', async () => {
+    const { base } = await start();
+    const r = await fetch(`${base}/pools/default/stats/range`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+      body: JSON.stringify([{ metric: [name('kv_curr_items'), label('bucket', 'travel-sample')], applyFunctions: ['sum'], step: 60, start: -300 }]),
+    });
+    expect(r.status).toBe(200);
+    const [a] = (await r.json()) as RangeAnswer[];
+    expect(a?.data).toHaveLength(3);
+    const bad = await fetch(`${base}/pools/default/stats/range`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: 'metric=kv_ops' });
+    expect(bad.status).toBe(400);
+  });
+
   it('a node that is down answers in errors; the others still answer', async () => {
     const { base } = await start({ knobs: { unhealthyNodes: 1 } });
     const [a] = await range(base, [{ metric: [name('kv_curr_items'), label('bucket', 'travel-sample')] }]);
