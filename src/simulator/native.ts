@@ -12,13 +12,15 @@
  * C(b) - C(a) equals the sum of the envelope's 1-second samples stamped a+1 … b, and the rate 7.x derives
  * over a window equals the mean of the envelope samples in it. Gauges are the envelope's values, with the
  * unit of the native name (seconds for ms, a 0-1 ratio for a percentage). Per node: additive stats are
- * split with the shares of the per-node envelope (bucketNodeShares), ratios and ages are repeated.
+ * split with the shares of the per-node envelope (bucketNodeShares), ratios and averages are repeated.
  *
  * Sampling. Each node's Prometheus scrapes every 10 s (Couchbase's default), at whole multiples of 10 s of
  * the simulated clock, from o up to now; nothing exists before o. XDCR stats are goxdcr's own cumulative
  * counts and gauges, per node as its envelope's nodeStats give them.
  *
- * Legacy stats with no native counterpart here (they stay envelope-only; NATIVE_SKIPPED says why).
+ * Node-level stats (memcached's connections, the host's sys_* gauges) come from the first bucket's model,
+ * which draws them the same in every bucket. Legacy stats without a native series here stay envelope-only;
+ * NATIVE_SKIPPED says why for each.
  */
 import { fixture } from './fixtures.js';
 import { bucketNodeShares, bucketStatAdditive, bucketStatGen } from './modules/buckets.js';
