@@ -2,6 +2,10 @@
  * A Couchbase REST simulator built on real captured payloads: used by the tests, the benchmarks and
  * `cbwatch demo`. Basic auth (401 without it), latency per request, per-route fault injection, a clock that
  * can run faster than real time, and a cluster model (nodes, buckets) that the area modules answer from.
+ * Option `version` picks a version profile (./profiles.ts: 6.6.5, 7.2.4, 7.6.5 default, 8.0.0): what the
+ * cluster reports as its version, and whether it answers the 7.0+ statistics (range API, each node's native
+ * /metrics, /prometheus_sd_config: modules/stats-range.ts, from the envelopes' model through ./native.ts).
+ * docs/simulator.md describes the profiles, the routes and the legacy → native correspondence.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -9,6 +13,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MODULES } from './modules/index.js';
 import { simSecurity } from './modules/security.js';
+import { simProfile } from './profiles.js';
 import { FAULT_KINDS } from './types.js';
 import type { FaultController, FaultRule, SimBucket, SimContext, SimNode, SimOptions, SimUsers } from './types.js';
 
@@ -66,7 +71,7 @@ function hashRand(key: string): number {
   return h.readUInt32BE(0) / 2 ** 32;
 }
 
-export function defaultNodes(count: number, rand: (k: string) => number): SimNode[] {
+export function defaultNodes(count: number, rand: (k: string) => number, version = simProfile().fullVersion): SimNode[] {
   const groups = ['Group 1', 'Group 2', 'Group 3'];
   const nodes: SimNode[] = [];
   for (let i = 0; i < count; i++) {
@@ -78,7 +83,7 @@ export function defaultNodes(count: number, rand: (k: string) => number): SimNod
       membership: 'active',
       services,
       serverGroup: groups[i % groups.length] as string,
-      version: '7.6.5-5706-enterprise',
+      version,
       thisNode: i === 0,
     });
   }
@@ -107,6 +112,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   const rand = (key: string): number => hashRand(`${seed}:${key}`);
   const users: SimUsers = { ...DEFAULT_USERS, ...(options.users ?? {}) };
   const opts: SimContext['options'] = {
+    profile: simProfile(options.version),
     scenario: options.scenario ?? 'default',
     buckets: options.buckets ?? 3,
     nodes: options.nodes ?? 3,
@@ -134,7 +140,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     options: opts,
     now: clock ?? (() => startedAt + (Date.now() - startedAt) * opts.speed),
     startedAt,
-    nodes: defaultNodes(opts.nodes, rand),
+    nodes: defaultNodes(opts.nodes, rand, opts.profile.fullVersion),
     buckets: defaultBuckets(opts.buckets),
     baseUrl: () => (listenPort ? `http://127.0.0.1:${listenPort}` : ''),
     port: () => listenPort,
@@ -273,6 +279,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   });
   app.get('/_sim/state', async () => ({
     scenario: opts.scenario,
+    version: opts.profile.version,
     now: ctx.now(),
     nodes: ctx.nodes,
     buckets: ctx.buckets.map((b) => b.name),

@@ -94,6 +94,7 @@ export function nodeEntry(ctx: SimContext, node: SimNode, index: number): Record
     configuredHostname: node.hostname,
     nodeUUID: node.uuid,
     version: node.version,
+    clusterCompatibility: ctx.options.profile.clusterCompatibility,
     services: [...node.services].sort(),
     serverGroup: node.serverGroup,
     uptime: String(up),
@@ -164,6 +165,7 @@ function simAlerts(ctx: SimContext): Array<Record<string, unknown>> {
 export const clusterModule: SimModule = (app, ctx) => {
   app.get('/pools', async () => ({
     ...fixture<Record<string, unknown>>('pools/goxdcr-8.0.0-21113.json'),
+    implementationVersion: ctx.options.profile.fullVersion,
     uuid: CLUSTER_UUID,
   }));
 
@@ -175,6 +177,7 @@ export const clusterModule: SimModule = (app, ctx) => {
     return {
       ...t,
       clusterName: 'cbsim',
+      clusterCompatibility: ctx.options.profile.clusterCompatibility,
       bucketNames: ctx.buckets.map((b) => ({ bucketName: b.name, uuid: b.uuid })),
       nodes: entries,
       storageTotals: storageTotals(ctx, entries),
