@@ -15,6 +15,7 @@
 // SIGHUP's handler comes first (src/hangup.ts, a module without imports): loading the CLI and its dependencies
 // takes a few hundred milliseconds, during which a SIGHUP (a reload sent as the service starts) would otherwise
 // kill the process with exit 129. The CLI is imported only after it is in place.
+import { writeSync } from 'node:fs';
 import { installHangupHandler } from '../dist/hangup.js';
 
 installHangupHandler();
@@ -25,7 +26,11 @@ main(process.argv.slice(2)).then(
     if (typeof code === 'number') process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(`cbwatch: ${err instanceof Error ? err.message : String(err)}\n`);
+    try {
+      writeSync(2, `cbwatch: ${err instanceof Error ? err.message : String(err)}\n`);
+    } catch {
+      // stderr is gone or full: the exit code is all that is left.
+    }
     process.exitCode = 1;
   },
 );

@@ -14,7 +14,7 @@ import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { ignoredHangups, installHangupHandler, onHangup } from './hangup.js';
-import { createLogger } from './log.js';
+import { createLogger, safeStderr } from './log.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
@@ -45,7 +45,10 @@ export function quietOnClosedPipe(stream: NodeJS.WriteStream): Out {
 }
 
 const stdout: Out = quietOnClosedPipe(process.stdout);
-const stderr: Out = (s) => void process.stderr.write(s);
+// Error messages go where the log goes, through the destination that drops (and counts) what a full disk or a
+// closed pipe refuses, instead of throwing (src/log.ts). It writes to fd 2 directly: process.stderr is never
+// created, so a pipe on fd 2 keeps its blocking mode.
+const stderr: Out = (s) => void safeStderr().write(s);
 
 /**
  * Resolves on the first SIGINT or SIGTERM. SIGHUP, whose default action would kill the process, calls
