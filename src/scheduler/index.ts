@@ -13,6 +13,7 @@
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { runPoll } from '../collectors/context.js';
+import { monotonicMs } from '../clock.js';
 import type { PollOutcome } from '../collectors/context.js';
 import { createSharedCache } from '../collectors/shared.js';
 import type { Collector, SharedCache } from '../collectors/types.js';
@@ -66,14 +67,7 @@ export function clusterSignature(c: ClusterConfig): string {
   return JSON.stringify(rest);
 }
 
-/**
- * Milliseconds on the process's monotonic clock (CLOCK_MONOTONIC through libuv's hrtime). The same clock in
- * every thread of the process, unlike performance.now(), whose origin is per thread: statuses made in the
- * collection worker are compared with it on the HTTP thread (src/collection/view.ts).
- */
-export function monotonicMs(): number {
-  return Number(process.hrtime.bigint() / 1000n) / 1000;
-}
+export { monotonicMs } from '../clock.js';
 
 /** Polls of a collector that keep timing out are at most this many intervals apart. */
 export const MAX_BACKOFF_INTERVALS = 5;
@@ -116,7 +110,7 @@ export class Scheduler {
       for (const collector of deps.collectors) {
         const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
         if (!options.enabled) continue;
-        deps.store.register(cluster.name, collector.name);
+        deps.store.register(cluster.name, collector.name, { intervalMs: options.interval, timeoutMs: options.timeout });
         this.jobs.push(this.makeJob(cluster, collector, options, client, shared));
       }
     }
@@ -183,7 +177,7 @@ export class Scheduler {
         const shared = sharedByCluster.get(cluster.name) ?? (prev?.client === client ? prev.shared : createSharedCache(this.clock));
         sharedByCluster.set(cluster.name, shared);
         const job = this.makeJob(cluster, collector, options, client, shared);
-        this.deps.store.register(cluster.name, collector.name);
+        this.deps.store.register(cluster.name, collector.name, { intervalMs: options.interval, timeoutMs: options.timeout });
         next.push(job);
         fresh.push(job);
       }
