@@ -112,7 +112,14 @@ let stderrDestination: FdDestination | undefined;
 
 /** The process's stderr as a destination that drops and counts instead of failing (one per process). */
 export function safeStderr(): FdDestination {
-  stderrDestination ??= new FdDestination(2);
+  if (stderrDestination === undefined) {
+    stderrDestination = new FdDestination(2);
+    // Creating process.stderr puts a pipe on fd 2 in non-blocking mode (libuv; the collection worker's stdio
+    // does it anyway): a reader that stops reading then costs a line at most LOG_BLOCK_BUDGET_MS, where a
+    // blocking pipe would stop the thread that serves /metrics until the reader comes back. What else writes
+    // there (Node's own warnings) has its errors counted, never thrown.
+    process.stderr.on('error', recordLogDrop);
+  }
   return stderrDestination;
 }
 
