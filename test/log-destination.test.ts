@@ -120,3 +120,25 @@ describe('a failing log destination', () => {
   }, 60_000);
 });
 
+
+describe('FdDestination on a pipe nobody reads', () => {
+  it('drops and counts lines as would_block once the pipe is full, instead of blocking the thread', async () => {
+    const { FdDestination, onLogDrop } = await import('../src/log.js');
+    // The write end of a pipe to a process that never reads it (non-blocking, as Node opens it).
+    const reader = spawn('sleep', ['30'], { stdio: ['pipe', 'ignore', 'ignore'] });
+    try {
+      const fd = (reader.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+      expect(fd).toBeGreaterThan(2);
+      const reasons: string[] = [];
+      onLogDrop((r) => reasons.push(r));
+      const dest = new FdDestination(fd);
+      const line = `${'x'.repeat(1023)}\n`;
+      // 1 MiB into a pipe of 64 KiB: the first lines fit, the rest is dropped (the first drop after its wait).
+      for (let i = 0; i < 1024; i++) dest.write(line);
+      expect(reasons.length).toBeGreaterThan(900);
+      expect(new Set(reasons)).toEqual(new Set(['would_block']));
+    } finally {
+      reader.kill('SIGKILL');
+    }
+  });
+});
