@@ -11,14 +11,26 @@
 // (bench/RESULTS.md, "Where the peak goes"). --optimize-for-size was dropped earlier: it roughly doubled CPU and
 // made a large parse ten times slower. `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
 // entrypoint and the systemd unit pass them.
-import { main } from '../dist/cli.js';
+//
+// SIGHUP's handler comes first (src/hangup.ts, a module without imports): loading the CLI and its dependencies
+// takes a few hundred milliseconds, during which a SIGHUP (a reload sent as the service starts) would otherwise
+// kill the process with exit 129. The CLI is imported only after it is in place.
+import { writeSync } from 'node:fs';
+import { installHangupHandler } from '../dist/hangup.js';
+
+installHangupHandler();
+const { main } = await import('../dist/cli.js');
 
 main(process.argv.slice(2)).then(
   (code) => {
     if (typeof code === 'number') process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(`cbwatch: ${err instanceof Error ? err.message : String(err)}\n`);
+    try {
+      writeSync(2, `cbwatch: ${err instanceof Error ? err.message : String(err)}\n`);
+    } catch {
+      // stderr is gone or full: the exit code is all that is left.
+    }
     process.exitCode = 1;
   },
 );

@@ -11,6 +11,7 @@ local lib = import 'lib.libsonnet';
       CbwatchExporterDown: { enabled: true, "for": "5m", severity: "critical" },
       CbwatchCollectorFailing: { enabled: true, "for": "15m", severity: "warning" },
       CbwatchCollectorStale: { enabled: true, "for": "5m", severity: "warning", thresholdSeconds: 900 },
+      CbwatchCollectorOverdue: { enabled: true, "for": "5m", severity: "warning", intervals: 3 },
       CbwatchConfigReloadFailed: { enabled: true, "for": "10m", severity: "warning" },
       CbwatchCollectorItemErrors: { enabled: true, "for": "30m", severity: "warning" },
       CouchbaseBucketStatsStalled: { enabled: true, "for": "5m", severity: "warning" },
@@ -107,6 +108,20 @@ local lib = import 'lib.libsonnet';
               summary: "A cbwatch collector has not completed a successful poll for longer than its staleness threshold.",
               description: "Collector {{ $labels.collector }} of Couchbase cluster {{ $labels.couchbase_cluster }} (exporter {{ $labels.instance }}) last succeeded {{ $value | humanizeDuration }} ago (threshold " + v.thresholdSeconds + "s) although it reports no failure: its polls are stuck and its data is stale.",
               runbook_url: v.runbookUrlBase + "#cbwatchcollectorstale",
+            },
+          },
+          local v = lib.values(c, "CbwatchCollectorOverdue");
+          if c.alerts["CbwatchCollectorOverdue"].enabled then {
+            alert: "CbwatchCollectorOverdue",
+            expr: "time() - cbwatch_collector_last_success_timestamp_seconds" + v.selBraces + " > " + v.intervals + " * cbwatch_collector_interval_seconds" + v.selBraces,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A cbwatch collector has had no successful poll for " + v.intervals + " of its intervals.",
+              description: "Collector {{ $labels.collector }} of Couchbase cluster {{ $labels.couchbase_cluster }} (exporter {{ $labels.instance }}) last succeeded {{ $value | humanizeDuration }} ago, more than " + v.intervals + " of its polling intervals (threshold " + v.intervals + " intervals): its values are missing or old.",
+              runbook_url: v.runbookUrlBase + "#cbwatchcollectoroverdue",
             },
           },
           local v = lib.values(c, "CbwatchConfigReloadFailed");

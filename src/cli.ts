@@ -13,7 +13,8 @@ import type { Config } from './config/types.js';
 import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
-import { createLogger } from './log.js';
+import { ignoredHangups, installHangupHandler, onHangup } from './hangup.js';
+import { createLogger, safeStderr } from './log.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
 import { packageVersion, versionText } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
@@ -44,27 +45,31 @@ export function quietOnClosedPipe(stream: NodeJS.WriteStream): Out {
 }
 
 const stdout: Out = quietOnClosedPipe(process.stdout);
-const stderr: Out = (s) => void process.stderr.write(s);
+// Error messages go where the log goes, through the destination that drops (and counts) what a full disk or a
+// closed pipe refuses, instead of throwing (src/log.ts). It writes to fd 2 directly: process.stderr is never
+// created, so a pipe on fd 2 keeps its blocking mode.
+const stderr: Out = (s) => void safeStderr().write(s);
 
 /**
  * Resolves on the first SIGINT or SIGTERM. SIGHUP, whose default action would kill the process, calls
- * `onHangup` (a configuration reload) or is logged and ignored.
+ * `onHangup` (a configuration reload) or is logged and ignored. The SIGHUP listener itself was installed before
+ * anything else (src/hangup.ts) and stays until exit: from the first SIGINT or SIGTERM on, a hangup is ignored
+ * (a reload during shutdown would race the shutdown; exiting 129 there was issue 25, item 6).
  */
-function untilSignal(log?: Logger, onHangup?: () => unknown): Promise<NodeJS.Signals> {
+function untilSignal(log?: Logger, onHangupDo?: () => unknown): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
-    const hup = (): void => {
-      if (onHangup) void onHangup();
+    onHangup(() => {
+      if (onHangupDo) void onHangupDo();
       else log?.warn('SIGHUP ignored: nothing to reload');
-    };
+    });
     const on = (sig: NodeJS.Signals): void => {
       process.off('SIGINT', on);
       process.off('SIGTERM', on);
-      process.off('SIGHUP', hup);
+      onHangup(() => log?.info('SIGHUP ignored: shutting down'));
       resolve(sig);
     };
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
-    process.on('SIGHUP', hup);
   });
 }
 
@@ -211,6 +216,7 @@ async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => 
 }
 
 async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
+  const hangupsBeforeLoad = ignoredHangups();
   const config = loadConfig(args.flags, process.env);
   if (args.flags['config.check']) {
     out(describeConfig(config));
@@ -232,7 +238,15 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   const plugins = args.flags['web.enable-lifecycle'] ? [lifecyclePlugin(() => (reload ? reload() : Promise.resolve({ ok: false, error: 'not started yet' } as const)))] : [];
   const { daemon, applyWeb } = await startServing(config, log, plugins);
   reload = makeReloader(args, process.env, daemon, log, config, applyWeb);
-  return serveUntilSignal(daemon, log, [], reload);
+  // A SIGHUP while the server started came after the file was read: the file may have changed since, so it is
+  // reloaded now rather than lost. (One before the file was read needs nothing: the file read is the newest.)
+  const late = ignoredHangups() > hangupsBeforeLoad;
+  const served = serveUntilSignal(daemon, log, [], reload);
+  if (late) {
+    log.info('SIGHUP received during start-up: reloading the configuration');
+    void reload();
+  }
+  return served;
 }
 
 async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
@@ -373,6 +387,8 @@ async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheu
 }
 
 export async function main(argv: readonly string[], out: Out = stdout, err: Out = stderr): Promise<number> {
+  // bin/cbwatch.js installed it before loading this module; callers of main() that did not get it here.
+  installHangupHandler();
   // `rules` has flags of its own (a repeatable --set), so it is parsed apart from the daemon's flags.
   if (argv[0] === 'rules') {
     try {

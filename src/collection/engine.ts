@@ -78,11 +78,11 @@ export class LocalView extends SnapshotView {
     this.preparer = new Preparer(store, (u) => this.apply(u), opts);
   }
 
-  override get statusVersion(): number {
+  protected override rawStatusVersion(): number {
     return this.store.version;
   }
 
-  override statusList(): CollectorStatus[] {
+  protected override rawStatusList(): CollectorStatus[] {
     return this.store.statusList();
   }
 

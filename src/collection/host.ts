@@ -4,6 +4,7 @@
  * never goes unnoticed: the failure is logged, every collector shows as failed (success 0, its series
  * dropped), and a new worker starts after 1 s, 2 s, 4 s … up to 60 s (back to 1 s once one has lived a minute).
  */
+import { monotonicMs } from '../clock.js';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -118,7 +119,7 @@ export class WorkerCollection {
       // The worker's stdout/stderr are the process's; its logs come as messages.
     });
     this.worker = w;
-    this.startedAt = Date.now();
+    this.startedAt = monotonicMs();
     w.on('message', (m: FromWorker) => this.onMessage(m));
     w.on('error', (err) => {
       this.opts.log.error({ err: { message: err.message, stack: err.stack } }, 'collection worker failed');
@@ -160,7 +161,8 @@ export class WorkerCollection {
     this.opts.log.error({ code }, 'collection worker exited; collectors marked failed until it is back');
     this.view.failAll(reason);
     const max = this.opts.restartDelayMs?.max ?? 60_000;
-    if (Date.now() - this.startedAt > 60_000) this.delay = this.opts.restartDelayMs?.first ?? 1000;
+    // How long the worker lived: a duration, on the monotonic clock.
+    if (monotonicMs() - this.startedAt > 60_000) this.delay = this.opts.restartDelayMs?.first ?? 1000;
     const wait = this.delay;
     this.delay = Math.min(this.delay * 2, max);
     this.restartTimer = setTimeout(() => {

@@ -3,7 +3,9 @@
  * as last sent by the collector side (the worker, or the in-process engine). Serves /-/ready, the landing
  * page and the status families; never renders or compresses a collector's series itself.
  */
+import { markOverdue } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
+import { monotonicMs } from '../clock.js';
 import type { Problem } from '../server/problems.js';
 import type { PreparedPart, SnapshotUpdate } from './parts.js';
 import { ReleaseCounter } from './release.js';
@@ -28,8 +30,34 @@ export class SnapshotView implements StatusSource {
   /** Replaced parts' bytes, freed by an early collection (src/collection/release.ts). */
   private readonly release: ReleaseCounter;
 
-  constructor(release: ReleaseCounter = new ReleaseCounter()) {
+  /** The statuses found overdue at the last look (cluster\0collector), and a counter that moves when they change. */
+  private overdueKey = '';
+  private overdueV = 0;
+  private readonly clock: () => number;
+
+  constructor(release: ReleaseCounter = new ReleaseCounter(), clock: () => number = monotonicMs) {
     this.release = release;
+    this.clock = clock;
+  }
+
+  /** The statuses as the collector side last sent them (LocalView reads its store instead). */
+  protected rawStatusList(): CollectorStatus[] {
+    return this.statuses;
+  }
+
+  protected rawStatusVersion(): number {
+    return this.statusV;
+  }
+
+  /** The statuses with the overdue ones marked failed (src/metrics/store.ts, markOverdue), as of now. */
+  private current(): CollectorStatus[] {
+    const list = markOverdue(this.rawStatusList(), this.clock());
+    const key = list.flatMap((s) => (s.overdue ? [`${s.cluster}\u0000${s.collector}`] : [])).join('\u0001');
+    if (key !== this.overdueKey) {
+      this.overdueKey = key;
+      this.overdueV++;
+    }
+    return list;
   }
 
   private replaced(p: PreparedPart | undefined): void {
@@ -41,18 +69,28 @@ export class SnapshotView implements StatusSource {
     return this.partsV;
   }
 
-  /** Moves whenever the statuses change. */
+  /** Moves whenever the statuses change, and when a collector becomes overdue or polls again. */
   get statusVersion(): number {
-    return this.statusV;
+    this.current();
+    // Both counters only grow: their sum moves whenever either does.
+    return this.rawStatusVersion() + this.overdueV;
   }
 
-  /** Collector parts in exposition order. */
+  /**
+   * Collector parts in exposition order. A collector overdue on every cluster it polls has its part withheld:
+   * its values are as old as its last poll. (A part spans the clusters; one overdue beside others that poll keeps
+   * it: in a running collection thread a single job cannot stall while the others tick.)
+   */
   parts(): readonly PreparedPart[] {
-    return this.ordered;
+    const list = this.current();
+    if (!list.some((s) => s.overdue)) return this.ordered;
+    const live = new Set(list.flatMap((s) => (s.overdue ? [] : [s.collector])));
+    const stalled = new Set(list.flatMap((s) => (s.overdue && !live.has(s.collector) ? [s.collector] : [])));
+    return this.ordered.filter((p) => !stalled.has(p.name));
   }
 
   statusList(): CollectorStatus[] {
-    return [...this.statuses];
+    return this.current();
   }
 
   problems(): readonly Problem[] {

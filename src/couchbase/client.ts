@@ -5,6 +5,7 @@
  * Credentials never appear in an error message or a log line: URLs in errors carry no userinfo and the
  * Authorization header is built here and nowhere else.
  */
+import { monotonicMs } from '../clock.js';
 import { readFileSync } from 'node:fs';
 import { Pool, errors as undiciErrors } from 'undici';
 import type { Dispatcher } from 'undici';
@@ -441,7 +442,8 @@ function rereadPassword(shared: Shared, sentAuth: string | undefined): boolean {
   const file = shared.settings.passwordFile;
   if (file === undefined) return false;
   if (shared.auth !== sentAuth) return true;
-  const now = Date.now();
+  // A rate limit is a duration: on the monotonic clock (a wall-clock step back must not block rereads for its size).
+  const now = monotonicMs();
   if (now - shared.rereadAt < PASSWORD_REREAD_MS) return false;
   shared.rereadAt = now;
   let text: string;

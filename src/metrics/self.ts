@@ -7,6 +7,7 @@
  */
 import client from 'prom-client';
 import type { RequestRecord } from '../couchbase/client.js';
+import { LOG_DROP_REASONS, onLogDrop } from '../log.js';
 import { defineFamily } from './family.js';
 import type { FamilyDef } from './family.js';
 
@@ -26,8 +27,10 @@ export const SELF = {
   collectorCapped: defineFamily(X, 'cbwatch_collector_capped_total', 'counter', 'What the limits on upstream-named data left out or shortened, by what: dynamic_families (a stat outside the catalog not exported because the collector already has max_dynamic_families such families in this poll), label_value_length (a label value over max_label_value_length bytes, exported shortened: its prefix, ~ and a hash of the whole value).', ['couchbase_cluster', 'collector', 'what']),
   collectorApplicable: defineFamily(X, 'cbwatch_collector_applicable', 'gauge', 'Whether the collector applies to the cluster (0 when e.g. the cluster runs no Search service).', ['couchbase_cluster', 'collector']),
   collectorBackoff: defineFamily(X, 'cbwatch_collector_backoff_seconds', 'gauge', 'How long the collector\'s next poll is put off beyond its interval because its polls keep hitting their deadline (doubling per timeout, at most 4 intervals, so polls are at most 5 intervals apart); 0 after a poll that finished.', ['couchbase_cluster', 'collector'], 'seconds'),
+  collectorInterval: defineFamily(X, 'cbwatch_collector_interval_seconds', 'gauge', 'The collector\'s configured polling interval. With cbwatch_collector_last_success_timestamp_seconds it says how many intervals have passed without a successful poll (CbwatchCollectorOverdue).', ['couchbase_cluster', 'collector'], 'seconds'),
   reloadSuccessful: defineFamily(X, 'cbwatch_config_last_reload_successful', 'gauge', 'Whether the latest configuration reload (SIGHUP or POST /-/reload) succeeded (1) or failed and the previous configuration is still running (0); 1 before any reload.'),
   reloadSuccessTime: defineFamily(X, 'cbwatch_config_last_reload_success_timestamp_seconds', 'gauge', 'When the configuration was last loaded successfully (at start or by a reload).', [], 'timestamp_seconds'),
+  logLinesDropped: defineFamily(X, 'cbwatch_log_lines_dropped_total', 'counter', 'Log lines the log destination (stderr) refused and cbwatch dropped, by reason: closed (the reader of the pipe is gone, EPIPE), no_space (a full disk), would_block (a pipe that stayed full), other. The exporter keeps serving; only the lines are lost.', ['reason']),
   httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (an unusual status as its class: 2xx, 4xx…; or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
   httpDuration: defineFamily(X, 'cbwatch_http_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
 } as const;
@@ -72,6 +75,17 @@ const httpDuration = new client.Histogram({
 const reloadSuccessful = new client.Gauge({ name: SELF.reloadSuccessful.name, help: SELF.reloadSuccessful.help, registers: [selfRegistry] });
 const reloadSuccessTime = new client.Gauge({ name: SELF.reloadSuccessTime.name, help: SELF.reloadSuccessTime.help, registers: [selfRegistry] });
 
+const logLinesDropped = new client.Counter({ name: SELF.logLinesDropped.name, help: SELF.logLinesDropped.help, labelNames: ['reason'] as const, registers: [selfRegistry] });
+/** Every reason from the start (0), so that increase() sees the first drop. */
+function seedLogDrops(): void {
+  for (const reason of LOG_DROP_REASONS) logLinesDropped.inc({ reason }, 0);
+}
+seedLogDrops();
+onLogDrop((reason) => {
+  logLinesDropped.inc({ reason });
+  touchSelf();
+});
+
 /** Record the outcome of loading the configuration (at start: success) on the HTTP thread's live metrics. */
 export function recordConfigLoad(ok: boolean, now = Date.now()): void {
   reloadSuccessful.set(ok ? 1 : 0);
@@ -104,6 +118,7 @@ export function observeRequest(cluster: string, rec: RequestRecord): void {
 /** Forget every live series of a cluster (tests, reloads). */
 export function resetSelf(): void {
   selfRegistry.resetMetrics();
+  seedLogDrops();
   requestRegistry.resetMetrics();
   requestVersion++;
   touchSelf();

@@ -6,6 +6,7 @@
  */
 import type { PollOutcome } from '../collectors/context.js';
 import { describeError } from '../errors.js';
+import { monotonicMs } from '../clock.js';
 import { CAP_WHATS, SampleSet } from './family.js';
 import type { LabelledSet } from './render.js';
 import { SELF } from './self.js';
@@ -38,6 +39,16 @@ export interface CollectorStatus {
   readonly backoffSeconds?: number;
   /** The cluster's latest reachability probe (undefined before the first); filled in by `statusList()`. */
   readonly probeReached?: boolean | undefined;
+  /** The collector's configured interval and poll deadline, seconds (`cbwatch_collector_interval_seconds`). */
+  readonly intervalSeconds?: number;
+  readonly timeoutSeconds?: number;
+  /**
+   * When the last poll finished (or the collector was registered, before its first), on the process's monotonic
+   * clock (src/scheduler/clock.ts): what `markOverdue` measures, wherever the status is served.
+   */
+  readonly lastPollMonoMs?: number;
+  /** Set by `markOverdue`: no poll has finished for longer than the collector's schedule allows. */
+  readonly overdue?: boolean;
 }
 
 /** The status of a (cluster, collector) announced but not polled yet. */
@@ -93,12 +104,17 @@ export class SnapshotStore {
     for (const fn of this.listeners) fn();
   }
 
-  /** Announce a (cluster, collector) before its first poll, so status and readiness know about it. */
-  register(cluster: string, collector: string): void {
+  /**
+   * Announce a (cluster, collector) before its first poll, so status and readiness know about it; `timing` (its
+   * interval and deadline) is what an overdue poll is measured against. A reload that changed them registers again.
+   */
+  register(cluster: string, collector: string, timing?: { readonly intervalMs: number; readonly timeoutMs: number }): void {
     const k = key(cluster, collector);
     if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
-    if (this.statuses.has(k)) return;
-    this.statuses.set(k, pendingStatus(cluster, collector));
+    const prev = this.statuses.get(k);
+    const t = timing === undefined ? {} : { intervalSeconds: timing.intervalMs / 1000, timeoutSeconds: timing.timeoutMs / 1000 };
+    // A replaced job starts its schedule again now: its overdue clock too.
+    this.statuses.set(k, { ...(prev ?? pendingStatus(cluster, collector)), ...t, lastPollMonoMs: monotonicMs() });
     this.changed();
   }
 
@@ -127,6 +143,9 @@ export class SnapshotStore {
       lastDurationSeconds: outcome.durationSeconds,
       lastSuccessAt: outcome.ok ? outcome.finishedAt : prev?.lastSuccessAt,
       lastPollAt: outcome.finishedAt,
+      lastPollMonoMs: monotonicMs(),
+      ...(prev?.intervalSeconds === undefined ? {} : { intervalSeconds: prev.intervalSeconds }),
+      ...(prev?.timeoutSeconds === undefined ? {} : { timeoutSeconds: prev.timeoutSeconds }),
       series: outcome.ok ? outcome.set.size : 0,
       requests: outcome.requests.length,
       skipped: outcome.skipped,
@@ -224,6 +243,33 @@ export class SnapshotStore {
   }
 }
 
+/** Slack beyond a collector's schedule before a missing poll counts as overdue: a tick (1 s) and a second. */
+export const OVERDUE_GRACE_MS = 2000;
+
+/**
+ * Mark the statuses whose next poll is overdue: none has finished within the schedule's allowance since the last
+ * one (its interval, its current backoff and its deadline, plus OVERDUE_GRACE_MS), measured on the monotonic
+ * clock. An overdue collector is a failure — success 0, the reason in lastError, no series counted — whatever its
+ * last poll said: its values are as old as that poll, and whatever stopped its polls (a stalled thread, a
+ * scheduler that does not tick) is not visible otherwise (issue 25, item 3). Applied where the statuses are
+ * served, on the HTTP thread, so a collection thread that stopped altogether shows too.
+ */
+export function markOverdue(statuses: readonly CollectorStatus[], nowMono: number): CollectorStatus[] {
+  return statuses.map((st) => {
+    if (st.lastPollMonoMs === undefined || st.intervalSeconds === undefined) return st;
+    const allowance = (st.intervalSeconds + (st.backoffSeconds ?? 0) + (st.timeoutSeconds ?? st.intervalSeconds)) * 1000 + OVERDUE_GRACE_MS;
+    const age = nowMono - st.lastPollMonoMs;
+    if (age <= allowance) return st;
+    return {
+      ...st,
+      ok: false,
+      overdue: true,
+      lastError: `poll overdue: none has finished for ${Math.floor(age / 1000)}s (interval ${st.intervalSeconds}s, deadline ${st.timeoutSeconds ?? st.intervalSeconds}s); the values of the last poll are withdrawn`,
+      series: 0,
+    };
+  });
+}
+
 /**
  * The status families (cbwatch_collector_*, couchbase_up) from a status list. Rendered where the statuses are
  * served (the HTTP thread), so a collection worker that died still shows as failed collectors.
@@ -248,6 +294,7 @@ export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
     // Every `what` from the first poll on (0 until something is capped), so increase() sees the first one.
     for (const what of CAP_WHATS) s.add(SELF.collectorCapped, { ...l, what }, st.capped?.get(what) ?? 0);
     s.add(SELF.collectorBackoff, l, st.backoffSeconds ?? 0);
+    if (st.intervalSeconds !== undefined) s.add(SELF.collectorInterval, l, st.intervalSeconds);
     up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
   }
   // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,

@@ -1,13 +1,19 @@
 /**
  * The polling loop. Every (cluster, collector) polls at its own interval: the first poll right at start
  * (with a little jitter so a large configuration does not hit Couchbase in one burst), never overlapping
- * itself, each bounded by its timeout. A node-cron task ticks every second and starts the jobs that are due.
+ * itself, each bounded by its timeout. A ticker runs every second and starts the jobs that are due.
+ *
+ * Due times run on a monotonic clock (`monotonicMs`), never on the wall clock: an NTP step, a VM restored from
+ * a snapshot or an operator's `date -s` moves the wall clock by seconds or hours, and due times kept in wall
+ * time then stopped every poll for as long as the clock went back (issue 25, item 3; node-cron, which ticked
+ * this loop before, computes its slots from the wall clock too). Timers (setTimeout, setInterval,
+ * AbortSignal.timeout) are monotonic already. Wall-clock time is only data: sample timestamps, the last-success
+ * timestamp, the `since` of a stats query (`deps.now`, the collectors' `ctx.now`).
  */
-import cron from 'node-cron';
 import { z } from 'zod';
-import type { ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import { runPoll } from '../collectors/context.js';
+import { monotonicMs } from '../clock.js';
 import type { PollOutcome } from '../collectors/context.js';
 import { createSharedCache } from '../collectors/shared.js';
 import type { Collector, SharedCache } from '../collectors/types.js';
@@ -22,7 +28,10 @@ export interface SchedulerDeps {
   readonly collectors: readonly Collector[];
   readonly store: SnapshotStore;
   readonly log: Logger;
+  /** Wall-clock time, epoch ms: data only (the collectors' ctx.now, poll finish times). Default Date.now. */
   readonly now?: () => number;
+  /** Monotonic time, ms, for due times, backoff and cache ages (default monotonicMs). Tests step the two apart. */
+  readonly clock?: () => number;
   /** Upper bound of the first-poll jitter, ms (default: 10% of the interval, at most 1 s). */
   readonly maxJitterMs?: number;
 }
@@ -36,6 +45,7 @@ interface Job {
   readonly state: Map<string, unknown>;
   readonly shared: SharedCache;
   readonly log: Logger;
+  /** Monotonic ms (the scheduler's clock). */
   nextAt: number;
   running: Promise<void> | undefined;
   lastErrorText: string | undefined;
@@ -57,6 +67,8 @@ export function clusterSignature(c: ClusterConfig): string {
   return JSON.stringify(rest);
 }
 
+export { monotonicMs } from '../clock.js';
+
 /** Polls of a collector that keep timing out are at most this many intervals apart. */
 export const MAX_BACKOFF_INTERVALS = 5;
 
@@ -72,27 +84,33 @@ export const DEFAULT_PROBE_INTERVAL_MS = 15_000;
 export const PROBE_ROUTE = '/pools/default/nodeServices';
 const probeSchema = z.unknown();
 
+/** How often the ticker looks for due jobs: a poll starts at most this late. */
+const TICK_MS = 1000;
+
 export class Scheduler {
   private jobs: Job[] = [];
   private clusters: readonly ClusterConfig[];
   private readonly probes = new Map<string, { timer: NodeJS.Timeout; stop: AbortController }>();
   private started = false;
-  private ticker: ScheduledTask | undefined;
+  private ticker: NodeJS.Timeout | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly stopping = new AbortController();
   private readonly now: () => number;
+  private readonly clock: () => number;
 
   constructor(private deps: SchedulerDeps) {
     this.now = deps.now ?? Date.now;
+    this.clock = deps.clock ?? monotonicMs;
     this.clusters = deps.clusters;
     for (const cluster of deps.clusters) {
       const client = deps.clients.get(cluster.name);
       if (!client) throw new Error(`no client for cluster ${cluster.name}`);
-      const shared = createSharedCache(this.now);
+      // Cache ages are durations: on the monotonic clock.
+      const shared = createSharedCache(this.clock);
       for (const collector of deps.collectors) {
         const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
         if (!options.enabled) continue;
-        deps.store.register(cluster.name, collector.name);
+        deps.store.register(cluster.name, collector.name, { intervalMs: options.interval, timeoutMs: options.timeout });
         this.jobs.push(this.makeJob(cluster, collector, options, client, shared));
       }
     }
@@ -156,10 +174,10 @@ export class Scheduler {
           next.push(prev);
           continue;
         }
-        const shared = sharedByCluster.get(cluster.name) ?? (prev?.client === client ? prev.shared : createSharedCache(this.now));
+        const shared = sharedByCluster.get(cluster.name) ?? (prev?.client === client ? prev.shared : createSharedCache(this.clock));
         sharedByCluster.set(cluster.name, shared);
         const job = this.makeJob(cluster, collector, options, client, shared);
-        this.deps.store.register(cluster.name, collector.name);
+        this.deps.store.register(cluster.name, collector.name, { intervalMs: options.interval, timeoutMs: options.timeout });
         next.push(job);
         fresh.push(job);
       }
@@ -186,7 +204,7 @@ export class Scheduler {
         if (!nc || clients.get(c.name) !== this.deps.clients.get(c.name)) this.stopProbe(c.name);
       }
       for (const c of clusters) if (!this.probes.has(c.name)) this.startProbe(c, clients);
-      const t0 = this.now();
+      const t0 = this.clock();
       for (const job of fresh) this.schedule(job, t0);
     }
     this.deps = { ...this.deps, clients, clusters };
@@ -199,23 +217,10 @@ export class Scheduler {
 
   start(): void {
     this.started = true;
-    const t0 = this.now();
+    const t0 = this.clock();
     for (const job of this.jobs) this.schedule(job, t0);
-    // node-cron's own logger writes ANSI-coloured lines to the console, which would break a JSON log; a late
-    // tick is harmless (the next one starts whatever is due), so it is only worth a debug line.
-    const cronLog = this.deps.log.child({ component: 'cron' });
     for (const cluster of this.clusters) this.startProbe(cluster, this.deps.clients);
-    this.ticker = cron.schedule('* * * * * *', () => this.tick(), {
-      name: 'cbwatch-scheduler',
-      noOverlap: false,
-      logger: {
-        info: (m) => cronLog.debug(m),
-        warn: (m) => cronLog.debug(m),
-        error: (m, err) => cronLog.error({ err: err ?? m }, typeof m === 'string' ? m : 'scheduler tick failed'),
-        debug: (m) => cronLog.debug(typeof m === 'string' ? m : { err: m }),
-      },
-    });
-    this.ticker.on('execution:missed', (ctx) => cronLog.debug({ slot: ctx.date.toISOString() }, 'scheduler tick ran late'));
+    this.ticker = setInterval(() => this.tick(), TICK_MS);
   }
 
   /**
@@ -263,7 +268,7 @@ export class Scheduler {
 
   /** Start every job that is due and not already running. */
   private tick(): void {
-    const now = this.now();
+    const now = this.clock();
     for (const job of this.jobs) {
       if (job.nextAt > now + 50) continue;
       if (job.running) {
@@ -286,7 +291,7 @@ export class Scheduler {
   }
 
   private async poll(job: Job): Promise<void> {
-    const startedAt = this.now();
+    const startedAt = this.clock();
     const outcome = await runPoll({
       collector: job.collector,
       cluster: job.cluster,
@@ -340,7 +345,7 @@ export class Scheduler {
     job.lastErrorText = text;
   }
 
-  /** When a collector polls next (epoch ms), for tests and the backoff. */
+  /** When a collector polls next (the scheduler's monotonic clock, ms), for tests and the backoff. */
   nextPollAt(cluster: string, collector: string): number | undefined {
     return this.jobs.find((j) => j.cluster.name === cluster && j.collector.name === collector)?.nextAt;
   }
@@ -352,8 +357,8 @@ export class Scheduler {
   }
 
   async stop(): Promise<void> {
-    await this.ticker?.stop();
-    await this.ticker?.destroy();
+    if (this.ticker !== undefined) clearInterval(this.ticker);
+    this.ticker = undefined;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     for (const name of [...this.probes.keys()]) this.stopProbe(name);

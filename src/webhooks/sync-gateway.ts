@@ -15,6 +15,7 @@
  * The metrics are live prom-client metrics in `selfRegistry`; every update calls `touchSelf()` so the
  * exposition cache refreshes.
  */
+import { monotonicMs } from '../clock.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import client from 'prom-client';
@@ -157,8 +158,9 @@ export function registerSyncGatewayWebhooks(
    * that a rotated token is accepted without a restart. True when the file now holds another token.
    */
   const reread = (): boolean => {
-    if (cfg.tokenFile === undefined || Date.now() - rereadAt < TOKEN_REREAD_MS) return false;
-    rereadAt = Date.now();
+    // Durations on the monotonic clock: a wall-clock step back must not block rereads for its size.
+    if (cfg.tokenFile === undefined || monotonicMs() - rereadAt < TOKEN_REREAD_MS) return false;
+    rereadAt = monotonicMs();
     let t: string;
     try {
       t = readFileSync(cfg.tokenFile, 'utf8').replace(/(?:\r?\n)+$/, '');
@@ -191,8 +193,8 @@ export function registerSyncGatewayWebhooks(
     count(database, result);
     const r = REASONS[result];
     if (result === 'unauthorized' || result === 'overloaded' || result === 'too_large' || result === 'error') {
-      const now = Date.now();
-      const last = lastWarn.get(result) ?? 0;
+      const now = monotonicMs();
+      const last = lastWarn.get(result) ?? -Infinity;
       if (now - last >= 60_000) {
         wlog.warn({ database, result, status: r.status, suppressed: suppressed.get(result) ?? 0 }, 'refused a Sync Gateway webhook post');
         lastWarn.set(result, now);

@@ -1,6 +1,6 @@
 /**
  * The HTTP thread loads only what serving needs: the collectors, the Couchbase client (undici) and the
- * scheduler (node-cron) are loaded in the collection worker, where they run. Each module costs resident memory
+ * scheduler are loaded in the collection worker, where they run. Each module costs resident memory
  * in every thread that loads it (bench/RESULTS.md, "Where the resident memory goes"), so a static import that drags
  * them into the HTTP thread again is a regression this test names.
  */

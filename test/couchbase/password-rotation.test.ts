@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { createClient } from '../../src/couchbase/client.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
@@ -64,4 +64,35 @@ describe('password_file rotation', () => {
       await c.close();
     }
   });
+
+  it('a wall-clock step back does not hold the next reread back for the size of the step', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-pw-'));
+    const file = join(dir, 'cb-password');
+    writeFileSync(file, `${admin.password}\n`);
+    const c = createClient({ cluster: 'c', url, username: admin.username, password: admin.password, passwordFile: file });
+    const realNow = Date.now;
+    try {
+      await c.getJson('/pools/default', {}, any);
+      // A 401 while the file is not rewritten yet: the file is read (no change), and rereads pause for 5 s.
+      admin.password = 'fourth-password-4';
+      await expect(c.getJson('/pools/default', {}, any)).rejects.toMatchObject({ code: 'CBW_ERR_AUTH' });
+      writeFileSync(file, `${admin.password}\n`);
+      // NTP steps the wall clock back an hour. The pause is a duration: it still ends 5 s after that read
+      // (before the fix it lasted until the wall clock caught up, an hour).
+      vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+      const end = performance.now() + 20_000;
+      let ok = false;
+      while (!ok && performance.now() < end) {
+        ok = await c.getJson('/pools/default', {}, any).then(
+          () => true,
+          () => false,
+        );
+        if (!ok) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(ok).toBe(true);
+    } finally {
+      vi.restoreAllMocks();
+      await c.close();
+    }
+  }, 30_000);
 });

@@ -40,14 +40,14 @@ function scripted(name: 'buckets' | 'nodes', actions: Array<'ok' | 'fail' | 'slo
   } as Collector;
 }
 
-function setup(collectors: Collector[], interval = 1000) {
+function setup(collectors: Collector[], interval = 1000, now?: () => number) {
   const raw = resolveCollectors();
   for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = collectors.some((c) => c.name === k);
   for (const c of collectors) Object.assign(raw[c.name], { interval, timeout: 5000 });
   const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
   const store = new SnapshotStore();
   const clients = new Map<string, CouchbaseClient>([['c1', fakeClient({ '/pools/default': {} })]]);
-  const scheduler = new Scheduler({ clusters: [cluster], clients, collectors, store, log: pino({ level: 'silent' }), maxJitterMs: 10 });
+  const scheduler = new Scheduler({ clusters: [cluster], clients, collectors, store, log: pino({ level: 'silent' }), maxJitterMs: 10, ...(now ? { now } : {}) });
   return { store, scheduler };
 }
 
@@ -103,6 +103,26 @@ describe('scheduler', () => {
     expect(store.statusList()[0]?.lastSuccessAt).toBeGreaterThan(0);
   });
 
+  it('keeps polling at its interval when the wall clock steps back 60 s or 1 h, or forward 1 h', async () => {
+    // The wall clock as the scheduler's `now` sees it: stepped by hand, as NTP or a restored VM would step it.
+    // Due times must not follow it (before the fix a step back stopped every poll for the size of the step).
+    const wall = { offset: 0 };
+    const log: string[] = [];
+    const { store, scheduler } = setup([scripted('buckets', ['ok'], log)], 1000, () => Date.now() + wall.offset);
+    stopMe = scheduler;
+    scheduler.start();
+    await until(() => log.length >= 1);
+    for (const step of [-60_000, -3_600_000, +3_600_000]) {
+      wall.offset += step;
+      const seen = log.length;
+      await until(() => log.length >= seen + 2, 10_000);
+    }
+    // Wall-clock time is still the data: the last success carries the stepped clock (back 1 h, forward 1 h).
+    const last = store.statusList()[0]?.lastSuccessAt ?? 0;
+    expect(Math.abs(last - (Date.now() + wall.offset))).toBeLessThan(30_000);
+    expect(wall.offset).toBe(-60_000);
+  });
+
   it('skips disabled collectors', () => {
     const { scheduler } = setup([], 1000);
     expect(scheduler.jobCount).toBe(0);
@@ -121,7 +141,7 @@ function backoffRig(collect: Collector['collect']) {
   const cluster = defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
   const store = new SnapshotStore();
   const clock = { now: 1_000_000 };
-  const scheduler = new Scheduler({ clusters: [cluster], clients: new Map([['c1', fakeClient({})]]), collectors: [c], store, log: pino({ level: 'silent' }), now: () => clock.now });
+  const scheduler = new Scheduler({ clusters: [cluster], clients: new Map([['c1', fakeClient({})]]), collectors: [c], store, log: pino({ level: 'silent' }), now: () => clock.now, clock: () => clock.now });
   const backoff = (): number | undefined =>
     store
       .labelledSets()

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { redact } from '../../src/redact.js';
 import { registerSyncGatewayWebhooks } from '../../src/webhooks/sync-gateway.js';
 
@@ -44,4 +44,30 @@ describe('webhook token rotation', () => {
       await app.close();
     }
   });
+
+  it('a wall-clock step back does not hold the next read of token_file back for the size of the step', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'cbwatch-tok-')), 'token');
+    writeFileSync(file, `${OLD}\n`);
+    const app = Fastify({ logger: false });
+    registerSyncGatewayWebhooks(app, { enabled: true, token: OLD, tokenFile: file, databases: ['db1'], max_body_bytes: 4096, max_types: 3, max_concurrency: 4 }, pino({ level: 'silent' }));
+    await app.ready();
+    const realNow = Date.now;
+    try {
+      // The new token arrives before the file is rewritten: the file is read (no change), rereads pause 5 s.
+      expect((await post(app, NEW)).statusCode).toBe(401);
+      writeFileSync(file, `${NEW}\n`);
+      // NTP steps the wall clock back an hour: the pause still ends 5 s after that read (before the fix, an hour).
+      vi.spyOn(Date, 'now').mockImplementation(() => realNow() - 3_600_000);
+      const end = performance.now() + 20_000;
+      let status = 0;
+      while (status !== 200 && performance.now() < end) {
+        status = (await post(app, NEW)).statusCode;
+        if (status !== 200) await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(status).toBe(200);
+    } finally {
+      vi.restoreAllMocks();
+      await app.close();
+    }
+  }, 30_000);
 });

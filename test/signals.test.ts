@@ -1,0 +1,103 @@
+/**
+ * SIGHUP at any moment of the real process's life (issue 25, item 6): while it loads and reads its configuration,
+ * and during shutdown, a hangup must never kill it (the default action, exit 129).
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSimulator } from '../src/simulator/index.js';
+import type { Simulator } from '../src/simulator/index.js';
+
+const ROOT = join(import.meta.dirname, '..');
+
+let sim: Simulator;
+let simUrl: string;
+beforeAll(async () => {
+  sim = createSimulator();
+  simUrl = await sim.listen(0);
+});
+afterAll(async () => {
+  await sim.close();
+});
+
+function spawnBin(args: string[]): { child: ChildProcess; output(): string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
+  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, SIG_CB_PW: sim.ctx.options.users.admin.password, CBWATCH_COUCHBASE_PASSWORD: sim.ctx.options.users.admin.password },
+  });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return { child, output: () => out, exited };
+}
+
+async function until(what: string, cond: () => boolean, ms = 60_000, output?: () => string): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${output ? `; output:\n${output().slice(-2000)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Write `text` into the FIFO once the process opens it for reading (open for writing waits for a reader). */
+async function feed(fifo: string, text: string): Promise<void> {
+  const h = await open(fifo, 'w');
+  await h.write(text);
+  await h.close();
+}
+
+describe('SIGHUP', () => {
+  it('while the process reads its configuration is not fatal: it starts, then reloads the file', async () => {
+    // The configuration file is a FIFO: the process blocks reading it, at a known point of its start-up, until
+    // the test writes it. A SIGHUP sent then used to kill the process (no handler yet: exit 129).
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-sighup-'));
+    const fifo = join(dir, 'cbwatch.yml');
+    execFileSync('mkfifo', [fifo]);
+    const yaml = `clusters:\n  - name: sig\n    url: ${simUrl}\n    username: Administrator\n    password_env: SIG_CB_PW\n    collectors: { buckets: { interval: 60s } }\n`;
+    const bin = spawnBin(['run', '--config', fifo, '--web.listen-address', '127.0.0.1:0', '--log.level', 'info']);
+    try {
+      const h = await open(fifo, 'w');
+      // The process has opened the file and waits for its content: the middle of its start-up.
+      // kill() returns with the signal pending: it is acted on before the blocked read returns.
+      bin.child.kill('SIGHUP');
+      await h.write(yaml);
+      await h.close();
+      await until('start', () => /cbwatch started/.test(bin.output()) || bin.child.exitCode !== null || bin.child.signalCode !== null, undefined, bin.output);
+      expect(bin.child.signalCode).toBeNull();
+      expect(bin.child.exitCode).toBeNull();
+      // The hangup came after the file was opened: the process reads it again once started.
+      await feed(fifo, yaml);
+      await until('reload', () => /configuration reloaded/.test(bin.output()), undefined, bin.output);
+      const url = /"url":"(http:\/\/[^"]+)"/.exec(bin.output())?.[1] as string;
+      expect((await fetch(`${url}/metrics`)).status).toBe(200);
+      bin.child.kill('SIGTERM');
+      expect(await bin.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      if (bin.child.exitCode === null && bin.child.signalCode === null) bin.child.kill('SIGKILL');
+    }
+  }, 120_000);
+
+  it('during shutdown is ignored: the process still exits 0', async () => {
+    const bin = spawnBin(['run', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--web.listen-address', '127.0.0.1:0']);
+    try {
+      await until('start', () => /cbwatch started/.test(bin.output()) || bin.child.exitCode !== null, undefined, bin.output);
+      // SIGTERM, then a SIGHUP as soon as the graceful stop has begun (it takes tens of milliseconds: the worker
+      // stops, the server closes). Before the fix the first SIGTERM removed the SIGHUP handler, and the hangup
+      // killed the process in the middle of its stop. (A hangup in the last milliseconds of Node's own teardown,
+      // after "cbwatch stopped", still meets the default action: docs/security.md.)
+      bin.child.kill('SIGTERM');
+      await until('shutdown', () => /shutting down/.test(bin.output()), undefined, bin.output);
+      bin.child.kill('SIGHUP');
+      await until('the hangup handled', () => /SIGHUP ignored: shutting down/.test(bin.output()) || bin.child.signalCode !== null || bin.child.exitCode !== null, undefined, bin.output);
+      expect(await bin.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      if (bin.child.exitCode === null && bin.child.signalCode === null) bin.child.kill('SIGKILL');
+    }
+  }, 120_000);
+});
