@@ -11,7 +11,7 @@
  *
  * Each part's deflate stream is raw deflate ended by a sync flush (byte-aligned, not final, no reference
  * into other parts), so the HTTP side can splice parts into one gzip member (src/metrics/exposition.ts).
- * The Couchbase request metrics (cbwatch_http_request*) are observed where the clients run, and rendered here
+ * The Couchbase request metrics (cbwatch_couchbase_request*) are observed where the clients run, and rendered here
  * as one more part.
  */
 import { constants, crc32, deflateRawSync } from 'node:zlib';

@@ -6,7 +6,8 @@
  *   daemon that side is a worker thread, so nothing here waits for a poll, a parse or a render of series.
  * - The status families and build info are rendered here from the statuses (a few kilobytes, once per
  *   change), so a collection worker that died still shows as failed collectors.
- * - Live self-metrics (webhooks) once per change, and process metrics at most once a second.
+ * - Live self-metrics (webhooks) once per change; process metrics and the count of requests served at most once
+ *   a second (every scrape changes that count: rendered per change, each scrape would render and join anew).
  *
  * The plain parts stay separate buffers; joining them would copy the whole exposition (megabytes) every
  * second. The gzip body (a twentieth of the size) is joined once per change and written as one buffer. It is
@@ -23,7 +24,7 @@ import { buildInfoSet } from './build.js';
 import { crc32Combine } from './crc32.js';
 import { processRegistry } from './process.js';
 import { renderSets } from './render.js';
-import { liveSelfVersion, selfRegistry } from './self.js';
+import { liveSelfVersion, selfRegistry, servedMetricsVersion, servedRegistry } from './self.js';
 import type { CollectorStatus } from './store.js';
 import { statusSet } from './store.js';
 
@@ -90,6 +91,9 @@ export class Exposition {
   private status = EMPTY;
   private live = EMPTY;
   private proc = EMPTY;
+  private served = EMPTY;
+  /** servedMetricsVersion() when `served` was rendered. */
+  private servedSeen = -1;
   private pending: Promise<void> | undefined;
   /**
    * The last gzip body, joined, and the deflated buffers it was made of (not the parts: a part replaced by a poll
@@ -106,7 +110,7 @@ export class Exposition {
   async body(gzip: boolean): Promise<Body> {
     await this.source.flush?.();
     await this.refresh();
-    const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.proc].filter((p) => p.plain.length > 0);
+    const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.served, this.proc].filter((p) => p.plain.length > 0);
     if (gzip) {
       // The gzip body is small (a few hundred kilobytes at a hundred buckets): joined once per change (at most
       // about once a second, when process metrics move) and written as one buffer, as a static file would be,
@@ -133,7 +137,9 @@ export class Exposition {
     const statusKey = String(this.source.statusVersion);
     const liveKey = String(liveSelfVersion());
     const procKey = this.opts.processMetrics === false ? 'off' : String(Math.floor(Date.now() / 1000));
-    if (statusKey === this.status.key && liveKey === this.live.key && procKey === this.proc.key) return;
+    const servedVersion = servedMetricsVersion();
+    const servedKey = servedVersion === this.servedSeen ? this.served.key : String(Math.floor(Date.now() / 1000));
+    if (statusKey === this.status.key && liveKey === this.live.key && procKey === this.proc.key && servedKey === this.served.key) return;
     this.pending = (async () => {
       if (statusKey !== this.status.key) {
         const text = renderSets([{ base: {}, set: statusSet(this.source.statusList()) }, { base: {}, set: buildInfoSet() }]);
@@ -141,6 +147,10 @@ export class Exposition {
       }
       if (liveKey !== this.live.key) {
         this.live = new LocalPart(liveKey, Buffer.from(tidy(await selfRegistry.metrics())));
+      }
+      if (servedKey !== this.served.key) {
+        this.servedSeen = servedVersion;
+        this.served = new LocalPart(servedKey, Buffer.from(tidy(await servedRegistry.metrics())));
       }
       if (procKey !== this.proc.key) {
         this.proc = new LocalPart(procKey, procKey === 'off' ? Buffer.alloc(0) : Buffer.from(tidy(await processRegistry.metrics())));

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
 import type { Exposition } from '../metrics/exposition.js';
+import { countServed } from '../metrics/self.js';
 import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
 import { findProblems } from './problems.js';
@@ -107,6 +108,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }
   const app = Fastify(opts as FastifyServerOptions) as unknown as FastifyInstance;
   if ('headersTimeout' in app.server) app.server.headersTimeout = t.headersMs;
+
+  // Every answer, refusals included, by route template (an unrouted path is `other`: never a raw path as a label).
+  app.addHook('onResponse', async (req, reply) => countServed(req.routeOptions.url ?? 'other', reply.statusCode));
 
   // Order matters: the cheapest refusals come first, before any TLS policy check or bcrypt compare.
   if (deps.rateLimit !== undefined && deps.rateLimit.intervalMs > 0) {

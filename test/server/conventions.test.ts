@@ -1,0 +1,67 @@
+/**
+ * Exporter conventions (issue 26, item 3): what an operator expects from node_exporter and its peers.
+ */
+import pino from 'pino';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { LocalView } from '../../src/collection/engine.js';
+import { Exposition } from '../../src/metrics/exposition.js';
+import { resetSelf } from '../../src/metrics/self.js';
+import { SnapshotStore } from '../../src/metrics/store.js';
+import { buildApp } from '../../src/server/app.js';
+import type { AppDeps } from '../../src/server/app.js';
+
+function app(extra: Partial<AppDeps> = {}) {
+  const store = new SnapshotStore();
+  store.register('prod', 'buckets');
+  const view = new LocalView(store);
+  const exposition = new Exposition(view, { processMetrics: false });
+  return buildApp({
+    store: view,
+    exposition,
+    config: { clusters: [{ name: 'prod', url: 'http://cb:8091' } as never], webhooks: { syncGateway: undefined } },
+    log: pino({ level: 'silent' }),
+    ...extra,
+  });
+}
+
+/** The value of one series in an exposition, or undefined. */
+function value(body: string, series: string): number | undefined {
+  const line = body.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.slice(series.length + 1));
+}
+
+describe('requests served', () => {
+  beforeEach(() => resetSelf());
+
+  it('counts the answers this exporter sent, by route template and status code, refusals included', async () => {
+    const a = app({ authorize: async (h) => h === 'Basic ok' });
+    for (let i = 0; i < 3; i++) expect((await a.inject({ url: '/metrics', headers: { authorization: 'Basic ok' } })).statusCode).toBe(200);
+    expect((await a.inject('/metrics')).statusCode).toBe(401);
+    expect((await a.inject({ url: '/no/such/path/42', headers: { authorization: 'Basic ok' } })).statusCode).toBe(404);
+    expect((await a.inject('/-/healthy')).statusCode).toBe(200);
+    // Rendered at most once a second: poll until the scrapes above show.
+    await vi.waitFor(
+      async () => {
+        const body = (await a.inject({ url: '/metrics', headers: { authorization: 'Basic ok' } })).body;
+        expect(value(body, 'cbwatch_http_requests_served_total{handler="/metrics",code="200"}')).toBeGreaterThanOrEqual(3);
+        expect(value(body, 'cbwatch_http_requests_served_total{handler="/metrics",code="401"}')).toBe(1);
+        expect(value(body, 'cbwatch_http_requests_served_total{handler="other",code="404"}')).toBe(1);
+        expect(value(body, 'cbwatch_http_requests_served_total{handler="/-/healthy",code="200"}')).toBe(1);
+        expect(body).toContain('# TYPE cbwatch_http_requests_served_total counter\n');
+        // A raw path never becomes a label value.
+        expect(body).not.toContain('/no/such/path');
+      },
+      { timeout: 5000, interval: 50 },
+    );
+  });
+
+  it('is not the Couchbase request counter, which is cbwatch_couchbase_requests_total', async () => {
+    const { SELF } = await import('../../src/metrics/self.js');
+    const names = Object.values(SELF).map((f) => f.name);
+    expect(names).toContain('cbwatch_couchbase_requests_total');
+    expect(names).toContain('cbwatch_couchbase_request_duration_seconds');
+    expect(names).toContain('cbwatch_http_requests_served_total');
+    expect(names).not.toContain('cbwatch_http_requests_total');
+    expect(names).not.toContain('cbwatch_http_request_duration_seconds');
+  });
+});
