@@ -147,6 +147,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...(opts.https ? { https: opts.https } : {}),
     ...(opts.checkClientCertificate ? { checkClientCertificate: opts.checkClientCertificate } : {}),
     ...(config.web.maxRequests === undefined ? {} : { maxRequests: config.web.maxRequests }),
+    ...(config.web.telemetryPath === undefined ? {} : { telemetryPath: config.web.telemetryPath }),
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
     ...(opts.headers ? { headers: opts.headers } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),

@@ -26,6 +26,8 @@ export interface Flags {
   readonly 'config.check'?: boolean | undefined;
   readonly 'web.listen-address'?: string | undefined;
   readonly 'web.config.file'?: string | undefined;
+  /** Path of the metrics endpoint (default /metrics). */
+  readonly 'web.telemetry-path'?: string | undefined;
   /** Serve POST /-/reload (off by default, as Prometheus' --web.enable-lifecycle). */
   readonly 'web.enable-lifecycle'?: boolean | undefined;
   /** Requests served at once; beyond it, 503. */
@@ -81,6 +83,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
   'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
   'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
+  'web.telemetry-path': { type: 'string', commands: ['run'], value: 'PATH', help: 'path under which to expose metrics (default /metrics; /metrics then answers 404)' },
   'web.enable-lifecycle': { type: 'boolean', commands: ['run'], help: 'serve POST /-/reload, which reloads the configuration as SIGHUP does (off by default)' },
   'web.max-requests': { type: 'string', commands: ['run', 'demo'], value: 'N', help: 'HTTP requests served at once; beyond it, 503 (default 40, 0 = no limit)' },
   'couchbase.max-buffered-bytes': { type: 'string', commands: ['run', 'check', 'demo'], value: 'SIZE', help: 'process-wide budget for answers being read or parsed; an answer beyond it fails (default 256MiB)' },
@@ -220,6 +223,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     'config.check': bool('config.check'),
     'web.listen-address': nonEmpty('web.listen-address', str('web.listen-address')),
     'web.config.file': nonEmpty('web.config.file', str('web.config.file')),
+    'web.telemetry-path': nonEmpty('web.telemetry-path', str('web.telemetry-path')),
     'web.enable-lifecycle': bool('web.enable-lifecycle'),
     'web.max-requests': intFlag('web.max-requests', str('web.max-requests'), 0, 1_000_000),
     'couchbase.max-buffered-bytes': nonEmpty('couchbase.max-buffered-bytes', str('couchbase.max-buffered-bytes')),

@@ -42,6 +42,7 @@ export const ENV_VARS = {
   CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY: 'true/false (as --couchbase.insecure-skip-verify)',
   CBWATCH_WEB_LISTEN_ADDRESS: 'HOST:PORT to serve on (as --web.listen-address)',
   CBWATCH_WEB_CONFIG_FILE: 'TLS and basic auth file (as --web.config.file)',
+  CBWATCH_WEB_TELEMETRY_PATH: 'path of the metrics endpoint (as --web.telemetry-path)',
   CBWATCH_WEB_MAX_REQUESTS: 'HTTP requests served at once, beyond it 503 (as --web.max-requests)',
   CBWATCH_COUCHBASE_MAX_BUFFERED_BYTES: 'process-wide budget for buffered answers (as --couchbase.max-buffered-bytes)',
   CBWATCH_COUCHBASE_MAX_ANSWER_VALUES: 'JSON values one answer may hold (as --couchbase.max-answer-values)',
@@ -53,6 +54,22 @@ export const ENV_VARS = {
 type EnvName = keyof typeof ENV_VARS;
 
 export const DEFAULT_LISTEN_ADDRESS = ':9420';
+export const DEFAULT_TELEMETRY_PATH = '/metrics';
+/** Paths the server answers besides the metrics (the webhook routes are under /webhooks/). */
+const RESERVED_PATHS = ['/', '/-/healthy', '/-/ready', '/-/reload'];
+
+/** `--web.telemetry-path`: an absolute URL path of plain characters that no other route uses. */
+export function parseTelemetryPath(text: string, source = '--web.telemetry-path'): string {
+  // Letters, digits and . _ ~ - between slashes: fastify reads `:` and `*` in a route as parameters.
+  if (!/^(?:\/[A-Za-z0-9._~-]+)+$/.test(text)) {
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} is not a URL path such as /metrics (a leading /, then letters, digits, . _ ~ - and / between them)`);
+  }
+  if (RESERVED_PATHS.includes(text) || text === '/webhooks' || text.startsWith('/webhooks/')) {
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} is already used by cbwatch (${RESERVED_PATHS.join(', ')}, /webhooks/)`);
+  }
+  return text;
+}
+
 /** As node_exporter's --web.max-requests. */
 export const DEFAULT_MAX_REQUESTS = 40;
 /** Below this even a small cluster's bucket list would fail. */
@@ -360,6 +377,15 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     problems.push((err as Error).message);
   }
   const webConfigFile = pick(flags, 'web.config.file', env, 'CBWATCH_WEB_CONFIG_FILE');
+  let telemetryPath = DEFAULT_TELEMETRY_PATH;
+  const telemetry = pick(flags, 'web.telemetry-path', env, 'CBWATCH_WEB_TELEMETRY_PATH');
+  if (telemetry !== undefined) {
+    try {
+      telemetryPath = parseTelemetryPath(telemetry.value, telemetry.source);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
   let settings: WebSettings | undefined;
   if (webConfigFile !== undefined) {
     try {
@@ -434,7 +460,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     clusters: shard === undefined ? clusters : clusters.filter((c) => shardOf(c.name, shard.total) === shard.index),
     ...(shard === undefined ? {} : { shard }),
     webhooks: { syncGateway },
-    web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests },
+    web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests, telemetryPath },
     maxBufferedBytes,
     maxAnswerValues,
     ...(gcEveryAnswerBytes > 0 ? { gcEveryAnswerBytes } : {}),
@@ -567,7 +593,7 @@ export function describeConfig(config: Config): string {
   const tls = w.settings?.tls;
   const users = w.settings?.basicAuthUsers === undefined ? [] : Object.keys(w.settings.basicAuthUsers);
   const host = w.listenHost.includes(':') ? `[${w.listenHost}]` : w.listenHost;
-  out.push(`web: listen ${host}:${w.listenPort}${w.configFile === undefined ? '' : `, web config ${w.configFile}`}`);
+  out.push(`web: listen ${host}:${w.listenPort}, metrics at ${w.telemetryPath ?? DEFAULT_TELEMETRY_PATH}${w.configFile === undefined ? '' : `, web config ${w.configFile}`}`);
   out.push(
     `  tls: ${tls === undefined ? 'off' : `on (cert_file=${tls.certFile}, key_file=${tls.keyFile}, client_auth_type=${tls.clientAuthType}, min_version=${tls.minVersion})`}`,
   );

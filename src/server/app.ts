@@ -1,6 +1,6 @@
 /**
  * The fastify app, built apart from listening so tests can use `app.inject()`.
- * Routes: /metrics (gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
+ * Routes: the telemetry path (/metrics unless --web.telemetry-path says otherwise; gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
  */
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -39,6 +39,8 @@ export interface AppDeps {
   readonly headers?: Readonly<Record<string, string>> | undefined;
   /** With `https`: serve HTTP/2 as well as HTTP/1.1 (the web config's `http_server_config.http2`). */
   readonly http2?: boolean;
+  /** Path of the metrics endpoint (`--web.telemetry-path`, default /metrics); only it serves them. */
+  readonly telemetryPath?: string;
   /** Server timeouts, ms (defaults: SERVER_TIMEOUTS). */
   readonly timeouts?: Partial<ServerTimeouts>;
 }
@@ -174,7 +176,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   }
 
-  app.get('/metrics', async (req, reply) => {
+  const telemetryPath = deps.telemetryPath ?? '/metrics';
+  app.get(telemetryPath, async (req, reply) => {
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     const body = await deps.exposition.body(gzip);
     void reply.header('content-type', METRICS_CONTENT_TYPE).header('content-length', body.length);
@@ -186,7 +189,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Only GET (and HEAD) read the exposition; anything else is told what is allowed.
   app.route({
     method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
-    url: '/metrics',
+    url: telemetryPath,
     handler: async (_req, reply) => reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n'),
   });
 
@@ -206,6 +209,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         webhooks: deps.config.webhooks.syncGateway?.enabled === true,
         now: Date.now(),
         problems: deps.store.problems?.() ?? [],
+        telemetryPath,
       }),
     ),
   );

@@ -56,7 +56,7 @@ describe('single-cluster shortcut and defaults', () => {
     expect(cl.collectors.search.cancel).toEqual({ enabled: false, longer_than: 300_000, indexes: [], dry_run: true, log_query_text: false });
     expect(cl.collectors.bucket_stats.per_node).toBe(false);
     expect(cl.collectors.bucket_stats.hot_keys).toBe(0);
-    expect(c.web).toEqual({ listenHost: '0.0.0.0', listenPort: 9420, configFile: undefined, settings: undefined, maxRequests: 40 });
+    expect(c.web).toEqual({ listenHost: '0.0.0.0', listenPort: 9420, configFile: undefined, settings: undefined, maxRequests: 40, telemetryPath: '/metrics' });
     expect(c.log).toEqual({ level: 'info', format: 'json' });
     expect(c.webhooks.syncGateway).toBeUndefined();
   });

@@ -65,3 +65,27 @@ describe('requests served', () => {
     expect(names).not.toContain('cbwatch_http_request_duration_seconds');
   });
 });
+
+describe('--web.telemetry-path', () => {
+  it('serves the metrics on the path given, 404 on /metrics, and the landing page links to it', async () => {
+    const a = app({ telemetryPath: '/exporter/cb' });
+    const res = await a.inject('/exporter/cb');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(res.body).toContain('# TYPE cbwatch_build_info gauge');
+    const gz = await a.inject({ url: '/exporter/cb', headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect((await a.inject('/metrics')).statusCode).toBe(404);
+    expect((await a.inject({ method: 'POST', url: '/exporter/cb' })).statusCode).toBe(405);
+    expect((await a.inject('/-/healthy')).statusCode).toBe(200);
+    const landing = (await a.inject('/')).body;
+    expect(landing).toContain('<a href="/exporter/cb">Metrics</a>');
+    expect(landing).not.toContain('href="/metrics"');
+  });
+
+  it('is /metrics when not given', async () => {
+    const a = app();
+    expect((await a.inject('/metrics')).statusCode).toBe(200);
+    expect((await a.inject('/')).body).toContain('<a href="/metrics">Metrics</a>');
+  });
+});
