@@ -6,6 +6,8 @@
  */
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { COLLECTOR_NAMES } from './schema.js';
+import { unknownCollectorFlag } from './switches.js';
 import { parseDuration } from './units.js';
 
 export const COMMANDS = ['run', 'check', 'demo', 'simulate', 'healthcheck', 'help', 'version'] as const;
@@ -108,6 +110,12 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   replications: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated XDCR replications' },
   speed: { type: 'string', commands: ['demo', 'simulate'], value: 'X', help: 'simulator clock speed (1 = real time)' },
   'stat-set': { type: 'string', commands: ['demo', 'simulate'], value: 'SET', help: 'simulated bucket stats: fixture (the real sample) or full (every documented stat)' },
+  ...Object.fromEntries(
+    COLLECTOR_NAMES.flatMap((name) => [
+      [`collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `enable the ${name} collector (overrides the file)` }],
+      [`no-collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `disable the ${name} collector (overrides the file)` }],
+    ]),
+  ),
   help: { type: 'boolean', short: 'h', help: 'show this help' },
   version: { type: 'boolean', help: 'print the version' },
 };
@@ -251,6 +259,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     help: help || undefined,
     version: version || undefined,
   };
+  // --collector.<name> / --no-collector.<name>: one boolean `collector.<name>`, the last one given winning.
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const m = /^(no-)?collector\.(.+)$/.exec(token.name);
+    if (m) parsedFlags[`collector.${m[2] as string}`] = m[1] === undefined;
+  }
   // Absent, not undefined: `'x' in flags` and spreading behave as "not given".
   for (const k of Object.keys(parsedFlags)) if (parsedFlags[k] === undefined) delete parsedFlags[k];
   const flags = parsedFlags as Flags;
@@ -264,6 +278,8 @@ function translateParseError(err: unknown): ConfigError {
   const quoted = /'(-[^'\s=]*)/.exec(message)?.[1];
   const name = quoted === undefined ? undefined : quoted.replace(/^-+/, '');
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const collector = name === undefined ? undefined : unknownCollectorFlag(name);
+    if (collector !== undefined) return collector;
     const shown = quoted ?? 'an unknown flag';
     const hint = name === undefined ? undefined : closest(name, Object.keys(OPTIONS));
     return new ConfigError(`unknown flag ${shown}${hint === undefined ? '' : ` (did you mean --${hint}?)`}; see cbwatch --help`);
@@ -306,7 +322,13 @@ function editDistance(a: string, b: string): number {
 
 /** The flags section of `cbwatch --help`. */
 export function flagsHelp(): string {
-  const rows = Object.entries(OPTIONS).map(([name, o]) => {
+  const rows = Object.entries(OPTIONS).flatMap(([name, o]) => {
+    // One line per collector for the pair, as node_exporter's --[no-]collector.<name>.
+    if (name.startsWith('no-collector.')) return [];
+    if (name.startsWith('collector.')) {
+      const left = `--[no-]${name}`;
+      return [`  ${left.padEnd(36)} enable or disable the ${name.slice('collector.'.length)} collector for every cluster (overrides the file) [${(o.commands ?? []).join(', ')}]`];
+    }
     const left = `--${name}${o.value === undefined ? '' : ` ${o.value}`}`;
     const where = o.commands === undefined ? '' : ` [${o.commands.join(', ')}]`;
     return `  ${left.padEnd(36)} ${o.help}${where}`;
@@ -336,7 +358,8 @@ ${flagsHelp()}
 
 The Couchbase password is never a flag: set CBWATCH_COUCHBASE_PASSWORD or use --couchbase.password-file.
 The --config, --couchbase.*, --web.* and --log.* flags have environment variables (CBWATCH_CONFIG,
-CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...); flags win over the environment, which wins over the file.
+CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...), --[no-]collector.<name> has CBWATCH_COLLECTOR_<NAME>=true|false;
+flags win over the environment, which wins over the file.
 Exit code 2 means a bad command line or configuration.
 Reference: docs/configuration.md
 `;

@@ -16,6 +16,7 @@ import { ConfigError } from '../errors.js';
 import { processRedactor } from '../redact.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
 import { registerConfigSecrets } from './secrets.js';
+import { applySwitches, collectorSwitches } from './switches.js';
 
 export { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './defaults.js';
 export { registerConfigSecrets } from './secrets.js';
@@ -245,6 +246,8 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     );
   }
 
+  // --[no-]collector.<name> and CBWATCH_COLLECTOR_<NAME>, over every cluster's file setting.
+  const switches = collectorSwitches(flags, env, problems);
   const clusters: ClusterConfig[] = [];
   const seen = new Map<string, string>();
   for (const { raw, index } of raws) {
@@ -299,7 +302,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     if (certFile !== undefined) checkReadable(certFile, key('tls', 'cert_file'), problems);
     if (keyFile !== undefined) checkReadable(keyFile, key('tls', 'key_file'), problems);
 
-    const collectors = resolveCollectors(raw.collectors);
+    const collectors = applySwitches(resolveCollectors(raw.collectors), switches);
     for (const c of COLLECTOR_NAMES) {
       const given = raw.collectors[c]?.timeout;
       const interval = collectors[c].interval;
