@@ -112,7 +112,7 @@ function parseBool(s: Sourced<string>): Sourced<boolean> {
   throw new ConfigError(`${s.source}: expected true or false, got ${JSON.stringify(s.value)}`);
 }
 
-/** `:9420` (all IPv4 interfaces), `0.0.0.0:9420`, `localhost:9420`, `[::1]:9420`, `[::]:9420`. */
+/** `:9420` (host '': every interface, IPv6 and IPv4, see src/server/listen.ts), `0.0.0.0:9420` (IPv4 only), `localhost:9420`, `[::1]:9420`, `[::]:9420`. */
 export function parseListenAddress(text: string, source = '--web.listen-address'): { host: string; port: number } {
   const t = text.trim();
   const m = /^\[([0-9A-Fa-f:.%\w]+)\]:(\d{1,5})$/.exec(t) ?? /^([^:[\]\s]*):(\d{1,5})$/.exec(t);
@@ -122,7 +122,7 @@ export function parseListenAddress(text: string, source = '--web.listen-address'
   }
   const port = Number(m[2]);
   if (port > 65535) throw new ConfigError(`${source}: port ${port} is out of range (0..65535)`);
-  const host = m[1] === '' ? '0.0.0.0' : (m[1] as string);
+  const host = m[1] as string;
   return { host, port };
 }
 
@@ -373,7 +373,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     value: DEFAULT_LISTEN_ADDRESS,
     source: 'default',
   };
-  let listenAddr = { host: '0.0.0.0', port: 9420 };
+  let listenAddr = { host: '', port: 9420 };
   try {
     listenAddr = parseListenAddress(listen.value, listen.source);
   } catch (err) {
@@ -596,7 +596,7 @@ export function describeConfig(config: Config): string {
   const tls = w.settings?.tls;
   const users = w.settings?.basicAuthUsers === undefined ? [] : Object.keys(w.settings.basicAuthUsers);
   const host = w.listenHost.includes(':') ? `[${w.listenHost}]` : w.listenHost;
-  out.push(`web: listen ${host}:${w.listenPort}, metrics at ${w.telemetryPath ?? DEFAULT_TELEMETRY_PATH}${w.configFile === undefined ? '' : `, web config ${w.configFile}`}`);
+  out.push(`web: listen ${host}:${w.listenPort}${w.listenHost === '' ? ' (every interface, IPv6 and IPv4)' : ''}, metrics at ${w.telemetryPath ?? DEFAULT_TELEMETRY_PATH}${w.configFile === undefined ? '' : `, web config ${w.configFile}`}`);
   out.push(
     `  tls: ${tls === undefined ? 'off' : `on (cert_file=${tls.certFile}, key_file=${tls.keyFile}, client_auth_type=${tls.clientAuthType}, min_version=${tls.minVersion})`}`,
   );

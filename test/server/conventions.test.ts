@@ -7,8 +7,14 @@ import { LocalView } from '../../src/collection/engine.js';
 import { Exposition } from '../../src/metrics/exposition.js';
 import { resetSelf } from '../../src/metrics/self.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
+import { request } from 'node:http';
+import { parseListenAddress } from '../../src/config/load.js';
 import { buildApp } from '../../src/server/app.js';
 import type { AppDeps } from '../../src/server/app.js';
+import { listenOn } from '../../src/server/listen.js';
+import type { Listener } from '../../src/server/listen.js';
+import { healthcheckTarget, probe } from '../../src/healthcheck.js';
+import { startHarness } from '../helpers/daemon.js';
 
 function app(extra: Partial<AppDeps> = {}) {
   const store = new SnapshotStore();
@@ -87,5 +93,76 @@ describe('--web.telemetry-path', () => {
     const a = app();
     expect((await a.inject('/metrics')).statusCode).toBe(200);
     expect((await a.inject('/')).body).toContain('<a href="/metrics">Metrics</a>');
+  });
+});
+
+/** GET /-/healthy on host:port; the status code, or the error code when the connection fails. */
+function healthy(host: string, port: number): Promise<number | string> {
+  return new Promise((resolve) => {
+    const req = request({ host, port, path: '/-/healthy', timeout: 5000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    req.end();
+  });
+}
+
+describe('--web.listen-address', () => {
+  it(':0 (no host) listens on IPv6 and IPv4: the daemon answers over ::1 and 127.0.0.1', async () => {
+    const { host, port } = parseListenAddress(':0');
+    expect(host).toBe('');
+    const h = await startHarness({
+      mutate: (c) => ({ ...c, web: { ...c.web, listenHost: host, listenPort: port } }),
+      daemon: { collection: 'inline', processMetrics: false },
+    });
+    try {
+      const addr = h.daemon.app.server.address();
+      expect(addr).toMatchObject({ address: '::', family: 'IPv6' });
+      const p = (addr as { port: number }).port;
+      expect(await healthy('127.0.0.1', p)).toBe(200);
+      expect(await healthy('::1', p)).toBe(200);
+      // cbwatch healthcheck, given the same (empty) host, finds it.
+      const cfg = { web: { listenHost: host, listenPort: p, configFile: undefined } } as never;
+      expect((await probe(healthcheckTarget(cfg))).ok).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('0.0.0.0 stays IPv4 only; [::1] is the IPv6 loopback', async () => {
+    const v4 = app();
+    expect(await listenOn(v4, '0.0.0.0', 0)).toBe('0.0.0.0');
+    expect(v4.server.address()).toMatchObject({ address: '0.0.0.0', family: 'IPv4' });
+    expect(await healthy('127.0.0.1', (v4.server.address() as { port: number }).port)).toBe(200);
+    await v4.close();
+    const { host } = parseListenAddress('[::1]:0');
+    const v6 = app();
+    expect(await listenOn(v6, host, 0)).toBe('::1');
+    expect(v6.server.address()).toMatchObject({ address: '::1', family: 'IPv6' });
+    expect(await healthy('::1', (v6.server.address() as { port: number }).port)).toBe(200);
+    await v6.close();
+  });
+
+  it('without IPv6 the empty host falls back to 0.0.0.0; other bind errors are not hidden', async () => {
+    const stand = (failWith: string): Listener & { calls: unknown[] } => {
+      const calls: unknown[] = [];
+      return {
+        calls,
+        async listen(opts) {
+          calls.push(opts);
+          if (opts.host === '::') throw Object.assign(new Error('bind'), { code: failWith });
+        },
+      };
+    };
+    const noV6 = stand('EAFNOSUPPORT');
+    expect(await listenOn(noV6, '', 9420, 4096)).toBe('0.0.0.0');
+    expect(noV6.calls).toEqual([
+      { host: '::', port: 9420, ipv6Only: false, backlog: 4096 },
+      { host: '0.0.0.0', port: 9420, backlog: 4096 },
+    ]);
+    const busy = stand('EADDRINUSE');
+    await expect(listenOn(busy, '', 9420)).rejects.toMatchObject({ code: 'EADDRINUSE' });
+    expect(busy.calls).toHaveLength(1);
   });
 });
