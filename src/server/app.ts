@@ -10,7 +10,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
 import type { Exposition } from '../metrics/exposition.js';
+import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
 import { countServed } from '../metrics/self.js';
+import { negotiateFormat } from './negotiate.js';
 import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
 import { findProblems } from './problems.js';
@@ -179,9 +181,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const telemetryPath = deps.telemetryPath ?? '/metrics';
   app.get(telemetryPath, async (req, reply) => {
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
-    const body = await deps.exposition.body(gzip);
-    void reply.header('content-type', METRICS_CONTENT_TYPE).header('content-length', body.length);
-    if (gzip) void reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
+    // OpenMetrics when the scraper prefers it (Prometheus does by default), from the same prepared parts.
+    const openMetrics = negotiateFormat(req.headers.accept) === 'openmetrics';
+    const body = await deps.exposition.body(gzip, openMetrics);
+    void reply.header('content-type', openMetrics ? OPENMETRICS_CONTENT_TYPE : METRICS_CONTENT_TYPE).header('content-length', body.length);
+    // The body depends on both headers (a cache in between must not hand one scraper's format to another).
+    void reply.header('vary', 'accept, accept-encoding');
+    if (gzip) void reply.header('content-encoding', 'gzip');
     // The memoised buffers are written as they are, never joined (see Exposition).
     return reply.send(Readable.from(body.chunks, { objectMode: false }));
   });

@@ -8,6 +8,10 @@ import { Exposition } from '../../src/metrics/exposition.js';
 import { resetSelf } from '../../src/metrics/self.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import type { PollOutcome } from '../../src/collectors/context.js';
+import { defineFamily, SampleSet } from '../../src/metrics/family.js';
+import { negotiateFormat } from '../../src/server/negotiate.js';
 import { parseListenAddress } from '../../src/config/load.js';
 import { buildApp } from '../../src/server/app.js';
 import type { AppDeps } from '../../src/server/app.js';
@@ -164,5 +168,84 @@ describe('--web.listen-address', () => {
     const busy = stand('EADDRINUSE');
     await expect(listenOn(busy, '', 9420)).rejects.toMatchObject({ code: 'EADDRINUSE' });
     expect(busy.calls).toHaveLength(1);
+  });
+});
+
+/** Prometheus 2.42's Accept header (scrape.go, acceptHeader), as the installed prometheus sends it. */
+const PROMETHEUS_2_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+/** Prometheus 3's, from its default scrape_protocols. */
+const PROMETHEUS_3_ACCEPT = 'application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1';
+
+describe('content negotiation', () => {
+  it.each([
+    [undefined, 'text'],
+    ['', 'text'],
+    ['*/*', 'text'],
+    ['text/plain', 'text'],
+    ['text/plain;version=0.0.4', 'text'],
+    ['application/openmetrics-text', 'openmetrics'],
+    ['application/openmetrics-text; version=1.0.0; charset=utf-8', 'openmetrics'],
+    ['application/openmetrics-text;version=0.0.1', 'openmetrics'],
+    ['application/openmetrics-text;version=2.0.0', 'text'],
+    ['text/plain;q=0.9,application/openmetrics-text;q=0.5', 'text'],
+    ['text/plain;q=0.5,application/openmetrics-text;q=0.9', 'openmetrics'],
+    ['application/openmetrics-text;q=0,text/plain', 'text'],
+    ['application/json,application/openmetrics-text;version=1.0.0', 'openmetrics'],
+    [PROMETHEUS_2_ACCEPT, 'openmetrics'],
+    [PROMETHEUS_3_ACCEPT, 'openmetrics'],
+  ])('Accept %j: %s', (accept, want) => expect(negotiateFormat(accept)).toBe(want));
+});
+
+const ops = defineFamily('buckets', 'couchbase_conv_ops_total', 'counter', 'Operations.', ['bucket']);
+const mem = defineFamily('buckets', 'couchbase_conv_mem_bytes', 'gauge', 'Memory.', ['bucket'], 'bytes');
+
+function polled(): PollOutcome {
+  const set = new SampleSet();
+  set.add(ops, { bucket: 'b' }, 42);
+  set.add(mem, { bucket: 'b' }, 1024);
+  return { collector: 'buckets', ok: true, set, error: undefined, durationSeconds: 0.01, requests: [], skipped: new Map(), itemErrors: new Map(), notApplicable: undefined, finishedAt: 1_700_000_000_000 };
+}
+
+/** The text form turned into OpenMetrics by hand: counter families lose _total in HELP and TYPE; # EOF. */
+function byHand(text: string): string {
+  const counters = new Set([...text.matchAll(/^# TYPE (\S+)_total counter$/gm)].map((m) => m[1]));
+  const lines = text.split('\n').map((l) => {
+    const m = /^# (HELP|TYPE) (\S+)_total( .*)$/.exec(l);
+    return m && counters.has(m[2]) ? `# ${m[1]} ${m[2]}${m[3]}` : l;
+  });
+  return `${lines.join('\n')}# EOF\n`;
+}
+
+describe('OpenMetrics on /metrics', () => {
+  beforeEach(() => resetSelf());
+
+  it('answers Prometheus\' Accept with OpenMetrics, plain and gzip, and others with the text format', async () => {
+    const store = new SnapshotStore();
+    store.register('prod', 'buckets');
+    const view = new LocalView(store);
+    const a = buildApp({ store: view, exposition: new Exposition(view, { processMetrics: false }), config: { clusters: [], webhooks: { syncGateway: undefined } }, log: pino({ level: 'silent' }) });
+    store.record('prod', polled());
+    await a.inject('/-/healthy');
+    // Wait until the served counter (a counter rendered by prom-client on this thread) shows a scrape.
+    await vi.waitFor(async () => expect((await a.inject('/metrics')).body).toContain('cbwatch_http_requests_served_total{handler="/metrics",code="200"} '), { timeout: 5000, interval: 50 });
+    const textRes = await a.inject({ url: '/metrics', headers: { accept: 'text/plain;version=0.0.4' } });
+    const omRes = await a.inject({ url: '/metrics', headers: { accept: PROMETHEUS_2_ACCEPT } });
+    const gzRes = await a.inject({ url: '/metrics', headers: { accept: PROMETHEUS_2_ACCEPT, 'accept-encoding': 'gzip' } });
+    expect(textRes.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(omRes.headers['content-type']).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(gzRes.headers['content-type']).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8');
+    expect(omRes.headers.vary).toBe('accept, accept-encoding');
+    expect(textRes.body).not.toContain('# EOF');
+    const om = omRes.body;
+    expect(om).toContain('# HELP couchbase_conv_ops Operations.\n# TYPE couchbase_conv_ops counter\ncouchbase_conv_ops_total{couchbase_cluster="prod",bucket="b"} 42\n');
+    expect(om).toContain('# TYPE couchbase_conv_mem_bytes gauge\ncouchbase_conv_mem_bytes{couchbase_cluster="prod",bucket="b"} 1024\n');
+    expect(om).toContain('# TYPE cbwatch_http_requests_served counter\n');
+    expect(om.endsWith('\n# EOF\n')).toBe(true);
+    expect(Number(omRes.headers['content-length'])).toBe(Buffer.byteLength(om));
+    // The whole body is the text body with the hand-made changes, and gzip holds the same bytes.
+    // (The count of scrapes may move between the three answers: it is masked.)
+    const served = (b: string) => b.replace(/(cbwatch_http_requests_served_total\{handler="\/metrics",code="200"\}) \d+/, '$1 N');
+    expect(served(om)).toBe(served(byHand(textRes.body)));
+    expect(served(gunzipSync(gzRes.rawPayload).toString())).toBe(served(om));
   });
 });
