@@ -676,7 +676,7 @@ async function wrk(args: string[], seconds: number): Promise<{ rps: number; non2
 
 const TIMEOUT_CODES = ['code="timeout"', 'code="aborted"', 'code="network"'];
 function timeouts(body: string): number {
-  return TIMEOUT_CODES.reduce((a, c) => a + sumSeries(body, 'cbwatch_http_requests_total', c), 0);
+  return TIMEOUT_CODES.reduce((a, c) => a + sumSeries(body, 'cbwatch_couchbase_requests_total', c), 0);
 }
 
 async function caseWrk(pair: Pair, seconds = 20): Promise<Rows> {

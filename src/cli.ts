@@ -110,6 +110,7 @@ export function makeReloader(
     const receiver = (c: Config): string => JSON.stringify({ ...c.webhooks.syncGateway, token: undefined });
     if (receiver(next) !== receiver(current)) fixed.push('webhooks (except a rotated token)');
     if (next.web.maxRequests !== current.web.maxRequests) fixed.push('web.max-requests');
+    if (next.web.telemetryPath !== current.web.telemetryPath) fixed.push('web.telemetry-path');
     try {
       await daemon.reconfigure(next);
     } catch (e) {

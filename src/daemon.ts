@@ -19,6 +19,7 @@ import { Exposition } from './metrics/exposition.js';
 import { startProcessMetrics } from './metrics/process.js';
 import { recordConfigLoad } from './metrics/self.js';
 import { buildApp } from './server/app.js';
+import { listenOn } from './server/listen.js';
 import { registerSyncGatewayWebhooks } from './webhooks/sync-gateway.js';
 import type { WebhookReceiver } from './webhooks/sync-gateway.js';
 import type { AppDeps } from './server/app.js';
@@ -147,6 +148,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     ...(opts.https ? { https: opts.https } : {}),
     ...(opts.checkClientCertificate ? { checkClientCertificate: opts.checkClientCertificate } : {}),
     ...(config.web.maxRequests === undefined ? {} : { maxRequests: config.web.maxRequests }),
+    ...(config.web.telemetryPath === undefined ? {} : { telemetryPath: config.web.telemetryPath }),
     ...(opts.rateLimit ? { rateLimit: opts.rateLimit } : {}),
     ...(opts.headers ? { headers: opts.headers } : {}),
     ...(opts.http2 !== undefined ? { http2: opts.http2 } : {}),
@@ -155,7 +157,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   // A backlog as deep as the system allows (Go servers, node_exporter among them, use somaxconn): a burst of
   // connections waits to be accepted, and refused with 503 beyond --web.max-requests, instead of being reset.
   try {
-    await app.listen({ host: config.web.listenHost, port: config.web.listenPort, backlog: 4096 });
+    await listenOn(app, config.web.listenHost, config.web.listenPort, 4096);
   } catch (err) {
     // Nothing may keep the process alive after a failed start (EADDRINUSE): the caller exits 1.
     await app.close().catch(() => undefined);
@@ -164,7 +166,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : config.web.listenPort;
-  const shownHost = config.web.listenHost === '0.0.0.0' || config.web.listenHost === '::' ? '127.0.0.1' : config.web.listenHost;
+  const shownHost = ['', '0.0.0.0', '::'].includes(config.web.listenHost) ? '127.0.0.1' : config.web.listenHost;
   const url = `${opts.https ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
   start();
   log.info({ url, clusters: config.clusters.map((c) => c.name), collectors: jobs, collection: opts.collection ?? 'worker' }, 'cbwatch started');

@@ -11,13 +11,15 @@
  *
  * Each part's deflate stream is raw deflate ended by a sync flush (byte-aligned, not final, no reference
  * into other parts), so the HTTP side can splice parts into one gzip member (src/metrics/exposition.ts).
- * The Couchbase request metrics (cbwatch_http_request*) are observed where the clients run, and rendered here
+ * The Couchbase request metrics (cbwatch_couchbase_request*) are observed where the clients run, and rendered here
  * as one more part.
  */
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { findProblems } from '../server/problems.js';
 import type { Problem } from '../server/problems.js';
 import type { CollectorStatus, SnapshotStore } from '../metrics/store.js';
+import { counterHeaderEdits, crcOf, omChunks } from '../metrics/openmetrics.js';
+import type { OmEdit } from '../metrics/openmetrics.js';
 import { renderSetsBytes } from '../metrics/render.js';
 import { requestMetricsVersion, requestRegistry } from '../metrics/self.js';
 
@@ -25,6 +27,19 @@ import { requestMetricsVersion, requestRegistry } from '../metrics/self.js';
 export interface PreparedPart {
   readonly name: string;
   readonly plain: Buffer;
+  readonly deflated: Buffer;
+  readonly crc: number;
+  /** Its OpenMetrics form, when it differs (it holds a counter family): see OmPart. */
+  readonly om?: OmPart | undefined;
+}
+
+/**
+ * A part's OpenMetrics form (src/metrics/openmetrics.ts): the text with `edits` applied (its counters' HELP and
+ * TYPE lines), and that text's raw deflate blocks and CRC-32. The deflate of the text between the edits is shared
+ * with the text form (see preparePart), so the second form costs the deflate of a few header lines.
+ */
+export interface OmPart {
+  readonly edits: readonly OmEdit[];
   readonly deflated: Buffer;
   readonly crc: number;
 }
@@ -58,7 +73,7 @@ function textBuffer(text: string): Buffer {
 }
 
 /** Raw deflate of one part, ended by a sync flush so more blocks may follow. */
-export function deflatePart(plain: Buffer): Buffer {
+export function deflatePart(plain: Uint8Array): Buffer {
   return deflateRawSync(plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
 }
 
@@ -68,7 +83,29 @@ export function deflatePart(plain: Buffer): Buffer {
  */
 export function preparePart(name: string, text: string | Buffer, exclusive = false): PreparedPart {
   const plain = typeof text === 'string' ? textBuffer(text) : exclusive ? text : owned(text);
-  return { name, plain, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
+  const edits = counterHeaderEdits(plain);
+  if (edits.length === 0) return { name, plain, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
+  // Both forms deflated piece by piece (each piece ended by a sync flush, as parts are: see exposition.ts), the
+  // pieces between the edits once for both: [body, header, body, header, …, body].
+  const bodies: Buffer[] = [];
+  const textHeads: Buffer[] = [];
+  const omHeads: Buffer[] = [];
+  let at = 0;
+  for (const e of edits) {
+    bodies.push(deflatePart(plain.subarray(at, e.start)));
+    textHeads.push(deflatePart(plain.subarray(e.start, e.end)));
+    omHeads.push(deflatePart(e.text));
+    at = e.end;
+  }
+  bodies.push(deflatePart(plain.subarray(at)));
+  const interleave = (heads: readonly Buffer[]): Buffer => owned(Buffer.concat(bodies.flatMap((b, i) => (i < heads.length ? [b, heads[i] as Buffer] : [b]))));
+  return {
+    name,
+    plain,
+    deflated: interleave(textHeads),
+    crc: crc32(plain),
+    om: { edits, deflated: interleave(omHeads), crc: crcOf(omChunks(plain, edits)) },
+  };
 }
 
 /** prom-client's text, with the blank lines between its metrics removed and a final newline. */
@@ -125,7 +162,10 @@ export class PartRenderer {
   /** The buffers of an update, to transfer rather than copy to the HTTP thread. */
   static transferList(u: SnapshotUpdate): ArrayBuffer[] {
     const out: ArrayBuffer[] = [];
-    for (const p of u.parts) out.push(p.plain.buffer as ArrayBuffer, p.deflated.buffer as ArrayBuffer);
+    for (const p of u.parts) {
+      out.push(p.plain.buffer as ArrayBuffer, p.deflated.buffer as ArrayBuffer);
+      if (p.om !== undefined) out.push(p.om.deflated.buffer as ArrayBuffer, ...p.om.edits.map((e) => e.text.buffer as ArrayBuffer));
+    }
     return out;
   }
 }

@@ -6,6 +6,8 @@
  */
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { COLLECTOR_NAMES } from './schema.js';
+import { unknownCollectorFlag } from './switches.js';
 import { parseDuration } from './units.js';
 
 export const COMMANDS = ['run', 'check', 'demo', 'simulate', 'healthcheck', 'help', 'version'] as const;
@@ -26,6 +28,8 @@ export interface Flags {
   readonly 'config.check'?: boolean | undefined;
   readonly 'web.listen-address'?: string | undefined;
   readonly 'web.config.file'?: string | undefined;
+  /** Path of the metrics endpoint (default /metrics). */
+  readonly 'web.telemetry-path'?: string | undefined;
   /** Serve POST /-/reload (off by default, as Prometheus' --web.enable-lifecycle). */
   readonly 'web.enable-lifecycle'?: boolean | undefined;
   /** Requests served at once; beyond it, 503. */
@@ -83,6 +87,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
   'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
   'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
+  'web.telemetry-path': { type: 'string', commands: ['run'], value: 'PATH', help: 'path under which to expose metrics (default /metrics; /metrics then answers 404)' },
   'web.enable-lifecycle': { type: 'boolean', commands: ['run'], help: 'serve POST /-/reload, which reloads the configuration as SIGHUP does (off by default)' },
   'web.max-requests': { type: 'string', commands: ['run', 'demo'], value: 'N', help: 'HTTP requests served at once; beyond it, 503 (default 40, 0 = no limit)' },
   'couchbase.max-buffered-bytes': { type: 'string', commands: ['run', 'check', 'demo'], value: 'SIZE', help: 'process-wide budget for answers being read or parsed; an answer beyond it fails (default 256MiB)' },
@@ -108,6 +113,12 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   speed: { type: 'string', commands: ['demo', 'simulate'], value: 'X', help: 'simulator clock speed (1 = real time)' },
   'stat-set': { type: 'string', commands: ['demo', 'simulate'], value: 'SET', help: 'simulated bucket stats: fixture (the real sample) or full (every documented stat)' },
   'server-version': { type: 'string', commands: ['demo', 'simulate'], value: 'X.Y.Z', help: 'simulated Couchbase Server version: 6.6.5, 7.2.4, 7.6.5 (default), 8.0.0; 7.0+ answers the stats range API' },
+  ...Object.fromEntries(
+    COLLECTOR_NAMES.flatMap((name) => [
+      [`collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `enable the ${name} collector (overrides the file)` }],
+      [`no-collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `disable the ${name} collector (overrides the file)` }],
+    ]),
+  ),
   help: { type: 'boolean', short: 'h', help: 'show this help' },
   version: { type: 'boolean', help: 'print the version' },
 };
@@ -229,6 +240,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     'config.check': bool('config.check'),
     'web.listen-address': nonEmpty('web.listen-address', str('web.listen-address')),
     'web.config.file': nonEmpty('web.config.file', str('web.config.file')),
+    'web.telemetry-path': nonEmpty('web.telemetry-path', str('web.telemetry-path')),
     'web.enable-lifecycle': bool('web.enable-lifecycle'),
     'web.max-requests': intFlag('web.max-requests', str('web.max-requests'), 0, 1_000_000),
     'couchbase.max-buffered-bytes': nonEmpty('couchbase.max-buffered-bytes', str('couchbase.max-buffered-bytes')),
@@ -257,6 +269,12 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     help: help || undefined,
     version: version || undefined,
   };
+  // --collector.<name> / --no-collector.<name>: one boolean `collector.<name>`, the last one given winning.
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const m = /^(no-)?collector\.(.+)$/.exec(token.name);
+    if (m) parsedFlags[`collector.${m[2] as string}`] = m[1] === undefined;
+  }
   // Absent, not undefined: `'x' in flags` and spreading behave as "not given".
   for (const k of Object.keys(parsedFlags)) if (parsedFlags[k] === undefined) delete parsedFlags[k];
   const flags = parsedFlags as Flags;
@@ -270,6 +288,8 @@ function translateParseError(err: unknown): ConfigError {
   const quoted = /'(-[^'\s=]*)/.exec(message)?.[1];
   const name = quoted === undefined ? undefined : quoted.replace(/^-+/, '');
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const collector = name === undefined ? undefined : unknownCollectorFlag(name);
+    if (collector !== undefined) return collector;
     const shown = quoted ?? 'an unknown flag';
     const hint = name === undefined ? undefined : closest(name, Object.keys(OPTIONS));
     return new ConfigError(`unknown flag ${shown}${hint === undefined ? '' : ` (did you mean --${hint}?)`}; see cbwatch --help`);
@@ -312,7 +332,13 @@ function editDistance(a: string, b: string): number {
 
 /** The flags section of `cbwatch --help`. */
 export function flagsHelp(): string {
-  const rows = Object.entries(OPTIONS).map(([name, o]) => {
+  const rows = Object.entries(OPTIONS).flatMap(([name, o]) => {
+    // One line per collector for the pair, as node_exporter's --[no-]collector.<name>.
+    if (name.startsWith('no-collector.')) return [];
+    if (name.startsWith('collector.')) {
+      const left = `--[no-]${name}`;
+      return [`  ${left.padEnd(36)} enable or disable the ${name.slice('collector.'.length)} collector for every cluster (overrides the file) [${(o.commands ?? []).join(', ')}]`];
+    }
     const left = `--${name}${o.value === undefined ? '' : ` ${o.value}`}`;
     const where = o.commands === undefined ? '' : ` [${o.commands.join(', ')}]`;
     return `  ${left.padEnd(36)} ${o.help}${where}`;
@@ -342,7 +368,8 @@ ${flagsHelp()}
 
 The Couchbase password is never a flag: set CBWATCH_COUCHBASE_PASSWORD or use --couchbase.password-file.
 The --config, --couchbase.*, --web.* and --log.* flags have environment variables (CBWATCH_CONFIG,
-CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...); flags win over the environment, which wins over the file.
+CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...), --[no-]collector.<name> has CBWATCH_COLLECTOR_<NAME>=true|false;
+flags win over the environment, which wins over the file.
 Exit code 2 means a bad command line or configuration.
 Reference: docs/configuration.md
 `;

@@ -16,6 +16,7 @@ import { ConfigError } from '../errors.js';
 import { processRedactor } from '../redact.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
 import { registerConfigSecrets } from './secrets.js';
+import { applySwitches, collectorSwitches } from './switches.js';
 
 export { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './defaults.js';
 export { registerConfigSecrets } from './secrets.js';
@@ -42,6 +43,7 @@ export const ENV_VARS = {
   CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY: 'true/false (as --couchbase.insecure-skip-verify)',
   CBWATCH_WEB_LISTEN_ADDRESS: 'HOST:PORT to serve on (as --web.listen-address)',
   CBWATCH_WEB_CONFIG_FILE: 'TLS and basic auth file (as --web.config.file)',
+  CBWATCH_WEB_TELEMETRY_PATH: 'path of the metrics endpoint (as --web.telemetry-path)',
   CBWATCH_WEB_MAX_REQUESTS: 'HTTP requests served at once, beyond it 503 (as --web.max-requests)',
   CBWATCH_COUCHBASE_MAX_BUFFERED_BYTES: 'process-wide budget for buffered answers (as --couchbase.max-buffered-bytes)',
   CBWATCH_COUCHBASE_MAX_ANSWER_VALUES: 'JSON values one answer may hold (as --couchbase.max-answer-values)',
@@ -53,6 +55,22 @@ export const ENV_VARS = {
 type EnvName = keyof typeof ENV_VARS;
 
 export const DEFAULT_LISTEN_ADDRESS = ':9420';
+export const DEFAULT_TELEMETRY_PATH = '/metrics';
+/** Paths the server answers besides the metrics (the webhook routes are under /webhooks/). */
+const RESERVED_PATHS = ['/', '/-/healthy', '/-/ready', '/-/reload'];
+
+/** `--web.telemetry-path`: an absolute URL path of plain characters that no other route uses. */
+export function parseTelemetryPath(text: string, source = '--web.telemetry-path'): string {
+  // Letters, digits and . _ ~ - between slashes: fastify reads `:` and `*` in a route as parameters.
+  if (!/^(?:\/[A-Za-z0-9._~-]+)+$/.test(text)) {
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} is not a URL path such as /metrics (a leading /, then letters, digits, . _ ~ - and / between them)`);
+  }
+  if (RESERVED_PATHS.includes(text) || text === '/webhooks' || text.startsWith('/webhooks/')) {
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} is already used by cbwatch (${RESERVED_PATHS.join(', ')}, /webhooks/)`);
+  }
+  return text;
+}
+
 /** As node_exporter's --web.max-requests. */
 export const DEFAULT_MAX_REQUESTS = 40;
 /** Below this even a small cluster's bucket list would fail. */
@@ -94,7 +112,7 @@ function parseBool(s: Sourced<string>): Sourced<boolean> {
   throw new ConfigError(`${s.source}: expected true or false, got ${JSON.stringify(s.value)}`);
 }
 
-/** `:9420` (all IPv4 interfaces), `0.0.0.0:9420`, `localhost:9420`, `[::1]:9420`, `[::]:9420`. */
+/** `:9420` (host '': every interface, IPv6 and IPv4, see src/server/listen.ts), `0.0.0.0:9420` (IPv4 only), `localhost:9420`, `[::1]:9420`, `[::]:9420`. */
 export function parseListenAddress(text: string, source = '--web.listen-address'): { host: string; port: number } {
   const t = text.trim();
   const m = /^\[([0-9A-Fa-f:.%\w]+)\]:(\d{1,5})$/.exec(t) ?? /^([^:[\]\s]*):(\d{1,5})$/.exec(t);
@@ -104,7 +122,7 @@ export function parseListenAddress(text: string, source = '--web.listen-address'
   }
   const port = Number(m[2]);
   if (port > 65535) throw new ConfigError(`${source}: port ${port} is out of range (0..65535)`);
-  const host = m[1] === '' ? '0.0.0.0' : (m[1] as string);
+  const host = m[1] as string;
   return { host, port };
 }
 
@@ -228,6 +246,8 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     );
   }
 
+  // --[no-]collector.<name> and CBWATCH_COLLECTOR_<NAME>, over every cluster's file setting.
+  const switches = collectorSwitches(flags, env, problems);
   const clusters: ClusterConfig[] = [];
   const seen = new Map<string, string>();
   for (const { raw, index } of raws) {
@@ -282,7 +302,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     if (certFile !== undefined) checkReadable(certFile, key('tls', 'cert_file'), problems);
     if (keyFile !== undefined) checkReadable(keyFile, key('tls', 'key_file'), problems);
 
-    const collectors = resolveCollectors(raw.collectors);
+    const collectors = applySwitches(resolveCollectors(raw.collectors), switches);
     for (const c of COLLECTOR_NAMES) {
       const given = raw.collectors[c]?.timeout;
       const interval = collectors[c].interval;
@@ -354,13 +374,22 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     value: DEFAULT_LISTEN_ADDRESS,
     source: 'default',
   };
-  let listenAddr = { host: '0.0.0.0', port: 9420 };
+  let listenAddr = { host: '', port: 9420 };
   try {
     listenAddr = parseListenAddress(listen.value, listen.source);
   } catch (err) {
     problems.push((err as Error).message);
   }
   const webConfigFile = pick(flags, 'web.config.file', env, 'CBWATCH_WEB_CONFIG_FILE');
+  let telemetryPath = DEFAULT_TELEMETRY_PATH;
+  const telemetry = pick(flags, 'web.telemetry-path', env, 'CBWATCH_WEB_TELEMETRY_PATH');
+  if (telemetry !== undefined) {
+    try {
+      telemetryPath = parseTelemetryPath(telemetry.value, telemetry.source);
+    } catch (err) {
+      problems.push((err as Error).message);
+    }
+  }
   let settings: WebSettings | undefined;
   if (webConfigFile !== undefined) {
     try {
@@ -435,7 +464,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     clusters: shard === undefined ? clusters : clusters.filter((c) => shardOf(c.name, shard.total) === shard.index),
     ...(shard === undefined ? {} : { shard }),
     webhooks: { syncGateway },
-    web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests },
+    web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests, telemetryPath },
     maxBufferedBytes,
     maxAnswerValues,
     ...(gcEveryAnswerBytes > 0 ? { gcEveryAnswerBytes } : {}),
@@ -569,7 +598,7 @@ export function describeConfig(config: Config): string {
   const tls = w.settings?.tls;
   const users = w.settings?.basicAuthUsers === undefined ? [] : Object.keys(w.settings.basicAuthUsers);
   const host = w.listenHost.includes(':') ? `[${w.listenHost}]` : w.listenHost;
-  out.push(`web: listen ${host}:${w.listenPort}${w.configFile === undefined ? '' : `, web config ${w.configFile}`}`);
+  out.push(`web: listen ${host}:${w.listenPort}${w.listenHost === '' ? ' (every interface, IPv6 and IPv4)' : ''}, metrics at ${w.telemetryPath ?? DEFAULT_TELEMETRY_PATH}${w.configFile === undefined ? '' : `, web config ${w.configFile}`}`);
   out.push(
     `  tls: ${tls === undefined ? 'off' : `on (cert_file=${tls.certFile}, key_file=${tls.keyFile}, client_auth_type=${tls.clientAuthType}, min_version=${tls.minVersion})`}`,
   );

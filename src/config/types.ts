@@ -63,6 +63,8 @@ export interface WebConfig {
   readonly settings?: WebSettings | undefined;
   /** HTTP requests served at once (0: no limit); default 40. */
   readonly maxRequests?: number | undefined;
+  /** Path of the metrics endpoint (`--web.telemetry-path`); default /metrics. */
+  readonly telemetryPath?: string | undefined;
 }
 
 export interface Config {

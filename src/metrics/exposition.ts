@@ -6,7 +6,8 @@
  *   daemon that side is a worker thread, so nothing here waits for a poll, a parse or a render of series.
  * - The status families and build info are rendered here from the statuses (a few kilobytes, once per
  *   change), so a collection worker that died still shows as failed collectors.
- * - Live self-metrics (webhooks) once per change, and process metrics at most once a second.
+ * - Live self-metrics (webhooks) once per change; process metrics and the count of requests served at most once
+ *   a second (every scrape changes that count: rendered per change, each scrape would render and join anew).
  *
  * The plain parts stay separate buffers; joining them would copy the whole exposition (megabytes) every
  * second. The gzip body (a twentieth of the size) is joined once per change and written as one buffer. It is
@@ -17,13 +18,14 @@
  * reads none of the snapshot's bytes.
  */
 import { constants, crc32, deflateRawSync } from 'node:zlib';
-import type { PreparedPart } from '../collection/parts.js';
+import type { OmPart, PreparedPart } from '../collection/parts.js';
 import { tidy } from '../collection/parts.js';
+import { EOF_LINE, counterHeaderEdits, crcOf, omChunks, omLength } from './openmetrics.js';
 import { buildInfoSet } from './build.js';
 import { crc32Combine } from './crc32.js';
 import { processRegistry } from './process.js';
 import { renderSets } from './render.js';
-import { liveSelfVersion, selfRegistry } from './self.js';
+import { liveSelfVersion, selfRegistry, servedMetricsVersion, servedRegistry } from './self.js';
 import type { CollectorStatus } from './store.js';
 import { statusSet } from './store.js';
 
@@ -31,6 +33,7 @@ import { statusSet } from './store.js';
 class LocalPart {
   private deflatedMemo: Buffer | undefined;
   private crcMemo: number | undefined;
+  private omMemo: OmPart | null | undefined;
 
   constructor(
     readonly key: string,
@@ -46,9 +49,39 @@ class LocalPart {
     this.crcMemo ??= crc32(this.plain);
     return this.crcMemo;
   }
+
+  /** The OpenMetrics form when it differs (a few kilobytes: made whole on the first OpenMetrics scrape). */
+  get om(): OmPart | undefined {
+    if (this.omMemo === undefined) {
+      const edits = counterHeaderEdits(this.plain);
+      if (edits.length === 0) this.omMemo = null;
+      else {
+        const chunks = omChunks(this.plain, edits);
+        this.omMemo = { edits, deflated: deflateRawSync(Buffer.concat(chunks), { level: 6, finishFlush: constants.Z_SYNC_FLUSH }), crc: crcOf(chunks) };
+      }
+    }
+    return this.omMemo ?? undefined;
+  }
 }
 
-type AnyPart = Pick<PreparedPart, 'plain' | 'deflated' | 'crc'>;
+type AnyPart = Pick<PreparedPart, 'plain' | 'deflated' | 'crc' | 'om'>;
+
+/** What the gzip splice needs of a part in one format. */
+interface Deflated {
+  readonly length: number;
+  readonly crc: number;
+  readonly deflated: Uint8Array;
+}
+
+/** A part in the format asked for. */
+function inFormat(p: AnyPart, openMetrics: boolean): Deflated {
+  const om = openMetrics ? p.om : undefined;
+  if (om === undefined) return { length: p.plain.length, crc: p.crc, deflated: p.deflated };
+  return { length: omLength(p.plain, om.edits), crc: om.crc, deflated: om.deflated };
+}
+
+/** The `# EOF` line that ends an OpenMetrics exposition, as a part. */
+const EOF_PART = new LocalPart('eof', EOF_LINE);
 
 /** Header of a gzip member: magic, deflate, no flags, no mtime, no extra flags, OS unknown (RFC 1952). */
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
@@ -56,12 +89,12 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 const FINAL_BLOCK = deflateRawSync(Buffer.alloc(0));
 
 /** One gzip member over several parts, each part's deflate output reused (see the module comment). */
-function gzipParts(parts: readonly AnyPart[]): Buffer[] {
+function gzipParts(parts: readonly Deflated[]): Uint8Array[] {
   let crc = 0;
   let size = 0;
   for (const p of parts) {
-    crc = crc32Combine(crc, p.crc, p.plain.length);
-    size += p.plain.length;
+    crc = crc32Combine(crc, p.crc, p.length);
+    size += p.length;
   }
   const trailer = Buffer.alloc(8);
   trailer.writeUInt32LE(crc >>> 0, 0);
@@ -73,7 +106,7 @@ const EMPTY = new LocalPart('', Buffer.alloc(0));
 
 /** A /metrics body as buffers to write in order, and their total length. */
 export interface Body {
-  readonly chunks: readonly Buffer[];
+  readonly chunks: readonly Uint8Array[];
   readonly length: number;
 }
 
@@ -90,41 +123,53 @@ export class Exposition {
   private status = EMPTY;
   private live = EMPTY;
   private proc = EMPTY;
+  private served = EMPTY;
+  /** servedMetricsVersion() when `served` was rendered. */
+  private servedSeen = -1;
   private pending: Promise<void> | undefined;
   /**
    * The last gzip body, joined, and the deflated buffers it was made of (not the parts: a part replaced by a poll
    * must not be kept alive by this memo until the next gzip scrape, see src/collection/release.ts).
    */
-  private gz: { readonly of: readonly Buffer[]; readonly body: Buffer } | undefined;
+  private gz: { readonly of: readonly Uint8Array[]; readonly body: Buffer } | undefined;
+  /** The same for the OpenMetrics gzip body. */
+  private gzOm: { readonly of: readonly Uint8Array[]; readonly body: Buffer } | undefined;
 
   constructor(
     private readonly source: PartsSource,
     private readonly opts: { processMetrics?: boolean } = {},
   ) {}
 
-  /** The full exposition; `gzip` asks for the compressed bytes. */
-  async body(gzip: boolean): Promise<Body> {
+  /**
+   * The full exposition; `gzip` asks for the compressed bytes, `openMetrics` for the OpenMetrics form (each part's
+   * prepared edits applied, `# EOF` at the end: nothing is rendered again).
+   */
+  async body(gzip: boolean, openMetrics = false): Promise<Body> {
     await this.source.flush?.();
     await this.refresh();
-    const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.proc].filter((p) => p.plain.length > 0);
+    const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.served, this.proc].filter((p) => p.plain.length > 0);
+    if (openMetrics) parts.push(EOF_PART);
     if (gzip) {
       // The gzip body is small (a few hundred kilobytes at a hundred buckets): joined once per change (at most
       // about once a second, when process metrics move) and written as one buffer, as a static file would be,
       // rather than as a dozen writes per scrape.
-      const memo = this.gz;
-      if (memo === undefined || memo.of.length !== parts.length || memo.of.some((d, i) => d !== parts[i]?.deflated)) {
-        this.gz = { of: parts.map((p) => p.deflated), body: Buffer.concat(gzipParts(parts)) };
+      const views = parts.map((p) => inFormat(p, openMetrics));
+      const memo = openMetrics ? this.gzOm : this.gz;
+      if (memo === undefined || memo.of.length !== views.length || memo.of.some((d, i) => d !== views[i]?.deflated)) {
+        const made = { of: views.map((v) => v.deflated), body: Buffer.concat(gzipParts(views)) };
+        if (openMetrics) this.gzOm = made;
+        else this.gz = made;
       }
-      const body = (this.gz as { body: Buffer }).body;
+      const body = ((openMetrics ? this.gzOm : this.gz) as { body: Buffer }).body;
       return { chunks: [body], length: body.length };
     }
-    const chunks = parts.map((p) => p.plain);
+    const chunks = openMetrics ? parts.flatMap((p) => (p.om === undefined ? [p.plain] : omChunks(p.plain, p.om.edits))) : parts.map((p) => p.plain);
     return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
   }
 
   /** The plain exposition as one string (tests and tools; scrapes use `body`). */
-  async text(): Promise<string> {
-    return Buffer.concat((await this.body(false)).chunks).toString('utf8');
+  async text(openMetrics = false): Promise<string> {
+    return Buffer.concat((await this.body(false, openMetrics)).chunks).toString('utf8');
   }
 
   private async refresh(): Promise<void> {
@@ -133,7 +178,9 @@ export class Exposition {
     const statusKey = String(this.source.statusVersion);
     const liveKey = String(liveSelfVersion());
     const procKey = this.opts.processMetrics === false ? 'off' : String(Math.floor(Date.now() / 1000));
-    if (statusKey === this.status.key && liveKey === this.live.key && procKey === this.proc.key) return;
+    const servedVersion = servedMetricsVersion();
+    const servedKey = servedVersion === this.servedSeen ? this.served.key : String(Math.floor(Date.now() / 1000));
+    if (statusKey === this.status.key && liveKey === this.live.key && procKey === this.proc.key && servedKey === this.served.key) return;
     this.pending = (async () => {
       if (statusKey !== this.status.key) {
         const text = renderSets([{ base: {}, set: statusSet(this.source.statusList()) }, { base: {}, set: buildInfoSet() }]);
@@ -141,6 +188,10 @@ export class Exposition {
       }
       if (liveKey !== this.live.key) {
         this.live = new LocalPart(liveKey, Buffer.from(tidy(await selfRegistry.metrics())));
+      }
+      if (servedKey !== this.served.key) {
+        this.servedSeen = servedVersion;
+        this.served = new LocalPart(servedKey, Buffer.from(tidy(await servedRegistry.metrics())));
       }
       if (procKey !== this.proc.key) {
         this.proc = new LocalPart(procKey, procKey === 'off' ? Buffer.alloc(0) : Buffer.from(tidy(await processRegistry.metrics())));

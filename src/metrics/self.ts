@@ -31,8 +31,9 @@ export const SELF = {
   reloadSuccessful: defineFamily(X, 'cbwatch_config_last_reload_successful', 'gauge', 'Whether the latest configuration reload (SIGHUP or POST /-/reload) succeeded (1) or failed and the previous configuration is still running (0); 1 before any reload.'),
   reloadSuccessTime: defineFamily(X, 'cbwatch_config_last_reload_success_timestamp_seconds', 'gauge', 'When the configuration was last loaded successfully (at start or by a reload).', [], 'timestamp_seconds'),
   logLinesDropped: defineFamily(X, 'cbwatch_log_lines_dropped_total', 'counter', 'Log lines the log destination (stderr) refused and cbwatch dropped, by reason: closed (the reader of the pipe is gone, EPIPE), no_space (a full disk), would_block (a pipe that stayed full), other. The exporter keeps serving; only the lines are lost.', ['reason']),
-  httpRequests: defineFamily(X, 'cbwatch_http_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (an unusual status as its class: 2xx, 4xx…; or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
-  httpDuration: defineFamily(X, 'cbwatch_http_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
+  couchbaseRequests: defineFamily(X, 'cbwatch_couchbase_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (an unusual status as its class: 2xx, 4xx…; or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
+  couchbaseDuration: defineFamily(X, 'cbwatch_couchbase_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
+  httpServed: defineFamily(X, 'cbwatch_http_requests_served_total', 'counter', 'HTTP requests this exporter answered (scrapes of the telemetry path among them), by handler (the route template, e.g. /metrics; other when no route matched) and status code (refusals such as 401, 429 and 503 included). A scrape shows the requests answered up to a second before it.', ['handler', 'code']),
 } as const;
 
 export const SELF_FAMILIES: readonly FamilyDef[] = Object.values(SELF);
@@ -41,6 +42,12 @@ export const selfRegistry = new client.Registry();
 
 /** Requests to Couchbase: filled where the clients run (the collection worker, or the process inline). */
 export const requestRegistry = new client.Registry();
+
+/**
+ * Requests this exporter answered: counted on the HTTP thread, rendered by the exposition at most once a second
+ * (with the process metrics), so that counting a scrape does not make the next scrape render and join its body anew.
+ */
+export const servedRegistry = new client.Registry();
 
 /** Bumped on every request observed, so the request part is re-rendered only when it changed. */
 let requestVersion = 0;
@@ -57,16 +64,16 @@ export function touchSelf(): void {
   liveVersion++;
 }
 
-const httpRequests = new client.Counter({
-  name: SELF.httpRequests.name,
-  help: SELF.httpRequests.help,
+const couchbaseRequests = new client.Counter({
+  name: SELF.couchbaseRequests.name,
+  help: SELF.couchbaseRequests.help,
   labelNames: ['couchbase_cluster', 'endpoint', 'code'] as const,
   registers: [requestRegistry],
 });
 
-const httpDuration = new client.Histogram({
-  name: SELF.httpDuration.name,
-  help: SELF.httpDuration.help,
+const couchbaseDuration = new client.Histogram({
+  name: SELF.couchbaseDuration.name,
+  help: SELF.couchbaseDuration.help,
   labelNames: ['couchbase_cluster', 'endpoint'] as const,
   buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
   registers: [requestRegistry],
@@ -85,6 +92,25 @@ onLogDrop((reason) => {
   logLinesDropped.inc({ reason });
   touchSelf();
 });
+
+const httpServed = new client.Counter({
+  name: SELF.httpServed.name,
+  help: SELF.httpServed.help,
+  labelNames: ['handler', 'code'] as const,
+  registers: [servedRegistry],
+});
+
+let servedVersion = 0;
+/** Changes whenever a request is counted in `servedRegistry`. */
+export function servedMetricsVersion(): number {
+  return servedVersion;
+}
+
+/** Count one answered request: `handler` is the route template (never a raw path), `code` the status sent. */
+export function countServed(handler: string, code: number): void {
+  httpServed.inc({ handler, code: String(code) });
+  servedVersion++;
+}
 
 /** Record the outcome of loading the configuration (at start: success) on the HTTP thread's live metrics. */
 export function recordConfigLoad(ok: boolean, now = Date.now()): void {
@@ -110,8 +136,8 @@ export function codeLabel(code: string): string {
 
 /** The client's `observe` hook. */
 export function observeRequest(cluster: string, rec: RequestRecord): void {
-  httpRequests.inc({ couchbase_cluster: cluster, endpoint: rec.endpoint, code: codeLabel(rec.code) });
-  httpDuration.observe({ couchbase_cluster: cluster, endpoint: rec.endpoint }, rec.durationSeconds);
+  couchbaseRequests.inc({ couchbase_cluster: cluster, endpoint: rec.endpoint, code: codeLabel(rec.code) });
+  couchbaseDuration.observe({ couchbase_cluster: cluster, endpoint: rec.endpoint }, rec.durationSeconds);
   requestVersion++;
 }
 
@@ -120,6 +146,8 @@ export function resetSelf(): void {
   selfRegistry.resetMetrics();
   seedLogDrops();
   requestRegistry.resetMetrics();
+  servedRegistry.resetMetrics();
+  servedVersion++;
   requestVersion++;
   touchSelf();
 }

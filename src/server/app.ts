@@ -1,6 +1,6 @@
 /**
  * The fastify app, built apart from listening so tests can use `app.inject()`.
- * Routes: /metrics (gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
+ * Routes: the telemetry path (/metrics unless --web.telemetry-path says otherwise; gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
  */
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -10,6 +10,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
 import type { Exposition } from '../metrics/exposition.js';
+import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
+import { countServed } from '../metrics/self.js';
+import { negotiateFormat } from './negotiate.js';
 import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
 import { findProblems } from './problems.js';
@@ -42,6 +45,8 @@ export interface AppDeps {
   readonly headers?: Readonly<Record<string, string>> | undefined;
   /** With `https`: serve HTTP/2 as well as HTTP/1.1 (the web config's `http_server_config.http2`). */
   readonly http2?: boolean;
+  /** Path of the metrics endpoint (`--web.telemetry-path`, default /metrics); only it serves them. */
+  readonly telemetryPath?: string;
   /** Server timeouts, ms (defaults: SERVER_TIMEOUTS). */
   readonly timeouts?: Partial<ServerTimeouts>;
 }
@@ -132,6 +137,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }
   const app = Fastify(opts as FastifyServerOptions) as unknown as FastifyInstance;
   if ('headersTimeout' in app.server) app.server.headersTimeout = t.headersMs;
+
+  // Every answer, refusals included, by route template (an unrouted path is `other`: never a raw path as a label).
+  app.addHook('onResponse', async (req, reply) => countServed(req.routeOptions.url ?? 'other', reply.statusCode));
 
   // Order matters: the cheapest refusals come first, before any TLS policy check or bcrypt compare.
   if (deps.rateLimit !== undefined && deps.rateLimit.intervalMs > 0) {
@@ -225,11 +233,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   }
 
-  app.get('/metrics', async (req, reply) => {
+  const telemetryPath = deps.telemetryPath ?? '/metrics';
+  app.get(telemetryPath, async (req, reply) => {
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
-    const body = await deps.exposition.body(gzip);
-    void reply.header('content-type', METRICS_CONTENT_TYPE).header('content-length', body.length);
-    if (gzip) void reply.header('content-encoding', 'gzip').header('vary', 'accept-encoding');
+    // OpenMetrics when the scraper prefers it (Prometheus does by default), from the same prepared parts.
+    const openMetrics = negotiateFormat(req.headers.accept) === 'openmetrics';
+    const body = await deps.exposition.body(gzip, openMetrics);
+    void reply.header('content-type', openMetrics ? OPENMETRICS_CONTENT_TYPE : METRICS_CONTENT_TYPE).header('content-length', body.length);
+    // The body depends on both headers (a cache in between must not hand one scraper's format to another).
+    void reply.header('vary', 'accept, accept-encoding');
+    if (gzip) void reply.header('content-encoding', 'gzip');
     // The memoised buffers are written as they are, never joined (see Exposition).
     return reply.send(Readable.from(body.chunks, { objectMode: false }));
   });
@@ -237,7 +250,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Only GET (and HEAD) read the exposition; anything else is told what is allowed.
   app.route({
     method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
-    url: '/metrics',
+    url: telemetryPath,
     handler: async (_req, reply) => reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n'),
   });
 
@@ -257,6 +270,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         webhooks: deps.config.webhooks.syncGateway?.enabled === true,
         now: Date.now(),
         problems: deps.store.problems?.() ?? [],
+        telemetryPath,
       }),
     ),
   );

@@ -20,6 +20,8 @@ export function landingPage(opts: {
   now: number;
   /** What needs a look now (problems.ts); absent: the section is left out. */
   problems?: readonly Problem[];
+  /** Where the metrics are served (`--web.telemetry-path`); default /metrics. */
+  telemetryPath?: string;
 }): string {
   const rows = opts.statuses
     .map((s) => {
@@ -43,7 +45,7 @@ export function landingPage(opts: {
 tr.failed td{background:#fde8e8}tr.pending td{color:#888}tr.n\\/a td{color:#666}code{background:#f3f3f3;padding:0 .3em}
 li.critical b{color:#b00}li.warning b{color:#b60}li.info b{color:#06c}</style></head>
 <body><h1>cbwatch ${esc(opts.version)}</h1>
-<p>Prometheus exporter for Couchbase Server. <a href="/metrics">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a></p>
+<p>Prometheus exporter for Couchbase Server. <a href="${esc(opts.telemetryPath ?? '/metrics')}">Metrics</a> · <a href="/-/healthy">Health</a> · <a href="/-/ready">Readiness</a></p>
 <h2>Clusters</h2><ul>${clusters || '<li>none configured</li>'}</ul>
 ${opts.webhooks ? '<p>Sync Gateway webhook receiver: enabled.</p>' : ''}
 ${problems}<h2>Collectors</h2>

@@ -78,16 +78,16 @@ describe('chaos harness: pure helpers', () => {
       'cbwatch_collector_success{couchbase_cluster="c",collector="xdcr"} 0',
       'cbwatch_collector_series{couchbase_cluster="c",collector="nodes"} 172',
       'cbwatch_collector_last_success_timestamp_seconds{couchbase_cluster="c",collector="nodes"} 1795447418.5',
-      'cbwatch_http_requests_total{couchbase_cluster="c",endpoint="/a",code="timeout"} 3',
-      'cbwatch_http_requests_total{couchbase_cluster="c",endpoint="/b",code="timeout"} 4',
-      'cbwatch_http_requests_total{couchbase_cluster="c",endpoint="/b",code="200"} 9',
+      'cbwatch_couchbase_requests_total{couchbase_cluster="c",endpoint="/a",code="timeout"} 3',
+      'cbwatch_couchbase_requests_total{couchbase_cluster="c",endpoint="/b",code="timeout"} 4',
+      'cbwatch_couchbase_requests_total{couchbase_cluster="c",endpoint="/b",code="200"} 9',
     ].join('\n');
     const v = readCollectors(body);
     expect(v.success.get('nodes')).toBe(1);
     expect(v.success.get('xdcr')).toBe(0);
     expect(v.series.get('nodes')).toBe(172);
     expect(v.lastSuccess.get('nodes')).toBe(1795447418.5);
-    expect(sumSeries(body, 'cbwatch_http_requests_total', 'code="timeout"')).toBe(7);
+    expect(sumSeries(body, 'cbwatch_couchbase_requests_total', 'code="timeout"')).toBe(7);
   });
 
   it('counts series lost only outside the owners, never negative', () => {

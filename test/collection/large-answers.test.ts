@@ -142,7 +142,7 @@ describe('large answers never starve the HTTP thread (worker collection)', () =>
       expect(success(failedText, 'buckets')).toBe('1');
       expect(success(failedText, 'nodes')).toBe('1');
       // Counted as too_large, not as a body that failed its schema after a parse.
-      expect(failedText).toMatch(/^cbwatch_http_requests_total\{[^}]*endpoint="\/pools\/default\/buckets\/\{bucket\}\/stats"[^}]*code="too_large"[^}]*\} [1-9]/m);
+      expect(failedText).toMatch(/^cbwatch_couchbase_requests_total\{[^}]*endpoint="\/pools\/default\/buckets\/\{bucket\}\/stats"[^}]*code="too_large"[^}]*\} [1-9]/m);
       const landing = await (await fetch(`${h.daemon.url}/`)).text();
       const row = landing.slice(landing.indexOf('bucket_stats'));
       expect(row).toMatch(/CBW_ERR_TOO_LARGE: GET http:\/\/[^ ]+\/pools\/default\/buckets\/[^ ]+\/stats[^ ]*: response body holds more than 200000 JSON values/);

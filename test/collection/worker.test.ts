@@ -169,7 +169,7 @@ describe('collection worker', () => {
       expect(text).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1');
       expect(text).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="tasks"} 1');
       expect(text).toContain('couchbase_bucket_');
-      expect(text).toContain('cbwatch_http_requests_total{couchbase_cluster="sim"');
+      expect(text).toContain('cbwatch_couchbase_requests_total{couchbase_cluster="sim"');
       expect(h.logs.join('')).toContain('"collection":"inline"');
     } finally {
       await h.close();
@@ -190,7 +190,7 @@ describe('collection worker', () => {
       await h.daemon.scheduler.pollAllOnce();
       const text = await h.metrics();
       expect(text).toContain('couchbase_cluster="sim2"');
-      expect(text).toContain('cbwatch_http_requests_total{couchbase_cluster="sim2"');
+      expect(text).toContain('cbwatch_couchbase_requests_total{couchbase_cluster="sim2"');
       const seen = new Set<string>();
       let current = '';
       for (const line of text.split('\n')) {

@@ -51,7 +51,8 @@ describe('parseArgs: flags', () => {
       'log.level': 'info', 'log.format': 'json', shard: '0/2', 'web.max-requests': '10',
     };
     const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus', 'web.enable-lifecycle'];
-    const argv = booleans.includes(name) ? [`--${name}`] : [`--${name}`, sample[name] ?? 'x'];
+    const switchFlag = /^(no-)?collector\./.test(name);
+    const argv = booleans.includes(name) || switchFlag ? [`--${name}`] : [`--${name}`, sample[name] ?? 'x'];
     const taken = (['run', 'check', 'demo', 'simulate'] as const).flatMap((cmd) => {
       try {
         return [parseArgs([cmd, ...argv]).flags];
@@ -60,7 +61,9 @@ describe('parseArgs: flags', () => {
       }
     });
     expect(taken.length, `no command takes --${name}`).toBeGreaterThan(0);
-    for (const flags of taken) expect((flags as Record<string, unknown>)[name], `--${name}`).toBeDefined();
+    // --no-collector.X is recorded as collector.X = false.
+    const key = name.replace(/^no-collector\./, 'collector.');
+    for (const flags of taken) expect((flags as Record<string, unknown>)[key], `--${name}`).toBeDefined();
   });
 
   it('reads run flags, in both --flag value and --flag=value forms', () => {

@@ -56,7 +56,7 @@ describe('single-cluster shortcut and defaults', () => {
     expect(cl.collectors.search.cancel).toEqual({ enabled: false, longer_than: 300_000, indexes: [], dry_run: true, log_query_text: false });
     expect(cl.collectors.bucket_stats.per_node).toBe(false);
     expect(cl.collectors.bucket_stats.hot_keys).toBe(0);
-    expect(c.web).toEqual({ listenHost: '0.0.0.0', listenPort: 9420, configFile: undefined, settings: undefined, maxRequests: 40 });
+    expect(c.web).toEqual({ listenHost: '', listenPort: 9420, configFile: undefined, settings: undefined, maxRequests: 40, telemetryPath: '/metrics' });
     expect(c.log).toEqual({ level: 'info', format: 'json' });
     expect(c.webhooks.syncGateway).toBeUndefined();
   });
@@ -155,7 +155,7 @@ describe('precedence: flags > environment > file', () => {
     expect(c.clusters[0]).toMatchObject({ name: 'flag-name', username: 'flag-user' });
     expect(c.clusters[0]!.tls.insecureSkipVerify).toBe(true);
     expect(c.log).toEqual({ level: 'warn', format: 'logfmt' });
-    expect(c.web).toMatchObject({ listenHost: '0.0.0.0', listenPort: 9421 });
+    expect(c.web).toMatchObject({ listenHost: '', listenPort: 9421 });
   });
 
   it('password: --couchbase.password-file over CBWATCH_COUCHBASE_PASSWORD over the file', () => {
@@ -262,7 +262,7 @@ webhooks:
     expect(text).toMatch(/xdcr\s+every 30s, timeout \S+; slow_stats_interval=5m, fast_stats=\[changes_left,rate_replicated,num_failedckpts\]/);
     expect(text).toContain('disabled:    backup');
     expect(text).toContain('webhooks.sync_gateway: on (token set; databases: travel, inventory');
-    expect(text).toContain('web: listen 0.0.0.0:9420');
+    expect(text).toContain('web: listen :9420 (every interface, IPv6 and IPv4)');
     for (const secret of [SECRET_FILE_PW, SECRET_ENV_PW, SECRET_TOKEN]) expect(text).not.toContain(secret);
   });
 
@@ -273,7 +273,7 @@ webhooks:
 
 describe('parseListenAddress', () => {
   it.each([
-    [':9420', '0.0.0.0', 9420],
+    [':9420', '', 9420],
     ['0.0.0.0:9420', '0.0.0.0', 9420],
     ['127.0.0.1:0', '127.0.0.1', 0],
     ['localhost:9420', 'localhost', 9420],

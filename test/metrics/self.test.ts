@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { codeLabel, observeRequest, requestRegistry, resetSelf } from '../../src/metrics/self.js';
 
-describe('cbwatch_http_requests_total code label', () => {
+describe('cbwatch_couchbase_requests_total code label', () => {
   it('keeps usual statuses and failure names, folds invented statuses into their class', () => {
     expect(codeLabel('200')).toBe('200');
     expect(codeLabel('404')).toBe('404');
@@ -16,8 +16,8 @@ describe('cbwatch_http_requests_total code label', () => {
   it('a server answering with every status from 100 to 999 adds at most a handful of series per endpoint', async () => {
     resetSelf();
     for (let s = 100; s <= 999; s++) observeRequest('c', { endpoint: '/pools/default', method: 'GET', code: String(s), status: s, durationSeconds: 0.001, error: undefined });
-    const text = await requestRegistry.getSingleMetricAsString('cbwatch_http_requests_total');
-    const series = text.split('\n').filter((l) => l.startsWith('cbwatch_http_requests_total{'));
+    const text = await requestRegistry.getSingleMetricAsString('cbwatch_couchbase_requests_total');
+    const series = text.split('\n').filter((l) => l.startsWith('cbwatch_couchbase_requests_total{'));
     // 23 usual codes + 1xx..5xx + other.
     expect(series.length).toBeLessThanOrEqual(23 + 5 + 1);
     resetSelf();

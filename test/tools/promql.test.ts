@@ -4,8 +4,8 @@ import { metricNames, rawCounterRefs, substituteGrafanaVars, variableQueryExpr }
 describe('metricNames', () => {
   it('finds selectors and skips functions, keywords, labels, strings and durations', () => {
     expect(
-      metricNames('sum by (endpoint, code) (rate(cbwatch_http_requests_total{code!~"2..", endpoint="x_total"}[5m])) / on(couchbase_cluster) group_left(node) couchbase_up offset 1h'),
-    ).toEqual(['cbwatch_http_requests_total', 'couchbase_up']);
+      metricNames('sum by (endpoint, code) (rate(cbwatch_couchbase_requests_total{code!~"2..", endpoint="x_total"}[5m])) / on(couchbase_cluster) group_left(node) couchbase_up offset 1h'),
+    ).toEqual(['cbwatch_couchbase_requests_total', 'couchbase_up']);
     expect(metricNames('histogram_quantile(0.9, sum(rate(a_bucket[1h30m])) by (le))')).toEqual(['a_bucket']);
     expect(metricNames('count(x == 0) or vector(0)')).toEqual(['x']);
     expect(metricNames('topk(5, deriv(sum by (a) (b)[15m:1m]))')).toEqual(['b']);
