@@ -31,6 +31,9 @@ const PATTERNS: ReadonlyArray<[RegExp, string]> = [
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]*:[^\s/@]*@/gi, `$1${REDACTED}@`],
 ];
 
+/** A word at least one of PATTERNS needs to match (a quick test before running them all). */
+const PATTERN_WORDS = /pass|pwd|token|secret|key|auth|cookie|credential|basic|bearer|:\/\//i;
+
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -116,7 +119,8 @@ export class Redactor {
       this.matcher ??= new RegExp([...this.literals].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g');
       out = out.replace(this.matcher, REDACTED);
     }
-    for (const [re, by] of PATTERNS) out = out.replace(re, by);
+    // Every pattern needs one of these words: most text (an item's name, a schema issue) has none.
+    if (PATTERN_WORDS.test(out)) for (const [re, by] of PATTERNS) out = out.replace(re, by);
     return out;
   }
 
@@ -144,6 +148,7 @@ export function redact(text: string): string {
 const EXCERPT_GUARD = 2048;
 /** A whitespace run longer than this counts as one space before redaction (no secret holds one). */
 const LONG_SPACE = 64;
+const LONG_SPACE_RUN = new RegExp(`\\s{${LONG_SPACE + 1},}`, 'g');
 /** Where an excerpt may end when the text goes on: a secret in credential form (`user:pass@`, a token) holds none. */
 const BOUNDARY = /[\s,"'{}[\]&;<>()]/;
 
@@ -176,7 +181,7 @@ export function safeExcerpt(text: string, redactor: Redactor = processRedactor, 
     cut = end < text.length;
     window = text.slice(0, end);
   }
-  if (window.length > LONG_SPACE) window = window.replace(new RegExp(`\\s{${LONG_SPACE + 1},}`, 'g'), ' ');
+  if (window.length > LONG_SPACE) window = window.replace(LONG_SPACE_RUN, ' ');
   if (cut) window = cutAtBoundary(window, redactor);
   const t = redactor.redact(window).replace(/\s+/g, ' ').trim();
   if (t.length > max) return `${t.slice(0, max - 3)}...`;
