@@ -46,6 +46,7 @@ import {
 } from './chaos-lib.js';
 import type { CollectorView, MatrixCell, SimRouteRef } from './chaos-lib.js';
 import type { FaultKind } from '../src/simulator/index.js';
+import { caseBoundedSchemaFailures } from './chaos-bounded.js';
 
 const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 600);
 const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,soak').split(',').map((s) => s.trim()));
@@ -932,6 +933,7 @@ async function main(): Promise<void> {
     }
   }
   if (PARTS.has('auth')) cases.push(['Wrong-password flood, basic auth on (issue case 2)', await guard('auth', () => caseAuth())]);
+  if (PARTS.has('bounded') || process.env.CHAOS_PARTS === undefined) cases.push(['Small answers failing their whole schema (issue 25, item 1)', await guard('bounded', caseBoundedSchemaFailures)]);
   if (cases.length) {
     sections.push('### Issue cases', '');
     for (const [title, rows] of cases) sections.push(`#### ${title}`, '', typeof rows === 'string' ? rows : rowsTable(rows), '');

@@ -15,7 +15,7 @@ import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
 import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
 import { fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
-import { MAX_INVALID_SHOWN } from '../couchbase/source.js';
+import { MAX_INVALID_SHOWN, notAnObject } from '../couchbase/source.js';
 import { CbwError, summariseIssues } from '../errors.js';
 import { collectItems, isoToSeconds, ItemTally } from './helpers.js';
 import type { ItemSink } from './helpers.js';
@@ -65,8 +65,9 @@ export function mapRepositories(state: RepositoryState, list: readonly unknown[]
   let described = 0;
   let counted = 0;
   for (const [i, raw] of list.entries()) {
-    const r = repositorySchema.safeParse(raw);
-    if (!r.success) {
+    const wrong = notAnObject(raw);
+    const r = wrong === undefined ? repositorySchema.safeParse(raw) : undefined;
+    if (r === undefined || !r.success) {
       if (items && described >= MAX_INVALID_SHOWN) {
         counted++;
         continue;
@@ -74,7 +75,7 @@ export function mapRepositories(state: RepositoryState, list: readonly unknown[]
       described++;
       const id = (raw as { id?: unknown } | null)?.id;
       const item = `${state} repository ${typeof id === 'string' ? id.slice(0, 60) : `#${i}`}`;
-      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${REPOSITORIES_ROUTE}: ${item}: ${summariseIssues(r.error.issues)}`));
+      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${REPOSITORIES_ROUTE}: ${item}: ${r === undefined ? wrong : summariseIssues(r.error.issues)}`));
       else skip('repository_unparseable', state);
       continue;
     }

@@ -31,7 +31,7 @@ import {
 } from '../couchbase/certificates.js';
 import type { LegacyCertificate, NodeCertificate } from '../couchbase/certificates.js';
 import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
-import { MAX_INVALID_SHOWN } from '../couchbase/source.js';
+import { MAX_INVALID_SHOWN, notAnObject } from '../couchbase/source.js';
 import { CbwError, summariseIssues } from '../errors.js';
 import { isCode, isoToSeconds, ItemTally, reportForbidden } from './helpers.js';
 import type { ItemSink } from './helpers.js';
@@ -72,14 +72,15 @@ export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Ski
   let described = 0;
   let counted = 0;
   for (const [i, el] of raw.entries()) {
-    const parsed = trustedCaSchema.safeParse(el);
-    if (!parsed.success) {
+    const wrong = notAnObject(el);
+    const parsed = wrong === undefined ? trustedCaSchema.safeParse(el) : undefined;
+    if (parsed === undefined || !parsed.success) {
       if (items && described >= MAX_INVALID_SHOWN) {
         counted++;
         continue;
       }
       described++;
-      const message = `element ${i}: ${summariseIssues(parsed.error.issues)}`;
+      const message = `element ${i}: ${parsed === undefined ? wrong : summariseIssues(parsed.error.issues)}`;
       if (items) items.failed(`trusted CA ${i}`, new CbwError('CBW_ERR_SCHEMA', `GET ${TRUSTED_CAS_ROUTE}: ${message}`));
       else skip('trusted_ca_invalid', message);
       continue;

@@ -29,6 +29,16 @@ export interface InvalidEntry {
   readonly message: string;
 }
 
+/**
+ * For an entry that must be a JSON object: the summary of why it is not one, or undefined when it is. Said
+ * without zod, whose failed parse costs about 3 µs (an answer of a million `1,` entries: 3 s of the collection
+ * thread); the words are zod's own.
+ */
+export function notAnObject(el: unknown): string | undefined {
+  if (typeof el === 'object' && el !== null && !Array.isArray(el)) return undefined;
+  return `(root): Invalid input: expected object, received ${el === null ? 'null' : Array.isArray(el) ? 'array' : typeof el}`;
+}
+
 /** Invalid entries of one answer described one by one; the rest are only counted (`invalidCount`). */
 export const MAX_INVALID_SHOWN = 20;
 
@@ -36,7 +46,8 @@ export const MAX_INVALID_SHOWN = 20;
  * Parses a list answer entry by entry, so one odd entry costs only itself (the caller counts it as an item
  * error). `nameKey` names the field that identifies an entry in messages (e.g. a bucket's `name`). The first
  * MAX_INVALID_SHOWN invalid entries are described; every one is counted in `invalidCount`, so an answer of a
- * million bad entries costs a million small parses, not a million error messages.
+ * million bad entries costs a million small parses, not a million error messages. Every entry must be a JSON
+ * object (`schema` is an object schema, possibly transformed): one that is not is refused without zod.
  */
 export function parseEach<S extends z.ZodType>(
   raw: readonly unknown[],
@@ -47,13 +58,14 @@ export function parseEach<S extends z.ZodType>(
   const invalid: InvalidEntry[] = [];
   let invalidCount = 0;
   for (const [index, el] of raw.entries()) {
-    const r = schema.safeParse(el);
-    if (r.success) ok.push(r.data);
+    const wrong = notAnObject(el);
+    const r = wrong === undefined ? schema.safeParse(el) : undefined;
+    if (r?.success === true) ok.push(r.data);
     else {
       invalidCount++;
       if (invalid.length >= MAX_INVALID_SHOWN) continue;
-      const name = (el as Record<string, unknown> | null)?.[nameKey];
-      invalid.push({ index, name: typeof name === 'string' ? boundedText(name, 100) : undefined, message: summariseIssues(r.error.issues) });
+      const name = wrong === undefined ? (el as Record<string, unknown>)[nameKey] : undefined;
+      invalid.push({ index, name: typeof name === 'string' ? boundedText(name, 100) : undefined, message: r === undefined ? (wrong as string) : summariseIssues(r.error.issues) });
     }
   }
   return { ok, invalid, invalidCount };
