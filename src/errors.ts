@@ -21,6 +21,13 @@ export function boundedText(text: string, max = MAX_MESSAGE_LENGTH, redactor: Re
   return safeExcerpt(text, redactor, max);
 }
 
+/** Text whose upstream parts have already passed the redactor, on one line and bounded (cbwatch's own words are
+ * not redacted again: a password that is an ordinary word, `password`, would blank them). */
+function oneLine(text: string, max = MAX_MESSAGE_LENGTH): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max - 3)}...` : t;
+}
+
 export type ErrorCode =
   | 'CBW_ERR_HTTP'
   | 'CBW_ERR_TIMEOUT'
@@ -38,12 +45,16 @@ export class CbwError extends Error {
   readonly code: ErrorCode;
   /** The message without any text quoted from an upstream answer: what a public page may show. */
   brief: string;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+  /**
+   * @param options.redacted the message's upstream parts have passed the redactor already (a request error
+   *   redacts its URL and detail itself): it is only bounded.
+   */
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; redacted?: boolean }) {
     // Every message may quote upstream text (a URL with a bucket's name, a JSON key, a body excerpt): it is
     // redacted and bounded here, once, before it can reach a log, `cbwatch check` or a page. Configuration
     // errors are the exception: cbwatch's own multi-line report of the user's file.
-    const text = code === 'CBW_ERR_CONFIG' ? message : boundedText(message);
-    super(text, options);
+    const text = code === 'CBW_ERR_CONFIG' ? message : options?.redacted === true ? oneLine(message) : boundedText(message);
+    super(text, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.name = new.target.name;
     this.brief = text;
@@ -67,11 +78,13 @@ export class RequestError extends CbwError {
     request: RequestDescription,
     detail: string,
     status?: number,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; ownDetail?: boolean },
   ) {
     const st = status === undefined ? '' : ` ${status}`;
     const bounded = { ...request, url: boundedText(request.url, MAX_URL_LENGTH) };
-    super(code, `${request.method} ${bounded.url}:${st} ${detail}`.replace(/:\s+$/, ''), options);
+    // `ownDetail`: the detail is cbwatch's own words, or its upstream parts are redacted already.
+    const text = options?.ownDetail === true ? detail : boundedText(detail);
+    super(code, `${request.method} ${bounded.url}:${st} ${text}`.replace(/:\s+$/, ''), { cause: options?.cause, redacted: true });
     this.request = bounded;
     this.status = status;
   }
@@ -84,14 +97,14 @@ export class HttpStatusError extends RequestError {
    */
   constructor(request: RequestDescription, status: number, detail = 'unexpected status', options?: { cause?: unknown }) {
     const code: ErrorCode = status === 404 ? 'CBW_ERR_NOT_FOUND' : 'CBW_ERR_HTTP';
-    super(code, request, detail, status, options);
+    super(code, request, detail, status, { ...options, ownDetail: true });
     this.brief = `${request.method} ${this.request.url}: ${status} ${status === 404 ? 'not found' : 'unexpected status'}`;
   }
 }
 
 export class AuthError extends RequestError {
   constructor(request: RequestDescription) {
-    super('CBW_ERR_AUTH', request, 'authentication failed: check the username and password', 401);
+    super('CBW_ERR_AUTH', request, 'authentication failed: check the username and password', 401, { ownDetail: true });
   }
 }
 
@@ -103,14 +116,14 @@ export class ForbiddenError extends RequestError {
     const shown = permissions.slice(0, MAX_PERMISSIONS).map((p) => boundedText(p, 120));
     const more = permissions.length > shown.length ? ` (and ${permissions.length - shown.length} more)` : '';
     const which = shown.length > 0 ? `missing permission ${shown.join(' or ')}${more}` : 'insufficient privileges';
-    super('CBW_ERR_FORBIDDEN', request, `forbidden (403): ${which}`, 403);
+    super('CBW_ERR_FORBIDDEN', request, `forbidden (403): ${which}`, 403, { ownDetail: true });
     this.permissions = shown;
   }
 }
 
 export class TimeoutError extends RequestError {
   constructor(request: RequestDescription, phase: string, options?: { cause?: unknown }) {
-    super('CBW_ERR_TIMEOUT', request, `timed out (${phase})`, undefined, options);
+    super('CBW_ERR_TIMEOUT', request, `timed out (${phase})`, undefined, { ...options, ownDetail: true });
   }
 }
 
@@ -122,7 +135,7 @@ export class NetworkError extends RequestError {
 
 export class AbortedError extends RequestError {
   constructor(request: RequestDescription, options?: { cause?: unknown }) {
-    super('CBW_ERR_ABORTED', request, 'aborted (poll deadline reached or shutting down)', undefined, options);
+    super('CBW_ERR_ABORTED', request, 'aborted (poll deadline reached or shutting down)', undefined, { ...options, ownDetail: true });
   }
 }
 
@@ -135,6 +148,8 @@ export class TooLargeError extends RequestError {
       unit === 'bytes'
         ? `response body larger than the ${limit}-byte cap`
         : `response body holds more than ${limit} JSON values (the --couchbase.max-answer-values cap); not read further`,
+      undefined,
+      { ownDetail: true },
     );
   }
 }
@@ -142,7 +157,7 @@ export class TooLargeError extends RequestError {
 /** The process-wide budget for buffered answers is spent: this answer would push it past its cap. */
 export class BudgetError extends RequestError {
   constructor(request: RequestDescription, budget: number) {
-    super('CBW_ERR_BUDGET', request, `answer dropped: buffered answers would exceed the process-wide ${budget}-byte budget`);
+    super('CBW_ERR_BUDGET', request, `answer dropped: buffered answers would exceed the process-wide ${budget}-byte budget`, undefined, { ownDetail: true });
   }
 }
 
@@ -212,13 +227,12 @@ export class SchemaError extends RequestError {
   ) {
     const issues = options?.issues;
     const text = issues === undefined ? detail : summariseIssues(issues, options?.redactor ? { redactor: options.redactor } : {});
-    super('CBW_ERR_SCHEMA', request, `unexpected response: ${text}`, status);
+    // The summary's keys and messages are redacted; any other detail is cbwatch's own words.
+    super('CBW_ERR_SCHEMA', request, `unexpected response: ${text}`, status, { ownDetail: true });
     this.issueCount = issues?.length ?? 0;
     if (issues !== undefined) {
       const st = status === undefined ? '' : ` ${status}`;
-      this.brief = boundedText(
-        `${request.method} ${this.request.url}:${st} unexpected response: ${summariseIssues(issues, { public: true, ...(options?.redactor ? { redactor: options.redactor } : {}) })}`,
-      );
+      this.brief = oneLine(`${request.method} ${this.request.url}:${st} unexpected response: ${summariseIssues(issues, { public: true, ...(options?.redactor ? { redactor: options.redactor } : {}) })}`);
     }
   }
 }
