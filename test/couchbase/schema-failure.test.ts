@@ -15,6 +15,8 @@ import { securityGlobalSchema } from '../../src/couchbase/security.js';
 import { serverGroupsSchema } from '../../src/couchbase/pools.js';
 import { CbwError, describeError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
+import { tasksCollector } from '../../src/collectors/tasks.js';
+import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
 
 const USER = 'cbw-user';
 const PASSWORD = 'Sch3ma-Key-Pa55word';
@@ -130,5 +132,18 @@ describe('an answer\'s keys pass the redactor', () => {
       expect(t.length).toBeLessThan(4096);
     }
     expect(e.message).toContain('services');
+  });
+});
+
+describe('a list of bad entries', () => {
+  it('tasks: a fixture with one entry corrupted costs that entry; 5,000 bad entries are all counted, and the poll names one', async () => {
+    const tasks = loadFixture<unknown[]>('pools-default-tasks/docs-server-6.5-6.6-xdcr.json');
+    const one = await collect(tasksCollector, fakeClient({ '/pools/default/tasks': [...tasks, { type: 42 }] }));
+    expect(one.ok, String(one.error)).toBe(true);
+    expect(one.itemErrors.get('bad_body')).toBe(1);
+    const all = await collect(tasksCollector, fakeClient({ '/pools/default/tasks': Array(5000).fill(1) }));
+    expect(all.ok).toBe(false);
+    expect(all.itemErrors.get('bad_body')).toBe(5000);
+    expect(describeError(all.error)).toMatch(/^GET \/pools\/default\/tasks: task \d+: \(root\): Invalid input: expected object, received number \(and 4999 more entries do not parse\)$/);
   });
 });
