@@ -15,7 +15,7 @@
  * Writes the `## Chaos` section of bench/RESULTS.md (other sections untouched).
  *
  * Knobs (environment): CHAOS_SOAK_SECONDS, CHAOS_PARTS (comma list of matrix,large,wrk,auth,webhook,sighup,
- * slots (bench/chaos-slots.ts), clock,logpipe (bench/chaos-clock.ts), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
+ * slots (bench/chaos-slots.ts), clock,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
  * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading), CHAOS_RESULTS
  * (write the section into another file, for trials).
  * Every loop is bounded in count and time; every child is stopped at the end (SIGKILL after 60 s).
@@ -48,9 +48,10 @@ import {
 import type { CollectorView, MatrixCell, SimRouteRef } from './chaos-lib.js';
 import { caseClockSteps, caseLogDestination } from './chaos-clock.js';
 import type { FaultKind } from '../src/simulator/index.js';
+import { caseBoundedSchemaFailures } from './chaos-bounded.js';
 
 const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 600);
-const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,clock,logpipe,soak').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,clock,logpipe,bounded,soak').split(',').map((s) => s.trim()));
 const LARGE_COUNT = Number(process.env.CHAOS_LARGE_COUNT ?? 16);
 const LARGE_MB = Number(process.env.CHAOS_LARGE_MB ?? 60);
 const LARGE_FILL = process.env.CHAOS_LARGE_FILL ?? '[]';
@@ -937,6 +938,7 @@ async function main(): Promise<void> {
   if (PARTS.has('slots')) cases.push(['Slots beside trickling bodies and a wrong-password flood (issue 25, item 2)', await guard('slots', () => caseSlots(log))]);
   if (PARTS.has('clock')) cases.push(['Wall-clock steps under libfaketime (issue 25, item 3)', await guard('clock', caseClockSteps)]);
   if (PARTS.has('logpipe')) cases.push(['A failing log destination (issue 25, item 5)', await guard('logpipe', caseLogDestination)]);
+  if (PARTS.has('bounded')) cases.push(['Small answers failing their whole schema (issue 25, item 1)', await guard('bounded', caseBoundedSchemaFailures)]);
   if (cases.length) {
     sections.push('### Issue cases', '');
     for (const [title, rows] of cases) sections.push(`#### ${title}`, '', typeof rows === 'string' ? rows : rowsTable(rows), '');
@@ -948,7 +950,7 @@ async function main(): Promise<void> {
     else sections.push(rowsTable(s.rows), '', `RSS over time (s → MB): ${s.rss.map(([t, mb]) => `${t}→${fmt(mb)}`).join(', ')}`, '');
   }
   sections.push(
-    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,clock,logpipe,soak; CHAOS_ROUTES and',
+    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,clock,logpipe,bounded,soak; CHAOS_ROUTES and',
     'CHAOS_KINDS filter the matrix; CHAOS_LARGE_COUNT/_MB/_FILL; CHAOS_NOTE).',
   );
   const file = process.env.CHAOS_RESULTS ?? join(ROOT, 'bench', 'RESULTS.md');

@@ -10,6 +10,9 @@
 
 export const REDACTED = '[redacted]';
 
+/** Secrets shorter than this are not registered (and so not redacted): see `Redactor.add`. */
+export const MIN_SECRET_LENGTH = 4;
+
 /** Field names whose values are never shown (matched case-insensitively, anywhere in the name). */
 const SECRET_FIELD = '[\\w.-]*(?:pass(?:word|wd|phrase)?|pwd|token|secret|key|authorization|cookie|credential|auth)[\\w.-]*';
 
@@ -27,6 +30,9 @@ const PATTERNS: ReadonlyArray<[RegExp, string]> = [
   // Userinfo in a URL: scheme://user:pass@host.
   [/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@:]*:[^\s/@]*@/gi, `$1${REDACTED}@`],
 ];
+
+/** A word at least one of PATTERNS needs to match (a quick test before running them all). */
+const PATTERN_WORDS = /pass|pwd|token|secret|key|auth|cookie|credential|basic|bearer|:\/\//i;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -53,14 +59,49 @@ export class Redactor {
   private readonly literals = new Set<string>();
   private matcher: RegExp | undefined;
 
-  /** Registers a secret: it and its encoded forms are replaced wherever they appear. Short values are skipped
-   * (a 1–3 character "secret" would blank ordinary text and is no protection anyway). */
+  /**
+   * Registers a secret: it and its encoded forms are replaced wherever they appear. Values of 1–3 characters
+   * are not registered (docs/security.md, "Limits"): replacing every `ab` would blank ordinary text, and so
+   * short a password is no protection anyway.
+   */
   add(secret: string | undefined): this {
-    if (secret === undefined || secret.length < 4) return this;
-    const forms = [secret, encodeURIComponent(secret), Buffer.from(secret, 'utf8').toString('base64').replace(/=+$/, ''), JSON.stringify(secret).slice(1, -1), ...base64Variants(secret)];
-    for (const f of forms) if (f.length >= 4) this.literals.add(f);
+    if (secret === undefined || secret.length < MIN_SECRET_LENGTH) return this;
+    const json = JSON.stringify(secret).slice(1, -1);
+    const forms = [
+      secret,
+      encodeURIComponent(secret),
+      // Percent-encoding with lower-case hex, and with the characters encodeURIComponent leaves as they are.
+      encodeURIComponent(secret).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()),
+      encodeURIComponent(secret).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+      // Form encoding (application/x-www-form-urlencoded): spaces as `+`.
+      new URLSearchParams({ s: secret }).toString().slice(2),
+      Buffer.from(secret, 'utf8').toString('base64').replace(/=+$/, ''),
+      json,
+      // JSON encoders that escape `/` or every non-ASCII character.
+      json.replace(/\//g, '\\/'),
+      json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+      ...base64Variants(secret),
+    ];
+    for (const f of forms) if (f.length >= MIN_SECRET_LENGTH) this.literals.add(f);
     this.matcher = undefined;
     return this;
+  }
+
+  /**
+   * The length of the longest end of `text` that is the beginning (not the whole) of a registered secret
+   * form: what a cut at the end of `text` would leave of a secret that goes on past it.
+   */
+  splitTail(text: string): number {
+    let best = 0;
+    for (const l of this.literals) {
+      for (let k = Math.min(l.length - 1, text.length); k > best; k--) {
+        if (text.endsWith(l.slice(0, k))) {
+          best = k;
+          break;
+        }
+      }
+    }
+    return best;
   }
 
   /** Registers the credentials of a Basic header: the password, and `user:password` as sent. */
@@ -78,7 +119,8 @@ export class Redactor {
       this.matcher ??= new RegExp([...this.literals].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|'), 'g');
       out = out.replace(this.matcher, REDACTED);
     }
-    for (const [re, by] of PATTERNS) out = out.replace(re, by);
+    // Every pattern needs one of these words: most text (an item's name, a schema issue) has none.
+    if (PATTERN_WORDS.test(out)) for (const [re, by] of PATTERNS) out = out.replace(re, by);
     return out;
   }
 
@@ -102,11 +144,59 @@ export function redact(text: string): string {
   return processRedactor.redact(text);
 }
 
+/** Collapsed characters read past an excerpt's end, so that a redaction that shortens the text still leaves it full. */
+const EXCERPT_GUARD = 2048;
+/** A whitespace run longer than this counts as one space before redaction (no secret holds one). */
+const LONG_SPACE = 64;
+const LONG_SPACE_RUN = new RegExp(`\\s{${LONG_SPACE + 1},}`, 'g');
+/** Where an excerpt may end when the text goes on: a secret in credential form (`user:pass@`, a token) holds none. */
+const BOUNDARY = /[\s,"'{}[\]&;<>()]/;
+
 /**
- * A short, single-line excerpt of an upstream body that is safe to show: redacted first (on a bounded
- * prefix), then cut.
+ * A short, single-line excerpt of upstream text (a body, a JSON key, a name) that is safe to show, whatever
+ * the text's length. The redactor sees everything that can end up in the excerpt and more: the text is read
+ * up to `max` plus a guard of collapsed characters (whitespace runs count as one: 16 KB of spaces in front of
+ * a password do not push it out of sight). When the text goes on past that, the part read is cut back to a
+ * boundary no secret can straddle: before any beginning of a registered secret form at its end, then back to
+ * a delimiter (a secret in credential form, `user:pass@` or a token, holds none). Then it is redacted, its
+ * whitespace collapsed, and cut to `max`.
  */
 export function safeExcerpt(text: string, redactor: Redactor = processRedactor, max = 160): string {
-  const t = redactor.redact(text.slice(0, 16 * 1024)).replace(/\s+/g, ' ').trim();
-  return t.length > max ? `${t.slice(0, max - 3)}...` : t;
+  let window = text;
+  let cut = false;
+  if (text.length > max + EXCERPT_GUARD) {
+    const limit = max + EXCERPT_GUARD;
+    const runs = /\s+|\S+/g;
+    let count = 0;
+    let end = text.length;
+    for (let m = runs.exec(text); m !== null; m = runs.exec(text)) {
+      const isSpace = /\s/.test(m[0][0] as string);
+      const add = isSpace ? 1 : m[0].length;
+      if (count + add >= limit) {
+        end = isSpace ? m.index : m.index + (limit - count);
+        break;
+      }
+      count += add;
+    }
+    cut = end < text.length;
+    window = text.slice(0, end);
+  }
+  if (window.length > LONG_SPACE) window = window.replace(LONG_SPACE_RUN, ' ');
+  if (cut) window = cutAtBoundary(window, redactor);
+  const t = redactor.redact(window).replace(/\s+/g, ' ').trim();
+  if (t.length > max) return `${t.slice(0, max - 3)}...`;
+  return cut ? `${t}...` : t;
+}
+
+/** `text` shortened until its end can split neither a registered secret nor a delimited token. */
+function cutAtBoundary(text: string, redactor: Redactor): string {
+  let t = text;
+  for (;;) {
+    const before = t.length;
+    t = t.slice(0, t.length - redactor.splitTail(t));
+    let i = t.length - 1;
+    while (i >= 0 && !BOUNDARY.test(t[i] as string)) i--;
+    t = t.slice(0, i + 1);
+    if (t.length === before) return t;
+  }
 }

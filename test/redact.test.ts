@@ -55,4 +55,65 @@ describe('Redactor', () => {
     const text = `${'x'.repeat(150)} password=${PW}`;
     expect(safeExcerpt(text, r)).not.toContain(PW.slice(0, 5));
   });
+
+  it('reads past whitespace: 16 KB of spaces, then the password (issue 25: 16 of its 17 characters leaked)', () => {
+    for (let pad = 16 * 1024 - 20; pad <= 16 * 1024 + 2; pad++) {
+      const out = safeExcerpt(`${' '.repeat(pad)}${PW}`, r);
+      expect(out, String(pad)).not.toContain(PW.slice(0, 6));
+      expect(out).toBe('[redacted]');
+    }
+  });
+
+  it('never cuts a secret into a shown prefix, wherever the text is cut', () => {
+    // Redactions shorten the text (17 characters become 10), so the shown part reaches towards the cut; and
+    // a secret in credential form (`user:pass@`) must not be split either.
+    for (const unit of [`${PW} `, `${PW}`, `https://u:${PW}@h/ `, `${'\n'.repeat(70)}${PW},`]) {
+      for (let extra = 0; extra < 40; extra++) {
+        const text = `${'y'.repeat(extra)}${unit.repeat(400)}`;
+        const out = safeExcerpt(text, r, 160);
+        expect(out.length).toBeLessThanOrEqual(160);
+        // Every prefix of 4 characters or more starts with this one.
+        expect(out, `${JSON.stringify(unit)} ${extra}`).not.toContain(PW.slice(0, 4));
+      }
+    }
+  });
+
+  it('a long secret repeated: the shown part reaches the cut, and the cut secret is not shown', () => {
+    const long = `L0ng-${'s3cr3t'.repeat(33)}`;
+    const red = new Redactor().add(long);
+    for (let extra = 0; extra < 60; extra++) {
+      const out = safeExcerpt(`${'y'.repeat(extra)} ${`${long} `.repeat(200)}`, red, 1000);
+      expect(out, String(extra)).not.toContain('L0ng');
+      expect(out).not.toContain('s3cr3ts3cr3t');
+      expect(out).toContain('[redacted]');
+    }
+  });
+
+  it('cuts a long text on a boundary and says so', () => {
+    const out = safeExcerpt(`${'word '.repeat(5000)}`, r, 40);
+    expect(out).toBe(`${'word '.repeat(7)}wo...`);
+    const tail = safeExcerpt(`start ${'z'.repeat(1_000_000)}`, r, 160);
+    expect(tail).toBe('start...');
+  });
+
+  it('secrets of 1-3 characters are not registered (documented in docs/security.md)', () => {
+    const short = new Redactor().add('abc');
+    expect(short.redact('abc')).toBe('abc');
+    expect(new Redactor().add('abcd').redact('xabcdx')).toBe('x[redacted]x');
+  });
+
+  it.each([
+    ['form-encoded', (s: string) => new URLSearchParams({ p: s }).toString()],
+    ['lower-case percent-encoding', (s: string) => encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase())],
+    ['JSON with escaped solidus', (s: string) => JSON.stringify(s).replace(/\//g, '\\/')],
+    ['JSON with ASCII-only escapes', (s: string) => JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)],
+  ])('removes a secret with spaces, slashes and accents %s', (_n, encode) => {
+    const secret = 'pass wörd/ça va';
+    const red = new Redactor().add(secret);
+    const out = red.redact(`x=${encode(secret)}&y=1`);
+    expect(out, out).toContain('[redacted]');
+    expect(out).not.toContain('w%C3%B6rd');
+    expect(out).not.toContain('rd/');
+  });
 });
+

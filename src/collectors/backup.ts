@@ -15,7 +15,8 @@ import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { REPOSITORIES_ROUTE, REPOSITORY_STATES, repositoryListSchema, repositorySchema, TASK_HISTORY_ROUTE, taskHistorySchema } from '../couchbase/backup.js';
 import type { Repository, RepositoryState, TaskHistory } from '../couchbase/backup.js';
 import { allowedCredentialHosts, fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
-import { CbwError } from '../errors.js';
+import { MAX_INVALID_SHOWN, notAnObject } from '../couchbase/source.js';
+import { CbwError, summariseIssues } from '../errors.js';
 import { collectItems, isoToSeconds, ItemTally } from './helpers.js';
 import type { ItemSink } from './helpers.js';
 import type { Collector, Skip } from './types.js';
@@ -60,17 +61,27 @@ export const F = {
  */
 export function mapRepositories(state: RepositoryState, list: readonly unknown[], out: SampleSet, skip: Skip, items?: ItemSink): Repository[] {
   const repos: Repository[] = [];
+  // The first few bad entries are described one by one, the rest counted as one report.
+  let described = 0;
+  let counted = 0;
   for (const [i, raw] of list.entries()) {
-    const r = repositorySchema.safeParse(raw);
-    if (!r.success) {
+    const wrong = notAnObject(raw);
+    const r = wrong === undefined ? repositorySchema.safeParse(raw) : undefined;
+    if (r === undefined || !r.success) {
+      if (items && described >= MAX_INVALID_SHOWN) {
+        counted++;
+        continue;
+      }
+      described++;
       const id = (raw as { id?: unknown } | null)?.id;
       const item = `${state} repository ${typeof id === 'string' ? id.slice(0, 60) : `#${i}`}`;
-      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${REPOSITORIES_ROUTE}: ${item}: ${r.error.issues[0]?.message ?? 'does not match'}`));
+      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${REPOSITORIES_ROUTE}: ${item}: ${r === undefined ? wrong : summariseIssues(r.error.issues)}`));
       else skip('repository_unparseable', state);
       continue;
     }
     repos.push(r.data);
   }
+  if (counted > 0) items?.failed(`${counted} more ${state} repositories`, new CbwError('CBW_ERR_SCHEMA', `GET ${REPOSITORIES_ROUTE}: ${counted} more ${state} entries do not parse`), counted);
   out.add(F.repositories, { state }, repos.length);
   for (const r of repos) {
     const labels = { repository: r.id, state };

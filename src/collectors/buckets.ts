@@ -127,11 +127,15 @@ export const bucketsCollector: Collector<'buckets'> = {
   description: 'Every bucket: type, settings, RAM quota, basic stats, replicas, flush enabled.',
   async collect(ctx) {
     // The list is the poll's request; each entry is an item: one that does not parse is counted and left out.
-    const { buckets, invalid } = await fetchBucketList(ctx);
+    const { buckets, invalid, invalidCount } = await fetchBucketList(ctx);
     const tally = new ItemTally(ctx);
+    // The entries past the first few described are counted first, so that a poll all of whose entries fail
+    // gives a described one as its reason.
+    const rest = invalidCount - invalid.length;
+    if (rest > 0) tally.failed(`${rest} more bucket entries`, new CbwError('CBW_ERR_SCHEMA', `GET ${BUCKETS_ROUTE}: ${rest} more entries do not parse`), rest);
     for (const bad of invalid) {
       const item = `bucket ${bad.name !== undefined ? bad.name.slice(0, 100) : `#${bad.index}`}`;
-      tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${BUCKETS_ROUTE}: ${item}: ${bad.message}`));
+      tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${BUCKETS_ROUTE}: ${item}: ${bad.message}${rest > 0 ? ` (and ${invalidCount - 1} more entries do not parse)` : ''}`));
     }
     for (const b of buckets) tally.ok(b.name);
     mapBuckets(buckets, ctx.out);

@@ -31,7 +31,8 @@ import {
 } from '../couchbase/certificates.js';
 import type { LegacyCertificate, NodeCertificate } from '../couchbase/certificates.js';
 import { fetchNodeServices, nodeNames } from '../couchbase/nodeServices.js';
-import { CbwError } from '../errors.js';
+import { MAX_INVALID_SHOWN, notAnObject } from '../couchbase/source.js';
+import { CbwError, summariseIssues } from '../errors.js';
 import { isCode, isoToSeconds, ItemTally, reportForbidden } from './helpers.js';
 import type { ItemSink } from './helpers.js';
 import { defineFamily } from '../metrics/family.js';
@@ -66,10 +67,20 @@ export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Ski
   const f = certificateFamilies;
   out.add(f.caCount, {}, raw.length);
   if (raw.length === 0) skip('trusted_cas_empty', 'trustedCAs answered an empty array');
+  // The first few bad entries are described one by one, the rest counted as one report (an answer of a
+  // million bad entries must not cost a million error messages).
+  let described = 0;
+  let counted = 0;
   for (const [i, el] of raw.entries()) {
-    const parsed = trustedCaSchema.safeParse(el);
-    if (!parsed.success) {
-      const message = `element ${i}: ${parsed.error.issues[0]?.message ?? 'does not match'}`;
+    const wrong = notAnObject(el);
+    const parsed = wrong === undefined ? trustedCaSchema.safeParse(el) : undefined;
+    if (parsed === undefined || !parsed.success) {
+      if (items && described >= MAX_INVALID_SHOWN) {
+        counted++;
+        continue;
+      }
+      described++;
+      const message = `element ${i}: ${parsed === undefined ? wrong : summariseIssues(parsed.error.issues)}`;
       if (items) items.failed(`trusted CA ${i}`, new CbwError('CBW_ERR_SCHEMA', `GET ${TRUSTED_CAS_ROUTE}: ${message}`));
       else skip('trusted_ca_invalid', message);
       continue;
@@ -87,6 +98,7 @@ export function mapTrustedCAs(raw: readonly unknown[], out: SampleSet, skip: Ski
       for (const node of ca.nodes) out.add(f.caNodeInfo, { ...l, node }, 1);
     }
   }
+  if (counted > 0) items?.failed(`${counted} more trusted CAs`, new CbwError('CBW_ERR_SCHEMA', `GET ${TRUSTED_CAS_ROUTE}: ${counted} more elements do not parse`), counted);
 }
 
 /** Pre-7.1: the single cluster root certificate, reported as the trusted CA with id "legacy". */

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import type { CouchbaseClient, RequestRecord } from '../couchbase/client.js';
-import { CbwError, describeError } from '../errors.js';
+import { boundedText, CbwError, describeError } from '../errors.js';
 import { SampleSet } from '../metrics/family.js';
 import { createSharedCache } from './shared.js';
 import type { CollectContext, Collector, SharedCache } from './types.js';
@@ -90,14 +90,17 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     out: set,
     state: input.state ?? new Map(),
     shared: input.shared ?? createSharedCache(now),
+    // Item names and details come from the answer (a bucket's name, a JSON key): redacted and bounded.
     skipped(reason, detail) {
       skipped.set(reason, (skipped.get(reason) ?? 0) + 1);
-      log.debug({ reason, detail }, 'skipped an item');
+      if (log.isLevelEnabled('debug')) log.debug({ reason, detail: detail === undefined ? undefined : boundedText(detail, 300) }, 'skipped an item');
     },
-    itemFailed(item, err) {
+    itemFailed(item, err, count = 1) {
       const reason = itemErrorReason(err);
-      itemErrors.set(reason, (itemErrors.get(reason) ?? 0) + 1);
-      log.debug({ item, reason, err: describeError(err) }, 'item failed; its series are left out of this poll');
+      itemErrors.set(reason, (itemErrors.get(reason) ?? 0) + count);
+      if (log.isLevelEnabled('debug')) {
+        log.debug({ item: boundedText(item, 300), reason, err: describeError(err), ...(count > 1 ? { count } : {}) }, 'item failed; its series are left out of this poll');
+      }
     },
     notApplicable(reason) {
       notApplicable = reason;

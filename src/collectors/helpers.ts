@@ -75,7 +75,7 @@ export function isoToSeconds(s: string | null | undefined): number | undefined {
 /** Where a mapper reports each item it read: fine, or failed (and then it emitted none of that item's series). */
 export interface ItemSink {
   ok(item: string): void;
-  failed(item: string, err: unknown): void;
+  failed(item: string, err: unknown, count?: number): void;
 }
 
 /**
@@ -94,12 +94,13 @@ export class ItemTally implements ItemSink {
     this.total++;
   }
 
-  failed(item: string, err: unknown): void {
+  /** `count` items failed alike (one description for the rest of a list's invalid entries). */
+  failed(item: string, err: unknown, count = 1): void {
     if (isPollFatal(err)) throw err;
-    this.total++;
-    this.failures++;
+    this.total += count;
+    this.failures += count;
     this.last = err;
-    this.ctx.itemFailed(item, err);
+    this.ctx.itemFailed(item, err, count);
   }
 
   /** Run one item; its error (unless poll-fatal) makes it a failed item. */

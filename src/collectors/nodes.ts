@@ -10,6 +10,7 @@ import { capNamePart, defineFamily, sanitizeName } from '../metrics/family.js';
 import type { FamilyDef, SampleSet } from '../metrics/family.js';
 import { fetchNodeServices, NODE_SERVICES_ROUTE, urlHost } from '../couchbase/nodeServices.js';
 import type { NodeServices } from '../couchbase/nodeServices.js';
+import { parseEach } from '../couchbase/source.js';
 import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema, SERVER_GROUPS_ROUTE, serverGroupsSchema } from '../couchbase/pools.js';
 import type { PoolNode, PoolsDefault, ServerGroups } from '../couchbase/pools.js';
 import { CbwError } from '../errors.js';
@@ -172,18 +173,19 @@ export function mapPoolsDefault(p: PoolsDefault, out: SampleSet, skip: Skip, ite
     else if (def) out.add(def, {}, v);
   }
   mapStorageTotals(p, out);
-  for (const raw of p.nodes) {
-    const parsed = poolNodeSchema.safeParse(raw);
-    const hostname = (raw as { hostname?: unknown } | null)?.hostname;
-    const item = `node ${typeof hostname === 'string' ? hostname : '(no hostname)'}`;
-    if (!parsed.success) {
-      const message = parsed.error.issues[0]?.message ?? 'does not match';
-      if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${POOLS_DEFAULT_ROUTE}: ${item}: ${message}`));
-      else skip('node_unparseable', message);
-      continue;
-    }
-    mapNode(parsed.data, out, skip, dynamic);
-    items?.ok(item);
+  // Entry by entry: a node that does not parse costs only itself. The first few are described, the rest counted.
+  const { ok, invalid, invalidCount } = parseEach(p.nodes, poolNodeSchema, 'hostname');
+  for (const bad of invalid) {
+    const item = `node ${bad.name ?? '(no hostname)'}`;
+    if (items) items.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${POOLS_DEFAULT_ROUTE}: ${item}: ${bad.message}`));
+    else skip('node_unparseable', bad.message);
+  }
+  const rest = invalidCount - invalid.length;
+  if (rest > 0 && items) items.failed(`${rest} more nodes`, new CbwError('CBW_ERR_SCHEMA', `GET ${POOLS_DEFAULT_ROUTE}: ${rest} more node entries do not parse`), rest);
+  else for (let i = 0; i < rest; i++) skip('node_unparseable', 'does not match');
+  for (const node of ok) {
+    mapNode(node, out, skip, dynamic);
+    items?.ok(`node ${node.hostname}`);
   }
 }
 
@@ -338,6 +340,14 @@ export const nodesCollector: Collector<'nodes'> = {
     mapPoolsDefault(pools, ctx.out, skip, tally, dynamic);
     mapClusterAlerts(pools.alerts, ctx.out, (text) => safeExcerpt(text, undefined, ALERT_TEXT_MAX));
     if ('value' in ns) {
+      // An entry of nodesExt that did not parse is an item of its own; the others are mapped.
+      const bad = ns.value.invalidNodes;
+      for (const e of bad?.shown ?? []) {
+        const item = `${NODE_SERVICES_ROUTE} node ${e.name ?? `#${e.index}`}`;
+        tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${NODE_SERVICES_ROUTE}: nodesExt[${e.index}]: ${e.message}`));
+      }
+      const rest = (bad?.count ?? 0) - (bad?.shown.length ?? 0);
+      if (rest > 0) tally.failed(`${rest} more ${NODE_SERVICES_ROUTE} nodes`, new CbwError('CBW_ERR_SCHEMA', `GET ${NODE_SERVICES_ROUTE}: ${rest} more nodesExt entries do not parse`), rest);
       mapNodeServices(ns.value, ctx.cluster.url, ctx.out);
       tally.ok();
     } else if (isNotFound(ns.err)) {

@@ -22,7 +22,7 @@ import {
 } from '../couchbase/search.js';
 import type { ActiveQueries } from '../couchbase/search.js';
 import type { CouchbaseClient } from '../couchbase/client.js';
-import { CbwError, describeError, isCbwError } from '../errors.js';
+import { boundedText, CbwError, describeError, isCbwError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
 import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema } from '../couchbase/pools.js';
@@ -207,7 +207,8 @@ function queryText(q: unknown): string {
   } catch {
     t = '';
   }
-  return t.length > QUERY_TEXT_MAX ? `${t.slice(0, QUERY_TEXT_MAX)}...` : t;
+  // User input as Couchbase reports it: redacted before it is cut, like every upstream string.
+  return boundedText(t, QUERY_TEXT_MAX);
 }
 
 async function cancelOne(deps: CancelDeps, q: SearchQuery): Promise<{ result: CancelResult; error?: string }> {
@@ -253,10 +254,11 @@ export async function applyCancelPolicy(deps: CancelDeps, queries: readonly Sear
     const covered = coveredIndexes(deps.state);
     if (!covered.has(q.index) && covered.size >= (deps.maxIndexes ?? 5000)) deps.capped?.();
     else counts.set(ck, (counts.get(ck) ?? 0) + 1);
+    // The index, the query's id and its node come from the answer's keys: redacted and bounded.
     const fields: Record<string, unknown> = {
-      index: q.index,
-      query_id: q.id,
-      node: q.node ?? '',
+      index: boundedText(q.index, 300),
+      query_id: boundedText(q.id, 300),
+      node: boundedText(q.node ?? '', 300),
       duration_seconds: q.seconds,
       longer_than_seconds: policy.longer_than / 1000,
       result: outcome.result,

@@ -118,11 +118,15 @@ export const tasksCollector: Collector<'tasks'> = {
   description: 'Rebalance state and progress (overall and per node), and the progress of compaction, index builds and other tasks.',
   async collect(ctx) {
     // The list is the poll's request; each entry, and the node-name lookup during a rebalance, is an item.
-    const { tasks, invalid } = await fetchTaskList(ctx);
+    const { tasks, invalid, invalidCount } = await fetchTaskList(ctx);
     const tally = new ItemTally(ctx);
+    // The entries past the first few described are counted first, so that a poll all of whose entries fail
+    // gives a described one as its reason.
+    const rest = invalidCount - invalid.length;
+    if (rest > 0) tally.failed(`${rest} more task entries`, new CbwError('CBW_ERR_SCHEMA', `GET ${TASKS_ROUTE}: ${rest} more entries do not parse`), rest);
     for (const bad of invalid) {
       const item = `task ${bad.index}${bad.name !== undefined ? ` (${bad.name.slice(0, 40)})` : ''}`;
-      tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${TASKS_ROUTE}: ${item}: ${bad.message}`));
+      tally.failed(item, new CbwError('CBW_ERR_SCHEMA', `GET ${TASKS_ROUTE}: ${item}: ${bad.message}${rest > 0 ? ` (and ${invalidCount - 1} more entries do not parse)` : ''}`));
     }
     for (const t of tasks) tally.ok(t.type);
     const rebalancing = tasks.some((t) => t.type === 'rebalance' && t.status === 'running' && t.perNode !== undefined);

@@ -30,9 +30,10 @@ export interface CollectContext<N extends CollectorName = CollectorName> {
    * One item of the poll (a bucket, a replication, one stat, a node, an index…) failed: its request or answer
    * was bad. The caller emits none of that item's series and carries on with the others; the failure is counted
    * in `cbwatch_collector_item_errors_total{reason}` (reason from `itemErrorReason(err)`) and logged at debug.
-   * A collector fails the whole poll only when its list request fails or every item failed.
+   * A collector fails the whole poll only when its list request fails or every item failed. `count` (default 1)
+   * reports that many items failing alike under one description (the rest of a list's invalid entries).
    */
-  itemFailed(item: string, err: unknown): void;
+  itemFailed(item: string, err: unknown, count?: number): void;
   /** This collector does not apply to the cluster (e.g. no Search service): success, no series. */
   notApplicable(reason: string): void;
 }

@@ -38,6 +38,7 @@
  * stat's series of that replication and is counted by ctx.itemFailed. The poll fails when the tasks list or the
  * remote cluster list fails, or when every stat request of the poll failed.
  */
+import { notAnObject } from '../couchbase/source.js';
 import { fetchTasks } from '../couchbase/tasks.js';
 import type { Task } from '../couchbase/tasks.js';
 import {
@@ -189,9 +190,11 @@ export function mapRemoteClusters(raw: readonly unknown[], out: SampleSet, skip:
   // Live references first, so one deleted and one live reference with the same name and uuid keep the live one.
   const parsed = raw
     .map((r, i) => {
-      const p = remoteClusterSchema.safeParse(r);
-      if (!p.success) skip('bad_remote_cluster', `entry #${i}: ${p.error.issues[0]?.message ?? 'does not parse'}`);
-      return p.success ? p.data : undefined;
+      // An entry that is not an object is refused without zod (a million `1,` entries: 3 s with it).
+      const wrong = notAnObject(r);
+      const p = wrong === undefined ? remoteClusterSchema.safeParse(r) : undefined;
+      if (p === undefined || !p.success) skip('bad_remote_cluster', `entry #${i}: ${p === undefined ? wrong : (p.error.issues[0]?.message ?? 'does not parse')}`);
+      return p?.success === true ? p.data : undefined;
     })
     .filter((r) => r !== undefined)
     .sort((a, b) => Number(a.deleted === true) - Number(b.deleted === true));

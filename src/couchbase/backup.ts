@@ -4,7 +4,7 @@
  * deliberately absent from this module.
  */
 import { z } from 'zod';
-import { uncheckedArray, uncheckedRecord } from './unchecked.js';
+import { checkedArray, checkedRecord, uncheckedArray, uncheckedRecord } from './unchecked.js';
 
 export const REPOSITORY_STATES = ['active', 'archived', 'imported'] as const;
 export type RepositoryState = (typeof REPOSITORY_STATES)[number];
@@ -18,9 +18,7 @@ export const repositorySchema = z.looseObject({
   repo: z.string().optional(),
   version: z.number().optional(),
   health: z.looseObject({ healthy: z.boolean().optional(), health_issue: z.string().optional() }).optional(),
-  scheduled: z
-    .record(z.string(), z.looseObject({ name: z.string().optional(), task_type: z.string().optional(), next_run: z.string().optional() }))
-    .optional(),
+  scheduled: checkedRecord(z.looseObject({ name: z.string().optional(), task_type: z.string().optional(), next_run: z.string().optional() })).optional(),
   creation_time: z.string().optional(),
   update_time: z.string().optional(),
 });
@@ -29,7 +27,7 @@ export type Repository = z.output<typeof repositorySchema>;
 /** The list answer; entries are parsed one by one by the collector so one odd repository is skipped alone. */
 export const repositoryListSchema = uncheckedArray();
 
-export const taskHistorySchema = z.array(
+export const taskHistorySchema = checkedArray(
   z.looseObject({
     task_name: z.string().optional(),
     /** `done`, `failed`, `running`, … */

@@ -9,7 +9,7 @@
  * inward (looseObject keeps unknown keys, so it is stripped below in `bucketEntrySchema`'s transform).
  */
 import { z } from 'zod';
-import { uncheckedArray, uncheckedRecord } from './unchecked.js';
+import { checkedArray, uncheckedArray, uncheckedRecord } from './unchecked.js';
 import { parseEach } from './source.js';
 import type { ClusterSource, InvalidEntry } from './source.js';
 
@@ -53,7 +53,7 @@ export const bucketEntrySchema = z
     controllers: uncheckedRecord().optional(),
     /** Membase 1.6 / Couchbase 1.8: flush offered through this URI instead of `controllers.flush`. */
     flushCacheUri: z.string().optional(),
-    nodes: z.array(bucketNodeSchema).optional(),
+    nodes: checkedArray(bucketNodeSchema).optional(),
   })
   .transform(({ saslPassword: _secret, vBucketServerMap: map, replicaCopies: _notOurs, ...rest }) => {
     const out: typeof rest & { replicaCopies?: ReplicaCopies } = rest;
@@ -101,7 +101,7 @@ export function replicaCopiesOf(map: unknown, replicaNumber: number | undefined)
 }
 
 /** Every entry valid: what the simulator's answers are held to (schema-conformance test). */
-export const bucketListSchema = z.array(bucketEntrySchema);
+export const bucketListSchema = checkedArray(bucketEntrySchema);
 /** The list as fetched: entries are checked one by one, so one odd bucket does not cost every bucket. */
 const rawBucketListSchema = uncheckedArray();
 export type BucketEntry = z.output<typeof bucketEntrySchema>;
@@ -112,13 +112,15 @@ export const BUCKET_NODE_STATS_ROUTE = '/pools/default/buckets/{bucket}/nodes/{n
 
 export interface BucketList {
   readonly buckets: BucketEntry[];
-  /** Entries that did not parse (the `buckets` collector counts them as item errors). */
+  /** Entries that did not parse, the first few (the `buckets` collector counts them as item errors). */
   readonly invalid: readonly InvalidEntry[];
+  /** How many entries did not parse in all. */
+  readonly invalidCount: number;
 }
 
 export function parseBucketList(raw: readonly unknown[]): BucketList {
-  const { ok, invalid } = parseEach(raw, bucketEntrySchema, 'name');
-  return { buckets: ok, invalid };
+  const { ok, invalid, invalidCount } = parseEach(raw, bucketEntrySchema, 'name');
+  return { buckets: ok, invalid, invalidCount };
 }
 
 /** The bucket list with its unparseable entries, fetched at most once per 5 s per cluster for every collector that needs it. */

@@ -5,7 +5,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
-import { uncheckedArray, uncheckedRecord } from './unchecked.js';
+import { checkedArray, uncheckedArray, uncheckedRecord } from './unchecked.js';
 
 export const TRUSTED_CAS_ROUTE = '/pools/default/trustedCAs';
 export const NODE_CERTIFICATE_ROUTE = '/pools/default/certificate/node/{node}';
@@ -28,7 +28,7 @@ export const trustedCaSchema = z.looseObject({
   pem: z.string().nullish(),
   type: z.string().nullish(),
   warnings: uncheckedArray().nullish(),
-  nodes: z.array(z.string()).nullish(),
+  nodes: checkedArray(z.string()).nullish(),
   loadTimestamp: z.string().nullish(),
 });
 export type TrustedCa = z.output<typeof trustedCaSchema>;

@@ -537,11 +537,8 @@ class Client implements CouchbaseClient {
         throw new SchemaError(desc, `body is not valid JSON${at === undefined ? '' : ` (${at})`}`, raw.status);
       }
       const parsed = schema.safeParse(body);
-      if (!parsed.success) {
-        const first = parsed.error.issues[0];
-        const where = first ? `${first.path.join('.') || '(root)'}: ${first.message}` : 'does not match';
-        throw new SchemaError(desc, where, raw.status, { cause: parsed.error });
-      }
+      // Summarised (a few issues, redacted paths, bounded), never kept: the zod error holds every issue.
+      if (!parsed.success) throw new SchemaError(desc, 'does not match', raw.status, { issues: parsed.error.issues, redactor: this.shared.redactor });
       return { status: raw.status, data: parsed.data, text: raw.text };
     });
   }

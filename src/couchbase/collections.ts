@@ -4,18 +4,17 @@
  * 6.5 developer preview answered a map `{scope: {collection: {}}}`, which the mapper also understands.
  */
 import { z } from 'zod';
+import { checkedArray } from './unchecked.js';
 
 export const scopesSchema = z.looseObject({
   uid: z.string().optional(),
-  scopes: z
-    .array(
-      z.looseObject({
-        name: z.string(),
-        uid: z.string().optional(),
-        collections: z.array(z.looseObject({ name: z.string(), uid: z.string().optional() })).default([]),
-      }),
-    )
-    .optional(),
+  scopes: checkedArray(
+    z.looseObject({
+      name: z.string(),
+      uid: z.string().optional(),
+      collections: checkedArray(z.looseObject({ name: z.string(), uid: z.string().optional() })).default([]),
+    }),
+  ).optional(),
 });
 export type ScopesManifest = z.output<typeof scopesSchema>;
 

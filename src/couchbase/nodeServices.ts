@@ -4,29 +4,45 @@
  */
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import type { ClusterSource } from './source.js';
+import { checkedArray, checkedRecord, uncheckedArray } from './unchecked.js';
+import { parseEach } from './source.js';
+import type { ClusterSource, InvalidEntry } from './source.js';
 
-export const nodeServicesSchema = z.looseObject({
-  rev: z.number().optional(),
-  nodesExt: z.array(
-    z.looseObject({
-      services: z.record(z.string(), z.number()).default({}),
-      thisNode: z.boolean().optional(),
-      hostname: z.string().optional(),
-      serverGroup: z.string().optional(),
-      alternateAddresses: z
-        .looseObject({
-          external: z.looseObject({ hostname: z.string().optional(), ports: z.record(z.string(), z.number()).optional() }).optional(),
-        })
-        .optional(),
-    }),
-  ),
-  clusterCapabilitiesVer: z.array(z.number()).optional(),
-  clusterCapabilities: z.record(z.string(), z.array(z.string())).optional(),
+/** One entry of `nodesExt`: a node, its services and their ports. */
+export const nodeExtSchema = z.looseObject({
+  services: checkedRecord(z.number()).default({}),
+  thisNode: z.boolean().optional(),
+  hostname: z.string().optional(),
+  serverGroup: z.string().optional(),
+  alternateAddresses: z
+    .looseObject({
+      external: z.looseObject({ hostname: z.string().optional(), ports: checkedRecord(z.number()).optional() }).optional(),
+    })
+    .optional(),
 });
+export type NodeExt = z.output<typeof nodeExtSchema>;
 
-export type NodeServices = z.output<typeof nodeServicesSchema>;
-export type NodeExt = NodeServices['nodesExt'][number];
+/**
+ * The answer. `nodesExt` is checked entry by entry: an entry that does not parse costs only that node (it is
+ * left out and listed in `invalidNodes`; the `nodes` collector counts it as an item error), not every
+ * collector that needs the node list.
+ */
+export const nodeServicesSchema = z
+  .looseObject({
+    rev: z.number().optional(),
+    nodesExt: uncheckedArray(),
+    clusterCapabilitiesVer: checkedArray(z.number()).optional(),
+    clusterCapabilities: checkedRecord(checkedArray(z.string())).optional(),
+  })
+  .transform(({ nodesExt, ...rest }) => {
+    const { ok, invalid, invalidCount } = parseEach(nodesExt, nodeExtSchema, 'hostname');
+    return { ...rest, nodesExt: ok, invalidNodes: { shown: invalid, count: invalidCount } };
+  });
+
+export type NodeServices = Omit<z.output<typeof nodeServicesSchema>, 'invalidNodes'> & {
+  /** Entries of `nodesExt` that did not parse: the first few (`shown`) and how many in all. */
+  readonly invalidNodes?: { readonly shown: readonly InvalidEntry[]; readonly count: number };
+};
 
 export const NODE_SERVICES_ROUTE = '/pools/default/nodeServices';
 

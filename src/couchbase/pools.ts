@@ -5,7 +5,7 @@
  * not parse is skipped on its own (the node list stays `unknown[]` here and each entry is parsed by the mapper).
  */
 import { z } from 'zod';
-import { uncheckedArray, uncheckedRecord } from './unchecked.js';
+import { checkedArray, uncheckedArray, uncheckedRecord } from './unchecked.js';
 import type { ClusterSource } from './source.js';
 
 const num = z.number().nullable().optional();
@@ -32,7 +32,7 @@ export const poolNodeSchema = z.looseObject({
   clusterMembership: z.string().optional(),
   recoveryType: z.string().optional(),
   version: z.string().optional(),
-  services: z.array(z.string()).optional(),
+  services: checkedArray(z.string()).optional(),
   serverGroup: z.string().optional(),
   /** Seconds, as a string on every version seen (a number is accepted too). */
   uptime: z.union([z.string(), z.number()]).optional(),
@@ -77,11 +77,11 @@ export function fetchPoolsDefault(src: ClusterSource): Promise<PoolsDefault> {
 }
 
 export const serverGroupsSchema = z.looseObject({
-  groups: z.array(
+  groups: checkedArray(
     z.looseObject({
       name: z.string(),
       uri: z.string().optional(),
-      nodes: z.array(z.looseObject({ hostname: z.string().optional() })).default([]),
+      nodes: checkedArray(z.looseObject({ hostname: z.string().optional() })).default([]),
     }),
   ),
   uri: z.string().optional(),

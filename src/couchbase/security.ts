@@ -5,6 +5,7 @@
  * this edge can log or export them by mistake.
  */
 import { z } from 'zod';
+import { checkedArray } from './unchecked.js';
 
 export const SECURITY_ROUTE = '/settings/security';
 export const SECURITY_SERVICE_ROUTE = '/settings/security/{service}';
@@ -25,8 +26,8 @@ const flag = z.union([z.boolean(), z.enum(['true', 'false']).transform((s) => s 
 export const securityServiceSchema = z.looseObject({
   tlsMinVersion: z.string().nullish(),
   honorCipherOrder: flag.nullish(),
-  cipherSuites: z.array(z.string()).nullish(),
-  supportedCipherSuites: z.array(z.string()).nullish(),
+  cipherSuites: checkedArray(z.string()).nullish(),
+  supportedCipherSuites: checkedArray(z.string()).nullish(),
 });
 export type SecurityServiceSettings = z.output<typeof securityServiceSchema>;
 
@@ -38,13 +39,13 @@ export const securityGlobalSchema = z.looseObject({
   clusterEncryptionLevel: z.string().nullish(),
   tlsMinVersion: z.string().nullish(),
   honorCipherOrder: flag.nullish(),
-  cipherSuites: z.array(z.string()).nullish(),
+  cipherSuites: checkedArray(z.string()).nullish(),
 });
 export type SecurityGlobalSettings = z.output<typeof securityGlobalSchema>;
 
 /** `hosts` is an array on read, a comma-separated string on write; accept both. */
 const hosts = z.union([
-  z.array(z.string()),
+  checkedArray(z.string()),
   z.string().transform((s) =>
     s
       .split(',')

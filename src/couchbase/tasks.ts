@@ -3,7 +3,7 @@
  * when their polls meet (the shared cache keeps a result for 5 s and merges concurrent calls).
  */
 import { z } from 'zod';
-import { uncheckedArray, uncheckedRecord } from './unchecked.js';
+import { checkedArray, checkedRecord, uncheckedArray, uncheckedRecord } from './unchecked.js';
 import { parseEach } from './source.js';
 import type { ClusterSource, InvalidEntry } from './source.js';
 
@@ -17,7 +17,7 @@ export const taskSchema = z.looseObject({
   subtype: z.string().optional(),
   bucket: z.string().optional(),
   progress: z.number().optional(),
-  perNode: z.record(z.string(), z.looseObject({ progress: z.number().optional() })).optional(),
+  perNode: checkedRecord(z.looseObject({ progress: z.number().optional() })).optional(),
   detailedProgress: z.unknown().optional(),
   errorMessage: z.string().optional(),
   statusIsStale: z.boolean().optional(),
@@ -36,7 +36,7 @@ export const taskSchema = z.looseObject({
 });
 
 /** The strict form (every entry must parse): for tests and the simulator's conformance check. */
-export const tasksSchema = z.array(taskSchema);
+export const tasksSchema = checkedArray(taskSchema);
 export type Task = z.output<typeof taskSchema>;
 
 export const TASKS_ROUTE = '/pools/default/tasks';
@@ -48,11 +48,13 @@ export interface TaskList {
   readonly tasks: Task[];
   /** Entries that did not parse; `name` is the entry's `type`. */
   readonly invalid: readonly InvalidEntry[];
+  /** How many entries did not parse in all (`invalid` holds the first few). */
+  readonly invalidCount: number;
 }
 
 export function parseTaskList(raw: readonly unknown[]): TaskList {
-  const { ok, invalid } = parseEach(raw, taskSchema, 'type');
-  return { tasks: ok, invalid };
+  const { ok, invalid, invalidCount } = parseEach(raw, taskSchema, 'type');
+  return { tasks: ok, invalid, invalidCount };
 }
 
 /** The tasks list with its unparseable entries, fetched at most once per 5 s per cluster. */

@@ -190,6 +190,20 @@ describe('nodeServices and serverGroups', () => {
     await expect(await render(set)).toMatchFileSnapshot('../golden/nodes-nodeservices-ipv6.prom');
   });
 
+  it('nodeServices with one node corrupted by hand: that node is an item error, the other four keep their series (issue 25)', async () => {
+    const ns = loadFixture<{ nodesExt: Array<Record<string, unknown>> }>('pools-default-nodeServices/goxdcr-ipv6-external.json');
+    // Node 192.168.1.102: a port that is not a number.
+    (ns.nodesExt[1] as { services: Record<string, unknown> }).services.kv = 'eleven-two-ten';
+    const r = await collect(nodesCollector, fakeClient({ [POOLS]: loadFixture('pools-default/docs-server-pools-nodes-7.0.1-2nodes.json'), [NS]: ns, [SG]: notFound }));
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.itemErrors.get('bad_body')).toBe(1);
+    // Counted by hand from the fixture: kv on .101, .102, .103; .102 is left out.
+    expect(r.set.get('couchbase_service_nodes', { service: 'kv' })).toBe(2);
+    expect(r.set.get('couchbase_service_nodes', { service: 'n1ql' })).toBe(2);
+    expect(r.set.get('couchbase_node_service_port', { node: '192.168.1.101:8091', port_name: 'kv' })).toBe(11210);
+    expect(r.set.get('couchbase_node_service_port', { node: '192.168.1.102:8091', port_name: 'mgmt' })).toBeUndefined();
+  });
+
   it('names a node without hostname after the management URL, brackets included for IPv6', () => {
     const set = new SampleSet();
     mapNodeServices({ nodesExt: [{ services: { mgmt: 8091, kv: 11210 }, thisNode: true }] }, 'http://[fd00::1]:8091', set);

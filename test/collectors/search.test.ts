@@ -14,6 +14,7 @@ import {
 import type { CancelPolicy, SearchQuery } from '../../src/collectors/search.js';
 import { runPoll } from '../../src/collectors/context.js';
 import { SampleSet } from '../../src/metrics/family.js';
+import { registerSecret } from '../../src/redact.js';
 import { defaultClusterConfig, resolveCollectorOptions } from '../../src/config/defaults.js';
 import { collectorSchemas } from '../../src/config/schema.js';
 import type { CollectorOptions } from '../../src/config/schema.js';
@@ -276,6 +277,20 @@ describe('cancel policy (pure parts)', () => {
       expect(raw.join('').includes('secret text')).toBe(logText);
     }
     expect(client.calls[0]).toMatchObject({ route: CANCEL, path: '/api/query/24/cancel', options: { method: 'POST', json: { uuid: 'b91d' }, baseUrl: SEARCH_URL } });
+  });
+
+  it('a query text holding a secret and a 100 KB key: the log line is redacted and bounded (issue 25)', async () => {
+    registerSecret('Search-Pa55word-zq');
+    const client = fakeClient({ [CANCEL]: { status: 'ok', msg: 'aborted' } });
+    const long = `${'n'.repeat(100_000)}-77`;
+    const q: SearchQuery = { ...query(long, `idx${'i'.repeat(100_000)}`, 60), query: { query: `${' '.repeat(20_000)}password is Search-Pa55word-zq` } };
+    const { log, raw } = captureLog();
+    await applyCancelPolicy({ client, baseUrl: SEARCH_URL, log, state: new Map(), skip: () => undefined }, [q], policy({ log_query_text: true }));
+    const text = raw.join('');
+    expect(text).toContain('"query_id":"77"');
+    expect(text).not.toContain('Search-Pa55');
+    expect(text).toContain('[redacted]');
+    expect(text.length).toBeLessThan(4096);
   });
 
   it('sends no uuid for a 7.0 key and skips ids that are not integers', async () => {

@@ -26,7 +26,7 @@ const WEBHOOK_TOKEN = 'webhook-token-Zk3mQ9xP2wL7vB4n';
 const LDAP_BIND_PASS = 'ldap-bind-Pa55-77aa';
 const WEB_HASH = bcrypt.hashSync(WEB_PASSWORD, 4);
 
-type Mode = 'echo500' | 'echo400' | 'ldap500' | 'badjson' | 'hang' | 'echo404';
+type Mode = 'echo500' | 'echo400' | 'ldap500' | 'badjson' | 'hang' | 'echo404' | 'keyecho';
 let mode: Mode = 'echo500';
 
 /** Every form a secret may take in an answer: plain, base64, inside the Basic header, URL-encoded. */
@@ -66,6 +66,17 @@ function hostile(req: IncomingMessage, res: ServerResponse): void {
       return;
     case 'hang':
       return; // never answers; the poll's deadline ends it
+    case 'keyecho': {
+      // An upstream that echoes request data into JSON keys (issue 25, item 4): the keys land in a schema
+      // failure's path. One key has 16 KB of whitespace in front of the secrets.
+      const keyed = Object.fromEntries([...Object.values(SECRETS).flat(), `${' '.repeat(16 * 1024)}${everything}`, req.headers.authorization ?? ''].map((k) => [k, 'x']));
+      const path = (req.url ?? '').split('?')[0];
+      if (path === '/pools/default/trustedCAs') res.writeHead(200, { 'content-type': 'application/json' }).end('[]');
+      else if (path === '/pools/default/nodeServices') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ nodesExt: [], clusterCapabilities: keyed }));
+      else if (path === '/pools/default/tasks') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([{ type: 'rebalance', perNode: keyed }]));
+      else res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify(echo));
+      return;
+    }
   }
 }
 
@@ -141,7 +152,7 @@ function expectClean(where: string, text: string): void {
 }
 
 describe('no secret leaks through an upstream error', () => {
-  it.each(['echo500', 'echo400', 'echo404', 'ldap500', 'badjson', 'hang'] as const)('%s: log, /metrics, landing page and check stay clean', async (m) => {
+  it.each(['echo500', 'echo400', 'echo404', 'ldap500', 'badjson', 'hang', 'keyecho'] as const)('%s: log, /metrics, landing page and check stay clean', async (m) => {
     mode = m;
     logs.length = 0;
     await daemon.scheduler.pollAllOnce();
@@ -170,5 +181,7 @@ describe('no secret leaks through an upstream error', () => {
     // The landing page shows codes and reasons, not bodies.
     expect(landing).not.toContain('proxy echo');
     expect(landing).not.toContain('badmatch');
+    // A schema failure's path was shown, with the keys redacted.
+    if (m === 'keyecho') expect(landing).toMatch(/clusterCapabilities/);
   }, 30_000);
 });
