@@ -44,6 +44,7 @@
  *   `increase_ratio`: increase(series) / increase(denominator) over the same time (a mean or a share per event);
  *   `level_ratio`: newest(series) / newest(denominator);
  *   `complement_ratio`: 1 − newest(series) / newest(denominator).
+ *   A zero divisor gives what menelaus_stats gives the envelope: 0 for the ratios, 1 (100 %) for a residency.
  * - `scale`: multiplies the derived native value into the family's unit. `legacyFactor` is what ns_server
  *   multiplies the native value by to produce the legacy stat (1000 for seconds → milliseconds, 1e6 for
  *   microseconds, 100 for a percentage): `scale` = `legacyFactor` × the catalog's scale of the legacy stat.
@@ -276,7 +277,8 @@ const KV_ROWS: NativeMapRow[] = [
   kv('ep_mem_high_wat', 'ep_mem_high_wat_bytes', 'level', [s('kv_ep_mem_high_wat', 'gauge')], 'kv_ep_mem_high_wat'),
   kv('ep_mem_low_wat', 'ep_mem_low_wat_bytes', 'level', [s('kv_ep_mem_low_wat', 'gauge')], 'kv_ep_mem_low_wat'),
   kv('ep_max_size', 'ep_max_size_bytes', 'level', [s('kv_ep_max_size', 'gauge')], 'kv_ep_max_size'),
-  kv('ep_kv_size', 'ep_kv_size_bytes', 'level', [s('kv_memory_used_bytes', 'gauge', { for: 'hashtable' })], 'kv_memory_used_bytes{for="hashtable"}'),
+  // kv_cross_reference.csv: ep_kv_size → kv_ep_key_value_size_bytes (older stats.def.h: kv_memory_used_bytes{for="hashtable"}).
+  kv('ep_kv_size', 'ep_kv_size_bytes', 'level', [s('kv_ep_key_value_size_bytes', 'gauge')], 'kv_ep_key_value_size_bytes'),
   kv('ep_overhead', 'ep_overhead_bytes', 'level', [s('kv_total_memory_overhead_bytes', 'gauge')], 'kv_total_memory_overhead_bytes'),
   kv('ep_meta_data_memory', 'ep_meta_data_memory_bytes', 'level', [s('kv_ep_meta_data_memory_bytes', 'gauge')], 'kv_ep_meta_data_memory_bytes'),
   kv('ep_queue_size', 'ep_queue_size', 'level', [s('kv_ep_queue_size', 'gauge')], 'kv_ep_queue_size'),
