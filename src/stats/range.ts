@@ -346,6 +346,18 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   if (blocked(row, g.errored, node)) return undefined;
   const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
   if (cells === undefined) return undefined;
+  if (node === undefined && row.acrossNodes === 'mean') {
+    // A host's own gauge: the mean of the nodes' values.
+    let sum = 0;
+    let n = 0;
+    for (const nd of cells.keys()) {
+      const v = rowValue(row, g, item, nd);
+      if (v === undefined) return undefined;
+      sum += v;
+      n++;
+    }
+    return n === 0 ? undefined : sum / n;
+  }
   const num = emptyParts();
   const den = emptyParts();
   const which = node === undefined ? [...cells.values()] : [cells.get(node)];
