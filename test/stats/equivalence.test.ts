@@ -251,3 +251,27 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
     }
   }, 180_000);
 });
+describe('stats_source auto on a simulated 6.x cluster', () => {
+  let sim: Simulator;
+  let client: CouchbaseClient;
+  const clock = { now: T0 };
+  beforeAll(async () => {
+    sim = createSimulator({ version: '6.6.5', buckets: 3, nodes: 2, replications: 2, statSet: 'full', seed: 7, clock: () => clock.now });
+    client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password' });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await sim?.close();
+  });
+
+  it('reads the envelopes and never asks the range API', async () => {
+    const b = await twoPolls(bucketStatsCollector, client, clock, 'auto');
+    const x = await twoPolls(xdcrCollector, client, clock, 'auto');
+    for (const r of [b.first, b.second, x.first, x.second]) {
+      expect(r.ok).toBe(true);
+      expect(r.endpoints.has('/pools/default/stats/range')).toBe(false);
+      expect(r.note).toMatch(/^statistics: envelope \(auto: cluster compatibility 6\.6 is before 7\.0\)/);
+    }
+    expect(b.second.families.get('couchbase_bucket_curr_items')?.size).toBe(3);
+  });
+});
