@@ -427,14 +427,15 @@ async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: R
   }
   const m = memo.stats;
   // With the range source, every stat that has a native equivalent, every poll, from this poll's batch.
-  const due = range === undefined ? statsDue(plan, memo.polls) : statsDue(plan, memo.polls).filter((s) => range.envelope(r.id, s.stat) !== undefined);
+  const fromRange = new Map(range === undefined ? [] : statsDue(plan, memo.polls).map((s) => [s.stat, range.envelope(r.id, s.stat)] as const));
+  const due = range === undefined ? statsDue(plan, memo.polls) : statsDue(plan, memo.polls).filter((s) => fromRange.get(s.stat) !== undefined);
   memo.polls++;
   const zoomOf = (stat: string): Zoom => (plan.fast.has(stat) ? plan.fastZoom : plan.slowZoom);
   const settled = await settleAll(
     due.map((s) =>
       range === undefined
         ? fetchStat(ctx, zoomOf(s.stat), r, s.stat, m.get(s.stat)?.sample)
-        : Promise.resolve<StatResult>({ kind: 'ok', stat: s.stat, envelope: range.envelope(r.id, s.stat) as XdcrStatEnvelope }),
+        : Promise.resolve<StatResult>({ kind: 'ok', stat: s.stat, envelope: fromRange.get(s.stat) as XdcrStatEnvelope }),
     ),
   );
   let failed = 0;
