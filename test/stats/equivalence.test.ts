@@ -11,7 +11,7 @@
  *
  * What may differ, and only that: a family the envelope has and the range source cannot give — a legacy stat with
  * no row in the mapping table (NO_NATIVE_EQUIVALENT), or a row whose native series this simulator does not serve
- * (listed by name below, checked against the simulator's answers so the list cannot hide a regression).
+ * (found by asking the simulator itself for every native series of the table, so it cannot hide a regression).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
@@ -25,26 +25,8 @@ import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { KV_NATIVE_MAP, XDCR_NATIVE_MAP } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { NATIVE_SKIPPED } from '../../src/simulator/native.js';
 import { collect } from '../helpers/collect.js';
 
-/**
- * XDCR rates the simulator draws on their own rather than from the counters 7.x derives them from
- * (src/simulator/native.ts, NATIVE_SKIPPED): both paths must have their series, but their values cannot agree here.
- * Real 7.x answers them with irate() of those counters (stat_names_mappings.erl), which is what the range source uses.
- */
-const SIM_INDEPENDENT = new Map([
-  ['couchbase_xdcr_bandwidth_usage_bytes_per_second', 'bandwidth_usage'],
-  ['couchbase_xdcr_rate_replicated_per_second', 'rate_replicated'],
-  ['couchbase_xdcr_rate_received_from_dcp_per_second', 'rate_received_from_dcp'],
-]);
-
-/**
- * Legacy stats whose envelope value the simulator draws independently of the native series it serves for them:
- * its envelope's vb_total_queue_size is 0 while it serves kv_vb_queue_size{state="active"} > 0 (ns_server answers
- * vb_total_queue_size on 7.x as sum(kv_vb_queue_size), stat_names_mappings.erl). Series are compared, values not.
- */
-const SIM_INCONSISTENT = new Set(['couchbase_bucket_vb_total_queue_size']);
 
 const T0 = Date.UTC(2026, 10, 25, 12, 0, 0);
 
@@ -137,7 +119,6 @@ function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, 
     if (envSeries === undefined) continue;
     compared.push(name);
     expect([...autoSeries.keys()].sort(), `${name}: the same series`).toEqual([...envSeries.keys()].sort());
-    if (SIM_INDEPENDENT.has(name) || SIM_INCONSISTENT.has(name.replace('couchbase_bucket_node_', 'couchbase_bucket_'))) continue;
     for (const [k, v] of envSeries) {
       const a = autoSeries.get(k);
       if (a === undefined || !close(a, v, name.startsWith('couchbase_bucket_node_') ? ABS_NODE : ABS)) mismatches.push(`${name}${k}: envelope ${v}, auto ${String(a)}`);
@@ -231,11 +212,6 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
     expect(compared).toContain('couchbase_bucket_node_ops_per_second');
     expect(compared).toContain('couchbase_bucket_node_mem_used_bytes');
   }, 180_000);
-
-  it('the simulator still draws the XDCR rates left out of the value comparison on their own', () => {
-    const skipped = Object.keys(NATIVE_SKIPPED).join(' ');
-    for (const stat of SIM_INDEPENDENT.values()) expect(skipped).toContain(stat);
-  });
 
   it('xdcr: same families and values per replication and node, from 1 range request', async () => {
     const opts = { slow_stats_interval: '30s' };
