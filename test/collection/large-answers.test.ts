@@ -43,6 +43,8 @@ function only(names: string[], intervalMs: number, maxAnswerValues = NO_VALUE_CA
     maxAnswerValues,
     clusters: c.clusters.map((cl) => ({
       ...cl,
+      // Large answers on the envelope routes: the envelopes, not the range API the 7.6 simulator also offers.
+      statsSource: 'envelope' as const,
       collectors: Object.fromEntries(
         Object.entries(cl.collectors).map(([k, v]) => [k, { ...v, enabled: names.includes(k), interval: intervalMs, timeout: Math.min(v.timeout, 60_000) }]),
       ) as typeof cl.collectors,
@@ -156,7 +158,8 @@ describe('large answers never starve the HTTP thread (worker collection)', () =>
   }, 240_000);
 
   it('SIGTERM while the worker parses large answers: the real process exits 0, promptly', async () => {
-    const sim = createSimulator({});
+    // A 6.x cluster: bucket statistics come from the envelopes (the route with the large answers), not the range API.
+    const sim = createSimulator({ version: '6.6.5' });
     const simUrl = await sim.listen();
     sim.ctx.faults.add({ match: STATS_ROUTE, kind: 'oversize', bytes: BYTES, fill: '[]' });
     const hits = (): number => sim.ctx.faults.rules[0]?.hits ?? 0;

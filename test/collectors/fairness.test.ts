@@ -32,7 +32,8 @@ const FAULTED_TIMEOUT_MS = 9_000;
 function poll(name: CollectorName, client: CouchbaseClient, shared: ReturnType<typeof createSharedCache>, timeoutMs: number): Promise<PollOutcome> {
   const collector = COLLECTORS[name] as Collector;
   const options = { ...resolveCollectorOptions(name, collectorSchemas[name].parse({}) as never), timeout: timeoutMs };
-  const cluster = defaultClusterConfig({ url: client.baseUrl });
+  // Faults on the envelope routes: the envelopes, not the range API the 7.6 simulator also offers (stats_source).
+  const cluster = defaultClusterConfig({ url: client.baseUrl, statsSource: 'envelope' });
   return runPoll({ collector, cluster, options: options as never, client, shared });
 }
 

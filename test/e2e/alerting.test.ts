@@ -116,7 +116,9 @@ function e2eConfig(simUrl: string): Config {
   set('search', { slow_query_threshold: 2, cancel: { enabled: true, dry_run: true, longer_than: 5 } });
   const { token_env: _env, token_file: _file, ...webhook } = webhookSchema.parse({ enabled: true, token_env: 'UNUSED', databases: [WEBHOOK_DB], type_field: 'type' });
   return {
-    clusters: [defaultClusterConfig({ name: 'e2e', url: simUrl, collectors: resolveCollectors(raw) })],
+    // Polls every second: the envelopes (one sample per second). The range API's points are 10 s apart, so its
+    // rates move every 10 s; test/stats/equivalence.test.ts compares the two sources.
+    clusters: [defaultClusterConfig({ name: 'e2e', url: simUrl, statsSource: 'envelope', collectors: resolveCollectors(raw) })],
     webhooks: { syncGateway: { ...webhook, token: WEBHOOK_TOKEN } },
     web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
     log: { level: 'silent', format: 'json' },
