@@ -58,7 +58,9 @@
  */
 
 export type NativeType = 'counter' | 'gauge' | 'histogram';
-export type Derive = 'level' | 'rate' | 'increase_ratio' | 'level_ratio' | 'complement_ratio';
+// `mean`: the mean of a gauge's points since the previous poll (cbwatch's window rule for stats that are themselves
+// an average over one sample period, such as the CPU shares: docs/metrics.md), where ns_server serves the gauge.
+export type Derive = 'level' | 'rate' | 'mean' | 'increase_ratio' | 'level_ratio' | 'complement_ratio';
 export type Section = 'kv' | 'xdcr';
 
 /** Label matchers besides the item's own labels: a value, or any of several values. */
@@ -327,7 +329,7 @@ const KV_ROWS: NativeMapRow[] = [
   }),
   // `@system` stats (stat_names_mappings.erl: sys_<stat>), per node, shown under every bucket by the envelope.
   ...(['cpu_utilization_rate', 'cpu_user_rate', 'cpu_sys_rate', 'cpu_irq_rate', 'cpu_stolen_rate'] as const).map((st) =>
-    kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)`, { perBucket: false, acrossNodes: 'mean', legacyFactor: 1, scale: 0.01 }),
+    kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'mean', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)`, { perBucket: false, acrossNodes: 'mean', legacyFactor: 1, scale: 0.01 }),
   ),
   kv('cpu_cores_available', 'cpu_cores_available', 'level', [s('sys_cpu_cores_available', 'gauge')], 'sys_cpu_cores_available (per node)', { perBucket: false, acrossNodes: 'mean' }),
   ...(['mem_actual_free', 'mem_actual_used', 'mem_free', 'mem_limit', 'mem_total', 'mem_used_sys', 'swap_total', 'swap_used'] as const).map((st) =>

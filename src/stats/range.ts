@@ -209,6 +209,18 @@ export interface SeriesValue {
   /** Increase since the previous newest point (resets counted from 0), and the seconds it spans; absent when not known. */
   readonly inc?: number;
   readonly secs?: number;
+  /** Mean of the points since the previous newest point (the first poll: of every point of the window). */
+  readonly mean?: number;
+}
+
+function meanAfter(points: readonly Point[], from: number): number | undefined {
+  let sum = 0;
+  let n = 0;
+  for (let i = from; i < points.length; i++) {
+    sum += (points[i] as Point).v;
+    n++;
+  }
+  return n === 0 ? undefined : sum / n;
 }
 
 /**
@@ -227,7 +239,9 @@ export function seriesValue(points: readonly Point[], prev: Point | undefined): 
   } else {
     while (i < points.length && (points[i] as Point).t <= base.t) i++;
   }
-  if (base === undefined || i >= points.length) return { newest };
+  const m = meanAfter(points, prev === undefined ? 0 : i);
+  const withMean = (v: SeriesValue): SeriesValue => (m === undefined ? v : { ...v, mean: m });
+  if (base === undefined || i >= points.length) return withMean({ newest });
   let inc = 0;
   let last = base.v;
   for (; i < points.length; i++) {
@@ -236,7 +250,7 @@ export function seriesValue(points: readonly Point[], prev: Point | undefined): 
     last = v;
   }
   const secs = (newest.t - base.t) / 1000;
-  return secs > 0 ? { newest, inc, secs } : { newest };
+  return withMean(secs > 0 ? { newest, inc, secs } : { newest });
 }
 
 function matches(labels: Readonly<Record<string, string>>, m: Matchers): boolean {
@@ -313,14 +327,17 @@ interface Parts {
   level: number;
   inc: number;
   rate: number;
+  mean: number;
   /** Some series matched. */
   any: boolean;
   /** Every matched series has an increase. */
   allInc: boolean;
+  /** Every matched series has points since the previous poll. */
+  allMean: boolean;
 }
 
 function emptyParts(): Parts {
-  return { level: 0, inc: 0, rate: 0, any: false, allInc: true };
+  return { level: 0, inc: 0, rate: 0, mean: 0, any: false, allInc: true, allMean: true };
 }
 
 function addSeries(p: Parts, cell: Cell | undefined, series: readonly NativeSeries[]): void {
@@ -330,6 +347,8 @@ function addSeries(p: Parts, cell: Cell | undefined, series: readonly NativeSeri
       if (!matches(labels, x.matchers)) continue;
       p.any = true;
       p.level += value.newest.v;
+      if (value.mean === undefined) p.allMean = false;
+      else p.mean += value.mean;
       if (value.inc === undefined || value.secs === undefined) p.allInc = false;
       else {
         p.inc += value.inc;
@@ -346,6 +365,9 @@ function fromParts(row: NativeMapRow, num: Parts, den: Parts): number | undefine
       return num.level;
     case 'rate':
       return num.allInc ? num.rate : undefined;
+    // No point since the previous poll: a stalled series, nothing new to tell (as the envelope's window rule).
+    case 'mean':
+      return num.allMean ? num.mean : undefined;
     // A zero divisor gives what menelaus_stats gives the envelope then: 0, or 100% resident for a residency.
     case 'increase_ratio':
       if (!num.allInc || !den.any || !den.allInc) return undefined;

@@ -70,6 +70,8 @@ function deriveText(r: NativeMapRow): string {
       return `newest ${num}${scale}${where}${r.absentIn80 ? ' (7.x; not in 8.0: absent there)' : ''}`;
     case 'rate':
       return `increase of ${num} since the previous poll, per second${scale}`;
+    case 'mean':
+      return `mean of ${num}'s points since the previous poll${scale}${where}`;
     case 'increase_ratio':
       return `increase(${num}) / increase(${den})${scale}`;
     case 'level_ratio':

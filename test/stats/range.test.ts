@@ -17,22 +17,23 @@ import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
 const p = (t: number, v: number): Point => ({ t: t * 1000, v });
 const row = (legacy: string): NativeMapRow => KV_ROW_BY_LEGACY.get(legacy) as NativeMapRow;
 
+// The mean (derive 'mean', a gauge's window mean) is over the points after the previous newest one, as the increase.
 describe('seriesValue: the exact increase since the previous newest point', () => {
   it('first answer: over its own points', () => {
-    expect(seriesValue([p(0, 100), p(10, 110), p(20, 130)], undefined)).toEqual({ newest: p(20, 130), inc: 30, secs: 20 });
+    expect(seriesValue([p(0, 100), p(10, 110), p(20, 130)], undefined)).toEqual({ newest: p(20, 130), inc: 30, secs: 20, mean: 340 / 3 });
   });
   it('later answers: from the previous newest point, whatever the window holds before it', () => {
-    expect(seriesValue([p(0, 100), p(10, 110), p(20, 130), p(30, 160)], p(10, 110))).toEqual({ newest: p(30, 160), inc: 50, secs: 20 });
+    expect(seriesValue([p(0, 100), p(10, 110), p(20, 130), p(30, 160)], p(10, 110))).toEqual({ newest: p(30, 160), inc: 50, secs: 20, mean: (130 + 160) / 2 });
   });
   it('consecutive answers add up to the whole increase (no irate over the last two points)', () => {
     const pts = [p(0, 0), p(10, 5), p(20, 50), p(30, 52), p(40, 100)];
     const a = seriesValue(pts.slice(0, 3), p(0, 0));
     const b = seriesValue(pts.slice(1), a?.newest);
     expect((a?.inc ?? 0) + (b?.inc ?? 0)).toBe(100);
-    expect(b).toEqual({ newest: p(40, 100), inc: 50, secs: 20 });
+    expect(b).toEqual({ newest: p(40, 100), inc: 50, secs: 20, mean: (52 + 100) / 2 });
   });
   it('a decrease is a counter reset: the increase after it counts from 0', () => {
-    expect(seriesValue([p(10, 110), p(20, 5), p(30, 25)], p(10, 110))).toEqual({ newest: p(30, 25), inc: 25, secs: 20 });
+    expect(seriesValue([p(10, 110), p(20, 5), p(30, 25)], p(10, 110))).toEqual({ newest: p(30, 25), inc: 25, secs: 20, mean: (5 + 25) / 2 });
   });
   it('no point newer than the previous one (stalled): the level, no increase', () => {
     expect(seriesValue([p(20, 130), p(30, 160)], p(30, 160))).toEqual({ newest: p(30, 160) });
@@ -40,8 +41,8 @@ describe('seriesValue: the exact increase since the previous newest point', () =
   it('a newest point older than the previous one (clock stepped back): nothing of a rate', () => {
     expect(seriesValue([p(20, 130), p(30, 160)], p(40, 170))).toEqual({ newest: p(30, 160) });
   });
-  it('one point and no previous one: a level only', () => {
-    expect(seriesValue([p(30, 160)], undefined)).toEqual({ newest: p(30, 160) });
+  it('one point and no previous one: a level (and a mean of that one point), no increase', () => {
+    expect(seriesValue([p(30, 160)], undefined)).toEqual({ newest: p(30, 160), mean: 160 });
   });
 });
 

@@ -295,6 +295,12 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
   special.xdc_ops = sumOf(metaOps.slice(0, 3));
   const otherMisses = sumOf(['incr_misses', 'decr_misses', 'delete_misses', 'cas_misses']);
   special.misses = (t) => cmdGet(t) - getHits(t) + otherMisses(t);
+  // Host CPU time per one-second sample agrees with cpu_utilization_rate (ns_server's system_stats_collector:
+  // utilization = 100 × (local − idle) / local): every core's 1,000 ms elapse each second, the busy part of them
+  // as the rate says. The captured sample carries zeros here, which no running host reports beside a non-zero rate.
+  const coresMs = Math.max(1, Math.round(last.get('cpu_cores_available') ?? 4)) * 1000;
+  special.cpu_local_ms = () => coresMs;
+  special.cpu_idle_ms = (t) => Math.round(coresMs * (1 - gen('cpu_utilization_rate')(t) / 100));
   const gens = new Map<string, Gen>();
   const gen = (n: string): Gen => {
     let g = gens.get(n);
