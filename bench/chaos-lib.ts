@@ -28,6 +28,7 @@ export const FAULT_VARIANTS: Readonly<Record<FaultKind, readonly FaultVariant[]>
   truncated: [{ name: 'truncated', kind: 'truncated', rule: { kind: 'truncated' } }],
   oversize: [{ name: 'oversize', kind: 'oversize', rule: { kind: 'oversize', bytes: MATRIX_MAX_RESPONSE_BYTES + 1024 * 1024 } }],
   slow_body: [{ name: 'slow body', kind: 'slow_body', rule: { kind: 'slow_body', bytesPerSecond: 64 } }],
+  partial_errors: [{ name: 'partial errors', kind: 'partial_errors', rule: { kind: 'partial_errors' } }],
 };
 
 export interface SimRouteRef {
@@ -76,6 +77,12 @@ export const ROUTE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'GET /pools/default/remoteClusters': ['xdcr'],
   'GET /pools/default/buckets/:bucket/stats/*': ['xdcr'],
   'GET /settings/replications/:id': ['xdcr'],
+  // 7.0+ statistics (issue 23): no collector asks them until the range-API source is configured.
+  'POST /pools/default/stats/range': [],
+  'GET /pools/default/stats/range/*': [],
+  'GET /metrics': [],
+  'GET /_node/:node/metrics': [],
+  'GET /prometheus_sd_config': [],
 };
 
 export interface MatrixCell {

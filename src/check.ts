@@ -86,7 +86,7 @@ function rowsOf(cluster: string, o: PollOutcome): CheckRow[] {
   }
   const state = o.notApplicable ? 'skipped' : o.ok ? 'ok' : 'FAILED';
   const skippedItems = [...o.skipped.entries()].map(([k, n]) => `${n} skipped (${k})`).join(', ');
-  const detail = o.notApplicable ?? (o.ok ? skippedItems : describeError(o.error));
+  const detail = o.notApplicable ?? (o.ok ? [o.note, skippedItems].filter((x) => x !== undefined && x !== '').join('; ') : describeError(o.error));
   const rows: CheckRow[] = [];
   let first = true;
   for (const [endpoint, e] of byEndpoint) {

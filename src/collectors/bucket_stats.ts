@@ -39,6 +39,9 @@ import type { SampleMemo, Zoom } from './samples.js';
 import { DynamicFamilies, dynamicFamiliesOf } from './dynamic.js';
 import type { CollectContext, Collector } from './types.js';
 import { forgetGone, settleAll } from './util.js';
+import { fetchBucketRange } from '../stats/envelopes.js';
+import type { BucketRange } from '../stats/envelopes.js';
+import { rangeOrEnvelope } from '../stats/source.js';
 
 /** The newest sample's time per bucket: `time() - this` is how old the stats are. */
 export const LAST_SAMPLE_FAMILY = defineFamily(
@@ -186,9 +189,16 @@ function hasNoSample(env: StatsEnvelope): boolean {
  * One envelope (a bucket's, or a bucket's on one node). Returns false when it is gone (404); throws when its
  * request or answer failed.
  */
-async function pollEnvelope(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, bucket: string, node: string | undefined): Promise<boolean> {
+async function pollEnvelope(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, bucket: string, node: string | undefined, range?: BucketRange): Promise<boolean> {
   const m = memoOf(ctx, bucket);
   const memo = node === undefined ? m.bucket : m.nodes.get(node);
+  if (range !== undefined) {
+    // The range source (src/stats/): this poll's batch, as a one-sample envelope; nothing yet for a new bucket.
+    const env = range.envelope(bucket, node);
+    if (env === undefined) ctx.skipped('no_native_series', node === undefined ? bucket : `${bucket} on ${node}`);
+    else mapEnvelope(ctx, zoom, bucket, node, m, memo, env);
+    return true;
+  }
   const ask = async (have: number | undefined): Promise<StatsEnvelope | undefined> => {
     const query: Record<string, string | number> = { zoom: zoom.name };
     if (have !== undefined) query.haveTStamp = have;
@@ -209,6 +219,11 @@ async function pollEnvelope(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, buc
     else m.nodes.delete(node);
     return false;
   }
+  mapEnvelope(ctx, zoom, bucket, node, m, memo, env);
+  return true;
+}
+
+function mapEnvelope(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, bucket: string, node: string | undefined, m: BucketMemo, memo: SampleMemo | undefined, env: StatsEnvelope): void {
   const next = mapBucketStats(
     {
       bucket,
@@ -227,7 +242,6 @@ async function pollEnvelope(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, buc
   if (node === undefined) m.bucket = next;
   else if (next === undefined) m.nodes.delete(node);
   else m.nodes.set(node, next);
-  return true;
 }
 
 async function bucketNodes(ctx: CollectContext<'bucket_stats'>, b: BucketEntry): Promise<string[]> {
@@ -237,8 +251,8 @@ async function bucketNodes(ctx: CollectContext<'bucket_stats'>, b: BucketEntry):
 }
 
 /** One bucket: its envelope, then (per_node) each node's; a node's failure is that node's item error only. */
-async function pollBucket(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, b: BucketEntry): Promise<void> {
-  const present = await pollEnvelope(ctx, zoom, b.name, undefined);
+async function pollBucket(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, b: BucketEntry, range?: BucketRange): Promise<void> {
+  const present = await pollEnvelope(ctx, zoom, b.name, undefined, range);
   if (!present || !ctx.options.per_node) return;
   let nodes: string[];
   try {
@@ -251,7 +265,7 @@ async function pollBucket(ctx: CollectContext<'bucket_stats'>, zoom: Zoom, b: Bu
   const memo = memoOf(ctx, b.name);
   const current = new Set(nodes);
   for (const n of [...memo.nodes.keys()]) if (!current.has(n)) memo.nodes.delete(n);
-  const results = await settleAll(nodes.map((n) => pollEnvelope(ctx, zoom, b.name, n)));
+  const results = await settleAll(nodes.map((n) => pollEnvelope(ctx, zoom, b.name, n, range)));
   // Past the poll's deadline every request fails: that is the poll's failure, not the items'.
   if (ctx.signal.aborted) return;
   results.forEach((r, i) => {
@@ -271,7 +285,9 @@ export const bucketStatsCollector: Collector<'bucket_stats'> = {
     dynamicFamiliesOf(ctx.state, ctx.cluster.maxDynamicFamilies).beginPoll();
     const list = await fetchBuckets(ctx);
     forgetGone(ctx.state, new Set(list.map((b) => b.name)));
-    const results = await settleAll(list.map((b) => pollBucket(ctx, zoom, b)));
+    // Cluster 7.0+ (stats_source auto or range): one batch of range requests for every bucket and node.
+    const range = await rangeOrEnvelope(ctx, fetchBucketRange);
+    const results = await settleAll(list.map((b) => pollBucket(ctx, zoom, b, range)));
     // Past the poll's deadline every request fails: that is the poll's failure, not the buckets'.
     if (ctx.signal.aborted) throw ctx.signal.reason;
     const failed = results.flatMap((r, i) => (r.status === 'rejected' ? [{ bucket: list[i]?.name ?? '', err: r.reason as unknown }] : []));

@@ -22,6 +22,8 @@ export interface PollOutcome {
   /** Failed items of this poll, reason → count (see `CollectContext.itemFailed`). */
   readonly itemErrors: Map<string, number>;
   readonly notApplicable: string | undefined;
+  /** What the collector noted about how it polled (`CollectContext.note`). */
+  readonly note?: string | undefined;
   readonly finishedAt: number;
 }
 
@@ -65,6 +67,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
   const skipped = new Map<string, number>();
   const itemErrors = new Map<string, number>();
   let notApplicable: string | undefined;
+  let note: string | undefined;
   const log = input.log ?? silent;
   const set = new SampleSet({ maxLabelValueLength: input.cluster.maxLabelValueLength });
   const ctx: CollectContext<N> = {
@@ -100,6 +103,9 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     notApplicable(reason) {
       notApplicable = reason;
     },
+    note(text) {
+      note = text;
+    },
   };
   const started = performance.now();
   let error: unknown;
@@ -119,6 +125,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     skipped,
     itemErrors,
     notApplicable,
+    note,
     finishedAt: now(),
   };
 }

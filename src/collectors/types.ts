@@ -35,6 +35,8 @@ export interface CollectContext<N extends CollectorName = CollectorName> {
   itemFailed(item: string, err: unknown): void;
   /** This collector does not apply to the cluster (e.g. no Search service): success, no series. */
   notApplicable(reason: string): void;
+  /** A line about how this poll was made (e.g. the statistics source), for `cbwatch check` and the landing page. */
+  note?(text: string): void;
 }
 
 export type { SharedCache };

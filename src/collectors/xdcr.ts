@@ -57,6 +57,9 @@ import { alignedFrom, haveTStampFor, reduceSamples, sampleWindow, zoomFor } from
 import type { SampleMemo, Zoom } from './samples.js';
 import type { CollectContext, Collector, Skip } from './types.js';
 import { forgetGone, settleAll } from './util.js';
+import { fetchXdcrRange } from '../stats/envelopes.js';
+import type { XdcrRange } from '../stats/envelopes.js';
+import { rangeOrEnvelope } from '../stats/source.js';
 
 const C = 'xdcr';
 
@@ -416,17 +419,24 @@ function recording(out: SampleSink, into: { node: string; value: number }[]): Sa
 }
 
 /** Polls one replication's stats due this poll; returns how many stat requests failed and how many were made. */
-async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: Replication): Promise<{ failed: number; total: number; firstError: unknown }> {
+async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: Replication, range?: XdcrRange): Promise<{ failed: number; total: number; firstError: unknown }> {
   let memo = ctx.state.get(r.id) as ReplicationMemo | undefined;
   if (memo === undefined) {
     memo = { polls: 0, stats: new Map() };
     ctx.state.set(r.id, memo);
   }
   const m = memo.stats;
-  const due = statsDue(plan, memo.polls);
+  // With the range source, every stat that has a native equivalent, every poll, from this poll's batch.
+  const due = range === undefined ? statsDue(plan, memo.polls) : statsDue(plan, memo.polls).filter((s) => range.envelope(r.id, s.stat) !== undefined);
   memo.polls++;
   const zoomOf = (stat: string): Zoom => (plan.fast.has(stat) ? plan.fastZoom : plan.slowZoom);
-  const settled = await settleAll(due.map((s) => fetchStat(ctx, zoomOf(s.stat), r, s.stat, m.get(s.stat)?.sample)));
+  const settled = await settleAll(
+    due.map((s) =>
+      range === undefined
+        ? fetchStat(ctx, zoomOf(s.stat), r, s.stat, m.get(s.stat)?.sample)
+        : Promise.resolve<StatResult>({ kind: 'ok', stat: s.stat, envelope: range.envelope(r.id, s.stat) as XdcrStatEnvelope }),
+    ),
+  );
   let failed = 0;
   let firstError: unknown;
   const results: StatResult[] = [];
@@ -534,12 +544,17 @@ export const xdcrCollector: Collector<'xdcr'> = {
     const names = mapRemoteClusters(refs, ctx.out, (r, d) => ctx.skipped(r, d));
     const replications = mapReplicationTasks(tasks, names, ctx.out, (r, d) => ctx.skipped(r, d));
     forgetGone(ctx.state, new Set(replications.map((r) => r.id)));
-    const plan = planTiers(ctx.options.fast_stats, ctx.options.interval, ctx.options.slow_stats_interval);
+    // Cluster 7.0+ (stats_source auto or range): one range request for every replication, every stat each poll.
+    const range = replications.length === 0 ? undefined : await rangeOrEnvelope(ctx, fetchXdcrRange);
+    const plan =
+      range === undefined
+        ? planTiers(ctx.options.fast_stats, ctx.options.interval, ctx.options.slow_stats_interval)
+        : planTiers(ctx.options.fast_stats, ctx.options.interval, ctx.options.interval);
     let failed = 0;
     let total = 0;
     let firstError: unknown;
     await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency, mostStatsPerPoll(plan)), ctx.signal, async (r) => {
-      const res = await pollReplication(ctx, plan, r);
+      const res = await pollReplication(ctx, plan, r, range);
       failed += res.failed;
       total += res.total;
       firstError ??= res.firstError;

@@ -315,6 +315,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
       probeInterval: raw.probe_interval,
       maxDynamicFamilies: raw.max_dynamic_families,
       maxLabelValueLength: raw.max_label_value_length,
+      statsSource: raw.stats_source,
       collectors,
     });
   }
@@ -546,6 +547,7 @@ export function describeConfig(config: Config): string {
     out.push(
       `    limits:      concurrency=${c.concurrency}, connect_timeout=${formatDuration(c.connectTimeout)}, request_timeout=${formatDuration(c.requestTimeout)}, max_response_bytes=${formatBytes(c.maxResponseBytes)}, probe_interval=${formatDuration(c.probeInterval ?? 15_000)}, max_dynamic_families=${c.maxDynamicFamilies ?? 5000}, max_label_value_length=${c.maxLabelValueLength ?? 1024}`,
     );
+    out.push(`    stats_source: ${c.statsSource ?? 'auto'}`);
     const disabled: string[] = [];
     out.push('    collectors:');
     for (const name of COLLECTOR_NAMES) {

@@ -54,6 +54,10 @@ export const httpUrl = z
     message: 'must not have a query string or fragment',
   });
 
+/** Values of a cluster's `stats_source`. */
+export const STATS_SOURCES = ['auto', 'range', 'envelope'] as const;
+export type StatsSourceSetting = (typeof STATS_SOURCES)[number];
+
 /** What a cluster name (the `couchbase_cluster` label value) may hold. */
 export const CLUSTER_NAME = /^[\w.\-:]+$/;
 
@@ -165,6 +169,11 @@ export const clusterSchema = z
     max_dynamic_families: z.number().int().min(0).max(1_000_000).default(5000),
     /** Longest label value, UTF-8 bytes; a longer one is shortened to its prefix, `~` and a hash, and counted. */
     max_label_value_length: z.number().int().min(64).max(1_048_576).default(1024),
+    /**
+     * Where bucket and XDCR statistics come from: `auto` (the range API on a 7.0+ cluster, the sample envelopes
+     * before), `range` (always the range API: a cluster without it is a failure) or `envelope` (always the envelopes).
+     */
+    stats_source: z.enum(STATS_SOURCES).default('auto'),
     collectors: collectorsSchema,
   })
   .refine((c) => !(c.password_file && c.password_env), {

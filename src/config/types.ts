@@ -1,4 +1,4 @@
-import type { CollectorName, CollectorOptions, WebhookConfig } from './schema.js';
+import type { CollectorName, CollectorOptions, StatsSourceSetting, WebhookConfig } from './schema.js';
 import type { WebSettings } from './webconfig.js';
 
 export type ResolvedCollectorOptions<N extends CollectorName = CollectorName> = CollectorOptions<N> & {
@@ -40,6 +40,8 @@ export interface ClusterConfig {
   readonly maxDynamicFamilies?: number | undefined;
   /** Longest label value in UTF-8 bytes (max_label_value_length); default 1,024. */
   readonly maxLabelValueLength?: number | undefined;
+  /** `stats_source`: where bucket and XDCR statistics come from; default `auto`. */
+  readonly statsSource?: StatsSourceSetting | undefined;
   readonly collectors: ResolvedCollectors;
 }
 

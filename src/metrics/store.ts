@@ -30,6 +30,8 @@ export interface CollectorStatus {
   /** What the caps on upstream-named data left out or shortened since start, what → count (a counter). */
   readonly capped?: ReadonlyMap<string, number>;
   readonly notApplicable: string | undefined;
+  /** What the collector noted about its last poll (e.g. the statistics source in use). */
+  readonly note?: string | undefined;
   /** Missing permission named by a 403, for `check` and the landing page. */
   readonly missingPermissions: readonly string[];
   /** Whether any request of the last poll got a 2xx answer. */
@@ -134,6 +136,7 @@ export class SnapshotStore {
       droppedValues,
       capped,
       notApplicable: outcome.notApplicable,
+      note: outcome.note,
       missingPermissions: perms,
       reached: outcome.requests.some((r) => r.status !== undefined && r.status >= 200 && r.status < 300),
     });

@@ -24,7 +24,7 @@ export function landingPage(opts: {
   const rows = opts.statuses
     .map((s) => {
       const state = s.ok === undefined ? 'pending' : s.notApplicable ? 'n/a' : s.ok ? 'ok' : 'failed';
-      const detail = s.notApplicable ?? s.lastError ?? '';
+      const detail = s.notApplicable ?? s.lastError ?? s.note ?? '';
       return `<tr class="${state}"><td>${esc(s.cluster)}</td><td>${esc(s.collector)}</td><td>${state}</td><td>${esc(ago(s.lastSuccessAt, opts.now))}</td><td>${s.lastDurationSeconds === undefined ? '' : s.lastDurationSeconds.toFixed(3)}</td><td>${s.series}</td><td>${s.requests}</td><td>${esc(detail)}</td></tr>`;
     })
     .join('\n');

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { MODULES } from './modules/index.js';
+import { simProfile } from './profiles.js';
 import { FAULT_KINDS } from './types.js';
 import type { FaultController, FaultRule, SimBucket, SimContext, SimNode, SimOptions, SimUsers } from './types.js';
 
@@ -47,7 +48,7 @@ function hashRand(key: string): number {
   return h.readUInt32BE(0) / 2 ** 32;
 }
 
-export function defaultNodes(count: number, rand: (k: string) => number): SimNode[] {
+export function defaultNodes(count: number, rand: (k: string) => number, version = simProfile().fullVersion): SimNode[] {
   const groups = ['Group 1', 'Group 2', 'Group 3'];
   const nodes: SimNode[] = [];
   for (let i = 0; i < count; i++) {
@@ -59,7 +60,7 @@ export function defaultNodes(count: number, rand: (k: string) => number): SimNod
       membership: 'active',
       services,
       serverGroup: groups[i % groups.length] as string,
-      version: '7.6.5-5706-enterprise',
+      version,
       thisNode: i === 0,
     });
   }
@@ -88,6 +89,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   const rand = (key: string): number => hashRand(`${seed}:${key}`);
   const users: SimUsers = { ...DEFAULT_USERS, ...(options.users ?? {}) };
   const opts: SimContext['options'] = {
+    profile: simProfile(options.version),
     scenario: options.scenario ?? 'default',
     buckets: options.buckets ?? 3,
     nodes: options.nodes ?? 3,
@@ -115,7 +117,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
     options: opts,
     now: clock ?? (() => startedAt + (Date.now() - startedAt) * opts.speed),
     startedAt,
-    nodes: defaultNodes(opts.nodes, rand),
+    nodes: defaultNodes(opts.nodes, rand, opts.profile.fullVersion),
     buckets: defaultBuckets(opts.buckets),
     baseUrl: () => (listenPort ? `http://127.0.0.1:${listenPort}` : ''),
     port: () => listenPort,
@@ -252,6 +254,7 @@ export function createSimulator(options: SimOptions = {}): Simulator {
   });
   app.get('/_sim/state', async () => ({
     scenario: opts.scenario,
+    version: opts.profile.version,
     now: ctx.now(),
     nodes: ctx.nodes,
     buckets: ctx.buckets.map((b) => b.name),

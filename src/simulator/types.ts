@@ -44,6 +44,7 @@ export const FAULT_KINDS = [
   'truncated', // 200 with the real body cut in half
   'oversize', // 200 with a huge body (size set by `bytes`, element by `fill`)
   'slow_body', // 200 with the real body sent at `bytesPerSecond` (headers at once)
+  'partial_errors', // stats range API: query `query` of the batch answers in `errors` (node `node`, or every node)
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -59,6 +60,12 @@ export interface FaultRule {
   fill?: string;
   /** slow_body: bytes per second (default 64). */
   bytesPerSecond?: number;
+  /** partial_errors: the index of the failing query in a POST batch (default 0; a GET is query 0). */
+  query?: number;
+  /** partial_errors: the node (host:port) that fails that query; default every node it asks. */
+  node?: string;
+  /** partial_errors: the error text (default `Request timed out`, as Couchbase reports a node that did not answer). */
+  error?: string;
   /** How many requests this rule has answered (counted by the simulator). */
   hits?: number;
   /** Apply this many times, then stop; default: until cleared. */
@@ -72,6 +79,11 @@ export interface SimUsers {
 }
 
 export interface SimOptions {
+  /**
+   * Couchbase Server version the simulated cluster runs (../profiles.ts): `6.6.5` (no range API, no native
+   * /metrics), `7.2.4`, `7.6.5` (the default) or `8.0.0`; another `X.Y.Z` gets the behaviour of its major.
+   */
+  version?: string;
   /** Scenario name: `default`, `demo`, `bench`, or one added by an area module. */
   scenario?: string;
   buckets?: number;
@@ -92,8 +104,26 @@ export interface SimOptions {
   clock?: () => number;
 }
 
+/** What a Couchbase version answers, as the simulator serves it (built by ../profiles.ts). */
+export interface SimProfile {
+  /** `X.Y.Z` */
+  readonly version: string;
+  /** `X.Y.Z-build-enterprise`, as /pools `implementationVersion` and each node's `version` say it. */
+  readonly fullVersion: string;
+  /** /pools/default `clusterCompatibility`: major * 65536 + minor. */
+  readonly clusterCompatibility: number;
+  /** 7.0+: GET/POST /pools/default/stats/range and each node's native /metrics. */
+  readonly rangeApi: boolean;
+  /** 7.2.1+: GET /prometheus_sd_config. */
+  readonly prometheusSd: boolean;
+  /** The native metric names of this major (8.0 dropped a few 7.x names). */
+  readonly major: number;
+}
+
 export interface SimContext {
-  readonly options: Required<Omit<SimOptions, 'users' | 'knobs' | 'seed' | 'clock'>> & {
+  readonly options: Required<Omit<SimOptions, 'users' | 'knobs' | 'seed' | 'clock' | 'version'>> & {
+    /** The cluster's version profile. */
+    profile: SimProfile;
     users: SimUsers;
     knobs: Record<string, unknown>;
     seed: number;

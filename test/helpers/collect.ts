@@ -119,7 +119,8 @@ export async function collect<N extends CollectorName>(
 ): Promise<CollectResult> {
   const raw = collectorSchemas[collector.name].parse(extra.options ?? {}) as CollectorOptions<N>;
   const options = resolveCollectorOptions(collector.name, raw);
-  const cluster = defaultClusterConfig({ url: client.baseUrl, ...(extra.cluster ?? {}) });
+  // Collector tests read the sample envelopes unless they ask for another source (test/stats/ covers auto and range).
+  const cluster = defaultClusterConfig({ url: client.baseUrl, statsSource: 'envelope', ...(extra.cluster ?? {}) });
   const input = {
     collector,
     cluster,

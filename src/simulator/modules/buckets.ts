@@ -85,14 +85,20 @@ type Gen = (t: number) => number;
 
 interface Model {
   readonly key: string;
+  /** The model's generator of any stat name (special or generic), whether or not the stat set serves it. */
+  readonly gen: (stat: string) => Gen;
   readonly basic: (t: number) => Record<string, number>;
   /** Stat generators for the configured stat set, in envelope order. */
   readonly stats: ReadonlyArray<readonly [string, Gen]>;
   readonly hotKeys: ReadonlyArray<{ name: string; weight: number }>;
 }
 
-/** Additive stats are split over nodes for the per-node answer; ratios, averages, ages and host stats are not. */
+/**
+ * Additive stats are split over nodes for the per-node answer; ratios, averages, ages and host stats are not.
+ * A queue's total age (vb_<state>_queue_age, ms summed over its items) is a sum like the queue's size: split.
+ */
 function additive(stat: string): boolean {
+  if (/^vb_(total|active|replica|pending)_queue_age$/.test(stat)) return true;
   const c = simStatClass(stat);
   return c !== 'percent' && c !== 'time' && c !== 'system';
 }
@@ -254,10 +260,22 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     return () => 0;
   };
 
-  const stats = names.map((n) => [n, special[n] ?? generic(n)] as const);
+  // ops = lookups (gets included) + sets + XDCR meta ops, as 7.x composes it from kv_cmd_lookup and kv_ops.
+  special.cmd_lookup = (t) => ops(t) - cmdSet(t);
+  const gens = new Map<string, Gen>();
+  const gen = (n: string): Gen => {
+    let g = gens.get(n);
+    if (!g) {
+      g = special[n] ?? generic(n);
+      gens.set(n, g);
+    }
+    return g;
+  };
+  const stats = names.map((n) => [n, gen(n)] as const);
   const hotKeys = Array.from({ length: 10 }, (_, i) => ({ name: `${bucket.name}::doc::${1000 + Math.floor(9000 * r(`hk${i}`))}`, weight: 1 / (i + 1) }));
   return {
     key: `${bucket.uuid}:${names.length}`,
+    gen,
     stats,
     hotKeys,
     basic: (t) => ({
@@ -284,6 +302,29 @@ function model(ctx: SimContext, bucket: SimBucket): Model {
     cache.set(key, m);
   }
   return m;
+}
+
+/**
+ * The value of one legacy bucket stat at simulated time t (epoch ms), for the whole bucket: the knob
+ * `bucketStatValues` if it names the stat, else the model. Rates are per second. The native metrics of
+ * ../native.ts read the same function, so the envelope and the range API answer from one model.
+ */
+export function bucketStatGen(ctx: SimContext, bucket: SimBucket, stat: string): Gen {
+  const overrides = ctx.options.knobs.bucketStatValues as Readonly<Record<string, Gen>> | undefined;
+  return overrides?.[stat] ?? model(ctx, bucket).gen(stat);
+}
+
+/** Whether the per-node answer splits a stat between the data nodes (rates, counts, bytes) or repeats it. */
+export function bucketStatAdditive(stat: string): boolean {
+  return additive(stat);
+}
+
+/** Each data node's share of a bucket's additive stats (uneven, as real vBucket maps; they sum to 1). */
+export function bucketNodeShares(ctx: SimContext): Array<{ node: SimNode; share: number }> {
+  const nodes = kvNodes(ctx);
+  const weights = nodes.map((_, j) => 1 + 0.1 * (j - (nodes.length - 1) / 2));
+  const total = weights.reduce((a, w) => a + w, 0);
+  return nodes.map((node, j) => ({ node, share: (weights[j] as number) / total }));
 }
 
 function enc(s: string): string {
@@ -422,13 +463,9 @@ export const bucketsModule: SimModule = (app, ctx) => {
     '/pools/default/buckets/:bucket/nodes/:node/stats',
     async (req, reply) => {
       const b = find(req.params.bucket);
-      const nodes = kvNodes(ctx);
-      const i = nodes.findIndex((n) => n.hostname === req.params.node);
-      if (!b || i < 0) return notFound(reply);
-      // Uneven shares, as real vBucket maps rarely split evenly; they sum to 1.
-      const weights = nodes.map((_, j) => 1 + 0.1 * (j - (nodes.length - 1) / 2));
-      const share = (weights[i] as number) / weights.reduce((a, w) => a + w, 0);
-      return { hostname: nodes[i]?.hostname, ...envelope(ctx, b, req.query, share) };
+      const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === req.params.node);
+      if (!b || !entry) return notFound(reply);
+      return { hostname: entry.node.hostname, ...envelope(ctx, b, req.query, entry.share) };
     },
   );
 };

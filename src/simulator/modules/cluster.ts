@@ -154,6 +154,7 @@ export function storageTotals(ctx: SimContext, entries: ReadonlyArray<Record<str
 export const clusterModule: SimModule = (app, ctx) => {
   app.get('/pools', async () => ({
     ...fixture<Record<string, unknown>>('pools/goxdcr-8.0.0-21113.json'),
+    implementationVersion: ctx.options.profile.fullVersion,
     uuid: CLUSTER_UUID,
   }));
 
@@ -165,6 +166,7 @@ export const clusterModule: SimModule = (app, ctx) => {
     return {
       ...t,
       clusterName: 'cbsim',
+      clusterCompatibility: ctx.options.profile.clusterCompatibility,
       bucketNames: ctx.buckets.map((b) => ({ bucketName: b.name, uuid: b.uuid })),
       nodes: entries,
       storageTotals: storageTotals(ctx, entries),

@@ -9,7 +9,8 @@ import { collectionsModule } from './collections.js';
 import { rebalanceModule } from './rebalance.js';
 import { searchModule } from './search.js';
 import { securityModule } from './security.js';
+import { statsRangeModule } from './stats-range.js';
 import { tasksModule } from './tasks.js';
 import { xdcrModule } from './xdcr.js';
 
-export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule, xdcrModule];
+export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule, xdcrModule, statsRangeModule];

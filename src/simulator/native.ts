@@ -1,0 +1,296 @@
+/**
+ * The native statistics of a simulated 7.0+ node: what its own Prometheus would have scraped from its
+ * services (kv, ns_server, xdcr), built from the SAME model as the legacy envelopes (modules/buckets.ts and
+ * modules/xdcr.ts), so the same underlying counter gives the same value through either path.
+ *
+ * Names, types and labels: the 8.0 metadata files (test/fixtures/couchbase/native/), the XDCR cross
+ * reference and ns_server's stat_names_mappings.erl (how 7.x answers a legacy stat from native metrics).
+ *
+ * Counters. The envelope serves a legacy counter as its per-second rate r(t) at whole seconds. Its native
+ * counter is the running sum of those rates: C(s) = base + r(o+1 s) + … + r(s) over the whole seconds since
+ * the node's Prometheus began (o = 10 minutes before the simulator started), so for whole seconds a < b,
+ * C(b) - C(a) equals the sum of the envelope's 1-second samples stamped a+1 … b, and the rate 7.x derives
+ * over a window equals the mean of the envelope samples in it. Gauges are the envelope's values, with the
+ * unit of the native name (seconds for ms, a 0-1 ratio for a percentage). Per node: additive stats are
+ * split with the shares of the per-node envelope (bucketNodeShares), ratios and ages are repeated.
+ *
+ * Sampling. Each node's Prometheus scrapes every 10 s (Couchbase's default), at whole multiples of 10 s of
+ * the simulated clock, from o up to now; nothing exists before o. XDCR stats are goxdcr's own cumulative
+ * counts and gauges, per node as its envelope's nodeStats give them.
+ *
+ * Legacy stats with no native counterpart here (they stay envelope-only; NATIVE_SKIPPED says why).
+ */
+import { fixture } from './fixtures.js';
+import { bucketNodeShares, bucketStatAdditive, bucketStatGen } from './modules/buckets.js';
+import { xdcrSimReplications } from './modules/xdcr.js';
+import type { SimBucket, SimContext, SimNode } from './types.js';
+
+/** Seconds between two scrapes of a node's Prometheus. */
+export const SCRAPE_SECONDS = 10;
+/** Seconds of history a node's Prometheus holds before the simulator started. */
+export const HISTORY_SECONDS = 600;
+
+export type NativeType = 'counter' | 'gauge';
+
+/** One native time series of one node. */
+export interface NativeSeries {
+  readonly name: string;
+  /** Labels as the node's /metrics exposes them (no `instance`/`job`: the scraper adds those). */
+  readonly labels: Readonly<Record<string, string>>;
+  /** The service that exposes it, the `instance` label in the range API's answers. */
+  readonly instance: 'kv' | 'ns_server' | 'xdcr';
+  /** The type of the 8.0 metadata (`# TYPE`). */
+  readonly type: NativeType;
+  readonly help: string;
+  /** The value at a whole simulated second, or undefined when the node had none then. */
+  at(sec: number): number | undefined;
+}
+
+interface KvDef {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** The legacy stat of the model it comes from. */
+  readonly from: string;
+  /** `rate`: the legacy stat is the per-second rate of this cumulative count; `gauge`: the value itself. */
+  readonly mode: 'rate' | 'gauge';
+  /** Native = legacy × scale (gauges only). */
+  readonly scale?: number;
+  readonly instance?: 'kv' | 'ns_server';
+}
+
+/**
+ * Legacy bucket stat → native metric, as stat_names_mappings.erl / kv_stats_mappings answer the legacy name
+ * on 7.x (`rate` entries: the legacy value is rate() of the native one). Type and help come from the 8.0
+ * metadata (it calls several cumulative counts `gauge`; ns_server still applies rate() to them).
+ */
+export const NATIVE_KV: readonly KvDef[] = [
+  { name: 'kv_ops', labels: { op: 'get', result: 'hit' }, from: 'get_hits', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'get', result: 'miss' }, from: 'get_misses', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'set' }, from: 'cmd_set', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'set_meta' }, from: 'xdc_ops', mode: 'rate' },
+  { name: 'kv_cmd_lookup', from: 'cmd_lookup', mode: 'rate' },
+  { name: 'kv_ep_bg_fetched', from: 'ep_bg_fetched', mode: 'rate' },
+  { name: 'kv_read_bytes', from: 'bytes_read', mode: 'rate' },
+  { name: 'kv_written_bytes', from: 'bytes_written', mode: 'rate' },
+  { name: 'kv_ep_tmp_oom_errors', from: 'ep_tmp_oom_errors', mode: 'rate' },
+  { name: 'kv_vb_ops_create', labels: { state: 'active' }, from: 'vb_active_ops_create', mode: 'rate' },
+  { name: 'kv_vb_ops_update', labels: { state: 'active' }, from: 'vb_active_ops_update', mode: 'rate' },
+  { name: 'kv_ep_diskqueue_fill', from: 'ep_diskqueue_fill', mode: 'rate' },
+  { name: 'kv_ep_diskqueue_drain', from: 'ep_diskqueue_drain', mode: 'rate' },
+  { name: 'kv_ep_num_value_ejects', from: 'ep_num_value_ejects', mode: 'rate' },
+  { name: 'kv_vb_queue_fill', labels: { state: 'active' }, from: 'vb_active_queue_fill', mode: 'rate' },
+  { name: 'kv_vb_eject', labels: { state: 'active' }, from: 'vb_active_eject', mode: 'rate' },
+  { name: 'kv_mem_used_bytes', from: 'mem_used', mode: 'gauge' },
+  { name: 'kv_ep_key_value_size_bytes', from: 'ep_kv_size', mode: 'gauge' },
+  { name: 'kv_ep_meta_data_memory_bytes', from: 'ep_meta_data_memory', mode: 'gauge' },
+  { name: 'kv_total_memory_overhead_bytes', from: 'ep_overhead', mode: 'gauge' },
+  { name: 'kv_ep_max_size', from: 'ep_max_size', mode: 'gauge' },
+  { name: 'kv_ep_mem_high_wat', from: 'ep_mem_high_wat', mode: 'gauge' },
+  { name: 'kv_ep_mem_low_wat', from: 'ep_mem_low_wat', mode: 'gauge' },
+  { name: 'kv_curr_items', from: 'curr_items', mode: 'gauge' },
+  { name: 'kv_curr_items_tot', from: 'curr_items_tot', mode: 'gauge' },
+  { name: 'kv_vb_curr_items', labels: { state: 'replica' }, from: 'vb_replica_curr_items', mode: 'gauge' },
+  { name: 'kv_vb_num_non_resident', labels: { state: 'active' }, from: 'vb_active_num_non_resident', mode: 'gauge' },
+  { name: 'kv_vb_num_non_resident', labels: { state: 'replica' }, from: 'vb_replica_num_non_resident', mode: 'gauge' },
+  { name: 'kv_ep_num_non_resident', from: 'ep_num_non_resident', mode: 'gauge' },
+  { name: 'kv_ep_vb_total', from: 'ep_vb_total', mode: 'gauge' },
+  { name: 'kv_ep_oom_errors', from: 'ep_oom_errors', mode: 'gauge' },
+  { name: 'kv_ep_queue_size', from: 'ep_queue_size', mode: 'gauge' },
+  { name: 'kv_ep_flusher_todo', from: 'ep_flusher_todo', mode: 'gauge' },
+  { name: 'kv_ep_diskqueue_items', from: 'ep_diskqueue_items', mode: 'gauge' },
+  { name: 'kv_vb_queue_size', labels: { state: 'active' }, from: 'vb_active_queue_size', mode: 'gauge' },
+  { name: 'kv_vb_queue_age_seconds', labels: { state: 'active' }, from: 'vb_active_queue_age', mode: 'gauge', scale: 1 / 1000 },
+  { name: 'kv_ep_db_data_size_bytes', from: 'couch_docs_data_size', mode: 'gauge' },
+  { name: 'kv_ep_db_file_size_bytes', from: 'couch_docs_disk_size', mode: 'gauge' },
+  { name: 'kv_vb_perc_mem_resident_ratio', labels: { state: 'active' }, from: 'vb_active_resident_items_ratio', mode: 'gauge', scale: 1 / 100 },
+  { name: 'kv_vb_perc_mem_resident_ratio', labels: { state: 'replica' }, from: 'vb_replica_resident_items_ratio', mode: 'gauge', scale: 1 / 100 },
+  { name: 'kv_ep_item_commit_failed', from: 'ep_item_commit_failed', mode: 'gauge' },
+  { name: 'kv_ep_data_read_failed', from: 'ep_data_read_failed', mode: 'gauge' },
+  { name: 'kv_ep_data_write_failed', from: 'ep_data_write_failed', mode: 'gauge' },
+  { name: 'couch_docs_actual_disk_size', from: 'couch_docs_actual_disk_size', mode: 'gauge', instance: 'ns_server' },
+  { name: 'couch_views_actual_disk_size', from: 'couch_views_actual_disk_size', mode: 'gauge', instance: 'ns_server' },
+];
+
+interface XdcrDef {
+  readonly name: string;
+  readonly from: string;
+  readonly scale?: number;
+  /** 8.0's metadata no longer lists it: served by 7.x profiles only. */
+  readonly before8?: boolean;
+}
+
+/** Legacy per-replication XDCR stat → native goxdcr metric (xdcr_cross_reference.csv; latencies ms → s). */
+export const NATIVE_XDCR: readonly XdcrDef[] = [
+  { name: 'xdcr_changes_left_total', from: 'changes_left' },
+  { name: 'xdcr_docs_written_total', from: 'docs_written' },
+  { name: 'xdcr_docs_processed_total', from: 'docs_processed' },
+  { name: 'xdcr_docs_checked_total', from: 'docs_checked' },
+  { name: 'xdcr_docs_received_from_dcp_total', from: 'docs_received_from_dcp' },
+  { name: 'xdcr_docs_opt_repd_total', from: 'docs_opt_repd' },
+  { name: 'xdcr_docs_failed_cr_source_total', from: 'docs_failed_cr_source' },
+  { name: 'xdcr_docs_filtered_total', from: 'docs_filtered' },
+  { name: 'xdcr_num_checkpoints_total', from: 'num_checkpoints' },
+  { name: 'xdcr_num_failedckpts_total', from: 'num_failedckpts' },
+  { name: 'xdcr_data_replicated_bytes', from: 'data_replicated' },
+  { name: 'xdcr_docs_rep_queue_total', from: 'docs_rep_queue', before8: true },
+  { name: 'xdcr_size_rep_queue_bytes', from: 'size_rep_queue' },
+  { name: 'xdcr_wtavg_docs_latency_seconds', from: 'wtavg_docs_latency', scale: 1 / 1000 },
+  { name: 'xdcr_wtavg_meta_latency_seconds', from: 'wtavg_meta_latency', scale: 1 / 1000 },
+  { name: 'xdcr_time_committing_seconds', from: 'time_committing', scale: 1 / 1000 },
+];
+
+/** Legacy stats the simulator serves whose native side it does not model, and why. */
+export const NATIVE_SKIPPED: Readonly<Record<string, string>> = {
+  'curr_connections': 'kv_curr_connections is one value per node for every bucket; the simulator models it per bucket',
+  'hit_ratio, ep_cache_miss_rate, ep_resident_items_rate': 'ns_server derives them from several native metrics; their parts are served',
+  'avg_bg_wait_time, avg_disk_update_time, avg_disk_commit_time, bg_wait_*, disk_update_*, disk_commit_*': 'native histograms (kv_bg_wait_seconds, kv_disk_seconds): not modelled',
+  'cpu_*, mem_*, swap_*, allocstall, rest_requests, hibernated_*': 'host stats (sys_*, cm_*): the envelope draws them per bucket, a node has one value',
+  'incr_*, decr_*, delete_*, cas_*, evictions, ep_num_ops_*': 'kv_ops{op="incr|decr|delete|…"}: the model does not count them inside `ops`, so serving them would break ops = lookups + sets',
+  'ep_dcp_*': 'kv_dcp_* per connection_type: not modelled',
+  'vb_pending_*, vb_replica_* rates and queues, vb_avg_*, ep_tap_*, couch_views_*/couch_spatial_* except the actual disk size, couch_*_fragmentation, replication_*': 'no native metric in 8.0, or derived by ns_server',
+  'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage, meta_latency_wt': '7.x derives them with rate() from the counters above; the simulator models them on their own',
+};
+
+interface MetaEntry {
+  type?: string;
+  help?: string;
+}
+
+let metaCache: Map<string, MetaEntry> | undefined;
+
+/** Type and help of a native name, from the 8.0 metadata files (kv, goxdcr, cluster manager). */
+function meta(name: string): { type: NativeType; help: string } {
+  if (!metaCache) {
+    metaCache = new Map();
+    for (const f of ['kv', 'goxdcr', 'cm']) {
+      for (const [k, v] of Object.entries(fixture<Record<string, MetaEntry>>(`native/8.0-${f}_metrics_metadata.json`))) metaCache.set(k, v);
+    }
+  }
+  const m = metaCache.get(name);
+  return { type: m?.type === 'counter' ? 'counter' : 'gauge', help: m?.help ?? `${name} (a 7.x name the 8.0 metadata no longer lists)` };
+}
+
+function originSec(ctx: SimContext): number {
+  return Math.floor(ctx.startedAt / 1000 / SCRAPE_SECONDS) * SCRAPE_SECONDS - HISTORY_SECONDS;
+}
+
+type Gen = (t: number) => number;
+
+/** Running sum of a per-second rate over whole seconds since `origin`, with a checkpoint at every scrape. */
+class Integrator {
+  private readonly checkpoints: number[] = [];
+  constructor(
+    private readonly gen: Gen,
+    private readonly origin: number,
+  ) {
+    // A node that has run for a day at the rate of its first second: counters are large, as real ones are.
+    this.checkpoints.push(Math.max(0, gen(origin * 1000)) * 86_400);
+  }
+
+  total(sec: number): number {
+    const k = Math.floor((sec - this.origin) / SCRAPE_SECONDS);
+    while (this.checkpoints.length <= k) {
+      const i = this.checkpoints.length - 1;
+      const from = this.origin + i * SCRAPE_SECONDS;
+      this.checkpoints.push(this.sum(from, from + SCRAPE_SECONDS, this.checkpoints[i] as number));
+    }
+    return this.sum(this.origin + k * SCRAPE_SECONDS, sec, this.checkpoints[k] as number);
+  }
+
+  private sum(from: number, to: number, acc: number): number {
+    for (let s = from + 1; s <= to; s++) acc += this.gen(s * 1000);
+    return acc;
+  }
+}
+
+function integrator(ctx: SimContext, gen: Gen): Integrator {
+  const cache = ctx.area('native.integrators', () => new WeakMap<Gen, Integrator>());
+  let i = cache.get(gen);
+  if (!i) {
+    i = new Integrator(gen, originSec(ctx));
+    cache.set(gen, i);
+  }
+  return i;
+}
+
+/** The latest whole second a node's Prometheus holds a scrape for, and the first. */
+export function nativeWindow(ctx: SimContext): { first: number; last: number } {
+  const nowSec = Math.floor(ctx.now() / 1000);
+  return { first: originSec(ctx), last: Math.floor(nowSec / SCRAPE_SECONDS) * SCRAPE_SECONDS };
+}
+
+function kvSeries(ctx: SimContext, bucket: SimBucket, share: number, def: KvDef): NativeSeries {
+  const gen = bucketStatGen(ctx, bucket, def.from);
+  const k = bucketStatAdditive(def.from) ? share : 1;
+  const scale = def.scale ?? 1;
+  const first = originSec(ctx);
+  const at =
+    def.mode === 'rate'
+      ? (sec: number): number | undefined => (sec < first ? undefined : integrator(ctx, gen).total(sec) * k)
+      : (sec: number): number | undefined => (sec < first ? undefined : gen(sec * 1000) * k * scale);
+  return { name: def.name, labels: { bucket: bucket.name, ...(def.labels ?? {}) }, instance: def.instance ?? 'kv', ...meta(def.name), at };
+}
+
+interface SeriesCache {
+  sig: string;
+  bucketKnob: unknown;
+  xdcrKnob: unknown;
+  byNode: Map<string, { all: NativeSeries[]; byName: Map<string, NativeSeries[]> }>;
+}
+
+/**
+ * Every native series of one node, and the same indexed by name: built once per cluster shape (buckets,
+ * data nodes, the value knobs), so a batch of queries over a large cluster does not rebuild them.
+ */
+export function nodeNativeIndex(ctx: SimContext, node: SimNode): { all: NativeSeries[]; byName: Map<string, NativeSeries[]> } {
+  const sig = `${ctx.buckets.map((b) => `${b.name}\u0000${b.uuid}\u0000${b.bucketType}`).join('\n')}|${bucketNodeShares(ctx)
+    .map((s) => s.node.hostname)
+    .join(',')}`;
+  const cache = ctx.area<SeriesCache>('native.series', () => ({ sig: '', bucketKnob: undefined, xdcrKnob: undefined, byNode: new Map() }));
+  const bucketKnob = ctx.options.knobs.bucketStatValues;
+  const xdcrKnob = ctx.options.knobs.xdcrStatValues;
+  if (cache.sig !== sig || cache.bucketKnob !== bucketKnob || cache.xdcrKnob !== xdcrKnob) {
+    Object.assign(cache, { sig, bucketKnob, xdcrKnob });
+    cache.byNode.clear();
+  }
+  let entry = cache.byNode.get(node.hostname);
+  if (!entry) {
+    const all = nodeNativeSeries(ctx, node);
+    const byName = new Map<string, NativeSeries[]>();
+    for (const s of all) (byName.get(s.name) ?? byName.set(s.name, []).get(s.name))?.push(s);
+    entry = { all, byName };
+    cache.byNode.set(node.hostname, entry);
+  }
+  return entry;
+}
+
+/** Every native series of one node (kv and xdcr on data nodes; none on the others). */
+export function nodeNativeSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
+  const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === node.hostname);
+  if (!entry) return [];
+  const out: NativeSeries[] = [];
+  for (const b of ctx.buckets) {
+    if (b.bucketType === 'memcached') continue;
+    for (const def of NATIVE_KV) out.push(kvSeries(ctx, b, entry.share, def));
+  }
+  const first = originSec(ctx);
+  const override = ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined;
+  const pre8 = ctx.options.profile.major < 8;
+  for (const rep of xdcrSimReplications(ctx)) {
+    if (!ctx.buckets.some((b) => b.name === rep.source)) continue;
+    const labels = { sourceBucketName: rep.source, targetClusterUUID: rep.remote.uuid, targetBucketName: rep.target, pipelineType: 'Main' };
+    for (const def of NATIVE_XDCR) {
+      if (def.before8 && !pre8) continue;
+      const scale = def.scale ?? 1;
+      const o = override?.[def.from];
+      const at = (sec: number): number | undefined => {
+        if (sec < first) return undefined;
+        const t = sec * 1000;
+        const v = o ? o(t, node.hostname) : rep.stat(def.from, node.hostname, t);
+        return v === undefined ? undefined : v * scale;
+      };
+      out.push({ name: def.name, labels, instance: 'xdcr', ...meta(def.name), at });
+    }
+  }
+  return out;
+}

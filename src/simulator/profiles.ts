@@ -1,0 +1,35 @@
+/**
+ * Cluster profiles by Couchbase Server version. A profile decides what the simulator reports as its version
+ * (/pools `implementationVersion`, /pools/default `clusterCompatibility`, each node's `version`) and which
+ * statistics APIs it answers: before 7.0 only the legacy envelopes (the range API and /metrics answer 404, as
+ * a 6.x cluster manager does); 7.0+ also GET/POST /pools/default/stats/range and each node's native /metrics;
+ * 7.2.1+ also GET /prometheus_sd_config. Builds: those of real releases the fixtures or the release notes name.
+ */
+import type { SimProfile } from './types.js';
+
+const BUILDS: Readonly<Record<string, string>> = {
+  '6.6.5': '10080',
+  '7.0.5': '7658',
+  '7.1.6': '3955',
+  '7.2.4': '7070',
+  '7.6.5': '5706',
+  '8.0.0': '21113',
+};
+
+export const DEFAULT_VERSION = '7.6.5';
+
+/** The profile of version `X.Y.Z` (throws on anything else: a test that mistypes a version should fail). */
+export function simProfile(version: string = DEFAULT_VERSION): SimProfile {
+  const m = /^(\d+)\.(\d+)\.(\d+)$/.exec(version);
+  if (!m) throw new Error(`simulator: version must be X.Y.Z, got ${JSON.stringify(version)}`);
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const atLeast = (a: number, b: number, c: number): boolean => major > a || (major === a && (minor > b || (minor === b && patch >= c)));
+  return {
+    version,
+    fullVersion: `${version}-${BUILDS[version] ?? '0000'}-enterprise`,
+    clusterCompatibility: major * 0x10000 + minor,
+    rangeApi: atLeast(7, 0, 0),
+    prometheusSd: atLeast(7, 2, 1),
+    major,
+  };
+}

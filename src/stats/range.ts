@@ -1,0 +1,462 @@
+/**
+ * The range source: statistics of Couchbase 7.0+ from `POST /pools/default/stats/range`, batched, turned into the
+ * same sample arrays the envelopes give, so that the collectors' rules apply unchanged.
+ *
+ * Requests: one query per native series name that the mapping table (native-map.ts) reads, with no bucket or
+ * replication matcher (the answer holds every bucket or replication; items are told apart by their labels), no
+ * `applyFunctions` (raw values: a rate is computed here, exactly, from the counter) and no `nodesAggregation` (one
+ * series per node: per-node families come from the same answer, and a counter reset on one node is seen as such).
+ * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats take ⌈metrics / 32⌉ = 2 requests per poll and
+ * the XDCR stats 1, whatever the number of buckets, nodes and replications (the envelopes need one request per
+ * bucket, per bucket and node with per_node, and per replication and stat).
+ *
+ * Window: from a little before the newest point of the previous answer (RANGE_SLACK_SECONDS, at least two steps)
+ * to now, `step` 10 s (the native scrape interval). Each point is the latest scraped value at that instant.
+ *
+ * Values (per native series, i.e. per node and label set):
+ * - a level is the newest point;
+ * - a rate is the increase of the counter from the newest point of the previous answer to the newest point of
+ *   this one, over the time between them: consecutive polls' increases add up to the counter's whole increase, so
+ *   no increment is lost or counted twice (unlike an `irate` over the last two points). A decrease between two
+ *   points is a counter reset (a restarted node or pipeline): the increase after it counts from 0. The first poll
+ *   (no previous answer) counts the points of its window. An answer with no point newer than the previous one
+ *   (stalled statistics, or the node's clock stepped back) gives no rate, and a step back starts afresh.
+ * - ratios are computed from the summed parts (over nodes for the bucket-wide value), never by summing ratios.
+ * The values are put into the legacy stat's unit (`legacyFactor`) and handed to the collectors as a one-sample
+ * envelope whose timestamp is the newest point's time: the collectors' staleness, stall and scale rules apply as
+ * for an envelope.
+ *
+ * Failures: an entry of a query's `errors` (a node that did not answer) removes that metric's values on that node,
+ * and so every value that needs them (on that node, and the bucket-wide sums): counted as one item error each. A
+ * POST that fails removes the values of its metrics. 404, 405 and 403 on the endpoint mean the cluster (or a
+ * proxy in front of it) does not offer the range API: RangeUnavailableError, which `auto` answers by falling back
+ * to the envelopes (source.ts).
+ */
+import { CbwError } from '../errors.js';
+import type { CollectContext } from '../collectors/types.js';
+import type { CollectorName } from '../config/schema.js';
+import { uncheckedArray } from '../couchbase/unchecked.js';
+import { KV_BUCKET_LABEL, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
+import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
+
+export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
+/** Queries per POST: the bound on one request's body and answer (the answer grows with buckets × nodes). */
+export const MAX_QUERIES_PER_REQUEST = 32;
+/** The native metrics are scraped every 10 s by default; a finer step only repeats points. */
+export const RANGE_STEP_SECONDS = 10;
+/** How far before the previous newest point the next window starts. */
+export const RANGE_SLACK_SECONDS = 2 * RANGE_STEP_SECONDS;
+/** The longest window asked (after a long gap, e.g. polls that failed): the range API keeps more, but a rate over an hour says little of now. */
+export const MAX_WINDOW_SECONDS = 3600;
+
+/** The endpoint is not there (404, 405) or not allowed (403): the cluster, or a proxy in front of it, does not offer it. */
+export class RangeUnavailableError extends CbwError {
+  readonly status: number;
+  constructor(status: number) {
+    super('CBW_ERR_HTTP', `POST ${STATS_RANGE_ROUTE} answered ${status}: the range API is not available on this cluster (or a proxy in front of it refuses it)`);
+    this.status = status;
+  }
+}
+
+export interface RangeQuery {
+  readonly metric: ReadonlyArray<{ readonly label: string; readonly value: string; readonly operator?: string }>;
+  readonly start: number;
+  readonly step: number;
+}
+
+/** One query per metric name, with the extra matchers (e.g. pipelineType) every row of that metric shares. */
+export function buildQueries(metrics: readonly string[], extra: Readonly<Record<string, string>>, windowSeconds: number): RangeQuery[] {
+  const start = -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
+  return metrics.map((name) => ({
+    metric: [{ label: 'name', value: name }, ...Object.entries(extra).map(([label, value]) => ({ label, value }))],
+    start,
+    step: RANGE_STEP_SECONDS,
+  }));
+}
+
+export function chunk<T>(xs: readonly T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
+  return out;
+}
+
+export interface Point {
+  /** Epoch ms. */
+  readonly t: number;
+  readonly v: number;
+}
+
+export interface RangeSeries {
+  readonly metric: string;
+  readonly node: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** Oldest first. */
+  readonly points: readonly Point[];
+}
+
+export interface QueryResult {
+  readonly metric: string;
+  readonly series: RangeSeries[];
+  /** Nodes whose answer is missing (`errors` entries); '*' when the entry names none. */
+  readonly erroredNodes: Set<string>;
+  readonly errors: string[];
+}
+
+const answerSchema = uncheckedArray();
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** One query's answer (`{data, errors}`) → series. Pure; odd entries are skipped. */
+export function parseQueryAnswer(metric: string, raw: unknown): QueryResult {
+  const out: QueryResult = { metric, series: [], erroredNodes: new Set(), errors: [] };
+  if (raw === null || typeof raw !== 'object') {
+    out.erroredNodes.add('*');
+    out.errors.push('answer is not an object');
+    return out;
+  }
+  const r = raw as { data?: unknown; errors?: unknown };
+  if (Array.isArray(r.errors)) {
+    for (const e of r.errors as unknown[]) {
+      const node = e !== null && typeof e === 'object' ? str((e as { node?: unknown }).node) : undefined;
+      out.erroredNodes.add(node ?? '*');
+      const why = e !== null && typeof e === 'object' ? (e as { error?: unknown }).error : e;
+      out.errors.push(`${node ?? 'cluster'}: ${typeof why === 'string' ? why : JSON.stringify(why) ?? 'error'}`);
+    }
+  }
+  if (!Array.isArray(r.data)) {
+    if (out.errors.length === 0) {
+      out.erroredNodes.add('*');
+      out.errors.push('answer has no data array');
+    }
+    return out;
+  }
+  for (const d of r.data as unknown[]) {
+    if (d === null || typeof d !== 'object') continue;
+    const m = (d as { metric?: unknown }).metric;
+    const values = (d as { values?: unknown }).values;
+    if (m === null || typeof m !== 'object' || !Array.isArray(values)) continue;
+    const labels: Record<string, string> = {};
+    let node: string | undefined;
+    for (const [k, v] of Object.entries(m as Record<string, unknown>)) {
+      if (k === 'nodes') {
+        if (Array.isArray(v) && v.length === 1 && typeof v[0] === 'string') node = v[0];
+      } else if (typeof v === 'string') labels[k] = v;
+    }
+    // A series of several nodes is an aggregate (never asked for): not a node's value.
+    if (node === undefined) continue;
+    const points: Point[] = [];
+    for (const p of values as unknown[]) {
+      if (!Array.isArray(p) || p.length < 2) continue;
+      const t = typeof p[0] === 'number' ? p[0] : Number(p[0]);
+      const v = typeof p[1] === 'number' ? p[1] : typeof p[1] === 'string' ? Number(p[1]) : Number.NaN;
+      if (Number.isFinite(t) && Number.isFinite(v)) points.push({ t: t * 1000, v });
+    }
+    if (points.length === 0) continue;
+    points.sort((a, b) => a.t - b.t);
+    out.series.push({ metric, node, labels, points });
+  }
+  return out;
+}
+
+/** The previous newest point of each native series (node, metric, labels), kept between polls. */
+export type CounterMemo = Map<string, Point>;
+
+export function seriesKey(s: Pick<RangeSeries, 'metric' | 'node' | 'labels'>): string {
+  const l = Object.keys(s.labels)
+    .sort()
+    .map((k) => `${k}=${s.labels[k] ?? ''}`)
+    .join(',');
+  return `${s.node}\u0000${s.metric}\u0000${l}`;
+}
+
+/** What one native series gives this poll. */
+export interface SeriesValue {
+  /** The newest point. */
+  readonly newest: Point;
+  /** Increase since the previous newest point (resets counted from 0), and the seconds it spans; absent when not known. */
+  readonly inc?: number;
+  readonly secs?: number;
+}
+
+/**
+ * Pure. The newest value of a series and, when the previous newest point is known (else: from the window's first
+ * point), the exact increase since then. `prev` newer than this answer's newest: a clock step back, nothing known.
+ */
+export function seriesValue(points: readonly Point[], prev: Point | undefined): SeriesValue | undefined {
+  const newest = points[points.length - 1];
+  if (newest === undefined) return undefined;
+  if (prev !== undefined && newest.t <= prev.t) return { newest };
+  let base = prev;
+  let i = 0;
+  if (base === undefined) {
+    base = points[0];
+    i = 1;
+  } else {
+    while (i < points.length && (points[i] as Point).t <= base.t) i++;
+  }
+  if (base === undefined || i >= points.length) return { newest };
+  let inc = 0;
+  let last = base.v;
+  for (; i < points.length; i++) {
+    const v = (points[i] as Point).v;
+    inc += v >= last ? v - last : v;
+    last = v;
+  }
+  const secs = (newest.t - base.t) / 1000;
+  return secs > 0 ? { newest, inc, secs } : { newest };
+}
+
+function matches(labels: Readonly<Record<string, string>>, m: Matchers): boolean {
+  for (const [k, want] of Object.entries(m)) {
+    const have = labels[k];
+    if (have === undefined) return false;
+    if (typeof want === 'string' ? have !== want : !want.includes(have)) return false;
+  }
+  return true;
+}
+
+/** Per item (a bucket, a replication) and node: the values of every native series of the answer. */
+interface Cell {
+  /** Per index of the metric in `metricIndex`: the values of its series on this node. */
+  readonly values: Map<string, Array<{ labels: Readonly<Record<string, string>>; value: SeriesValue }>>;
+  newest: number;
+}
+
+export interface RangeItems {
+  /** item → node → cell */
+  readonly items: Map<string, Map<string, Cell>>;
+  /** Series without the item label (kv rows with perBucket false): node → cell. */
+  readonly nodeWide: Map<string, Cell>;
+  /** metric → nodes whose answer is missing ('*': all). */
+  readonly errored: Map<string, Set<string>>;
+  /** Every node seen. */
+  readonly nodes: Set<string>;
+}
+
+/**
+ * Group the answers' series by item and node, computing each series' value against the memo (which is replaced by
+ * this answer's newest points: series no longer answered are forgotten). Pure but for `memo`.
+ */
+export function groupSeries(results: readonly QueryResult[], itemOf: (labels: Readonly<Record<string, string>>) => string | undefined, memo: CounterMemo): RangeItems {
+  const items = new Map<string, Map<string, Cell>>();
+  const nodeWide = new Map<string, Cell>();
+  const errored = new Map<string, Set<string>>();
+  const nodes = new Set<string>();
+  const seen = new Set<string>();
+  const cellOf = (m: Map<string, Cell>, node: string): Cell => {
+    let c = m.get(node);
+    if (c === undefined) {
+      c = { values: new Map(), newest: 0 };
+      m.set(node, c);
+    }
+    return c;
+  };
+  for (const r of results) {
+    if (r.erroredNodes.size > 0) errored.set(r.metric, r.erroredNodes);
+    for (const s of r.series) {
+      nodes.add(s.node);
+      const key = seriesKey(s);
+      seen.add(key);
+      const value = seriesValue(s.points, memo.get(key));
+      if (value === undefined) continue;
+      memo.set(key, value.newest);
+      const item = itemOf(s.labels);
+      const cell = cellOf(item === undefined ? nodeWide : (items.get(item) ?? items.set(item, new Map()).get(item) as Map<string, Cell>), s.node);
+      let list = cell.values.get(s.metric);
+      if (list === undefined) {
+        list = [];
+        cell.values.set(s.metric, list);
+      }
+      list.push({ labels: s.labels, value });
+      if (value.newest.t > cell.newest) cell.newest = value.newest.t;
+    }
+  }
+  for (const k of [...memo.keys()]) if (!seen.has(k)) memo.delete(k);
+  return { items, nodeWide, errored, nodes };
+}
+
+/** The parts a row's value is made of, summed over the series (and nodes) it covers. */
+interface Parts {
+  level: number;
+  inc: number;
+  rate: number;
+  /** Some series matched. */
+  any: boolean;
+  /** Every matched series has an increase. */
+  allInc: boolean;
+}
+
+function emptyParts(): Parts {
+  return { level: 0, inc: 0, rate: 0, any: false, allInc: true };
+}
+
+function addSeries(p: Parts, cell: Cell | undefined, series: readonly NativeSeries[]): void {
+  if (cell === undefined) return;
+  for (const x of series) {
+    for (const { labels, value } of cell.values.get(x.metric) ?? []) {
+      if (!matches(labels, x.matchers)) continue;
+      p.any = true;
+      p.level += value.newest.v;
+      if (value.inc === undefined || value.secs === undefined) p.allInc = false;
+      else {
+        p.inc += value.inc;
+        p.rate += value.inc / value.secs;
+      }
+    }
+  }
+}
+
+function fromParts(row: NativeMapRow, num: Parts, den: Parts): number | undefined {
+  if (!num.any) return undefined;
+  switch (row.derive) {
+    case 'level':
+      return num.level;
+    case 'rate':
+      return num.allInc ? num.rate : undefined;
+    case 'increase_ratio':
+      return num.allInc && den.any && den.allInc && den.inc > 0 ? num.inc / den.inc : undefined;
+    case 'level_ratio':
+      return den.any && den.level > 0 ? num.level / den.level : undefined;
+    case 'complement_ratio':
+      return den.any && den.level > 0 ? 1 - num.level / den.level : undefined;
+  }
+}
+
+function rowMetrics(row: NativeMapRow): string[] {
+  return [...row.series, ...(row.denominator ?? [])].map((x) => x.metric);
+}
+
+function blocked(row: NativeMapRow, errored: RangeItems['errored'], node: string | undefined): boolean {
+  for (const m of rowMetrics(row)) {
+    const e = errored.get(m);
+    if (e === undefined) continue;
+    if (e.has('*') || node === undefined || e.has(node)) return true;
+  }
+  return false;
+}
+
+/** The value of a row for one item on one node (`node`), or over all its nodes (undefined), in the legacy stat's unit. */
+export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: string | undefined): number | undefined {
+  if (blocked(row, g.errored, node)) return undefined;
+  const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
+  if (cells === undefined) return undefined;
+  const num = emptyParts();
+  const den = emptyParts();
+  const which = node === undefined ? [...cells.values()] : [cells.get(node)];
+  for (const c of which) {
+    addSeries(num, c, row.series);
+    if (row.denominator) addSeries(den, c, row.denominator);
+  }
+  const v = fromParts(row, num, den);
+  return v === undefined ? undefined : v * row.legacyFactor;
+}
+
+/** The newest point's time (epoch ms) of an item, on one node or over all; undefined when it has none. */
+export function newestOf(g: RangeItems, item: string, node: string | undefined): number | undefined {
+  const cells = g.items.get(item);
+  if (cells === undefined) return undefined;
+  let t = 0;
+  for (const [n, c] of cells) if ((node === undefined || n === node) && c.newest > t) t = c.newest;
+  return t > 0 ? t : undefined;
+}
+
+/** The bucket a kv series belongs to; undefined for a per-node series. */
+export function kvItemOf(labels: Readonly<Record<string, string>>): string | undefined {
+  return labels[KV_BUCKET_LABEL];
+}
+
+/** `<remote uuid>/<source bucket>/<target bucket>`: the replication id of the tasks list. */
+export function xdcrItemOf(labels: Readonly<Record<string, string>>): string | undefined {
+  const u = labels[XDCR_NATIVE_LABELS.targetClusterUuid];
+  const sb = labels[XDCR_NATIVE_LABELS.sourceBucket];
+  const tb = labels[XDCR_NATIVE_LABELS.targetBucket];
+  return u === undefined || sb === undefined || tb === undefined ? undefined : `${u}/${sb}/${tb}`;
+}
+
+/** What the range source remembers per collector between polls (in ctx.state under RANGE_STATE_KEY). */
+export interface RangeState {
+  readonly memo: CounterMemo;
+  /** The newest point of the previous answer (epoch ms): where the next window starts. */
+  newest: number | undefined;
+}
+
+/** NUL-prefixed: forgetGone keeps it. */
+export const RANGE_STATE_KEY = '\u0000range';
+
+export function rangeStateOf(state: Map<string, unknown>): RangeState {
+  let s = state.get(RANGE_STATE_KEY) as RangeState | undefined;
+  if (s === undefined) {
+    s = { memo: new Map(), newest: undefined };
+    state.set(RANGE_STATE_KEY, s);
+  }
+  return s;
+}
+
+export interface RangeFetch {
+  readonly groups: RangeItems;
+  /** Requests made. */
+  readonly requests: number;
+}
+
+/**
+ * Ask the range API for every native metric of `rows`, in batches, and group the answer. Throws
+ * RangeUnavailableError on 404/405/403, and the first error when every request failed; a request that fails when
+ * others did not costs its metrics (an item error each), never the poll.
+ */
+export async function fetchRange<N extends CollectorName>(
+  ctx: CollectContext<N>,
+  rows: readonly NativeMapRow[],
+  extra: Readonly<Record<string, string>>,
+  itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
+): Promise<RangeFetch> {
+  const st = rangeStateOf(ctx.state);
+  const now = ctx.now();
+  const intervalS = ctx.options.interval / 1000;
+  const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
+  const metrics = nativeMetricsOf(rows);
+  const batches = chunk(metrics, MAX_QUERIES_PER_REQUEST);
+  const settled = await Promise.allSettled(
+    batches.map(async (names) => {
+      const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answerSchema, {
+        method: 'POST',
+        json: buildQueries(names, extra, window),
+        allowStatus: [403, 404, 405],
+      });
+      if (res.status === 403 || res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
+      const data = res.data ?? [];
+      return names.map((name, i) => parseQueryAnswer(name, data[i]));
+    }),
+  );
+  const results: QueryResult[] = [];
+  let failed = 0;
+  let first: unknown;
+  settled.forEach((s, i) => {
+    if (s.status === 'fulfilled') {
+      results.push(...s.value);
+      return;
+    }
+    if (s.reason instanceof RangeUnavailableError) throw s.reason;
+    failed++;
+    first ??= s.reason;
+    for (const name of batches[i] ?? []) results.push({ metric: name, series: [], erroredNodes: new Set(['*']), errors: [] });
+    if (!ctx.signal.aborted) ctx.itemFailed(`range request (${(batches[i] ?? []).length} metrics)`, s.reason);
+  });
+  if (ctx.signal.aborted) throw ctx.signal.reason;
+  if (failed > 0 && failed === batches.length) throw first;
+  for (const r of results) {
+    for (const e of r.errors) {
+      // The entry's text comes from upstream: bounded here, and kept out of the brief a page may show.
+      const err = new CbwError('CBW_ERR_HTTP', `range API error for ${r.metric}: ${e.slice(0, 200)}`);
+      err.brief = `range API error for ${r.metric}`;
+      ctx.itemFailed(`range ${r.metric}`, err);
+    }
+  }
+  const groups = groupSeries(results, itemOf, st.memo);
+  let newest: number | undefined;
+  for (const cells of groups.items.values()) for (const c of cells.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
+  for (const c of groups.nodeWide.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
+  if (newest !== undefined) st.newest = newest;
+  return { groups, requests: batches.length };
+}
