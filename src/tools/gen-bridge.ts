@@ -9,15 +9,16 @@
  *                                           and credentials, cbwatch, both rule files)
  * - docs/native-metrics.md                  what each family is derived from, and that configuration
  *
- * Facts (names, types, labels, units) come from Couchbase's 8.0 metadata files
- * (test/fixtures/couchbase/native/, provenance in test/fixtures/couchbase/SOURCES.md) and from ns_server's
- * src/stat_names_mappings.erl (how Couchbase itself answers a pre-7.0 stat name on 7.0+: which native series, rate
- * or level, which label filter); test/tools/gen-bridge.test.ts checks every native name and type against the
- * metadata. Labels: the native series must carry `couchbase_cluster` and `node` (the node's host with the REST
+ * Which native series feed each family, and how (level, rate, ratio, unit scale), is the native-metric mapping
+ * table's row (src/stats/native-map.ts, shared with the range source; its provenance is there); this module only
+ * chooses the rows the dashboards and alerts need and writes them as PromQL (test/tools/gen-bridge.test.ts checks
+ * that choice against dashboards/ and the alerts, and the series against the 8.0 metadata). Labels: the native series must carry `couchbase_cluster` and `node` (the node's host with the REST
  * port 8091, as cbwatch's `node` label), which the scrape configuration below attaches by relabelling; every rule
  * aggregates `by` cbwatch's labels, so Prometheus's `job`/`instance` and Couchbase's own extra labels drop out.
  */
 import { allFamilies } from '../metrics/catalog.js';
+import { KV_BUCKET_LABEL, KV_ROW_BY_LEGACY, XDCR_NATIVE_LABELS, XDCR_ROW_BY_LEGACY } from '../stats/native-map.js';
+import type { NativeMapRow, NativeSeries } from '../stats/native-map.js';
 import { yamlText } from './gen-alerts.js';
 import type { Files } from './files.js';
 
@@ -25,146 +26,126 @@ import type { Files } from './files.js';
 export const DEFAULT_RATE_WINDOW = '2m';
 const WINDOW = '{{RATE_WINDOW}}';
 
-/** A native series a derivation reads, with its type as the 8.0 metadata file gives it. */
-export interface NativeUse {
-  readonly name: string;
-  /** `counter`/`gauge` as the metadata says (kv_ops and kv_ep_diskqueue_* are cumulative counts typed gauge). */
-  readonly type: 'counter' | 'gauge';
-  /** The metadata file (service) that lists it. */
-  readonly service: 'kv' | 'goxdcr';
-}
+/**
+ * The legacy stats bridged: every one behind a family the shipped dashboards and alerts read from `bucket_stats`
+ * or the stats part of `xdcr` (test/tools/gen-bridge.test.ts checks that against dashboards/ and the alerts).
+ * How each is derived, from which native series, is the mapping table's row (src/stats/native-map.ts).
+ */
+export const BRIDGED_KV: readonly string[] = [
+  'ops',
+  'cmd_get',
+  'cmd_set',
+  'curr_items',
+  'mem_used',
+  'ep_mem_high_wat',
+  'disk_write_queue',
+  'ep_diskqueue_fill',
+  'ep_diskqueue_drain',
+  'ep_bg_fetched',
+  'ep_tmp_oom_errors',
+  'ep_dcp_replica_items_remaining',
+  'vb_active_resident_items_ratio',
+  'ep_cache_miss_rate',
+];
+export const BRIDGED_XDCR: readonly string[] = ['changes_left', 'docs_rep_queue', 'rate_replicated', 'bandwidth_usage', 'wtavg_docs_latency', 'wtavg_meta_latency'];
 
 export interface BridgeRule {
-  /** The cbwatch family recorded. */
+  /** The family recorded (`couchbase_native:…` for an intermediate series). */
   readonly record: string;
   /** PromQL, `{{RATE_WINDOW}}` standing for the rate window. */
   readonly expr: string;
-  /** How Couchbase derives the legacy stat (docs). */
-  readonly from: string;
-  readonly natives: readonly NativeUse[];
+  /** The table row it comes from (none for the intermediate sums and joins). */
+  readonly row: NativeMapRow | undefined;
 }
 
-const KV_NODE = 'couchbase_cluster, bucket, node';
-const KV_BUCKET = 'couchbase_cluster, bucket';
+const KV_NODE = `couchbase_cluster, ${KV_BUCKET_LABEL}, node`;
+const KV_BUCKET = `couchbase_cluster, ${KV_BUCKET_LABEL}`;
 const XDCR_NODE = 'couchbase_cluster, node, source_bucket, target_cluster_uuid, target_bucket';
 
-const kv = (name: string, type: 'counter' | 'gauge'): NativeUse => ({ name, type, service: 'kv' });
-const xdcr = (name: string, type: 'counter' | 'gauge'): NativeUse => ({ name, type, service: 'goxdcr' });
-
 const sumBy = (by: string, e: string): string => `sum by (${by}) (${e})`;
-const rate = (sel: string): string => `rate(${sel}[${WINDOW}])`;
 
-/** Operations ns_server counts in the legacy `ops` stat besides kv_cmd_lookup (stat_names_mappings.erl). */
-const OPS_OPS = 'set|incr|decr|delete|del_meta|get_meta|set_meta|set_ret_meta|del_ret_meta';
-
-/** Per node and bucket, then per bucket (cluster-wide: the sum over the nodes, as Couchbase adds bucket stats). */
-function kvPair(stem: string, node: string, from: string, natives: readonly NativeUse[], bucket: 'sum' | false = 'sum'): BridgeRule[] {
-  const out: BridgeRule[] = [{ record: `couchbase_bucket_node_${stem}`, expr: node, from, natives }];
-  if (bucket === 'sum') out.push({ record: `couchbase_bucket_${stem}`, expr: sumBy(KV_BUCKET, `couchbase_bucket_node_${stem}`), from: `sum over the nodes of couchbase_bucket_node_${stem}`, natives: [] });
-  return out;
+/** `metric{matchers}`: a list of values is any of them. */
+export function selector(x: NativeSeries): string {
+  const m = Object.entries(x.matchers).map(([k, v]) => (typeof v === 'string' ? `${k}="${v}"` : `${k}=~"${v.join('|')}"`));
+  return m.length ? `${x.metric}{${m.join(', ')}}` : x.metric;
 }
 
-/** The KV (bucket_stats) half: per-node families first, each bucket-wide family summed from them. */
-export const KV_RULES: readonly BridgeRule[] = [
-  ...kvPair(
-    'ops_per_second',
-    // `or` keeps both sides (the kv_ops series carry `op`), so either may be absent, as in ns_server's query.
-    sumBy(KV_NODE, `${rate('kv_cmd_lookup')} or ${rate(`kv_ops{op=~"${OPS_OPS}"}`)}`),
-    `ops: rate of kv_cmd_lookup plus rate of kv_ops{op=~"${OPS_OPS}"}`,
-    [kv('kv_cmd_lookup', 'counter'), kv('kv_ops', 'gauge')],
-  ),
-  ...kvPair('cmd_get_per_second', sumBy(KV_NODE, rate('kv_ops{op="get"}')), 'cmd_get: rate of kv_ops{op="get"}', [kv('kv_ops', 'gauge')]),
-  ...kvPair('cmd_set_per_second', sumBy(KV_NODE, rate('kv_ops{op="set"}')), 'cmd_set: rate of kv_ops{op="set"}', [kv('kv_ops', 'gauge')]),
-  ...kvPair('curr_items', sumBy(KV_NODE, 'kv_curr_items'), 'curr_items: kv_curr_items', [kv('kv_curr_items', 'gauge')]),
-  ...kvPair('mem_used_bytes', sumBy(KV_NODE, 'kv_mem_used_bytes'), 'mem_used: kv_mem_used_bytes', [kv('kv_mem_used_bytes', 'gauge')]),
-  ...kvPair('ep_mem_high_wat_bytes', sumBy(KV_NODE, 'kv_ep_mem_high_wat'), 'ep_mem_high_wat: kv_ep_mem_high_wat (bytes)', [kv('kv_ep_mem_high_wat', 'gauge')]),
-  ...kvPair(
-    'disk_write_queue',
-    `${sumBy(KV_NODE, 'kv_ep_queue_size')}\n+ on (${KV_NODE})\n${sumBy(KV_NODE, 'kv_ep_flusher_todo')}`,
-    'disk_write_queue: kv_ep_queue_size + kv_ep_flusher_todo',
-    [kv('kv_ep_queue_size', 'gauge'), kv('kv_ep_flusher_todo', 'gauge')],
-  ),
-  ...kvPair('ep_diskqueue_fill_per_second', sumBy(KV_NODE, rate('kv_ep_diskqueue_fill')), 'ep_diskqueue_fill: rate of kv_ep_diskqueue_fill (a running total)', [kv('kv_ep_diskqueue_fill', 'gauge')]),
-  ...kvPair('ep_diskqueue_drain_per_second', sumBy(KV_NODE, rate('kv_ep_diskqueue_drain')), 'ep_diskqueue_drain: rate of kv_ep_diskqueue_drain (a running total)', [kv('kv_ep_diskqueue_drain', 'gauge')]),
-  ...kvPair('ep_bg_fetched_per_second', sumBy(KV_NODE, rate('kv_ep_bg_fetched')), 'ep_bg_fetched: rate of kv_ep_bg_fetched', [kv('kv_ep_bg_fetched', 'counter')]),
-  ...kvPair('ep_tmp_oom_errors_per_second', sumBy(KV_NODE, rate('kv_ep_tmp_oom_errors')), 'ep_tmp_oom_errors: rate of kv_ep_tmp_oom_errors', [kv('kv_ep_tmp_oom_errors', 'counter')]),
-  ...kvPair(
-    'ep_dcp_replica_items_remaining',
-    sumBy(KV_NODE, 'kv_dcp_items_remaining{connection_type="replication"}'),
-    'ep_dcp_replica_items_remaining: kv_dcp_items_remaining{connection_type="replication"}',
-    [kv('kv_dcp_items_remaining', 'gauge')],
-  ),
-  // Per node, Couchbase's own ratio; bucket-wide from its parts (a mean of the nodes' ratios would weigh a nearly
-  // empty node like a full one). No active item: no ratio (absent, never a made-up 100%).
-  {
-    record: 'couchbase_bucket_node_vb_active_resident_items_ratio',
-    expr: sumBy(KV_NODE, 'kv_vb_perc_mem_resident_ratio{state="active"}'),
-    from: 'vb_active_resident_items_ratio: kv_vb_perc_mem_resident_ratio{state="active"} (a ratio 0-1)',
-    natives: [kv('kv_vb_perc_mem_resident_ratio', 'gauge')],
-  },
-  {
-    record: 'couchbase_bucket_vb_active_resident_items_ratio',
-    expr: `1 - ${sumBy(KV_BUCKET, 'kv_vb_num_non_resident{state="active"}')}\n/ (${sumBy(KV_BUCKET, 'kv_vb_curr_items{state="active"}')} > 0)`,
-    from: '1 - kv_vb_num_non_resident{state="active"} / kv_vb_curr_items{state="active"}, each summed over the nodes',
-    natives: [kv('kv_vb_num_non_resident', 'gauge'), kv('kv_vb_curr_items', 'gauge')],
-  },
-  // ep_bg_fetched / cmd_get over the window; no get in the window: no ratio.
-  {
-    record: 'couchbase_bucket_ep_cache_miss_ratio',
-    expr: `${sumBy(KV_BUCKET, rate('kv_ep_bg_fetched'))}\n/ (${sumBy(KV_BUCKET, rate('kv_ops{op="get"}'))} > 0)`,
-    from: 'ep_cache_miss_rate / 100: rate of kv_ep_bg_fetched / rate of kv_ops{op="get"}, each summed over the nodes',
-    natives: [kv('kv_ep_bg_fetched', 'counter'), kv('kv_ops', 'gauge')],
-  },
-];
+/**
+ * The table's series of a row, each as a level or a rate over the window, as one vector to sum. Several series
+ * are each tagged with a label of their own first, so `or` keeps them all whatever their labels (a bare `or`
+ * would drop a series whose labels, the name aside, equal one before it).
+ */
+function union(series: readonly NativeSeries[], rate: boolean): string {
+  const one = (x: NativeSeries): string => (rate ? `rate(${selector(x)}[${WINDOW}])` : selector(x));
+  if (series.length === 1) return one(series[0] as NativeSeries);
+  return series.map((x, i) => `label_replace(${one(x)}, "cbwatch_part", "${i}", "", "")`).join(' or ');
+}
 
-/** A native XDCR series of the main pipeline, with cbwatch's replication labels. */
-function xdcrSel(e: string): string {
-  return sumBy(
-    XDCR_NODE,
-    `label_replace(label_replace(label_replace(${e}, "source_bucket", "$1", "sourceBucketName", "(.*)"), "target_cluster_uuid", "$1", "targetClusterUUID", "(.*)"), "target_bucket", "$1", "targetBucketName", "(.*)")`,
-  );
+/** XDCR: the native replication labels renamed to cbwatch's, before summing. */
+function xdcrLabels(e: string): string {
+  const { sourceBucket, targetClusterUuid, targetBucket } = XDCR_NATIVE_LABELS;
+  return `label_replace(label_replace(label_replace(${e}, "source_bucket", "$1", "${sourceBucket}", "(.*)"), "target_cluster_uuid", "$1", "${targetClusterUuid}", "(.*)"), "target_bucket", "$1", "${targetBucket}", "(.*)")`;
+}
+
+/** A row's derivation summed by `by` (`wrap` renames labels first). No denominator above 0: no ratio. */
+function derive(row: NativeMapRow, by: string, wrap: (e: string) => string = (e) => e): string {
+  const sum = (series: readonly NativeSeries[], rate: boolean): string => sumBy(by, wrap(union(series, rate)));
+  const den = (rate: boolean): string => `(${sum(row.denominator ?? [], rate)} > 0)`;
+  let e: string;
+  switch (row.derive) {
+    case 'level':
+      e = sum(row.series, false);
+      break;
+    case 'rate':
+      e = sum(row.series, true);
+      break;
+    case 'increase_ratio':
+      // increase(a)/increase(b) over one window equals rate(a)/rate(b).
+      e = `${sum(row.series, true)}\n/ ${den(true)}`;
+      break;
+    case 'level_ratio':
+      e = `${sum(row.series, false)}\n/ ${den(false)}`;
+      break;
+    case 'complement_ratio':
+      e = `1 - ${sum(row.series, false)}\n/ ${den(false)}`;
+      break;
+  }
+  return row.scale === 1 ? e : `(${e}) * ${row.scale}`;
+}
+
+function tableRow(map: ReadonlyMap<string, NativeMapRow>, legacy: string): NativeMapRow {
+  const row = map.get(legacy);
+  if (!row) throw new Error(`the native-metric mapping table (src/stats/native-map.ts) has no row for ${legacy}`);
+  if (!row.perBucket) throw new Error(`${legacy}: a per-node metric without a bucket label is not bridged`);
+  return row;
+}
+
+/** Per node, then bucket-wide: a sum over the nodes, except ratios, computed again from their summed parts. */
+function kvRules(legacy: string): BridgeRule[] {
+  const row = tableRow(KV_ROW_BY_LEGACY, legacy);
+  const node = row.family.replace(/^couchbase_bucket_/, 'couchbase_bucket_node_');
+  const summable = row.derive === 'level' || row.derive === 'rate';
+  return [
+    { record: node, expr: derive(row, KV_NODE), row },
+    { record: row.family, expr: summable ? sumBy(KV_BUCKET, node) : derive(row, KV_BUCKET), row },
+  ];
 }
 
 /** The remote cluster's name comes from cbwatch's `xdcr` collector (remote cluster references), not from Couchbase's series. */
 const NAMED = `* on (couchbase_cluster, target_cluster_uuid) group_left (target_cluster_name)\nmax by (couchbase_cluster, target_cluster_uuid, target_cluster_name) (couchbase_xdcr_remote_cluster_info)`;
 
-function xdcrPair(stem: string, expr: string, from: string, natives: readonly NativeUse[]): BridgeRule[] {
-  const inner = `couchbase_native:xdcr_${stem}:main`;
+/** Per node and replication (the table's rows select the main pipeline); the name joined in, or left out when unknown. */
+function xdcrRules(legacy: string): BridgeRule[] {
+  const row = tableRow(XDCR_ROW_BY_LEGACY, legacy);
+  const inner = `couchbase_native:${row.family.replace(/^couchbase_/, '')}:main`;
   return [
-    { record: inner, expr, from, natives },
-    {
-      record: `couchbase_xdcr_${stem}`,
-      expr: `${inner}\n${NAMED}\nor on (${XDCR_NODE})\n${inner}`,
-      from: `${inner} with target_cluster_name from couchbase_xdcr_remote_cluster_info (without it when the reference is gone)`,
-      natives: [],
-    },
+    { record: inner, expr: derive(row, XDCR_NODE, xdcrLabels), row },
+    { record: row.family, expr: `${inner}\n${NAMED}\nor on (${XDCR_NODE})\n${inner}`, row: undefined },
   ];
 }
 
-/** The XDCR half: the main pipeline (pipelineType="Main"), as cbwatch's per-node XDCR stats are. */
-export const XDCR_RULES: readonly BridgeRule[] = [
-  ...xdcrPair('changes_left', xdcrSel('xdcr_changes_left_total{pipelineType="Main"}'), 'changes_left: xdcr_changes_left_total', [xdcr('xdcr_changes_left_total', 'gauge')]),
-  // Not in the 8.0 metadata file; the cross-reference file and ns_server name it (docs/native-metrics.md says so).
-  ...xdcrPair('docs_rep_queue', xdcrSel('xdcr_docs_rep_queue_total{pipelineType="Main"}'), 'docs_rep_queue: xdcr_docs_rep_queue_total', []),
-  ...xdcrPair('rate_replicated_per_second', xdcrSel(rate('xdcr_docs_written_total{pipelineType="Main"}')), 'rate_replicated: rate of xdcr_docs_written_total', [xdcr('xdcr_docs_written_total', 'counter')]),
-  ...xdcrPair(
-    'bandwidth_usage_bytes_per_second',
-    xdcrSel(rate('xdcr_data_replicated_bytes{pipelineType="Main"}')),
-    'bandwidth_usage: rate of xdcr_data_replicated_bytes',
-    [xdcr('xdcr_data_replicated_bytes', 'counter')],
-  ),
-  ...xdcrPair('wtavg_docs_latency_seconds', xdcrSel('xdcr_wtavg_docs_latency_seconds{pipelineType="Main"}'), 'wtavg_docs_latency: xdcr_wtavg_docs_latency_seconds (seconds)', [
-    xdcr('xdcr_wtavg_docs_latency_seconds', 'gauge'),
-  ]),
-  ...xdcrPair('wtavg_meta_latency_seconds', xdcrSel('xdcr_wtavg_meta_latency_seconds{pipelineType="Main"}'), 'wtavg_meta_latency: xdcr_wtavg_meta_latency_seconds (seconds)', [
-    xdcr('xdcr_wtavg_meta_latency_seconds', 'gauge'),
-  ]),
-];
-
-/** Native names the bridge reads that the 8.0 metadata files do not list, with the source that names them. */
-export const OUTSIDE_METADATA: Readonly<Record<string, string>> = {
-  xdcr_docs_rep_queue_total: 'xdcr_cross_reference.csv (docs_rep_queue) and ns_server stat_names_mappings.erl',
-};
+export const KV_RULES: readonly BridgeRule[] = BRIDGED_KV.flatMap(kvRules);
+export const XDCR_RULES: readonly BridgeRule[] = BRIDGED_XDCR.flatMap(xdcrRules);
 
 export const BRIDGE_GROUPS: readonly { name: string; rules: readonly BridgeRule[] }[] = [
   { name: 'cbwatch-native-bridge-kv', rules: KV_RULES },
@@ -285,14 +266,24 @@ export function examplePrometheusConfig(): string {
 
 function docsText(): string {
   const rows = BRIDGE_GROUPS.flatMap((g) => g.rules)
-    .filter((r) => !r.record.includes(':'))
+    .filter((r) => r.row !== undefined && !r.record.includes(':') || r.record.startsWith('couchbase_native:'))
     .map((r) => {
-      const natives = [...new Set(BRIDGE_GROUPS.flatMap((g) => g.rules).filter((x) => x.record === r.record || x.record === `couchbase_native:${r.record.slice('couchbase_'.length)}:main`).flatMap((x) => x.natives.map((n) => n.name)))];
-      const node = r.record.startsWith('couchbase_bucket_') && !r.record.startsWith('couchbase_bucket_node_') ? KV_RULES.find((x) => x.record === r.record.replace('couchbase_bucket_', 'couchbase_bucket_node_')) : undefined;
-      const fromNode = node ? node.from : r.from;
-      const names = natives.length ? natives : (node?.natives.map((n) => n.name) ?? []);
-      return `| \`${r.record}\` | ${fromNode.replaceAll('|', '\\|')} | ${[...new Set(names)].map((n) => `\`${n}\``).join(', ')} |`;
+      const row = r.row as NativeMapRow;
+      const family = r.record.startsWith('couchbase_native:') ? row.family : r.record;
+      const natives = [...new Set([...row.series, ...(row.denominator ?? [])].map((x) => `\`${selector(x)}\``))].join(', ');
+      const num = row.series.map((x) => `\`${selector(x)}\``).join(' + ');
+      const den = (row.denominator ?? []).map((x) => `\`${selector(x)}\``).join(' + ');
+      const words: Record<NativeMapRow['derive'], string> = {
+        level: 'newest value',
+        rate: 'rate over the window',
+        increase_ratio: `rate of ${num} / rate of ${den}`,
+        level_ratio: `${num} / ${den}`,
+        complement_ratio: `1 − ${num} / ${den}`,
+      };
+      const how = `${words[row.derive]}${row.scale === 1 ? '' : ` × ${row.scale}`}`;
+      return `| \`${family}\` | \`${row.legacy}\` | ${natives.replaceAll('|', '\\|')} | ${how.replaceAll('|', '\\|')} |`;
     });
+  const absent = [...new Set(BRIDGE_GROUPS.flatMap((g) => g.rules).flatMap((r) => (r.row?.absentIn80 ? r.row.series.map((x) => `\`${x.metric}\` (behind \`${r.row?.family ?? ''}\`)`) : [])))];
   return [
     '# Native metrics: using cbwatch with Couchbase\'s own /metrics',
     '',
@@ -340,18 +331,17 @@ function docsText(): string {
     "nodes, as Couchbase adds bucket stats, except the two ratios, computed from their summed parts. XDCR families",
     'are those of the main pipeline (`pipelineType="Main"`, as cbwatch\'s own XDCR stats); `target_cluster_name`',
     "comes from cbwatch's `couchbase_xdcr_remote_cluster_info` (a replication whose reference is gone keeps its",
-    'series, without the name). The derivations follow how Couchbase itself answers the pre-7.0 stat name on 7.0+',
-    "(ns_server's `src/stat_names_mappings.erl`); names, types and units are those of Couchbase's 8.0 metadata files.",
+    'series, without the name). Each row comes from cbwatch\'s native-metric mapping table (`src/stats/native-map.ts`,',
+    "the one `stats_source: range` reads too), which follows how Couchbase itself answers the pre-7.0 stat name on",
+    "7.0+ (ns_server's `src/stat_names_mappings.erl`), with names, types and units from Couchbase's 8.0 metadata files.",
     '',
-    '| cbwatch family | derived from | native series |',
-    '|---|---|---|',
+    '| cbwatch family | legacy stat | native series (summed) | derivation |',
+    '|---|---|---|---|',
     ...rows,
     '',
     '## Known differences',
     '',
-    '- `xdcr_docs_rep_queue_total` (behind `couchbase_xdcr_docs_rep_queue`) is named by Couchbase\'s XDCR',
-    '  cross-reference file and by ns_server, but not listed in the 8.0 metadata file: a server that stops',
-    '  serving it leaves that family (one panel of the XDCR dashboard) empty.',
+    ...absent.map((a) => `- ${a} is not listed in Couchbase's 8.0 metadata files (7.x serves it): where a server does not serve it, that family is empty.`),
     "- `CouchbaseBucketReplicaBacklogHigh` suppresses itself during a rebalance by joining on cbwatch's `instance` and",
     "  `job`; bridged series carry neither, so through the bridge that alert is not silenced while a rebalance runs.",
     '- `CouchbaseBucketStatsStalled` and `CouchbaseXdcrStatsStalled` watch cbwatch\'s own sample timestamps, which',

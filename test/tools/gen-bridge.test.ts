@@ -15,7 +15,8 @@ import { parseArgs } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';
 import { allFamilies } from '../../src/metrics/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, OUTSIDE_METADATA, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
+import { KV_ROW_BY_LEGACY, XDCR_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
+import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
 import { renderAll } from '../../src/tools/generate.js';
 import { requireBinary } from '../helpers/tools.js';
 
@@ -49,45 +50,47 @@ function usedFamilies(): Set<string> {
 }
 
 describe('native-metrics bridge: facts', () => {
-  it('reads only native series named in the 8.0 metadata files, with the type they give', () => {
-    const declared = new Map(rules.flatMap((r) => r.natives).map((n) => [n.name, n]));
-    expect(declared.size).toBeGreaterThan(15);
-    for (const n of declared.values()) {
-      const meta = metadata[n.service]?.[n.name];
-      expect(meta, `${n.name} in ${n.service} metadata`).toBeDefined();
-      expect(meta?.type, n.name).toBe(n.type);
-    }
-    // What each expression selects is a declared native series, a cbwatch family or an intermediate record.
+  it('reads only the mapping table\'s native series, named in the 8.0 metadata files with the type the table gives', () => {
     expect(selected(rules.find((r) => r.record === 'couchbase_bucket_node_ops_per_second')?.expr ?? '')).toEqual(['kv_cmd_lookup', 'kv_ops']);
     expect(selected(rules.find((r) => r.record === 'couchbase_xdcr_changes_left')?.expr ?? '')).toEqual(['couchbase_native:xdcr_changes_left:main', 'couchbase_xdcr_remote_cluster_info', 'couchbase_native:xdcr_changes_left:main']);
     const recorded = new Set(rules.map((r) => r.record));
+    let checked = 0;
     for (const r of rules) {
+      const table = [...(r.row?.series ?? []), ...(r.row?.denominator ?? [])];
       for (const name of selected(r.expr)) {
         if (recorded.has(name) || name === 'couchbase_xdcr_remote_cluster_info') continue;
-        if (name in OUTSIDE_METADATA) continue;
-        expect(declared.has(name), `${r.record} reads ${name}, which it does not declare`).toBe(true);
-        expect(r.natives.map((n) => n.name), `${r.record} declares ${name}`).toContain(name);
+        const x = table.find((t) => t.metric === name);
+        expect(x, `${r.record} reads ${name}, which its table row does not list`).toBeDefined();
+        const service = name.startsWith('xdcr_') ? 'goxdcr' : 'kv';
+        if (r.row?.absentIn80) {
+          expect(metadata[service]?.[name], name).toBeUndefined();
+          expect(crossReference, name).toContain(`,${name}`);
+        } else {
+          expect(metadata[service]?.[name]?.type, name).toBe(x?.type);
+        }
+        checked++;
       }
     }
+    expect(checked).toBeGreaterThan(25);
   });
 
-  it('names outside the metadata are in the XDCR cross-reference file, and really absent from the metadata', () => {
-    for (const name of Object.keys(OUTSIDE_METADATA)) {
-      expect(crossReference).toContain(`,${name}`);
-      expect(metadata.goxdcr?.[name]).toBeUndefined();
-    }
-  });
-
-  it('XDCR series carry the labels the metadata lists, and every XDCR rule keeps only the main pipeline', () => {
-    for (const r of BRIDGE_GROUPS.find((g) => g.name.endsWith('xdcr'))?.rules ?? []) {
-      for (const n of r.natives) expect(metadata.goxdcr?.[n.name]?.labels).toEqual(['sourceBucketName', 'targetClusterUUID', 'targetBucketName', 'pipelineType']);
-      if (r.record.startsWith('couchbase_native:')) expect(r.expr).toContain('{pipelineType="Main"}');
+  it('XDCR rules keep only the main pipeline, from series labelled as the metadata says', () => {
+    for (const r of XDCR_RULES.filter((x) => x.row)) {
+      expect(r.expr).toContain('pipelineType="Main"');
+      for (const x of r.row?.series ?? []) if (!r.row?.absentIn80) expect(metadata.goxdcr?.[x.metric]?.labels).toEqual(['sourceBucketName', 'targetClusterUUID', 'targetBucketName', 'pipelineType']);
     }
   });
 
   it('kv_ops is selected by its `op` label, the one label the metadata lists for it', () => {
     expect(metadata.kv?.kv_ops?.labels).toEqual(['op']);
-    for (const r of rules) for (const m of r.expr.matchAll(/kv_ops\{([^}]*)\}/g)) expect(m[1]).toMatch(/^op=~?"/);
+    let n = 0;
+    for (const r of rules) for (const m of r.expr.matchAll(/kv_ops\{([^}]*)\}/g)) (expect(m[1]).toMatch(/^op=~?"/), n++);
+    expect(n).toBeGreaterThan(3);
+  });
+
+  it('every bridged stat is a row of the mapping table, and every row the bridge uses is a bucket or XDCR row', () => {
+    expect(BRIDGED_KV.every((l) => KV_ROW_BY_LEGACY.has(l))).toBe(true);
+    expect(BRIDGED_XDCR.every((l) => XDCR_ROW_BY_LEGACY.has(l))).toBe(true);
   });
 });
 
