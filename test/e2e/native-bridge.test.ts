@@ -25,7 +25,7 @@ import type { Daemon } from '../../src/daemon.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { examplePrometheusConfig } from '../../src/tools/gen-bridge.js';
+import { bridgeRulesText, examplePrometheusConfig } from '../../src/tools/gen-bridge.js';
 import { parseRuleFile, rulesWithFor, yamlText } from '../../src/tools/gen-alerts.js';
 import { renderDashboards } from '../../src/tools/gen-dashboards.js';
 import { dashboardExprs } from '../../src/tools/grafana.js';
@@ -360,4 +360,149 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
     const ops = (await query('couchbase_bucket_ops_per_second')).data?.result ?? [];
     expect(ops.map((r) => Object.keys(r.metric).sort())).toEqual(ops.map(() => ['__name__', 'bucket', 'couchbase_cluster']));
   }, 30_000);
+});
+
+/**
+ * The same numbers on either source: the simulator's per-node native expositions (its native model, from which
+ * it also answers the range API) through the bridge, against cbwatch reading the simulator's legacy stat
+ * envelopes (`stats_source: envelope`), both scraped by one Prometheus. Levels must agree closely; rates (the
+ * bridge's rate() over 20 s of the simulator's counters, which move every 10 s, against cbwatch's mean of the
+ * envelope's samples since its previous poll) within a wider band.
+ */
+describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbwatch on the same simulated cluster', () => {
+  let dir = '';
+  let sim: Simulator | undefined;
+  let daemon: Daemon | undefined;
+  let stack: PrometheusStack | undefined;
+  const servers: Server[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-same-'));
+    sim = createSimulator({ scenario: 'default' });
+    const simUrl = await sim.listen(0);
+    const admin = `Basic ${Buffer.from('Administrator:password').toString('base64')}`;
+    const hostnames = (await getJson<{ nodes: { hostname: string }[] }>(`${simUrl}/pools/default`, admin)).nodes.map((n) => n.hostname);
+    // One loopback address per simulated node, answering with that node's native exposition.
+    const targets: string[] = [];
+    for (const [i, hostname] of hostnames.entries()) {
+      const s = createServer((req: IncomingMessage, res: ServerResponse) => {
+        if (!authorized(req)) return void res.writeHead(401).end();
+        void fetch(`${simUrl}/_node/${hostname}/metrics`, { headers: { authorization: admin }, signal: AbortSignal.timeout(5000) })
+          .then(async (r) => res.writeHead(r.status, { 'content-type': 'text/plain; version=0.0.4' }).end(await r.text()))
+          .catch(() => res.writeHead(502).end());
+      });
+      servers.push(s);
+      const host = `127.0.0.${i + 5}`;
+      targets.push(`${host}:${await listen(s, host)}`);
+    }
+    const passwordFile = join(dir, 'couchbase.password');
+    writeFileSync(passwordFile, SD_PASSWORD);
+
+    const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
+    for (const name of ['buckets', 'bucket_stats', 'xdcr'] as const) {
+      (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ interval: 1, ...(name === 'xdcr' ? { slow_stats_interval: 1 } : {}) });
+    }
+    for (const name of COLLECTOR_NAMES.filter((n) => !(n in raw))) (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ enabled: false });
+    daemon = await startDaemon({
+      config: {
+        clusters: [{ ...defaultClusterConfig({ name: 'sim', url: simUrl, collectors: resolveCollectors(raw) }), statsSource: 'envelope' }],
+        webhooks: { syncGateway: undefined },
+        web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
+        log: { level: 'silent', format: 'json' },
+      },
+      logger: pino({ level: 'silent' }),
+      processMetrics: false,
+    });
+    await daemon.ready();
+    const example = parse(examplePrometheusConfig()) as { scrape_configs: (ScrapeJob & { relabel_configs?: { target_label: string; replacement?: string }[] })[] };
+    const relabel = (example.scrape_configs.find((j) => j.job_name.startsWith('couchbase-native-'))?.relabel_configs ?? []).map((r) => (r.target_label === 'couchbase_cluster' ? { ...r, replacement: 'sim' } : r));
+    const cbwatchHost = new URL(daemon.url).host;
+    // rate() divides by its whole window: until Prometheus holds a window's worth of samples a rate reads low
+    // (half, with a 2m window one minute after start). The generator's window option keeps this test short.
+    const bridgeRules = join(dir, 'native-bridge.rules.yml');
+    writeFileSync(bridgeRules, bridgeRulesText('20s'));
+    stack = await startPrometheusStack({
+      exporterUrl: daemon.url,
+      dataDir: dir,
+      prometheusConfig: (am) =>
+        yamlText({
+          global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
+          rule_files: [bridgeRules],
+          alerting: { alertmanagers: [{ static_configs: [{ targets: [am] }] }] },
+          scrape_configs: [
+            { job_name: 'couchbase-native-sim', basic_auth: { username: SD_USER, password_file: passwordFile }, static_configs: [{ targets }], relabel_configs: relabel },
+            { job_name: 'cbwatch', static_configs: [{ targets: [cbwatchHost] }] },
+          ],
+        }),
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop().catch(() => undefined);
+    await daemon?.close().catch(() => undefined);
+    await sim?.close().catch(() => undefined);
+    for (const s of servers) await new Promise<void>((resolve) => s.close(() => resolve()));
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  /**
+   * family → [relative, absolute] tolerance (either suffices). Measured once the 20 s window was full: levels
+   * 0-0.5% apart (a queue of single digits up to 7%, one item), rates 2.3-5% (the two sides sample a rising load
+   * at different moments). The simulator's default scenario has no background fetch, so those two compare 0 with 0.
+   */
+  const COMPARED: Record<string, readonly [relative: number, absolute: number]> = {
+    couchbase_bucket_curr_items: [0.02, 0],
+    couchbase_bucket_mem_used_bytes: [0.02, 0],
+    couchbase_bucket_ep_mem_high_wat_bytes: [0.02, 0],
+    couchbase_bucket_disk_write_queue: [0.1, 1],
+    couchbase_bucket_vb_active_resident_items_ratio: [0.02, 0],
+    couchbase_bucket_ep_cache_miss_ratio: [0.1, 0.001],
+    couchbase_bucket_ops_per_second: [0.1, 0],
+    couchbase_bucket_cmd_get_per_second: [0.1, 0],
+    couchbase_bucket_cmd_set_per_second: [0.1, 0],
+    couchbase_bucket_ep_bg_fetched_per_second: [0.1, 0.5],
+    couchbase_bucket_ep_diskqueue_fill_per_second: [0.1, 0.5],
+    couchbase_bucket_ep_diskqueue_drain_per_second: [0.1, 0.5],
+    couchbase_xdcr_changes_left: [0.1, 1],
+    couchbase_xdcr_docs_rep_queue: [0.1, 1],
+    couchbase_xdcr_wtavg_docs_latency_seconds: [0.1, 0],
+    couchbase_xdcr_wtavg_meta_latency_seconds: [0.1, 0],
+    couchbase_xdcr_rate_replicated_per_second: [0.1, 0],
+    couchbase_xdcr_bandwidth_usage_bytes_per_second: [0.1, 0],
+  };
+
+  it('the bridged families agree with cbwatch\'s own from the envelopes', async () => {
+    const s = stack as PrometheusStack;
+    const vector = async (expr: string): Promise<Map<string, number>> => {
+      const r = await getJson<{ data?: { result: { metric: Record<string, string>; value: [number, string] }[] } }>(`${s.prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
+      return new Map((r.data?.result ?? []).map((x) => [JSON.stringify(x.metric), Number(x.value[1])]));
+    };
+    let report: string[] = [];
+    await pollUntil(
+      async () => {
+        report = [];
+        let ok = true;
+        for (const [family, [tol, abs]] of Object.entries(COMPARED)) {
+          const by = family.startsWith('couchbase_xdcr_') ? 'source_bucket, target_cluster_uuid, target_bucket' : 'bucket';
+          const mine = await vector(`sum by (${by}) (${family}{job=""})`);
+          const theirs = await vector(`sum by (${by}) (${family}{job="cbwatch"})`);
+          if (theirs.size === 0 || mine.size !== theirs.size) {
+            ok = false;
+            report.push(`${family}: ${mine.size} bridged series, ${theirs.size} from cbwatch`);
+            continue;
+          }
+          for (const [k, v] of theirs) {
+            const b = mine.get(k);
+            const diff = b === undefined ? Infinity : Math.abs(b - v);
+            const rel = diff / Math.max(Math.abs(v), 1e-9);
+            if (!(rel <= tol || diff <= abs)) ok = false;
+            report.push(`${family} ${k}: bridge ${b} cbwatch ${v} (${(rel * 100).toFixed(2)}%; tolerance ${tol * 100}% or ${abs})`);
+          }
+        }
+        return ok ? true : undefined;
+      },
+      60_000,
+      () => report.join('\n'),
+    );
+  }, 90_000);
 });
