@@ -18,7 +18,6 @@ import { allFamilies } from '../../src/metrics/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { KV_ROW_BY_LEGACY, XDCR_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
-import { renderAll } from '../../src/tools/generate.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const NATIVE = join(PACKAGE_ROOT, 'test', 'fixtures', 'couchbase', 'native');
@@ -134,9 +133,9 @@ describe('native-metrics bridge: coverage of the dashboards and alerts', () => {
 
 describe('native-metrics bridge: generated files', () => {
   it('are part of npm run generate and checked in as generated', () => {
-    const all = renderAll();
+    // generate.ts writes the files when imported (it is the command), so its source is read instead.
+    expect(readFileSync(join(PACKAGE_ROOT, 'src', 'tools', 'generate.ts'), 'utf8')).toMatch(/^\s+\.\.\.renderBridge\(\),$/m);
     for (const [path, text] of Object.entries(renderBridge())) {
-      expect(all[path]).toBe(text);
       expect(readFileSync(join(PACKAGE_ROOT, path), 'utf8'), `${path} is stale (npm run generate)`).toBe(text);
     }
   });
