@@ -163,6 +163,41 @@ async function main(): Promise<void> {
     }
   }
 
+  if (process.env.BENCH_STATS_SOURCE !== '0') {
+    // Issue 23: the realistic scenario on the simulator's default 7.6 profile, bucket and XDCR statistics from the
+    // range API and from the sample envelopes, one after the other in this run, answers counted by a relay.
+    section('stats-source');
+    const whenSrc = when();
+    const srcSeconds = env('BENCH_STATS_SOURCE_SECONDS', Math.min(REALISTIC_SECONDS, 180));
+    const runs: Array<{ source: 'range' | 'envelope'; r: ScenarioResult }> = [];
+    for (const source of ['range', 'envelope'] as const) {
+      const r = await scenario({ ...REALISTIC, label: `stats_source ${source}`, statsSource: source, countAnswerBytes: true, measureSeconds: srcSeconds, warmupSeconds: REALISTIC_WARMUP, latencySeconds: 0 });
+      runs.push({ source, r });
+    }
+    const statRoutes = (r: ScenarioResult): number =>
+      Object.entries(r.requestsByRoute)
+        .filter(([route]) => route.includes('/stats'))
+        .reduce((a, [, n]) => a + n, 0);
+    const pollsPerMinute = (r: ScenarioResult, c: string): number => 60 / (r.polls[c]?.intervalS ?? 30);
+    out(
+      `## Statistics source: range API against sample envelopes (realistic scenario, simulator 7.6.5)`,
+      '',
+      whenSrc,
+      `${REALISTIC.buckets} buckets (full stat set), ${REALISTIC.nodes} nodes, ${REALISTIC.replications} replications, ${REALISTIC.latencyMs} ms latency, every collector at its default interval; each run ${srcSeconds} s of window A after ${REALISTIC_WARMUP} s of warm-up, scraped every 15 s. \`stats_source\` set on the cluster; answer bytes counted on the wire by a TCP relay in front of the simulator (bench/answer-bytes.ts).`,
+      '',
+      '| stats_source | Couchbase requests/min | statistics requests/min (`…/stats…` routes) | statistics requests per poll of bucket_stats + xdcr | answer bytes/min | exporter CPU s/min | peak RSS MB | longest bucket_stats / xdcr poll | failed collectors |',
+      '|---|---|---|---|---|---|---|---|---|',
+      ...runs.map(({ source, r }) => {
+        const perPoll = statRoutes(r) / pollsPerMinute(r, 'bucket_stats');
+        return `| ${source} | ${fmt(r.requestsPerMinute, 0)} | ${fmt(statRoutes(r), 0)} | ${fmt(perPoll, 1)} | ${fmt((r.answerBytesPerMinute ?? NaN) / 1e6, 2)} MB | ${fmt(r.cpuPerMinute, 2)} | ${fmt(r.peakRssMB, 0)} | ${fmt(r.polls.bucket_stats?.maxS ?? NaN, 2)} s / ${fmt(r.polls.xdcr?.maxS ?? NaN, 2)} s | ${r.failed.length === 0 ? 'none' : r.failed.join(', ')} |`;
+      }),
+      '',
+      `Targets with range: at most 10 statistics requests per poll — ${yes(statRoutes(runs[0]?.r as ScenarioResult) / pollsPerMinute(runs[0]?.r as ScenarioResult, 'bucket_stats') <= 10)}; exporter CPU at most 1.0 s per minute — ${yes((runs[0]?.r.cpuPerMinute ?? Infinity) <= 1.0)}.`,
+      `Requests by route (per minute), range: ${topRoutes(runs[0]?.r as ScenarioResult, 6)}; envelope: ${topRoutes(runs[1]?.r as ScenarioResult, 6)}.`,
+      '',
+    );
+  }
+
   if (process.env.BENCH_SCALE === '1') {
     section('scale');
     const whenScale = when();
@@ -286,7 +321,7 @@ async function main(): Promise<void> {
     /* first run */
   }
   // `memory` is written by hand (how the resident memory splits, per thread and mapping), never generated: kept.
-  const order = ['header', 'realistic', 'memory', 'scale', 'fleet', 'xdcr', 'footer'];
+  const order = ['header', 'realistic', 'stats-source', 'memory', 'scale', 'fleet', 'xdcr', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);

@@ -18,6 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { CollectorName } from '../src/config/schema.js';
 import { DEFAULT_INTERVALS } from '../src/config/defaults.js';
+import { byteRelay } from './answer-bytes.js';
+import type { ByteRelay } from './answer-bytes.js';
 import { cpuSeconds, EXPORTER_CLI, freePort, load, peakRssBytes, startProcess, stop, value, waitFor } from './common.js';
 
 /** The scrape client and ceiling server (bench/probe.ts), compiled beside this file. */
@@ -58,6 +60,10 @@ export interface ScenarioOptions {
   readonly nodeArgs?: readonly string[];
   /** More command-line options for the exporter (after the bench's own). */
   readonly exporterArgs?: readonly string[];
+  /** `stats_source` of every cluster entry (default: the exporter's default, auto). */
+  readonly statsSource?: 'auto' | 'range' | 'envelope';
+  /** Count the bytes of Couchbase's answers through a relay (bench/answer-bytes.ts): `answerBytesPerMinute`. */
+  readonly countAnswerBytes?: boolean;
 }
 
 export interface Stats {
@@ -94,6 +100,8 @@ export interface ScenarioResult {
   failed: string[];
   /** Distinct `couchbase_cluster` values on /metrics at the end of window A. */
   clustersSeen: number;
+  /** Bytes of Couchbase's answers per minute in window A (with `countAnswerBytes`). */
+  answerBytesPerMinute?: number;
 }
 
 function stats(xs: number[]): Stats {
@@ -120,13 +128,17 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const simUrl = `http://127.0.0.1:${simPort}`;
   const dir = mkdtempSync(join(tmpdir(), 'cbwatch-bench-'));
   let exporter: ReturnType<typeof startProcess> | undefined;
+  let relay: ByteRelay | undefined;
   try {
     await waitFor('simulator', async () => ((await fetch(`${simUrl}/pools`)).status > 0 ? true : undefined));
+    if (o.countAnswerBytes) relay = await byteRelay(simPort);
+    const clusterUrl = relay ? `http://127.0.0.1:${relay.port}` : simUrl;
     const on = new Set(o.collectors ?? ALL_COLLECTORS);
     const cfg = join(dir, 'cbwatch.yml');
     const lines = ['clusters:'];
     for (let i = 0; i < (o.clusters ?? 1); i++) {
-      lines.push(`  - name: bench${o.clusters && o.clusters > 1 ? `-${String(i).padStart(2, '0')}` : ''}`, `    url: ${simUrl}`, '    username: Administrator', '    password_env: BENCH_CB_PASSWORD');
+      lines.push(`  - name: bench${o.clusters && o.clusters > 1 ? `-${String(i).padStart(2, '0')}` : ''}`, `    url: ${clusterUrl}`, '    username: Administrator', '    password_env: BENCH_CB_PASSWORD');
+      if (o.statsSource) lines.push(`    stats_source: ${o.statsSource}`);
       if (o.concurrency) lines.push(`    concurrency: ${o.concurrency}`);
       const cs: string[] = [];
       for (const c of ALL_COLLECTORS) {
@@ -163,6 +175,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       }
     };
     const sim0 = await simRequests(simUrl);
+    const bytes0 = relay?.bytes() ?? 0;
     const cpu0 = cpuSeconds(pid);
     const t0 = Date.now();
     let last = '';
@@ -173,6 +186,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     }
     const minutes = (Date.now() - t0) / 60_000;
     const cpuPerMinute = (cpuSeconds(pid) - cpu0) / minutes;
+    const answerBytes = relay ? (relay.bytes() - bytes0) / minutes : undefined;
     const sim1 = await simRequests(simUrl);
     const byRoute: Record<string, number> = {};
     for (const [r, n] of Object.entries(sim1.byRoute)) byRoute[r] = (n - (sim0.byRoute[r] ?? 0)) / minutes;
@@ -198,6 +212,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       polls,
       failed,
       clustersSeen: new Set([...last.matchAll(/couchbase_cluster="([^"]*)"/g)].map((m) => m[1])).size,
+      ...(answerBytes === undefined ? {} : { answerBytesPerMinute: answerBytes }),
     };
 
     // B: one connection, back to back, plain.
@@ -267,6 +282,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     return result;
   } finally {
     if (exporter) await stop(exporter);
+    await relay?.close();
     await stop(sim);
     rmSync(dir, { recursive: true, force: true });
   }

@@ -2,6 +2,10 @@
  * A Couchbase REST simulator built on real captured payloads: used by the tests, the benchmarks and
  * `cbwatch demo`. Basic auth (401 without it), latency per request, per-route fault injection, a clock that
  * can run faster than real time, and a cluster model (nodes, buckets) that the area modules answer from.
+ * Option `version` picks a version profile (./profiles.ts: 6.6.5, 7.2.4, 7.6.5 default, 8.0.0): what the
+ * cluster reports as its version, and whether it answers the 7.0+ statistics (range API, each node's native
+ * /metrics, /prometheus_sd_config: modules/stats-range.ts, from the envelopes' model through ./native.ts).
+ * docs/simulator.md describes the profiles, the routes and the legacy → native correspondence.
  */
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';

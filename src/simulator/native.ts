@@ -30,11 +30,13 @@ export const SCRAPE_SECONDS = 10;
 /** Seconds of history a node's Prometheus holds before the simulator started. */
 export const HISTORY_SECONDS = 600;
 
-export type NativeType = 'counter' | 'gauge';
+export type NativeType = 'counter' | 'gauge' | 'histogram';
 
 /** One native time series of one node. */
 export interface NativeSeries {
   readonly name: string;
+  /** The family of `# HELP`/`# TYPE` (a histogram's name for its _count, _sum, _bucket series). */
+  readonly family: string;
   /** Labels as the node's /metrics exposes them (no `instance`/`job`: the scraper adds those). */
   readonly labels: Readonly<Record<string, string>>;
   /** The service that exposes it, the `instance` label in the range API's answers. */
@@ -48,6 +50,8 @@ export interface NativeSeries {
 
 interface KvDef {
   readonly name: string;
+  /** A histogram's family (`# TYPE`, metadata) when `name` is one of its _count/_sum/_bucket series. */
+  readonly family?: string;
   readonly labels?: Readonly<Record<string, string>>;
   /** The legacy stat of the model it comes from. */
   readonly from: string;
@@ -67,7 +71,33 @@ export const NATIVE_KV: readonly KvDef[] = [
   { name: 'kv_ops', labels: { op: 'get', result: 'hit' }, from: 'get_hits', mode: 'rate' },
   { name: 'kv_ops', labels: { op: 'get', result: 'miss' }, from: 'get_misses', mode: 'rate' },
   { name: 'kv_ops', labels: { op: 'set' }, from: 'cmd_set', mode: 'rate' },
-  { name: 'kv_ops', labels: { op: 'set_meta' }, from: 'xdc_ops', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'incr', result: 'hit' }, from: 'incr_hits', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'incr', result: 'miss' }, from: 'incr_misses', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'decr', result: 'hit' }, from: 'decr_hits', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'decr', result: 'miss' }, from: 'decr_misses', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'delete', result: 'hit' }, from: 'delete_hits', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'delete', result: 'miss' }, from: 'delete_misses', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'cas', result: 'hit' }, from: 'cas_hits', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'cas', result: 'miss' }, from: 'cas_misses', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'cas', result: 'badval' }, from: 'cas_badval', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'set_meta' }, from: 'ep_num_ops_set_meta', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'get_meta' }, from: 'ep_num_ops_get_meta', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'del_meta' }, from: 'ep_num_ops_del_meta', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'set_ret_meta' }, from: 'ep_num_ops_set_ret_meta', mode: 'rate' },
+  { name: 'kv_ops', labels: { op: 'del_ret_meta' }, from: 'ep_num_ops_del_ret_meta', mode: 'rate' },
+  { name: 'kv_vb_sync_write_accepted_count', labels: { state: 'active' }, from: 'vb_active_sync_write_accepted_count', mode: 'rate' },
+  { name: 'kv_vb_sync_write_committed_count', labels: { state: 'active' }, from: 'vb_active_sync_write_committed_count', mode: 'rate' },
+  { name: 'kv_vb_sync_write_aborted_count', labels: { state: 'active' }, from: 'vb_active_sync_write_aborted_count', mode: 'rate' },
+  // Histograms (ns_server: bg_wait_count = rate(_count), bg_wait_total = rate(_sum) in µs); one +Inf bucket.
+  { name: 'kv_bg_wait_seconds_count', family: 'kv_bg_wait_seconds', from: 'bg_wait_count', mode: 'rate' },
+  { name: 'kv_bg_wait_seconds_sum', family: 'kv_bg_wait_seconds', from: 'bg_wait_total', mode: 'rate', scale: 1e-6 },
+  { name: 'kv_bg_wait_seconds_bucket', family: 'kv_bg_wait_seconds', labels: { le: '+Inf' }, from: 'bg_wait_count', mode: 'rate' },
+  { name: 'kv_disk_seconds_count', family: 'kv_disk_seconds', labels: { op: 'commit' }, from: 'disk_commit_count', mode: 'rate' },
+  { name: 'kv_disk_seconds_sum', family: 'kv_disk_seconds', labels: { op: 'commit' }, from: 'disk_commit_total', mode: 'rate', scale: 1e-6 },
+  { name: 'kv_disk_seconds_bucket', family: 'kv_disk_seconds', labels: { op: 'commit', le: '+Inf' }, from: 'disk_commit_count', mode: 'rate' },
+  { name: 'kv_disk_seconds_count', family: 'kv_disk_seconds', labels: { op: 'update' }, from: 'disk_update_count', mode: 'rate' },
+  { name: 'kv_disk_seconds_sum', family: 'kv_disk_seconds', labels: { op: 'update' }, from: 'disk_update_total', mode: 'rate', scale: 1e-6 },
+  { name: 'kv_disk_seconds_bucket', family: 'kv_disk_seconds', labels: { op: 'update', le: '+Inf' }, from: 'disk_update_count', mode: 'rate' },
   { name: 'kv_cmd_lookup', from: 'cmd_lookup', mode: 'rate' },
   { name: 'kv_ep_bg_fetched', from: 'ep_bg_fetched', mode: 'rate' },
   { name: 'kv_read_bytes', from: 'bytes_read', mode: 'rate' },
@@ -107,8 +137,37 @@ export const NATIVE_KV: readonly KvDef[] = [
   { name: 'kv_ep_item_commit_failed', from: 'ep_item_commit_failed', mode: 'gauge' },
   { name: 'kv_ep_data_read_failed', from: 'ep_data_read_failed', mode: 'gauge' },
   { name: 'kv_ep_data_write_failed', from: 'ep_data_write_failed', mode: 'gauge' },
+  { name: 'kv_ep_clock_cas_drift_threshold_exceeded', from: 'ep_clock_cas_drift_threshold_exceeded', mode: 'gauge' },
   { name: 'couch_docs_actual_disk_size', from: 'couch_docs_actual_disk_size', mode: 'gauge', instance: 'ns_server' },
   { name: 'couch_views_actual_disk_size', from: 'couch_views_actual_disk_size', mode: 'gauge', instance: 'ns_server' },
+];
+
+/**
+ * Node-level stats the envelope repeats in every bucket (the model draws them the same in every bucket):
+ * memcached's connection count (split between the nodes like a bucket count) and the host's sys_* gauges
+ * (each node its own, the same value: `category="system"`, as the docs' sys_cpu_sys_rate answer shows).
+ */
+export const NATIVE_NODE: readonly KvDef[] = [
+  { name: 'kv_curr_connections', from: 'curr_connections', mode: 'gauge' },
+  ...(
+    [
+      'allocstall',
+      'cpu_cores_available',
+      'cpu_irq_rate',
+      'cpu_stolen_rate',
+      'cpu_sys_rate',
+      'cpu_user_rate',
+      'cpu_utilization_rate',
+      'mem_actual_free',
+      'mem_actual_used',
+      'mem_free',
+      'mem_limit',
+      'mem_total',
+      'mem_used_sys',
+      'swap_total',
+      'swap_used',
+    ] as const
+  ).map((n): KvDef => ({ name: `sys_${n}`, labels: { category: 'system' }, from: n, mode: 'gauge', instance: 'ns_server' })),
 ];
 
 interface XdcrDef {
@@ -141,13 +200,14 @@ export const NATIVE_XDCR: readonly XdcrDef[] = [
 
 /** Legacy stats the simulator serves whose native side it does not model, and why. */
 export const NATIVE_SKIPPED: Readonly<Record<string, string>> = {
-  'curr_connections': 'kv_curr_connections is one value per node for every bucket; the simulator models it per bucket',
-  'hit_ratio, ep_cache_miss_rate, ep_resident_items_rate': 'ns_server derives them from several native metrics; their parts are served',
-  'avg_bg_wait_time, avg_disk_update_time, avg_disk_commit_time, bg_wait_*, disk_update_*, disk_commit_*': 'native histograms (kv_bg_wait_seconds, kv_disk_seconds): not modelled',
-  'cpu_*, mem_*, swap_*, allocstall, rest_requests, hibernated_*': 'host stats (sys_*, cm_*): the envelope draws them per bucket, a node has one value',
-  'incr_*, decr_*, delete_*, cas_*, evictions, ep_num_ops_*': 'kv_ops{op="incr|decr|delete|…"}: the model does not count them inside `ops`, so serving them would break ops = lookups + sets',
+  'hit_ratio, ep_cache_miss_rate, ep_resident_items_rate, vb_avg_*_queue_age, avg_bg_wait_time, avg_disk_update_time, avg_disk_commit_time, couch_*_fragmentation, couch_total_disk_size':
+    'ns_server derives them from native metrics served here; the model keeps them consistent with their parts',
+  'cpu_idle_ms, cpu_local_ms, rest_requests, hibernated_*': 'no sys_* name in 8.0 (cm_* counters for the last ones are not modelled)',
+  evictions: 'kv_memcache_evictions: memcached buckets only; the simulator serves none',
   'ep_dcp_*': 'kv_dcp_* per connection_type: not modelled',
-  'vb_pending_*, vb_replica_* rates and queues, vb_avg_*, ep_tap_*, couch_views_*/couch_spatial_* except the actual disk size, couch_*_fragmentation, replication_*': 'no native metric in 8.0, or derived by ns_server',
+  'ep_max_data_size, ep_*_ahead_exceptions, ep_*_hlc_drift*, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
+  'vb_pending_*, vb_replica_* rates, queues and memory, vb_active_itm_memory, vb_*_meta_data_memory': 'state-labelled kv_vb_* series: not modelled',
+  'couch_views_* and couch_spatial_* other than couch_views_actual_disk_size': 'not in the 8.0 metadata (views are gone from 8.0)',
   'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage, meta_latency_wt': '7.x derives them with rate() from the counters above; the simulator models them on their own',
 };
 
@@ -167,7 +227,8 @@ function meta(name: string): { type: NativeType; help: string } {
     }
   }
   const m = metaCache.get(name);
-  return { type: m?.type === 'counter' ? 'counter' : 'gauge', help: m?.help ?? `${name} (a 7.x name the 8.0 metadata no longer lists)` };
+  const type: NativeType = m?.type === 'counter' || m?.type === 'histogram' ? m.type : 'gauge';
+  return { type, help: m?.help ?? `${name} (a 7.x name the 8.0 metadata no longer lists)` };
 }
 
 function originSec(ctx: SimContext): number {
@@ -219,16 +280,17 @@ export function nativeWindow(ctx: SimContext): { first: number; last: number } {
   return { first: originSec(ctx), last: Math.floor(nowSec / SCRAPE_SECONDS) * SCRAPE_SECONDS };
 }
 
-function kvSeries(ctx: SimContext, bucket: SimBucket, share: number, def: KvDef): NativeSeries {
+function kvSeries(ctx: SimContext, bucket: SimBucket, share: number, def: KvDef, bucketLabel: boolean): NativeSeries {
   const gen = bucketStatGen(ctx, bucket, def.from);
-  const k = bucketStatAdditive(def.from) ? share : 1;
-  const scale = def.scale ?? 1;
+  const k = (bucketStatAdditive(def.from) ? share : 1) * (def.scale ?? 1);
   const first = originSec(ctx);
   const at =
     def.mode === 'rate'
       ? (sec: number): number | undefined => (sec < first ? undefined : integrator(ctx, gen).total(sec) * k)
-      : (sec: number): number | undefined => (sec < first ? undefined : gen(sec * 1000) * k * scale);
-  return { name: def.name, labels: { bucket: bucket.name, ...(def.labels ?? {}) }, instance: def.instance ?? 'kv', ...meta(def.name), at };
+      : (sec: number): number | undefined => (sec < first ? undefined : gen(sec * 1000) * k);
+  const family = def.family ?? def.name;
+  const labels = { ...(bucketLabel ? { bucket: bucket.name } : {}), ...(def.labels ?? {}) };
+  return { name: def.name, family, labels, instance: def.instance ?? 'kv', ...meta(family), at };
 }
 
 interface SeriesCache {
@@ -269,9 +331,11 @@ export function nodeNativeSeries(ctx: SimContext, node: SimNode): NativeSeries[]
   const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === node.hostname);
   if (!entry) return [];
   const out: NativeSeries[] = [];
+  const first0 = ctx.buckets[0];
+  if (first0) for (const def of NATIVE_NODE) out.push(kvSeries(ctx, first0, entry.share, def, false));
   for (const b of ctx.buckets) {
     if (b.bucketType === 'memcached') continue;
-    for (const def of NATIVE_KV) out.push(kvSeries(ctx, b, entry.share, def));
+    for (const def of NATIVE_KV) out.push(kvSeries(ctx, b, entry.share, def, true));
   }
   const first = originSec(ctx);
   const override = ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined;
@@ -289,7 +353,7 @@ export function nodeNativeSeries(ctx: SimContext, node: SimNode): NativeSeries[]
         const v = o ? o(t, node.hostname) : rep.stat(def.from, node.hostname, t);
         return v === undefined ? undefined : v * scale;
       };
-      out.push({ name: def.name, labels, instance: 'xdcr', ...meta(def.name), at });
+      out.push({ name: def.name, family: def.name, labels, instance: 'xdcr', ...meta(def.name), at });
     }
   }
   return out;

@@ -44,9 +44,12 @@
  *   `increase_ratio`: increase(series) / increase(denominator) over the same time (a mean or a share per event);
  *   `level_ratio`: newest(series) / newest(denominator);
  *   `complement_ratio`: 1 − newest(series) / newest(denominator).
+ *   A zero divisor gives what menelaus_stats gives the envelope: 0 for the ratios, 1 (100 %) for a residency.
  * - `scale`: multiplies the derived native value into the family's unit. `legacyFactor` is what ns_server
  *   multiplies the native value by to produce the legacy stat (1000 for seconds → milliseconds, 1e6 for
  *   microseconds, 100 for a percentage): `scale` = `legacyFactor` × the catalog's scale of the legacy stat.
+ * - `acrossNodes`: `mean` for a host's own gauges (sys_*): the bucket-wide value is their mean over the nodes
+ *   (the envelope shows a host stat under every bucket); otherwise the nodes' values are summed.
  * - `nsServer`: the legacy stat's query as ns_server writes it (short form), for the record.
  * - `absentIn80`: the 8.0 metadata no longer lists the native metric (7.x serves it): on 8.0 the family is absent.
  *
@@ -83,6 +86,11 @@ export interface NativeMapRow {
   readonly legacyFactor: number;
   /** kv only: false for a per-node metric without a `bucket` label (the same value under every bucket). */
   readonly perBucket: boolean;
+  /**
+   * How the bucket-wide value combines the nodes' values: `sum` (default: counts, bytes, rates of a bucket), or
+   * `mean` (a host's own gauges, shown under every bucket: each node reports its host).
+   */
+  readonly acrossNodes?: 'mean';
   readonly nsServer: string;
   readonly absentIn80?: true;
 }
@@ -100,6 +108,7 @@ export const KV_BUCKET_LABEL = 'bucket';
 const s = (metric: string, type: NativeType, matchers: Matchers = {}): NativeSeries => Object.freeze({ metric, type, matchers: Object.freeze({ ...matchers }) });
 
 interface RowOpts {
+  readonly acrossNodes?: 'mean';
   readonly scale?: number;
   readonly legacyFactor?: number;
   readonly perBucket?: boolean;
@@ -118,6 +127,7 @@ function kv(legacy: string, metric: string, derive: Derive, series: readonly Nat
     scale: o.scale ?? 1,
     legacyFactor: o.legacyFactor ?? 1,
     perBucket: o.perBucket ?? true,
+    ...(o.acrossNodes ? { acrossNodes: o.acrossNodes } : {}),
     nsServer,
     ...(o.absentIn80 ? { absentIn80: true as const } : {}),
   });
@@ -276,7 +286,8 @@ const KV_ROWS: NativeMapRow[] = [
   kv('ep_mem_high_wat', 'ep_mem_high_wat_bytes', 'level', [s('kv_ep_mem_high_wat', 'gauge')], 'kv_ep_mem_high_wat'),
   kv('ep_mem_low_wat', 'ep_mem_low_wat_bytes', 'level', [s('kv_ep_mem_low_wat', 'gauge')], 'kv_ep_mem_low_wat'),
   kv('ep_max_size', 'ep_max_size_bytes', 'level', [s('kv_ep_max_size', 'gauge')], 'kv_ep_max_size'),
-  kv('ep_kv_size', 'ep_kv_size_bytes', 'level', [s('kv_memory_used_bytes', 'gauge', { for: 'hashtable' })], 'kv_memory_used_bytes{for="hashtable"}'),
+  // kv_cross_reference.csv: ep_kv_size → kv_ep_key_value_size_bytes (older stats.def.h: kv_memory_used_bytes{for="hashtable"}).
+  kv('ep_kv_size', 'ep_kv_size_bytes', 'level', [s('kv_ep_key_value_size_bytes', 'gauge')], 'kv_ep_key_value_size_bytes'),
   kv('ep_overhead', 'ep_overhead_bytes', 'level', [s('kv_total_memory_overhead_bytes', 'gauge')], 'kv_total_memory_overhead_bytes'),
   kv('ep_meta_data_memory', 'ep_meta_data_memory_bytes', 'level', [s('kv_ep_meta_data_memory_bytes', 'gauge')], 'kv_ep_meta_data_memory_bytes'),
   kv('ep_queue_size', 'ep_queue_size', 'level', [s('kv_ep_queue_size', 'gauge')], 'kv_ep_queue_size'),
@@ -316,11 +327,11 @@ const KV_ROWS: NativeMapRow[] = [
   }),
   // `@system` stats (stat_names_mappings.erl: sys_<stat>), per node, shown under every bucket by the envelope.
   ...(['cpu_utilization_rate', 'cpu_user_rate', 'cpu_sys_rate', 'cpu_irq_rate', 'cpu_stolen_rate'] as const).map((st) =>
-    kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)`, { perBucket: false, legacyFactor: 1, scale: 0.01 }),
+    kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)`, { perBucket: false, acrossNodes: 'mean', legacyFactor: 1, scale: 0.01 }),
   ),
-  kv('cpu_cores_available', 'cpu_cores_available', 'level', [s('sys_cpu_cores_available', 'gauge')], 'sys_cpu_cores_available (per node)', { perBucket: false }),
+  kv('cpu_cores_available', 'cpu_cores_available', 'level', [s('sys_cpu_cores_available', 'gauge')], 'sys_cpu_cores_available (per node)', { perBucket: false, acrossNodes: 'mean' }),
   ...(['mem_actual_free', 'mem_actual_used', 'mem_free', 'mem_limit', 'mem_total', 'mem_used_sys', 'swap_total', 'swap_used'] as const).map((st) =>
-    kv(st, `${st}_bytes`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node)`, { perBucket: false }),
+    kv(st, `${st}_bytes`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node)`, { perBucket: false, acrossNodes: 'mean' }),
   ),
 ];
 

@@ -6,7 +6,7 @@
  * replication matcher (the answer holds every bucket or replication; items are told apart by their labels), no
  * `applyFunctions` (raw values: a rate is computed here, exactly, from the counter) and no `nodesAggregation` (one
  * series per node: per-node families come from the same answer, and a counter reset on one node is seen as such).
- * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats take ⌈metrics / 32⌉ = 2 requests per poll and
+ * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (87 native names) take 2 requests per poll and
  * the XDCR stats 1, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat).
  *
@@ -41,7 +41,7 @@ import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
 /** Queries per POST: the bound on one request's body and answer (the answer grows with buckets × nodes). */
-export const MAX_QUERIES_PER_REQUEST = 32;
+export const MAX_QUERIES_PER_REQUEST = 50;
 /** The native metrics are scraped every 10 s by default; a finer step only repeats points. */
 export const RANGE_STEP_SECONDS = 10;
 /** How far before the previous newest point the next window starts. */
@@ -315,12 +315,16 @@ function fromParts(row: NativeMapRow, num: Parts, den: Parts): number | undefine
       return num.level;
     case 'rate':
       return num.allInc ? num.rate : undefined;
+    // A zero divisor gives what menelaus_stats gives the envelope then: 0, or 100% resident for a residency.
     case 'increase_ratio':
-      return num.allInc && den.any && den.allInc && den.inc > 0 ? num.inc / den.inc : undefined;
+      if (!num.allInc || !den.any || !den.allInc) return undefined;
+      return den.inc > 0 ? num.inc / den.inc : 0;
     case 'level_ratio':
-      return den.any && den.level > 0 ? num.level / den.level : undefined;
+      if (!den.any) return undefined;
+      return den.level > 0 ? num.level / den.level : 0;
     case 'complement_ratio':
-      return den.any && den.level > 0 ? 1 - num.level / den.level : undefined;
+      if (!den.any) return undefined;
+      return den.level > 0 ? 1 - num.level / den.level : 1;
   }
 }
 
@@ -342,6 +346,18 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   if (blocked(row, g.errored, node)) return undefined;
   const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
   if (cells === undefined) return undefined;
+  if (node === undefined && row.acrossNodes === 'mean') {
+    // A host's own gauge: the mean of the nodes' values.
+    let sum = 0;
+    let n = 0;
+    for (const nd of cells.keys()) {
+      const v = rowValue(row, g, item, nd);
+      if (v === undefined) return undefined;
+      sum += v;
+      n++;
+    }
+    return n === 0 ? undefined : sum / n;
+  }
   const num = emptyParts();
   const den = emptyParts();
   const which = node === undefined ? [...cells.values()] : [cells.get(node)];

@@ -216,6 +216,8 @@ describe('one model: the same counter through the envelope and through the range
     // ops = rate(kv_cmd_lookup) + rate(kv_ops{op in set, incr, …}) (the `kv_old_ops` query).
     expect(only(lookup as RangeAnswer, t) + only(sets as RangeAnswer, t)).toBeCloseTo(mean(samples.ops ?? []), 2);
     expect(only(gets as RangeAnswer, t)).toBeCloseTo(mean(samples.cmd_get ?? []), 2);
+    // misses = rate(kv_ops{result="miss"}) over every op.
+    expect(only(misses as RangeAnswer, t)).toBeCloseTo(mean(samples.misses ?? []), 2);
     expect(only(misses as RangeAnswer, t)).toBeCloseTo(mean(samples.get_misses ?? []), 2);
     expect(only(bg as RangeAnswer, t)).toBeCloseTo(mean(samples.ep_bg_fetched ?? []), 2);
     expect(only(created as RangeAnswer, t)).toBeCloseTo(mean(samples.ep_ops_create ?? []), 2);
@@ -251,6 +253,41 @@ describe('one model: the same counter through the envelope and through the range
     expect(only(resident as RangeAnswer, t) * 100).toBeCloseTo(last('vb_active_resident_items_ratio'), 6);
     expect(only(data as RangeAnswer, t)).toBeCloseTo(last('couch_docs_data_size'), 0);
     expect(only(disk as RangeAnswer, t)).toBeCloseTo(last('couch_docs_disk_size'), 0);
+  });
+
+  it('histograms, node-level and host stats: the averages, connections and sys_* gauges of the envelope', async () => {
+    const { base } = await start({ scenario: 'demo' });
+    const t = T0 / 1000;
+    const s = await envelope(base, '/pools/default/buckets/travel-sample/stats');
+    const other = await envelope(base, '/pools/default/buckets/beer-sample/stats');
+    const b = label('bucket', 'travel-sample');
+    const inc = (metric: unknown[]): unknown => ({ metric, applyFunctions: ['increase', 'sum'], nodesAggregation: 'sum', timeWindow: '1m', start: t, end: t });
+    const [bgSum, bgCount, updSum, updCount, comSum, comCount, conns, cpu] = await range(base, [
+      inc([name('kv_bg_wait_seconds_sum'), b]),
+      inc([name('kv_bg_wait_seconds_count'), b]),
+      inc([name('kv_disk_seconds_sum'), b, label('op', 'update')]),
+      inc([name('kv_disk_seconds_count'), b, label('op', 'update')]),
+      inc([name('kv_disk_seconds_sum'), b, label('op', 'commit')]),
+      inc([name('kv_disk_seconds_count'), b, label('op', 'commit')]),
+      { metric: [name('kv_curr_connections')], nodesAggregation: 'sum', start: t, end: t },
+      { metric: [name('sys_cpu_utilization_rate')], start: t, end: t },
+    ]);
+    // avg_bg_wait_time (µs) = rate(kv_bg_wait_seconds_sum) / rate(kv_bg_wait_seconds_count) × 1e6; the demo's
+    // travel-sample misses 4% of its gets, so the count is not zero.
+    expect(only(bgCount as RangeAnswer, t)).toBeCloseTo(60 * mean(s.bg_wait_count ?? []), 1);
+    expect(only(bgCount as RangeAnswer, t)).toBeGreaterThan(60);
+    expect((only(bgSum as RangeAnswer, t) / only(bgCount as RangeAnswer, t)) * 1e6).toBeCloseTo(s.avg_bg_wait_time?.at(-1) as number, 3);
+    expect((only(updSum as RangeAnswer, t) / only(updCount as RangeAnswer, t)) * 1e6).toBeCloseTo(s.avg_disk_update_time?.at(-1) as number, 3);
+    // avg_disk_commit_time is in seconds.
+    expect(only(comSum as RangeAnswer, t) / only(comCount as RangeAnswer, t)).toBeCloseTo(s.avg_disk_commit_time?.at(-1) as number, 6);
+    // kv_curr_connections is per node for every bucket: the nodes' sum is every bucket's curr_connections.
+    expect(only(conns as RangeAnswer, t)).toBeCloseTo(s.curr_connections?.at(-1) as number, 6);
+    expect(other.curr_connections?.at(-1)).toBe(s.curr_connections?.at(-1));
+    // A host stat: each node reports it; every bucket's envelope shows the same value.
+    expect(cpu?.data).toHaveLength(3);
+    expect(cpu?.data[0]?.metric).toEqual({ nodes: ['cb1.cbsim.local:8091'], name: 'sys_cpu_utilization_rate', instance: 'ns_server', category: 'system' });
+    for (const d of cpu?.data ?? []) expect(Number(d.values[0]?.[1])).toBeCloseTo(s.cpu_utilization_rate?.at(-1) as number, 3);
+    expect(other.cpu_utilization_rate?.at(-1)).toBe(s.cpu_utilization_rate?.at(-1));
   });
 
   it('per node: the node\'s envelope and the node\'s native series agree', async () => {

@@ -149,7 +149,8 @@ const STATS_DEF: Record<string, Oracle> = {
   ep_mem_high_wat: { series: one('kv_ep_mem_high_wat') },
   ep_mem_low_wat: { series: one('kv_ep_mem_low_wat') },
   ep_max_size: { series: one('kv_ep_max_size') },
-  ep_kv_size: { series: one('kv_memory_used_bytes', { for: 'hashtable' }) },
+  // docs-server kv_cross_reference.csv (the 8.0 name): ep_kv_size → kv_ep_key_value_size_bytes.
+  ep_kv_size: { series: one('kv_ep_key_value_size_bytes') },
   ep_overhead: { series: one('kv_total_memory_overhead_bytes') },
   ep_meta_data_memory: { series: one('kv_ep_meta_data_memory_bytes') },
   ep_queue_size: { series: one('kv_ep_queue_size') },

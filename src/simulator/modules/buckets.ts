@@ -156,6 +156,12 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     return (t) => Math.sin(k * t + phase);
   };
   const since = (t: number): number => Math.max(0, (t - start) / 1000);
+  // The same, with a phase shared by every bucket (node-level stats).
+  const clusterWave = (periodMs: number, key: string): ((t: number) => number) => {
+    const phase = TWO_PI * ctx.rand(`cluster:${key}`);
+    const k = TWO_PI / periodMs;
+    return (t) => Math.sin(k * t + phase);
+  };
 
   const opsWave = wave(300_000, 'ops-phase');
   const ops: Gen = (t) => p.opsBase * (1 + 0.25 * opsWave(t));
@@ -178,13 +184,13 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     cmd_set: cmdSet,
     get_hits: getHits,
     get_misses: (t) => cmdGet(t) - getHits(t),
-    misses: (t) => cmdGet(t) - getHits(t),
     hit_ratio: () => 98,
     ep_bg_fetched: (t) => (cmdGet(t) * p.missPct) / 100,
     ep_cache_miss_rate: () => p.missPct,
     bytes_read: (t) => ops(t) * 120,
     bytes_written: (t) => ops(t) * 800,
-    curr_connections: ((w) => (t: number) => Math.round(20 + 5 * w(t)))(wave(600_000, 'conn-phase')),
+    // Memcached's connection count is one per node for every bucket: the same curve in every bucket's model.
+    curr_connections: ((w) => (t: number) => Math.round(20 + 5 * w(t)))(clusterWave(600_000, 'conn-phase')),
     mem_used: memUsed,
     ep_kv_size: (t) => Math.round(memUsed(t) * 0.8),
     ep_meta_data_memory: (t) => items(t) * 56,
@@ -232,13 +238,30 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     avg_bg_wait_time: () => (p.missPct > 0 ? 150 + 30 * p.missPct : 0),
     avg_disk_update_time: () => (ephemeral ? 0 : 320),
     avg_disk_commit_time: () => (ephemeral ? 0 : 0.012),
-    xdc_ops: () => 0,
+    vb_total_queue_size: queue,
+    // Background fetches wait avg_bg_wait_time µs each; disk updates (one per drained item) take
+    // avg_disk_update_time µs; one commit per second takes avg_disk_commit_time s: counts and totals agree.
+    bg_wait_count: (t) => (cmdGet(t) * p.missPct) / 100,
+    bg_wait_total: (t) => ((cmdGet(t) * p.missPct) / 100) * (p.missPct > 0 ? 150 + 30 * p.missPct : 0),
+    disk_update_count: (t) => (ephemeral ? 0 : cmdSet(t)),
+    disk_update_total: (t) => (ephemeral ? 0 : cmdSet(t) * 320),
+    disk_commit_count: () => (ephemeral ? 0 : 1),
+    disk_commit_total: () => (ephemeral ? 0 : 0.012 * 1e6),
   };
 
   const last = template().last;
   const generic = (stat: string): Gen => {
     const cls = simStatClass(stat);
     const v0 = last.get(stat);
+    if (cls === 'system' && v0 !== undefined && v0 !== 0 && Number.isSafeInteger(Math.round(v0))) {
+      // Host stats belong to the node, not the bucket: the same curve in every bucket's envelope.
+      const w = clusterWave(180_000, `${stat}-phase`);
+      const integral = Number.isInteger(v0);
+      return (t) => {
+        const v = v0 * (1 + 0.02 * w(t));
+        return integral ? Math.round(v) : v;
+      };
+    }
     if (cls === 'percent') {
       const base = v0 ?? 100;
       if (base === 0 || base === 100) return () => base;
@@ -260,8 +283,18 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     return () => 0;
   };
 
-  // ops = lookups (gets included) + sets + XDCR meta ops, as 7.x composes it from kv_cmd_lookup and kv_ops.
-  special.cmd_lookup = (t) => ops(t) - cmdSet(t);
+  // 7.x composes ops from kv_cmd_lookup (gets included) and kv_ops{op in set, incr, decr, delete, *_meta},
+  // xdc_ops from the meta ops, misses from every op's misses: the model keeps those sums.
+  const sumOf =
+    (names: readonly string[]): Gen =>
+    (t) =>
+      names.reduce((a, n) => a + gen(n)(t), 0);
+  const metaOps = ['ep_num_ops_set_meta', 'ep_num_ops_get_meta', 'ep_num_ops_del_meta', 'ep_num_ops_set_ret_meta', 'ep_num_ops_del_ret_meta'];
+  const otherOps = sumOf(['incr_hits', 'incr_misses', 'decr_hits', 'decr_misses', 'delete_hits', 'delete_misses', ...metaOps]);
+  special.cmd_lookup = (t) => ops(t) - cmdSet(t) - otherOps(t);
+  special.xdc_ops = sumOf(metaOps.slice(0, 3));
+  const otherMisses = sumOf(['incr_misses', 'decr_misses', 'delete_misses', 'cas_misses']);
+  special.misses = (t) => cmdGet(t) - getHits(t) + otherMisses(t);
   const gens = new Map<string, Gen>();
   const gen = (n: string): Gen => {
     let g = gens.get(n);

@@ -296,7 +296,7 @@ function escapeLabel(v: string): string {
 export function exposition(ctx: SimContext, node: SimNode): string {
   const sec = Math.floor(ctx.now() / 1000);
   const families = new Map<string, { series: NativeSeries[] }>();
-  for (const s of nodeNativeIndex(ctx, node).all) (families.get(s.name) ?? families.set(s.name, { series: [] }).get(s.name))?.series.push(s);
+  for (const s of nodeNativeIndex(ctx, node).all) (families.get(s.family) ?? families.set(s.family, { series: [] }).get(s.family))?.series.push(s);
   const lines: string[] = [];
   for (const [name, { series }] of families) {
     const head = series[0] as NativeSeries;
@@ -307,7 +307,7 @@ export function exposition(ctx: SimContext, node: SimNode): string {
       const labels = Object.entries(s.labels)
         .map(([k, lv]) => `${k}="${escapeLabel(lv)}"`)
         .join(',');
-      lines.push(`${name}${labels ? `{${labels}}` : ''} ${formatValue(v)}`);
+      lines.push(`${s.name}${labels ? `{${labels}}` : ''} ${formatValue(v)}`);
     }
   }
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';

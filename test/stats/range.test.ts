@@ -1,0 +1,226 @@
+/**
+ * The range source's rules, with hand-written answers and values: exact increases with counter resets, stalls and
+ * clock steps; ratios from summed parts; an `errors` entry costs only what needs that node; the documented answer
+ * parses; the source is chosen by the cluster's compatibility version, and a 7.0+ cluster without the range API
+ * falls back (auto) or fails (range).
+ */
+import { describe, expect, it } from 'vitest';
+import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
+import { KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
+import type { NativeMapRow } from '../../src/stats/native-map.js';
+import { buildQueries, groupSeries, kvItemOf, parseQueryAnswer, rowValue, seriesValue } from '../../src/stats/range.js';
+import type { CounterMemo, Point } from '../../src/stats/range.js';
+import { clusterCompat } from '../../src/stats/source.js';
+import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
+
+const p = (t: number, v: number): Point => ({ t: t * 1000, v });
+const row = (legacy: string): NativeMapRow => KV_ROW_BY_LEGACY.get(legacy) as NativeMapRow;
+
+describe('seriesValue: the exact increase since the previous newest point', () => {
+  it('first answer: over its own points', () => {
+    expect(seriesValue([p(0, 100), p(10, 110), p(20, 130)], undefined)).toEqual({ newest: p(20, 130), inc: 30, secs: 20 });
+  });
+  it('later answers: from the previous newest point, whatever the window holds before it', () => {
+    expect(seriesValue([p(0, 100), p(10, 110), p(20, 130), p(30, 160)], p(10, 110))).toEqual({ newest: p(30, 160), inc: 50, secs: 20 });
+  });
+  it('consecutive answers add up to the whole increase (no irate over the last two points)', () => {
+    const pts = [p(0, 0), p(10, 5), p(20, 50), p(30, 52), p(40, 100)];
+    const a = seriesValue(pts.slice(0, 3), p(0, 0));
+    const b = seriesValue(pts.slice(1), a?.newest);
+    expect((a?.inc ?? 0) + (b?.inc ?? 0)).toBe(100);
+    expect(b).toEqual({ newest: p(40, 100), inc: 50, secs: 20 });
+  });
+  it('a decrease is a counter reset: the increase after it counts from 0', () => {
+    expect(seriesValue([p(10, 110), p(20, 5), p(30, 25)], p(10, 110))).toEqual({ newest: p(30, 25), inc: 25, secs: 20 });
+  });
+  it('no point newer than the previous one (stalled): the level, no increase', () => {
+    expect(seriesValue([p(20, 130), p(30, 160)], p(30, 160))).toEqual({ newest: p(30, 160) });
+  });
+  it('a newest point older than the previous one (clock stepped back): nothing of a rate', () => {
+    expect(seriesValue([p(20, 130), p(30, 160)], p(40, 170))).toEqual({ newest: p(30, 160) });
+  });
+  it('one point and no previous one: a level only', () => {
+    expect(seriesValue([p(30, 160)], undefined)).toEqual({ newest: p(30, 160) });
+  });
+});
+
+describe('parseQueryAnswer', () => {
+  it('reads the documented POST answer (docs-server rest-statistics-multiple)', () => {
+    const docs = loadFixture<unknown[]>('pools-default-stats-range/docs-server-7.0plus-multiple-post.json');
+    const r = parseQueryAnswer('kv_disk_write_queue', docs[1]);
+    expect(r.errors).toEqual([]);
+    expect(r.series).toEqual([{ metric: 'kv_disk_write_queue', node: '10.144.210.101:8091', labels: { name: 'kv_disk_write_queue' }, points: [p(1623745200, 0), p(1623745260, 0)] }]);
+    const first = parseQueryAnswer('sysproc_cpu_utilization', docs[0]);
+    expect(first.series[0]?.points.map((x) => x.v)).toEqual([3, 3, 3, 4, 3]);
+  });
+  it('an errors entry names the node whose answer is missing', () => {
+    const r = parseQueryAnswer('kv_ops', { data: [], errors: [{ node: 'n2:8091', error: 'Request timed out' }] });
+    expect([...r.erroredNodes]).toEqual(['n2:8091']);
+    expect(r.errors).toEqual(['n2:8091: Request timed out']);
+  });
+  it('skips aggregated series (several nodes) and values that are not numbers', () => {
+    const r = parseQueryAnswer('x', { data: [{ metric: { nodes: ['a', 'b'] }, values: [[1, '1']] }, { metric: { nodes: ['a'] }, values: [[1, 'NaN'], [2, '7']] }], errors: [] });
+    expect(r.series).toEqual([{ metric: 'x', node: 'a', labels: {}, points: [p(2, 7)] }]);
+  });
+});
+
+describe('buildQueries', () => {
+  it('one query per native name, raw values, no bucket matcher', () => {
+    expect(buildQueries(['kv_ops'], { pipelineType: 'Main' }, 45.2)).toEqual([
+      { metric: [{ label: 'name', value: 'kv_ops' }, { label: 'pipelineType', value: 'Main' }], start: -46, step: 10 },
+    ]);
+  });
+});
+
+/** A hand-made answer: bucket b on two nodes. */
+function answer(extraErrors: Array<{ node: string; error: string }> = []) {
+  const s = (node: string, labels: Record<string, string>, pts: Array<[number, number]>) => ({ metric: { nodes: [node], bucket: 'b', ...labels }, values: pts.map(([t, v]) => [t, String(v)]) });
+  return [
+    parseQueryAnswer('kv_ops', {
+      data: [
+        s('n1', { op: 'get', result: 'hit' }, [[0, 0], [10, 80], [20, 160]]),
+        s('n1', { op: 'get', result: 'miss' }, [[0, 0], [10, 20], [20, 40]]),
+        s('n2', { op: 'get', result: 'hit' }, [[0, 0], [10, 30], [20, 60]]),
+        s('n2', { op: 'get', result: 'miss' }, [[0, 0], [10, 70], [20, 140]]),
+      ],
+      errors: extraErrors,
+    }),
+    parseQueryAnswer('kv_curr_items', { data: [s('n1', {}, [[20, 600]]), s('n2', {}, [[20, 400]])], errors: [] }),
+    parseQueryAnswer('kv_vb_num_non_resident', { data: [s('n1', { state: 'active' }, [[20, 150]]), s('n2', { state: 'active' }, [[20, 50]])], errors: [] }),
+  ];
+}
+
+describe('rowValue: levels, rates and ratios from summed parts', () => {
+  it('bucket-wide and per node, in the legacy unit', () => {
+    const g = groupSeries(answer(), kvItemOf, new Map());
+    // cmd_get: (160+40) / 20 s on n1, (60+140) / 20 s on n2.
+    expect(rowValue(row('cmd_get'), g, 'b', 'n1')).toBe(10);
+    expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBe(20);
+    // hit_ratio: hits / gets over the interval, in percent (the envelope's unit): (160+60) / 400.
+    expect(rowValue(row('hit_ratio'), g, 'b', undefined)).toBeCloseTo(55, 12);
+    expect(rowValue(row('hit_ratio'), g, 'b', 'n2')).toBeCloseTo(30, 12);
+    // Active residency from the summed parts (not the mean of the nodes' ratios): 1 - 200/1000.
+    expect(rowValue(row('vb_active_resident_items_ratio'), g, 'b', undefined)).toBeCloseTo(80, 12);
+    expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
+    // Nothing for a stat the answer has no series of.
+    expect(rowValue(row('mem_used'), g, 'b', undefined)).toBeUndefined();
+  });
+
+  it('zero divisors give what menelaus_stats gives the envelope', () => {
+    const z = [parseQueryAnswer('kv_curr_items', { data: [{ metric: { nodes: ['n1'], bucket: 'b' }, values: [[20, '0']] }], errors: [] }), parseQueryAnswer('kv_vb_num_non_resident', { data: [{ metric: { nodes: ['n1'], bucket: 'b', state: 'active' }, values: [[20, '0']] }], errors: [] })];
+    const g = groupSeries(z, kvItemOf, new Map());
+    expect(rowValue(row('vb_active_resident_items_ratio'), g, 'b', undefined)).toBe(100);
+  });
+
+  it('an errors entry for n2 costs the bucket-wide values and n2 values of that metric, not n1 nor other metrics', () => {
+    const g = groupSeries(answer([{ node: 'n2', error: 'Request timed out' }]), kvItemOf, new Map());
+    expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBeUndefined();
+    expect(rowValue(row('cmd_get'), g, 'b', 'n2')).toBeUndefined();
+    expect(rowValue(row('cmd_get'), g, 'b', 'n1')).toBe(10);
+    expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
+  });
+
+  it('the memo carries each series from one answer to the next, and forgets series no longer answered', () => {
+    const memo: CounterMemo = new Map();
+    groupSeries(answer(), kvItemOf, memo);
+    expect(memo.size).toBe(8);
+    const next = [parseQueryAnswer('kv_ops', { data: [{ metric: { nodes: ['n1'], bucket: 'b', op: 'get', result: 'hit' }, values: [[20, '160'], [30, '260']] }], errors: [] })];
+    const g = groupSeries(next, kvItemOf, memo);
+    expect(memo.size).toBe(1);
+    // Only n1's hits are answered: (260-160)/10 s.
+    expect(rowValue(row('get_hits'), g, 'b', undefined)).toBe(10);
+  });
+});
+
+describe('clusterCompat', () => {
+  it('is the lowest clusterCompatibility of the nodes (a cluster mid-upgrade counts as its oldest node)', () => {
+    expect(clusterCompat([{ clusterCompatibility: 458758 }, { clusterCompatibility: 393222 }, {}])).toBe(393222);
+    expect(clusterCompat([{}, { clusterCompatibility: 'x' }])).toBeUndefined();
+  });
+});
+
+describe('choosing the source (bucket_stats, canned answers)', () => {
+  const NODE = { hostname: 'n1:8091', clusterCompatibility: 458758 };
+  const list = (compat: number) => [{ name: 'b', bucketType: 'membase', nodes: [{ ...NODE, clusterCompatibility: compat }] }];
+  const envelope = { op: { samples: { timestamp: [1_700_000_000_000], curr_items: [7] }, lastTStamp: 1_700_000_000_000 } };
+  const routes = (compat: number, range: unknown) => ({
+    '/pools/default/buckets': list(compat),
+    '/pools/default/buckets/{bucket}/stats': envelope,
+    '/pools/default/stats/range': range,
+  });
+  const rangeAnswer = (ask: unknown) => {
+    const qs = ask as Array<{ metric: Array<{ value: string }> }>;
+    return qs.map((q) => (q.metric[0]?.value === 'kv_curr_items' ? { data: [{ metric: { nodes: ['n1:8091'], bucket: 'b' }, values: [[1_700_000_000, '9']] }], errors: [] } : { data: [], errors: [] }));
+  };
+
+  it('6.x: the envelopes, and no range request', async () => {
+    const client = fakeClient(routes(0x60006, () => ({ status: 500 })));
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' } });
+    expect(r.ok).toBe(true);
+    expect(client.calls.map((c) => c.route)).not.toContain('/pools/default/stats/range');
+    expect(r.note).toBe('statistics: envelope (auto: cluster compatibility 6.6 is before 7.0)');
+    expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(7);
+  });
+
+  it('7.x: the range API, and no envelope request', async () => {
+    const client = fakeClient(routes(0x70006, (_p: unknown, o: { json?: unknown }) => rangeAnswer(o.json)));
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' } });
+    expect(r.ok).toBe(true);
+    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', '/pools/default/stats/range', '/pools/default/stats/range']);
+    expect(client.calls[1]?.options.method).toBe('POST');
+    expect(r.note).toBe('statistics: range (auto: cluster 7.6)');
+    expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(9);
+  });
+
+  it.each([404, 405, 403])('7.x answering %i: auto falls back to the envelopes for 10 minutes, says why, then tries again', async (status) => {
+    let now = 1_700_000_000_000;
+    const client = fakeClient(routes(0x70006, { status }));
+    const state = new Map<string, unknown>();
+    const cluster = { statsSource: 'auto' as const };
+    // The fallback is remembered per cluster: the polls share the cluster's cache as the scheduler's do.
+    const { createSharedCache } = await import('../../src/collectors/shared.js');
+    const shared = createSharedCache(() => now);
+    const poll = async () => {
+      const { runPoll } = await import('../../src/collectors/context.js');
+      const { defaultClusterConfig, resolveCollectorOptions } = await import('../../src/config/defaults.js');
+      const { collectorSchemas } = await import('../../src/config/schema.js');
+      return runPoll({
+        collector: bucketStatsCollector,
+        cluster: defaultClusterConfig({ url: client.baseUrl, ...cluster }),
+        options: resolveCollectorOptions('bucket_stats', collectorSchemas.bucket_stats.parse({})),
+        client,
+        state,
+        shared,
+        now: () => now,
+      });
+    };
+    const r1 = await poll();
+    expect(r1.ok).toBe(true);
+    expect(r1.note).toMatch(new RegExp(`^statistics: envelope \\(auto: the range API answered ${status}; the range API is tried again at `));
+    expect(r1.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(7);
+    const rangeCalls = () => client.calls.filter((c) => c.route === '/pools/default/stats/range').length;
+    const after1 = rangeCalls();
+    now += 5 * 60_000;
+    const r2 = await poll();
+    expect(r2.ok).toBe(true);
+    expect(rangeCalls()).toBe(after1);
+    now += 6 * 60_000;
+    await poll();
+    expect(rangeCalls()).toBeGreaterThan(after1);
+  });
+
+  it('stats_source range on a 7.x cluster without the range API fails the poll, with the reason', async () => {
+    const client = fakeClient(routes(0x70006, { status: 404 }));
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
+    expect(r.ok).toBe(false);
+    expect(String((r.error as Error).message)).toMatch(/range API is not available/);
+    expect(client.calls.map((c) => c.route)).not.toContain('/pools/default/buckets/{bucket}/stats');
+  });
+
+  it('stats_source range on a 6.x cluster fails the poll, naming the version', async () => {
+    const client = fakeClient(routes(0x60006, { status: 404 }));
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
+    expect(r.ok).toBe(false);
+    expect(String((r.error as Error).message)).toMatch(/cluster compatibility 6\.6 is before 7\.0/);
+  });
+});
