@@ -87,10 +87,17 @@ function xdcrLabels(e: string): string {
   return `label_replace(label_replace(label_replace(${e}, "source_bucket", "$1", "${sourceBucket}", "(.*)"), "target_cluster_uuid", "$1", "${targetClusterUuid}", "(.*)"), "target_bucket", "$1", "${targetBucket}", "(.*)")`;
 }
 
-/** A row's derivation summed by `by` (`wrap` renames labels first). No denominator above 0: no ratio. */
+/**
+ * A row's derivation summed by `by` (`wrap` renames labels first). A zero divisor gives what the table says
+ * menelaus_stats gives the envelope (so both sources agree): 0 for a ratio, 1 (100 %) for a residency.
+ */
 function derive(row: NativeMapRow, by: string, wrap: (e: string) => string = (e) => e): string {
   const sum = (series: readonly NativeSeries[], rate: boolean): string => sumBy(by, wrap(union(series, rate)));
-  const den = (rate: boolean): string => `(${sum(row.denominator ?? [], rate)} > 0)`;
+  const ratio = (rate: boolean, complement: boolean): string => {
+    const den = sum(row.denominator ?? [], rate);
+    const q = `${sum(row.series, rate)}\n/ (${den} > 0)`;
+    return complement ? `1 - ${q}\nor (${den} == 0) * 0 + 1` : `${q}\nor (${den} == 0) * 0`;
+  };
   let e: string;
   switch (row.derive) {
     case 'level':
@@ -101,13 +108,13 @@ function derive(row: NativeMapRow, by: string, wrap: (e: string) => string = (e)
       break;
     case 'increase_ratio':
       // increase(a)/increase(b) over one window equals rate(a)/rate(b).
-      e = `${sum(row.series, true)}\n/ ${den(true)}`;
+      e = ratio(true, false);
       break;
     case 'level_ratio':
-      e = `${sum(row.series, false)}\n/ ${den(false)}`;
+      e = ratio(false, false);
       break;
     case 'complement_ratio':
-      e = `1 - ${sum(row.series, false)}\n/ ${den(false)}`;
+      e = ratio(false, true);
       break;
   }
   return row.scale === 1 ? e : `(${e}) * ${row.scale}`;
@@ -328,7 +335,8 @@ function docsText(): string {
     `Rates are \`rate()\` over ${DEFAULT_RATE_WINDOW} (the mixin's \`_config.nativeBridgeRateWindow\`; \`cbwatch\` itself reports the mean`,
     "over its poll interval, so short bursts look a little smoother through the bridge). Per-node families keep",
     '`couchbase_cluster`, `bucket` (or the replication labels) and `node`; bucket-wide ones are the sum over the',
-    "nodes, as Couchbase adds bucket stats, except the two ratios, computed from their summed parts. XDCR families",
+    "nodes, as Couchbase adds bucket stats, except the two ratios, computed from their summed parts (with no get in",
+    "the window the cache-miss ratio is 0, with no item the residency is 1, as Couchbase's own envelope shows). XDCR families",
     'are those of the main pipeline (`pipelineType="Main"`, as cbwatch\'s own XDCR stats); `target_cluster_name`',
     "comes from cbwatch's `couchbase_xdcr_remote_cluster_info` (a replication whose reference is gone keeps its",
     'series, without the name). Each row comes from cbwatch\'s native-metric mapping table (`src/stats/native-map.ts`,',
