@@ -273,6 +273,7 @@ function simOptions(args: ParsedArgs, scenario: string) {
   if (r !== undefined) opts.replications = r;
   if (s !== undefined) opts.speed = s;
   if (f['stat-set'] === 'full') opts.statSet = 'full';
+  if (typeof f['server-version'] === 'string') opts.version = f['server-version'];
   return opts;
 }
 
@@ -282,7 +283,7 @@ async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
   const port = args.flags.port === undefined ? 8091 : Number(args.flags.port);
   const url = await sim.listen(port, typeof args.flags.host === 'string' ? args.flags.host : '127.0.0.1');
   const u = sim.ctx.options.users;
-  out(`cbwatch simulator (scenario ${sim.ctx.options.scenario}) listening on ${url}\n`);
+  out(`cbwatch simulator (Couchbase Server ${sim.ctx.options.profile.version}, scenario ${sim.ctx.options.scenario}) listening on ${url}\n`);
   out(`  admin user:   ${u.admin.username} / ${u.admin.password}\n`);
   out(`  limited user: ${u.limited.username} / ${u.limited.password}\n`);
   out(`  try: CBWATCH_COUCHBASE_PASSWORD=${u.admin.password} npx cbwatch check --couchbase.url ${url} --couchbase.username ${u.admin.username}\n`);

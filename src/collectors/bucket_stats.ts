@@ -286,7 +286,7 @@ export const bucketStatsCollector: Collector<'bucket_stats'> = {
     const list = await fetchBuckets(ctx);
     forgetGone(ctx.state, new Set(list.map((b) => b.name)));
     // Cluster 7.0+ (stats_source auto or range): one batch of range requests for every bucket and node.
-    const range = await rangeOrEnvelope(ctx, fetchBucketRange);
+    const range = await rangeOrEnvelope(ctx, fetchBucketRange, ctx.options.hot_keys > 0 ? 'hot_keys needs the envelopes' : undefined);
     const results = await settleAll(list.map((b) => pollBucket(ctx, zoom, b, range)));
     // Past the poll's deadline every request fails: that is the poll's failure, not the buckets'.
     if (ctx.signal.aborted) throw ctx.signal.reason;

@@ -62,6 +62,8 @@ export interface Flags {
   readonly speed?: number | undefined;
   /** Simulator bucket stats: the real fixture's stat names, or the full documented set. */
   readonly 'stat-set'?: 'fixture' | 'full' | undefined;
+  /** Simulated Couchbase Server version (X.Y.Z): 7.0+ also answers the statistics range API. */
+  readonly 'server-version'?: string | undefined;
   readonly help?: boolean | undefined;
   readonly version?: boolean | undefined;
   /** Lets callers index by a flag name held in a variable. */
@@ -105,6 +107,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   replications: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated XDCR replications' },
   speed: { type: 'string', commands: ['demo', 'simulate'], value: 'X', help: 'simulator clock speed (1 = real time)' },
   'stat-set': { type: 'string', commands: ['demo', 'simulate'], value: 'SET', help: 'simulated bucket stats: fixture (the real sample) or full (every documented stat)' },
+  'server-version': { type: 'string', commands: ['demo', 'simulate'], value: 'X.Y.Z', help: 'simulated Couchbase Server version: 6.6.5, 7.2.4, 7.6.5 (default), 8.0.0; 7.0+ answers the stats range API' },
   help: { type: 'boolean', short: 'h', help: 'show this help' },
   version: { type: 'boolean', help: 'print the version' },
 };
@@ -130,6 +133,12 @@ function intFlag(name: string, text: string | undefined, min: number, max: numbe
   const n = Number(text);
   if (n < min || n > max) throw new ConfigError(`--${name}: ${n} is out of range (${min}..${max})`);
   return n;
+}
+
+function serverVersionFlag(text: string | undefined): string | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+\.\d+\.\d+$/.test(text.trim())) throw new ConfigError(`--server-version: expected a version such as 7.6.5, got ${JSON.stringify(text)}`);
+  return text.trim();
 }
 
 function enumFlag<T extends string>(name: string, text: string | undefined, allowed: readonly T[]): T | undefined {
@@ -244,6 +253,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     replications: intFlag('replications', str('replications'), 0, 10_000),
     speed: speedFlag(str('speed')),
     'stat-set': enumFlag('stat-set', str('stat-set'), ['fixture', 'full'] as const),
+    'server-version': serverVersionFlag(str('server-version')),
     help: help || undefined,
     version: version || undefined,
   };

@@ -12,13 +12,15 @@
  * C(b) - C(a) equals the sum of the envelope's 1-second samples stamped a+1 … b, and the rate 7.x derives
  * over a window equals the mean of the envelope samples in it. Gauges are the envelope's values, with the
  * unit of the native name (seconds for ms, a 0-1 ratio for a percentage). Per node: additive stats are
- * split with the shares of the per-node envelope (bucketNodeShares), ratios and ages are repeated.
+ * split with the shares of the per-node envelope (bucketNodeShares), ratios and averages are repeated.
  *
  * Sampling. Each node's Prometheus scrapes every 10 s (Couchbase's default), at whole multiples of 10 s of
  * the simulated clock, from o up to now; nothing exists before o. XDCR stats are goxdcr's own cumulative
  * counts and gauges, per node as its envelope's nodeStats give them.
  *
- * Legacy stats with no native counterpart here (they stay envelope-only; NATIVE_SKIPPED says why).
+ * Node-level stats (memcached's connections, the host's sys_* gauges) come from the first bucket's model,
+ * which draws them the same in every bucket. Legacy stats without a native series here stay envelope-only;
+ * NATIVE_SKIPPED says why for each.
  */
 import { fixture } from './fixtures.js';
 import { bucketNodeShares, bucketStatAdditive, bucketStatGen } from './modules/buckets.js';
@@ -208,7 +210,8 @@ export const NATIVE_SKIPPED: Readonly<Record<string, string>> = {
   'ep_max_data_size, ep_*_ahead_exceptions, ep_*_hlc_drift*, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
   'vb_pending_*, vb_replica_* rates, queues and memory, vb_active_itm_memory, vb_*_meta_data_memory': 'state-labelled kv_vb_* series: not modelled',
   'couch_views_* and couch_spatial_* other than couch_views_actual_disk_size': 'not in the 8.0 metadata (views are gone from 8.0)',
-  'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage, meta_latency_wt': '7.x derives them with rate() from the counters above; the simulator models them on their own',
+  'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage': '7.x derives them with rate() from xdcr_docs_written_total, xdcr_docs_received_from_dcp_total, xdcr_data_replicated_bytes: the model\'s rates are those counters\' per-second increments',
+  'XDCR meta_latency_wt': 'no native name in the cross reference',
 };
 
 interface MetaEntry {
@@ -237,25 +240,47 @@ function originSec(ctx: SimContext): number {
 
 type Gen = (t: number) => number;
 
-/** Running sum of a per-second rate over whole seconds since `origin`, with a checkpoint at every scrape. */
+/**
+ * Running sum of a per-second rate over whole seconds since `origin`. It keeps the sum at every scrape of the
+ * last two hours at most (answers about recent data cost nothing) and at every 10 minutes since `origin`
+ * (older ones sum at most 10 minutes of rates), so a simulator left running for days stays small.
+ */
 class Integrator {
-  private readonly checkpoints: number[] = [];
+  private static readonly COARSE = 600;
+  private static readonly FINE_MAX = 720;
+  private readonly coarse: number[];
+  private fine: number[];
+  private fineStart: number;
   constructor(
     private readonly gen: Gen,
     private readonly origin: number,
   ) {
     // A node that has run for a day at the rate of its first second: counters are large, as real ones are.
-    this.checkpoints.push(Math.max(0, gen(origin * 1000)) * 86_400);
+    const base = Math.max(0, gen(origin * 1000)) * 86_400;
+    this.coarse = [base];
+    this.fine = [base];
+    this.fineStart = origin;
   }
 
   total(sec: number): number {
-    const k = Math.floor((sec - this.origin) / SCRAPE_SECONDS);
-    while (this.checkpoints.length <= k) {
-      const i = this.checkpoints.length - 1;
-      const from = this.origin + i * SCRAPE_SECONDS;
-      this.checkpoints.push(this.sum(from, from + SCRAPE_SECONDS, this.checkpoints[i] as number));
+    if (sec < this.fineStart) {
+      const c = Math.floor((sec - this.origin) / Integrator.COARSE);
+      return this.sum(this.origin + c * Integrator.COARSE, sec, this.coarse[c] as number);
     }
-    return this.sum(this.origin + k * SCRAPE_SECONDS, sec, this.checkpoints[k] as number);
+    while (this.fineStart + this.fine.length * SCRAPE_SECONDS <= sec) {
+      const from = this.fineStart + (this.fine.length - 1) * SCRAPE_SECONDS;
+      const v = this.sum(from, from + SCRAPE_SECONDS, this.fine[this.fine.length - 1] as number);
+      this.fine.push(v);
+      if ((from + SCRAPE_SECONDS - this.origin) % Integrator.COARSE === 0) this.coarse.push(v);
+      if (this.fine.length > Integrator.FINE_MAX) {
+        // Drop the oldest hour: fineStart stays on a multiple of COARSE from origin.
+        const drop = Integrator.FINE_MAX / 2;
+        this.fine = this.fine.slice(drop);
+        this.fineStart += drop * SCRAPE_SECONDS;
+      }
+    }
+    const j = Math.floor((sec - this.fineStart) / SCRAPE_SECONDS);
+    return this.sum(this.fineStart + j * SCRAPE_SECONDS, sec, this.fine[j] as number);
   }
 
   private sum(from: number, to: number, acc: number): number {

@@ -379,7 +379,7 @@ export const NO_NATIVE_EQUIVALENT: Readonly<Record<Section, Readonly<Record<stri
     'vb_<state>_itm_memory': 'no kv_vb_itm_memory_bytes in the 8.0 metadata',
     'ep_dcp_<type>_producer_count, ep_dcp_<type>_total_backlog_size': 'no kv_dcp_producer_count or backlog metric in the 8.0 metadata',
     'ep_dcp_other_*': 'a sum over every other connection type (a negative matcher): not asked',
-    'couch_docs_fragmentation, couch_views_fragmentation, couch_total_disk_size': 'computed by the envelope from per-file sizes that 7.0+ does not export per bucket',
+    'couch_docs_fragmentation, couch_views_fragmentation, couch_total_disk_size': 'computed by menelaus_stats from data and file sizes (rounded to a whole percent); the views\' sizes have no native equivalent; not mapped',
     'couch_views_* (data/disk size, ops), couch_spatial_*': 'per design document in 7.0+ (signature label); not summed here',
     'ep_active_ahead_exceptions, ep_replica_ahead_exceptions, ep_*_hlc_drift*': 'the native drift metrics carry other labels than the envelope\'s per-state names',
     'vb_active_sync_write_*_count': 'kv_vb_sync_write_* in 8.0 carries no state label',

@@ -10,8 +10,10 @@
  * the XDCR stats 1, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat).
  *
- * Window: from a little before the newest point of the previous answer (RANGE_SLACK_SECONDS, at least two steps)
- * to now, `step` 10 s (the native scrape interval). Each point is the latest scraped value at that instant.
+ * Window: from the newest point of the previous answer (absolute `start`; the first poll: one interval and
+ * RANGE_SLACK_SECONDS back from now) to now, `step` 10 s (the native scrape interval). Each point is the latest
+ * scraped value at that instant. Label matchers that every row reading a metric shares are asked too (`any` over
+ * their values: the kv_ops operations cbwatch maps), so the answer holds no series nothing reads.
  *
  * Values (per native series, i.e. per node and label set):
  * - a level is the newest point;
@@ -59,19 +61,48 @@ export class RangeUnavailableError extends CbwError {
 }
 
 export interface RangeQuery {
-  readonly metric: ReadonlyArray<{ readonly label: string; readonly value: string; readonly operator?: string }>;
+  readonly metric: ReadonlyArray<{ readonly label: string; readonly value: string | readonly string[]; readonly operator?: string }>;
   readonly start: number;
   readonly step: number;
 }
 
 /** One query per metric name, with the extra matchers (e.g. pipelineType) every row of that metric shares. */
-export function buildQueries(metrics: readonly string[], extra: Readonly<Record<string, string>>, windowSeconds: number): RangeQuery[] {
-  const start = -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
+export function buildQueries(
+  metrics: readonly string[],
+  extra: Readonly<Record<string, string>>,
+  windowSeconds: number,
+  narrow: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>> = new Map(),
+  from?: number,
+): RangeQuery[] {
+  // From the previous answer's newest point (epoch seconds) when there is one, else a window back from now.
+  const start = from !== undefined ? from : -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
   return metrics.map((name) => ({
-    metric: [{ label: 'name', value: name }, ...Object.entries(extra).map(([label, value]) => ({ label, value }))],
+    metric: [
+      { label: 'name', value: name },
+      ...Object.entries(extra).map(([label, value]) => ({ label, value })),
+      ...Object.entries(narrow.get(name) ?? {}).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
+    ],
     start,
     step: RANGE_STEP_SECONDS,
   }));
+}
+
+/**
+ * Per metric, the labels every row reading it constrains, with the union of their values: the query asks only for
+ * those (e.g. the kv_ops ops cbwatch maps), never for less than some row needs.
+ */
+export function narrowing(rows: readonly NativeMapRow[]): Map<string, Record<string, string[]>> {
+  const per = new Map<string, Array<Matchers>>();
+  for (const r of rows) for (const x of [...r.series, ...(r.denominator ?? [])]) (per.get(x.metric) ?? per.set(x.metric, []).get(x.metric) as Matchers[]).push(x.matchers);
+  const out = new Map<string, Record<string, string[]>>();
+  for (const [metric, ms] of per) {
+    const labels = Object.keys(ms[0] ?? {}).filter((l) => ms.every((m) => m[l] !== undefined));
+    if (labels.length === 0) continue;
+    const n: Record<string, string[]> = {};
+    for (const l of labels) n[l] = [...new Set(ms.flatMap((m) => { const v = m[l] as string | readonly string[]; return typeof v === 'string' ? [v] : [...v]; }))].sort();
+    out.set(metric, n);
+  }
+  return out;
 }
 
 export function chunk<T>(xs: readonly T[], n: number): T[][] {
@@ -432,12 +463,16 @@ export async function fetchRange<N extends CollectorName>(
   const intervalS = ctx.options.interval / 1000;
   const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
   const metrics = nativeMetricsOf(rows);
+  const narrow = narrowing(rows);
+  // The next window starts at the previous answer's newest point (it must be in the answer again: the increase
+  // counts from it), unless that is older than the longest window.
+  const from = st.newest !== undefined && now - st.newest <= MAX_WINDOW_SECONDS * 1000 ? Math.floor(st.newest / 1000) : undefined;
   const batches = chunk(metrics, MAX_QUERIES_PER_REQUEST);
   const settled = await Promise.allSettled(
     batches.map(async (names) => {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answerSchema, {
         method: 'POST',
-        json: buildQueries(names, extra, window),
+        json: buildQueries(names, extra, window, narrow, from),
         allowStatus: [403, 404, 405],
       });
       if (res.status === 403 || res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);

@@ -99,8 +99,8 @@ export class StatsSourceError extends CbwError {
  * means "use the envelopes". A 404/405/403 from the range API falls back to the envelopes under `auto`. The choice
  * is noted on the poll (`cbwatch check`, the landing page) and, when it changes, logged with its reason.
  */
-export async function rangeOrEnvelope<N extends CollectorName, R>(ctx: CollectContext<N>, fetch: (ctx: CollectContext<N>) => Promise<R>): Promise<R | undefined> {
-  let choice = await chooseStatsSource(ctx);
+export async function rangeOrEnvelope<N extends CollectorName, R>(ctx: CollectContext<N>, fetch: (ctx: CollectContext<N>) => Promise<R>, envelopeOnly?: string): Promise<R | undefined> {
+  let choice: SourceChoice = envelopeOnly === undefined ? await chooseStatsSource(ctx) : { kind: 'envelope', reason: envelopeOnly };
   let got: R | undefined;
   if (choice.kind === 'range') {
     try {

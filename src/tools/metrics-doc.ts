@@ -3,6 +3,8 @@ import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from '../metrics/family.js';
 import { allFamilies } from '../metrics/catalog.js';
 import { TRUTH_RULES } from './metrics-doc-rules.js';
+import { NATIVE_MAP, NO_NATIVE_EQUIVALENT } from '../stats/native-map.js';
+import type { Matchers, NativeMapRow, NativeSeries } from '../stats/native-map.js';
 
 function cell(s: string): string {
   return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -44,8 +46,104 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
     }
     lines.push('');
   }
+  lines.push(...statisticsSources());
   lines.push(...PARTIAL_FAILURES);
   return `${lines.join('\n').trimEnd()}\n`;
+}
+
+function matchersText(m: Matchers): string {
+  const parts = Object.entries(m).map(([k, v]) => (typeof v === 'string' ? `${k}="${v}"` : `${k}=~"${v.join('|')}"`));
+  return parts.length === 0 ? '' : `{${parts.join(',')}}`;
+}
+
+function seriesText(xs: readonly NativeSeries[]): string {
+  return xs.map((x) => `\`${x.metric}${matchersText(x.matchers)}\``).join(' + ');
+}
+
+function deriveText(r: NativeMapRow): string {
+  const num = seriesText(r.series);
+  const den = r.denominator ? seriesText(r.denominator) : '';
+  const where = r.section === 'kv' && !r.perBucket ? ` (per node, no bucket label; bucket-wide: ${r.acrossNodes === 'mean' ? 'mean' : 'sum'} over nodes)` : '';
+  const scale = r.scale === 1 ? '' : ` × ${r.scale}`;
+  switch (r.derive) {
+    case 'level':
+      return `newest ${num}${scale}${where}${r.absentIn80 ? ' (7.x; not in 8.0: absent there)' : ''}`;
+    case 'rate':
+      return `increase of ${num} since the previous poll, per second${scale}`;
+    case 'increase_ratio':
+      return `increase(${num}) / increase(${den})${scale}`;
+    case 'level_ratio':
+      return `${num} / ${den}${scale}`;
+    case 'complement_ratio':
+      return `1 − ${num} / ${den}${scale}`;
+  }
+}
+
+/** Which API feeds each statistics family on each version, and what changes from the envelopes to the range API. */
+function statisticsSources(): string[] {
+  const rows = NATIVE_MAP.map((r) => `| \`${r.family}\` | \`${r.legacy}\` | ${deriveText(r)} |`);
+  const none = (Object.entries(NO_NATIVE_EQUIVALENT) as Array<[string, Readonly<Record<string, string>>]>).flatMap(([section, m]) =>
+    Object.entries(m).map(([stat, why]) => `| ${section === 'kv' ? 'bucket' : 'XDCR'} | \`${cell(stat)}\` | ${cell(why)} |`),
+  );
+  return [
+    '## Statistics sources',
+    '',
+    'Where `bucket_stats` and `xdcr` read their statistics is set per cluster by `stats_source` (docs/configuration.md):',
+    '',
+    '| Couchbase version (lowest `clusterCompatibility` of the nodes) | `auto` (default) | `range` | `envelope` |',
+    '|---|---|---|---|',
+    '| before 7.0 | sample envelopes | fails (the poll says why) | sample envelopes |',
+    '| 7.0 and later | `POST /pools/default/stats/range` (the envelopes for 10 minutes after it answers 404, 405 or 403) | `POST /pools/default/stats/range` | sample envelopes |',
+    '',
+    'Sample envelopes: `GET /pools/default/buckets/{bucket}/stats` (and `…/nodes/{node}/stats` with `per_node`) per bucket,',
+    'and `GET /pools/default/buckets/{source}/stats/replications%2F…%2F{stat}` per replication and stat (in two tiers).',
+    'On 7.0+ Couchbase answers them by translating each legacy name into queries over its native metrics;',
+    '8.0 deprecates them. The range API gives those native metrics directly: one query per native name for every',
+    'bucket (and node) or replication at once, 50 queries per request — 2 requests per `bucket_stats` poll and 1 per',
+    '`xdcr` poll, whatever the number of buckets, nodes and replications. `cbwatch check` and the landing page show',
+    'the source each poll used and why.',
+    '',
+    '**What stays the same.** The families, their labels and units, and the rules above: a level is the newest value;',
+    'a `_per_second` rate is exact over the time since the previous poll — computed from the native counter itself',
+    '(its increase between the newest points of two consecutive answers, a decrease counted as a counter reset), not',
+    'from an `irate` over the last two points, so consecutive polls add up to the counter\'s whole increase; an answer',
+    'with no newer point leaves the rates out and keeps the levels; a clock step back starts afresh;',
+    '`couchbase_bucket_last_sample_timestamp_seconds` and `couchbase_xdcr_last_sample_timestamp_seconds` are the',
+    'newest point\'s time. Computed ratios are computed from summed parts as Couchbase computes them for the envelope.',
+    '',
+    '**What differs with the range API** (a user moving from `envelope` to `range`):',
+    '',
+    '- The native metrics are scraped every 10 s, so a rate covers the time between the newest scrapes before two',
+    '  polls (the envelope: between the newest one-second samples): the same counts, attributed to polls up to',
+    '  10 s differently. `couchbase_…_last_sample_timestamp_seconds` moves in 10 s steps.',
+    '- `hit_ratio`, `ep_cache_miss_rate` and the `avg_*` times are over the poll interval (increase over increase); the',
+    '  envelope\'s are the latest second\'s.',
+    '- Host stats shown under every bucket (`cpu_*`, `mem_*`, `swap_*`): the bucket-wide value is the mean of the nodes\'',
+    '  values.',
+    '- XDCR stats are asked every poll (no slow tier is needed); `meta_latency_wt` has no native equivalent and is absent.',
+    '  On 8.0, `docs_rep_queue` is absent (8.0 no longer lists `xdcr_docs_rep_queue_total`).',
+    '- Hot keys exist only in the envelopes: `hot_keys` above 0 keeps that cluster\'s `bucket_stats` on the envelopes.',
+    '- Bucket stats outside the table below (outside cbwatch\'s catalog, or without a native equivalent) are absent;',
+    '  the envelope exports catalogued ones and, under a generated name, unknown ones.',
+    '',
+    'Legacy stats with no native equivalent (absent with the range API; never made up from something else):',
+    '',
+    '| section | legacy stat | why |',
+    '|---|---|---|',
+    ...none,
+    '',
+    'Every family fed by the range API on 7.0+, with its native series (`bucket`, or `sourceBucketName`,',
+    '`targetClusterUUID`, `targetBucketName`, besides the matchers shown) and how the value is derived. Per-node bucket',
+    'families (`couchbase_bucket_node_…`) come from the same series, one node at a time. Before 7.0, and with',
+    '`envelope`, every family comes from the envelope stat in the second column. The mapping is data',
+    '(src/stats/native-map.ts, with its provenance), also used to build the recording-rule bridge for a Prometheus that',
+    'scrapes Couchbase\'s native `/metrics` itself.',
+    '',
+    '| family | envelope stat | 7.0+ range API: native series and derivation |',
+    '|---|---|---|',
+    ...rows,
+    '',
+  ];
 }
 
 /** The partial-failure rule, as an operator reads it (a block of its own, after the families). */

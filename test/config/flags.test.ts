@@ -47,7 +47,7 @@ describe('parseArgs: flags', () => {
   // Each declared flag must reach the parsed flags under some command that takes it (--shard once did not).
   it.each(FLAG_NAMES.filter((n) => n !== 'help' && n !== 'version'))('--%s reaches the parsed flags', (name) => {
     const sample: Record<string, string> = {
-      port: '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full',
+      port: '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full', 'server-version': '8.0.0',
       'log.level': 'info', 'log.format': 'json', shard: '0/2', 'web.max-requests': '10',
     };
     const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus', 'web.enable-lifecycle'];
@@ -104,8 +104,8 @@ describe('parseArgs: flags', () => {
   });
 
   it('reads simulate knobs, latency in ms or as a duration', () => {
-    const { flags } = parseArgs(['simulate', '--host', '0.0.0.0', '--port', '18091', '--scenario', 'incident', '--buckets', '100', '--nodes', '3', '--latency', '5', '--replications', '4', '--speed', '60', '--stat-set', 'full']);
-    expect(flags).toEqual({ host: '0.0.0.0', port: 18091, scenario: 'incident', buckets: 100, nodes: 3, latency: 5, replications: 4, speed: 60, 'stat-set': 'full' });
+    const { flags } = parseArgs(['simulate', '--host', '0.0.0.0', '--port', '18091', '--scenario', 'incident', '--buckets', '100', '--nodes', '3', '--latency', '5', '--replications', '4', '--speed', '60', '--stat-set', 'full', '--server-version', '6.6.5']);
+    expect(flags).toEqual({ host: '0.0.0.0', port: 18091, scenario: 'incident', buckets: 100, nodes: 3, latency: 5, replications: 4, speed: 60, 'stat-set': 'full', 'server-version': '6.6.5' });
     expect(parseArgs(['simulate', '--latency', '0.2s']).flags.latency).toBe(200);
     expect(parseArgs(['simulate', '--latency', '2.5']).flags.latency).toBe(2.5);
     expect(parseArgs(['demo', '--with-prometheus', '--scenario', 'demo']).flags).toEqual({ 'with-prometheus': true, scenario: 'demo' });
@@ -126,6 +126,7 @@ describe('parseArgs: flags', () => {
     [['simulate', '--latency', 'slow'], '--latency: expected milliseconds or a duration'],
     [['simulate', '--speed', '0'], '--speed: expected a positive number'],
     [['simulate', '--stat-set', 'most'], '--stat-set: "most" is not one of fixture, full'],
+    [['simulate', '--server-version', '7.6'], '--server-version: expected a version such as 7.6.5, got "7.6"'],
     [['--config', ''], '--config: must not be empty'],
     [['run', '--port', '1'], '--port is not a flag of "run" (it belongs to: simulate)'],
     [['check', '--config.check'], '--config.check is not a flag of "check"'],

@@ -185,6 +185,20 @@ describe('range API: answers shaped like the documented ones', () => {
     expect(good?.data).toHaveLength(1);
   });
 
+  it('takes the body as curl -d sends it (form content type), as the docs\' example does', async () => {
+    const { base } = await start();
+    const r = await fetch(`${base}/pools/default/stats/range`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' },
+      body: JSON.stringify([{ metric: [name('kv_curr_items'), label('bucket', 'travel-sample')], applyFunctions: ['sum'], step: 60, start: -300 }]),
+    });
+    expect(r.status).toBe(200);
+    const [a] = (await r.json()) as RangeAnswer[];
+    expect(a?.data).toHaveLength(3);
+    const bad = await fetch(`${base}/pools/default/stats/range`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-www-form-urlencoded' }, body: 'metric=kv_ops' });
+    expect(bad.status).toBe(400);
+  });
+
   it('a node that is down answers in errors; the others still answer', async () => {
     const { base } = await start({ knobs: { unhealthyNodes: 1 } });
     const [a] = await range(base, [{ metric: [name('kv_curr_items'), label('bucket', 'travel-sample')] }]);
@@ -313,9 +327,36 @@ describe('one model: the same counter through the envelope and through the range
     expect(only(inc as RangeAnswer, t)).toBeCloseTo(2 * 7 * 120, 6);
   });
 
+  it('counters stay exact hours later, for recent windows and for old ones', async () => {
+    // 7 sets per second in every bucket, by hand; a varying rate (get hits) checked against a sum worked out here.
+    const { base, clock } = await start({ knobs: { bucketStatValues: { cmd_set: () => 7, get_hits: (t: number) => (t / 1000) % 10 } } });
+    clock.now = T0 + 5 * 3_600_000;
+    const now = T0 / 1000 + 5 * 3600;
+    const inc = (n: string, op: string, at: number, w: string): unknown => ({
+      metric: [name(n), label('op', op), label('result', op === 'get' ? 'hit' : ''), label('bucket', 'travel-sample')],
+      applyFunctions: ['increase', 'sum'],
+      nodesAggregation: 'sum',
+      timeWindow: w,
+      start: at,
+      end: at,
+    });
+    const old = T0 / 1000 + 1800;
+    const [recent, early, gets] = await range(base, [inc('kv_ops', 'set', now, '2m'), inc('kv_ops', 'set', old, '10m'), inc('kv_ops', 'get', old + 35, '1m')]);
+    expect(only(recent as RangeAnswer, now)).toBeCloseTo(7 * 120, 6);
+    expect(only(early as RangeAnswer, old)).toBeCloseTo(7 * 600, 6);
+    // The window [old-25, old+35] holds the scrapes old-20 … old+30: the counter gained (s mod 10) for every
+    // second s in (old-20, old+30]; Prometheus extrapolates 5 s at each end (within 1.1 scrape intervals): × 60/50.
+    let sum = 0;
+    for (let s = old - 20 + 1; s <= old + 30; s++) sum += s % 10;
+    const scrapes = 50;
+    expect(only(gets as RangeAnswer, old + 35)).toBeCloseTo((sum * 60) / scrapes, 6);
+  });
+
   it('XDCR: each node\'s per-stat envelope = that node\'s native goxdcr series (latencies ms → s)', async () => {
-    const { base } = await start({ scenario: 'demo' });
-    const t = T0 / 1000;
+    const { base, clock } = await start({ scenario: 'demo' });
+    // Two minutes after start: the replications have been writing for the whole window.
+    clock.now = T0 + 120_000;
+    const t = T0 / 1000 + 120;
     const tasks = (await (await fetch(`${base}/pools/default/tasks`, { headers: auth })).json()) as Array<{ type: string; id: string; source: string }>;
     const rep = tasks.find((x) => x.type === 'xdcr') as { id: string; source: string };
     const [uuid, , target] = rep.id.split('/') as [string, string, string];
@@ -341,6 +382,23 @@ describe('one model: the same counter through the envelope and through the range
         expect(Number(d.values[0]?.[1]) * scale).toBeCloseTo(legacy[node]?.at(-1) as number, 6);
       }
     }
+    // XDCR rates: the mean of a node's 60 one-second samples = rate(counter[1m]) on that node.
+    const [written1m, bytes1m] = await range(base, [
+      { metric: [name('xdcr_docs_written_total'), ...labels], applyFunctions: ['rate'], start: t, end: t },
+      { metric: [name('xdcr_data_replicated_bytes'), ...labels], applyFunctions: ['rate'], start: t, end: t },
+    ]);
+    for (const [answer, legacy] of [
+      [written1m, await stat('rate_replicated')],
+      [bytes1m, await stat('bandwidth_usage')],
+    ] as const) {
+      expect(answer?.data).toHaveLength(3);
+      for (const d of answer?.data ?? []) {
+        const samples = legacy[d.metric.nodes[0] as string] ?? [];
+        expect(samples).toHaveLength(60);
+        expect(Number(d.values[0]?.[1])).toBeCloseTo(mean(samples), 6);
+        expect(mean(samples)).toBeGreaterThan(1);
+      }
+    }
     // The demo's first replication is growing: a non-trivial backlog is compared.
     expect(Object.values(await stat('changes_left')).map((v) => v.at(-1) as number).reduce((a, v) => a + v, 0)).toBeGreaterThan(1000);
   });
@@ -351,10 +409,18 @@ describe('version profiles', () => {
     const { base } = await start({ version: '6.6.5' });
     const pools = (await (await fetch(`${base}/pools`, { headers: auth })).json()) as { implementationVersion: string };
     expect(pools.implementationVersion).toBe('6.6.5-10080-enterprise');
-    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string }> };
+    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string; clusterCompatibility: number }> };
     // 6 * 65536 + 6, the encoding of the captured payloads (458752 = 7.0, 524288 = 8.0).
     expect(pd.clusterCompatibility).toBe(393222);
     expect(pd.nodes.map((n) => n.version)).toEqual(['6.6.5-10080-enterprise', '6.6.5-10080-enterprise', '6.6.5-10080-enterprise']);
+    expect(pd.nodes.map((n) => n.clusterCompatibility)).toEqual([393222, 393222, 393222]);
+    // The bucket list's node entries say the same.
+    const buckets = (await (await fetch(`${base}/pools/default/buckets`, { headers: auth })).json()) as Array<{ nodes: Array<{ version: string; clusterCompatibility: number }> }>;
+    expect(buckets[0]?.nodes.map((n) => [n.version, n.clusterCompatibility])).toEqual([
+      ['6.6.5-10080-enterprise', 393222],
+      ['6.6.5-10080-enterprise', 393222],
+      ['6.6.5-10080-enterprise', 393222],
+    ]);
     expect((await post(base, [{ metric: [name('kv_ops')] }])).status).toBe(404);
     for (const path of ['/pools/default/stats/range/kv_ops', '/metrics', '/_node/cb1.cbsim.local%3A8091/metrics', '/prometheus_sd_config']) {
       expect((await fetch(`${base}${path}`, { headers: auth })).status, path).toBe(404);
@@ -370,9 +436,10 @@ describe('version profiles', () => {
   ] as const)('%s reports %s, compatibility %i; range API yes; prometheus_sd_config: %s', async (version, full, compat, sd) => {
     const { base } = await start({ version });
     expect(((await (await fetch(`${base}/pools`, { headers: auth })).json()) as { implementationVersion: string }).implementationVersion).toBe(full);
-    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string }> };
+    const pd = (await (await fetch(`${base}/pools/default`, { headers: auth })).json()) as { clusterCompatibility: number; nodes: Array<{ version: string; clusterCompatibility: number }> };
     expect(pd.clusterCompatibility).toBe(compat);
     expect(pd.nodes[0]?.version).toBe(full);
+    expect(pd.nodes[0]?.clusterCompatibility).toBe(compat);
     expect((await post(base, [{ metric: [name('kv_ops')] }])).status).toBe(200);
     expect((await fetch(`${base}/prometheus_sd_config`, { headers: auth })).status).toBe(sd ? 200 : 404);
   });
@@ -501,6 +568,12 @@ describe('native /metrics per node', () => {
     expect(await (await fetch(`${base}/metrics`, { headers: auth })).text()).toBe(await (await fetch(`${base}/_node/${encodeURIComponent(nodes[0] as string)}/metrics`, { headers: auth })).text());
     expect((await fetch(`${base}/metrics`)).status).toBe(401);
     expect((await fetch(`${base}/_node/nowhere%3A8091/metrics`, { headers: auth })).status).toBe(404);
+  });
+
+  it('a node that is down does not answer its scrape; the others do', async () => {
+    const { base } = await start({ knobs: { unhealthyNodes: 1 } });
+    await expect(fetch(`${base}/_node/cb2.cbsim.local%3A8091/metrics`, { headers: auth })).rejects.toThrow();
+    expect((await fetch(`${base}/_node/cb3.cbsim.local%3A8091/metrics`, { headers: auth })).status).toBe(200);
   });
 
   it('every native name served is in Couchbase\'s metadata with that type (one 7.x XDCR name excepted)', async () => {

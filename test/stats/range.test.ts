@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { buildQueries, groupSeries, kvItemOf, parseQueryAnswer, rowValue, seriesValue } from '../../src/stats/range.js';
+import { buildQueries, groupSeries, kvItemOf, narrowing, parseQueryAnswer, rowValue, seriesValue } from '../../src/stats/range.js';
+import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
 import type { CounterMemo, Point } from '../../src/stats/range.js';
 import { clusterCompat } from '../../src/stats/source.js';
 import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
@@ -65,6 +66,19 @@ describe('parseQueryAnswer', () => {
 });
 
 describe('buildQueries', () => {
+  it('asks only the label values every row of a metric constrains, and from the previous newest point when known', () => {
+    const n = narrowing(KV_NATIVE_MAP);
+    expect(n.get('kv_disk_seconds_count')).toEqual({ op: ['commit', 'update'] });
+    expect(n.get('kv_vb_curr_items')).toEqual({ state: ['pending', 'replica'] });
+    // vb_total_queue_size reads every state: no state matcher.
+    expect(n.get('kv_vb_queue_size')).toBeUndefined();
+    // `misses` reads kv_ops of every op: no op matcher.
+    expect(n.get('kv_ops')).toBeUndefined();
+    expect(buildQueries(['kv_disk_seconds_count'], {}, 40, n, 1_700_000_000)).toEqual([
+      { metric: [{ label: 'name', value: 'kv_disk_seconds_count' }, { label: 'op', value: ['commit', 'update'], operator: 'any' }], start: 1_700_000_000, step: 10 },
+    ]);
+  });
+
   it('one query per native name, raw values, no bucket matcher', () => {
     expect(buildQueries(['kv_ops'], { pipelineType: 'Main' }, 45.2)).toEqual([
       { metric: [{ label: 'name', value: 'kv_ops' }, { label: 'pipelineType', value: 'Main' }], start: -46, step: 10 },
@@ -170,6 +184,14 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     expect(client.calls[1]?.options.method).toBe('POST');
     expect(r.note).toBe('statistics: range (auto: cluster 7.6)');
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(9);
+  });
+
+  it('7.x with hot_keys: the envelopes (hot keys exist only there), and no range request', async () => {
+    const client = fakeClient(routes(0x70006, (_p: unknown, o: { json?: unknown }) => rangeAnswer(o.json)));
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' }, options: { hot_keys: 3 } });
+    expect(r.ok).toBe(true);
+    expect(client.calls.map((c) => c.route)).not.toContain('/pools/default/stats/range');
+    expect(r.note).toBe('statistics: envelope (hot_keys needs the envelopes)');
   });
 
   it.each([404, 405, 403])('7.x answering %i: auto falls back to the envelopes for 10 minutes, says why, then tries again', async (status) => {

@@ -92,6 +92,7 @@ export function nodeEntry(ctx: SimContext, node: SimNode, index: number): Record
     configuredHostname: node.hostname,
     nodeUUID: node.uuid,
     version: node.version,
+    clusterCompatibility: ctx.options.profile.clusterCompatibility,
     services: [...node.services].sort(),
     serverGroup: node.serverGroup,
     uptime: String(up),

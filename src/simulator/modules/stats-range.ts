@@ -35,7 +35,8 @@
  * timed out`); the other queries answer in full.
  *
  * /metrics: the Prometheus text format (HELP, TYPE, one line per series), current values of the node's kv,
- * ns_server and xdcr metrics; non-data nodes expose none. /prometheus_sd_config: `type` json (default) or
+ * ns_server and xdcr metrics; non-data nodes expose none; a node that is down (unhealthy in the scenario or by
+ * knob `unhealthyNodes`) closes the connection without answering. /prometheus_sd_config: `type` json (default) or
  * yaml, `port` secure (18091, default) or insecure (8091), `clusterLabels` none (default), uuidOnly or
  * uuidAndName (labels cluster_uuid, cluster_name). Knob `prometheusSdLocal: true` points the targets at the
  * simulator itself (one group per node: `__metrics_path__` = /_node/<host:port>/metrics, `instance` = the
@@ -353,12 +354,17 @@ export const statsRangeModule: SimModule = (app, ctx) => {
     return answer(ctx, q, fault && (fault.query ?? 0) === 0 ? { node: fault.node, error: fault.error ?? 'Request timed out' } : undefined);
   });
 
-  const metrics = (node: SimNode | undefined, reply: FastifyReply): FastifyReply | string => {
+  const metrics = (node: SimNode | undefined, req: FastifyRequest, reply: FastifyReply): FastifyReply | string => {
     if (!range() || !node) return notFound(reply);
+    if (effectiveNodes(ctx).find((n) => n.hostname === node.hostname)?.status === 'unhealthy') {
+      // A node that is down answers nothing: its scrape fails, as a connection to a dead host does.
+      req.raw.socket.destroy();
+      return reply;
+    }
     return reply.type('text/plain; version=0.0.4; charset=utf-8').send(exposition(ctx, node));
   };
-  app.get('/metrics', async (_req, reply) => metrics(ctx.nodes.find((n) => n.thisNode) ?? ctx.nodes[0], reply));
-  app.get<{ Params: { node: string } }>('/_node/:node/metrics', async (req, reply) => metrics(ctx.nodes.find((n) => n.hostname === req.params.node), reply));
+  app.get('/metrics', async (req, reply) => metrics(ctx.nodes.find((n) => n.thisNode) ?? ctx.nodes[0], req, reply));
+  app.get<{ Params: { node: string } }>('/_node/:node/metrics', async (req, reply) => metrics(ctx.nodes.find((n) => n.hostname === req.params.node), req, reply));
 
   app.get<{ Querystring: Record<string, string | undefined> }>('/prometheus_sd_config', async (req, reply) => {
     if (!ctx.options.profile.prometheusSd) return notFound(reply);

@@ -32,7 +32,9 @@
  * (`{ [stat]: (t, node) => number }`, t = real epoch ms) replaces the model of those stats for every replication.
  * The other stats follow each replication's rate (50–500 docs/s from ctx.rand, 0 while paused): documents
  * written/processed/checked grow with time since start, queues and latencies wobble; latencies and checkpoint
- * time are in milliseconds, as Couchbase reports them.
+ * time are in milliseconds, as Couchbase reports them. rate_replicated, rate_received_from_dcp and
+ * bandwidth_usage are what docs_written, docs_received_from_dcp and data_replicated gained in the last second,
+ * so their mean over a window is the counters' increase over it (the native xdcr_* counters of ../native.ts).
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
@@ -197,6 +199,9 @@ function buildReplications(ctx: SimContext): SimReplication[] {
     // Documents written since start: the paused one stopped at start, the others at their rate.
     const written = (t: number): number => Math.round((10_000 + rate * Math.max(0, sec(t))) * wob(0, 0));
     const stat = (name: string, node: string, t: number): number | undefined => {
+      // goxdcr's rates are what its counters gained in the last second, so a rate averaged over a window is
+      // the counter's increase over it (7.x: rate(xdcr_docs_written_total) and so on).
+      const perSecond = (counter: string): number => (stat(counter, node, t) ?? 0) - (stat(counter, node, t - 1000) ?? 0);
       const w = nodeShare(ctx, node);
       if (w === 0 || !STAT_SET.has(name)) return undefined;
       const docsWritten = Math.round(written(t) * w);
@@ -225,11 +230,11 @@ function buildReplications(ctx: SimContext): SimReplication[] {
         case 'size_rep_queue':
           return queue * AVG_DOC_BYTES;
         case 'rate_replicated':
-          return Math.round(rate * w * wob(t, 2));
+          return perSecond('docs_written');
         case 'rate_received_from_dcp':
-          return Math.round(rate * w * 1.02 * wob(t, 3));
+          return perSecond('docs_received_from_dcp');
         case 'bandwidth_usage':
-          return Math.round(rate * w * AVG_DOC_BYTES * wob(t, 2));
+          return perSecond('data_replicated');
         case 'meta_latency_wt':
           return Math.round(rate * w * 0.4 * wob(t, 4));
         case 'num_checkpoints':
