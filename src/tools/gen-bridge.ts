@@ -354,6 +354,8 @@ function docsText(): string {
     ...absent.map((a) => `- ${a} is not listed in Couchbase's 8.0 metadata files (7.x serves it): where a server does not serve it, that family is empty.`),
     "- `CouchbaseBucketReplicaBacklogHigh` suppresses itself during a rebalance by joining on cbwatch's `instance` and",
     "  `job`; bridged series carry neither, so through the bridge that alert is not silenced while a rebalance runs.",
+    '- Prometheus evaluates rule groups on their own, so an alert may read a bridged family one evaluation interval',
+    '  late, and fire that much later than on cbwatch\'s own series.',
     '- `CouchbaseBucketStatsStalled` and `CouchbaseXdcrStatsStalled` watch cbwatch\'s own sample timestamps, which',
     "  are absent with the stat collectors off; a node whose native scrape fails shows as Prometheus's `up == 0`",
     '  for its `couchbase-native-*` job.',

@@ -3,8 +3,9 @@
  * 8.0 metadata names (with that type); every family the shipped dashboards and alerts read from `bucket_stats` or
  * the stats part of `xdcr` is recorded, with cbwatch's label set; the mixin gives the same rules; the example
  * Prometheus configuration passes `promtool check config`; the cbwatch configuration it documents is accepted.
- * The bridge's values: alerts/tests/native/bridge.test.yml (promtool, hand-computed), run here. It sits in a
- * folder of its own because the tests of alerts/tests/*.test.yml are re-run against templated alert rules.
+ * The bridge's values: alerts/tests/native/bridge.test.yml (promtool, hand-computed), and two alerts on bridged
+ * series: alerts/tests/native/alerts.test.yml, both run here. They sit in a folder of their own because the tests
+ * of alerts/tests/*.test.yml are re-run against templated alert rules, which do not hold the bridge.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -156,21 +157,24 @@ describe('native-metrics bridge: generated files', () => {
   });
 
   const promtool = requireBinary('promtool');
-  it.skipIf(!promtool)('promtool test rules alerts/tests/native/bridge.test.yml (the values, computed by hand)', () => {
-    const file = join(PACKAGE_ROOT, 'alerts', 'tests', 'native', 'bridge.test.yml');
-    expect(readFileSync(file, 'utf8')).toContain('  - ../../native-bridge.rules.yml');
-    let out = '';
-    let code = 0;
-    try {
-      out = execFileSync(promtool as string, ['test', 'rules', file], { encoding: 'utf8', stdio: 'pipe' });
-    } catch (err) {
-      const e = err as { status?: number; stdout?: string; stderr?: string };
-      code = e.status ?? 1;
-      out = `${e.stdout ?? ''}${e.stderr ?? ''}`;
-    }
-    expect(code, out).toBe(0);
-    expect(out).toMatch(/SUCCESS/);
-  });
+  // bridge.test.yml: the values, computed by hand; alerts.test.yml: cbwatch's alerts fire on bridged series.
+  for (const name of ['bridge.test.yml', 'alerts.test.yml']) {
+    it.skipIf(!promtool)(`promtool test rules alerts/tests/native/${name}`, () => {
+      const file = join(PACKAGE_ROOT, 'alerts', 'tests', 'native', name);
+      expect(readFileSync(file, 'utf8')).toContain('  - ../../native-bridge.rules.yml');
+      let out = '';
+      let code = 0;
+      try {
+        out = execFileSync(promtool as string, ['test', 'rules', file], { encoding: 'utf8', stdio: 'pipe' });
+      } catch (err) {
+        const e = err as { status?: number; stdout?: string; stderr?: string };
+        code = e.status ?? 1;
+        out = `${e.stdout ?? ''}${e.stderr ?? ''}`;
+      }
+      expect(code, out).toBe(0);
+      expect(out).toMatch(/SUCCESS/);
+    });
+  }
 
   it.skipIf(!promtool)('the example Prometheus configuration passes promtool check config (with both rule files)', () => {
     const out = execFileSync(promtool as string, ['check', 'config', join(PACKAGE_ROOT, 'alerts', 'native-prometheus.example.yml')], { encoding: 'utf8' });
