@@ -23,3 +23,4 @@
 // alerts/README.md, and `cbwatch rules --set alerts.<Alert>.<key>=<value>` takes the same keys without jsonnet.
 (import 'mixin/alerts.libsonnet')
 + (import 'mixin/dashboards.libsonnet')
++ (import 'mixin/native-bridge.libsonnet')

@@ -6,6 +6,7 @@ import { PACKAGE_ROOT } from '../paths.js';
 import { staleFiles, writeFiles } from './files.js';
 import type { Files } from './files.js';
 import { renderAlerts } from './gen-alerts.js';
+import { renderBridge } from './gen-bridge.js';
 import { renderDashboards } from './gen-dashboards.js';
 import { renderDeploy } from './gen-deploy.js';
 import { mixinDashboardsText } from './mixin.js';
@@ -17,6 +18,7 @@ export function renderAll(root: string = PACKAGE_ROOT): Files {
   return {
     ...alerts,
     ...renderDeploy(alerts),
+    ...renderBridge(),
     ...dashboards,
     'mixin/dashboards.libsonnet': mixinDashboardsText(Object.keys(dashboards)),
     'docs/metrics.md': renderMetricsDoc(),

@@ -33,6 +33,11 @@ export interface PrometheusStackOptions {
   readonly groupInterval?: string;
   readonly prometheusBin?: string;
   readonly alertmanagerBin?: string;
+  /**
+   * The whole Prometheus configuration instead of the generated one (one cbwatch job and `rulesFile`), given the
+   * Alertmanager address to send alerts to. The native-metrics end-to-end test runs the documented example.
+   */
+  readonly prometheusConfig?: (alertmanager: string) => string;
   /** Milliseconds to wait for both to answer /-/ready. Default 30 s. */
   readonly startTimeoutMs?: number;
 }
@@ -187,14 +192,15 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
   const promConfig = join(dataDir, 'prometheus.yml');
   writeFileSync(
     promConfig,
-    prometheusConfig({
-      exporterUrl: opts.exporterUrl,
-      rulesFile,
-      alertmanager: amAddr,
-      scrapeInterval: opts.scrapeInterval ?? '15s',
-      evaluationInterval: opts.evaluationInterval ?? opts.scrapeInterval ?? '15s',
-      jobName: opts.jobName ?? 'cbwatch',
-    }),
+    opts.prometheusConfig?.(amAddr) ??
+      prometheusConfig({
+        exporterUrl: opts.exporterUrl,
+        rulesFile,
+        alertmanager: amAddr,
+        scrapeInterval: opts.scrapeInterval ?? '15s',
+        evaluationInterval: opts.evaluationInterval ?? opts.scrapeInterval ?? '15s',
+        jobName: opts.jobName ?? 'cbwatch',
+      }),
   );
 
   const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);

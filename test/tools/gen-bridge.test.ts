@@ -1,0 +1,204 @@
+/**
+ * The native-metrics bridge generator (src/tools/gen-bridge.ts): every native series it reads is one Couchbase's
+ * 8.0 metadata names (with that type); every family the shipped dashboards and alerts read from `bucket_stats` or
+ * the stats part of `xdcr` is recorded, with cbwatch's label set; the mixin gives the same rules; the example
+ * Prometheus configuration passes `promtool check config`; the cbwatch configuration it documents is accepted.
+ * The bridge's values: alerts/tests/native/bridge.test.yml (promtool, hand-computed), and two alerts on bridged
+ * series: alerts/tests/native/alerts.test.yml, both run here. They sit in a folder of their own because the tests
+ * of alerts/tests/*.test.yml are re-run against templated alert rules, which do not hold the bridge.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseArgs } from '../../src/config/flags.js';
+import { loadConfig } from '../../src/config/load.js';
+import { allFamilies } from '../../src/metrics/catalog.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { KV_ROW_BY_LEGACY, XDCR_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
+import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
+import { requireBinary } from '../helpers/tools.js';
+
+const NATIVE = join(PACKAGE_ROOT, 'test', 'fixtures', 'couchbase', 'native');
+type Meta = Record<string, { type: string; labels?: string[]; unit?: string }>;
+const metadata: Record<string, Meta> = {
+  kv: JSON.parse(readFileSync(join(NATIVE, '8.0-kv_metrics_metadata.json'), 'utf8')) as Meta,
+  goxdcr: JSON.parse(readFileSync(join(NATIVE, '8.0-goxdcr_metrics_metadata.json'), 'utf8')) as Meta,
+};
+const crossReference = readFileSync(join(NATIVE, 'xdcr_cross_reference.csv'), 'utf8');
+const rules = BRIDGE_GROUPS.flatMap((g) => g.rules);
+
+/** Metric names a PromQL expression selects: identifiers left once strings, label lists and function calls are out. */
+function selected(expr: string): string[] {
+  const bare = expr
+    .replace(/"[^"]*"/g, '""')
+    .replace(/\b(by|on|without|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
+    .replace(/\{[^}]*\}/g, ' ')
+    .replace(/\[[^\]]*\]/g, ' ');
+  return [...bare.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(?!\s*\()/g)].map((m) => m[1] as string).filter((n) => !/^(or|and|unless)$/.test(n));
+}
+
+/** Every couchbase_* family a shipped dashboard query or alert expression names. */
+function usedFamilies(): Set<string> {
+  const texts: string[] = [];
+  for (const f of readdirSync(join(PACKAGE_ROOT, 'dashboards')).filter((x) => x.endsWith('.json'))) texts.push(readFileSync(join(PACKAGE_ROOT, 'dashboards', f), 'utf8'));
+  texts.push(readFileSync(join(PACKAGE_ROOT, 'alerts', 'cbwatch.rules.yml'), 'utf8'));
+  const out = new Set<string>();
+  for (const t of texts) for (const m of t.matchAll(/\bcouchbase_[a-z0-9_]+\b/g)) out.add(m[0]);
+  return out;
+}
+
+describe('native-metrics bridge: facts', () => {
+  it('reads only the mapping table\'s native series, named in the 8.0 metadata files with the type the table gives', () => {
+    expect(selected(rules.find((r) => r.record === 'couchbase_bucket_node_ops_per_second')?.expr ?? '')).toEqual(['kv_cmd_lookup', 'kv_ops']);
+    expect(selected(rules.find((r) => r.record === 'couchbase_xdcr_changes_left')?.expr ?? '')).toEqual(['couchbase_native:xdcr_changes_left:main', 'couchbase_xdcr_remote_cluster_info', 'couchbase_native:xdcr_changes_left:main']);
+    const recorded = new Set(rules.map((r) => r.record));
+    let checked = 0;
+    for (const r of rules) {
+      const table = [...(r.row?.series ?? []), ...(r.row?.denominator ?? [])];
+      for (const name of selected(r.expr)) {
+        if (recorded.has(name) || name === 'couchbase_xdcr_remote_cluster_info') continue;
+        const x = table.find((t) => t.metric === name);
+        expect(x, `${r.record} reads ${name}, which its table row does not list`).toBeDefined();
+        const service = name.startsWith('xdcr_') ? 'goxdcr' : 'kv';
+        if (r.row?.absentIn80) {
+          expect(metadata[service]?.[name], name).toBeUndefined();
+          expect(crossReference, name).toContain(`,${name}`);
+        } else {
+          expect(metadata[service]?.[name]?.type, name).toBe(x?.type);
+        }
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(25);
+  });
+
+  it('XDCR rules keep only the main pipeline, from series labelled as the metadata says', () => {
+    for (const r of XDCR_RULES.filter((x) => x.row)) {
+      expect(r.expr).toContain('pipelineType="Main"');
+      for (const x of r.row?.series ?? []) if (!r.row?.absentIn80) expect(metadata.goxdcr?.[x.metric]?.labels).toEqual(['sourceBucketName', 'targetClusterUUID', 'targetBucketName', 'pipelineType']);
+    }
+  });
+
+  it('kv_ops is selected by its `op` label, the one label the metadata lists for it', () => {
+    expect(metadata.kv?.kv_ops?.labels).toEqual(['op']);
+    let n = 0;
+    for (const r of rules) for (const m of r.expr.matchAll(/kv_ops\{([^}]*)\}/g)) (expect(m[1]).toMatch(/^op=~?"/), n++);
+    expect(n).toBeGreaterThan(3);
+  });
+
+  it('every bridged stat is a row of the mapping table, and every row the bridge uses is a bucket or XDCR row', () => {
+    expect(BRIDGED_KV.every((l) => KV_ROW_BY_LEGACY.has(l))).toBe(true);
+    expect(BRIDGED_XDCR.every((l) => XDCR_ROW_BY_LEGACY.has(l))).toBe(true);
+  });
+});
+
+describe('native-metrics bridge: coverage of the dashboards and alerts', () => {
+  const catalog = new Map(allFamilies().map((f) => [f.name, f]));
+  const bridged = new Set(bridgedFamilies());
+
+  it('records every bucket_stats and xdcr-stats family a dashboard or an alert reads', () => {
+    const needed = [...usedFamilies()].filter((n) => {
+      const f = catalog.get(n);
+      return f !== undefined && (f.collector === 'bucket_stats' || xdcrStatFamilies().includes(n));
+    });
+    // The staleness alerts watch cbwatch's own sample timestamps: with the stat collectors off they have nothing to
+    // watch (docs/native-metrics.md says so), and Couchbase has no such series to derive them from.
+    const notDerivable = ['couchbase_bucket_last_sample_timestamp_seconds', 'couchbase_xdcr_last_sample_timestamp_seconds'];
+    expect(needed.length).toBeGreaterThan(20);
+    expect(needed.filter((n) => !bridged.has(n) && !notDerivable.includes(n))).toEqual([]);
+  });
+
+  it('records only cbwatch families, each with the catalog labels (plus couchbase_cluster)', () => {
+    for (const name of bridged) {
+      const f = catalog.get(name);
+      expect(f, name).toBeDefined();
+      const rule = rules.find((r) => r.record === name);
+      const by = [...(rule?.expr ?? '').matchAll(/by \(([^)]*)\)/g)].map((m) => (m[1] as string).split(',').map((s) => s.trim()));
+      const inner = rules.find((r) => r.record === `couchbase_native:${name.slice('couchbase_'.length)}:main`);
+      const labels = new Set(inner ? [...((inner.expr.match(/by \(([^)]*)\)/)?.[1] ?? '').split(',').map((s) => s.trim())), 'target_cluster_name'] : (by[0] ?? []));
+      expect([...labels].sort(), name).toEqual(['couchbase_cluster', ...(f?.labels ?? [])].sort());
+    }
+  });
+
+  it('the cbwatch scrape of the example drops exactly the xdcr stat families, and no family the bridge needs from cbwatch', () => {
+    const cfg = parse(examplePrometheusConfig()) as { scrape_configs: { job_name: string; metric_relabel_configs?: { regex: string; action: string }[] }[] };
+    const job = cfg.scrape_configs.find((j) => j.job_name === 'cbwatch');
+    const re = new RegExp(`^(?:${job?.metric_relabel_configs?.[0]?.regex ?? ''})$`);
+    for (const name of ['couchbase_xdcr_changes_left', 'couchbase_xdcr_docs_rep_queue', 'couchbase_xdcr_rate_replicated_per_second', 'couchbase_xdcr_last_sample_timestamp_seconds']) expect(re.test(name), name).toBe(true);
+    for (const name of ['couchbase_xdcr_remote_cluster_info', 'couchbase_xdcr_replication_paused', 'couchbase_xdcr_replication_errors', 'couchbase_xdcr_task_changes_left', 'couchbase_xdcr_remote_cluster_deleted', 'couchbase_up']) expect(re.test(name), name).toBe(false);
+  });
+});
+
+describe('native-metrics bridge: generated files', () => {
+  it('are part of npm run generate and checked in as generated', () => {
+    // generate.ts writes the files when imported (it is the command), so its source is read instead.
+    expect(readFileSync(join(PACKAGE_ROOT, 'src', 'tools', 'generate.ts'), 'utf8')).toMatch(/^\s+\.\.\.renderBridge\(\),$/m);
+    for (const [path, text] of Object.entries(renderBridge())) {
+      expect(readFileSync(join(PACKAGE_ROOT, path), 'utf8'), `${path} is stale (npm run generate)`).toBe(text);
+    }
+  });
+
+  it('the docs carry the example configuration and the cbwatch configuration', () => {
+    const doc = renderBridge()['docs/native-metrics.md'] as string;
+    expect(doc).toContain(examplePrometheusConfig().trimEnd());
+    for (const line of CBWATCH_NATIVE_CONFIG.trimEnd().split('\n')) expect(doc).toContain(`   ${line}`);
+  });
+
+  const jsonnet = requireBinary('jsonnet');
+  it.skipIf(!jsonnet)("the mixin's prometheusRules equal alerts/native-bridge.rules.yml", () => {
+    const out = execFileSync(jsonnet as string, ['-J', PACKAGE_ROOT, '-e', '(import "mixin.libsonnet").prometheusRules'], { cwd: PACKAGE_ROOT, encoding: 'utf8' });
+    expect(JSON.parse(out)).toEqual(parse(readFileSync(join(PACKAGE_ROOT, 'alerts', 'native-bridge.rules.yml'), 'utf8')));
+    const faster = execFileSync(jsonnet as string, ['-J', PACKAGE_ROOT, '-e', '((import "mixin.libsonnet") + { _config+:: { nativeBridgeRateWindow: "5m" } }).prometheusRules'], { cwd: PACKAGE_ROOT, encoding: 'utf8' });
+    expect(faster).toContain('rate(kv_ep_bg_fetched[5m])');
+    expect(faster).not.toContain('[2m]');
+  });
+
+  const promtool = requireBinary('promtool');
+  // bridge.test.yml: the values, computed by hand; alerts.test.yml: cbwatch's alerts fire on bridged series.
+  for (const name of ['bridge.test.yml', 'alerts.test.yml']) {
+    it.skipIf(!promtool)(`promtool test rules alerts/tests/native/${name}`, () => {
+      const file = join(PACKAGE_ROOT, 'alerts', 'tests', 'native', name);
+      expect(readFileSync(file, 'utf8')).toContain('  - ../../native-bridge.rules.yml');
+      let out = '';
+      let code = 0;
+      try {
+        out = execFileSync(promtool as string, ['test', 'rules', file], { encoding: 'utf8', stdio: 'pipe' });
+      } catch (err) {
+        const e = err as { status?: number; stdout?: string; stderr?: string };
+        code = e.status ?? 1;
+        out = `${e.stdout ?? ''}${e.stderr ?? ''}`;
+      }
+      expect(code, out).toBe(0);
+      expect(out).toMatch(/SUCCESS/);
+    });
+  }
+
+  it.skipIf(!promtool)('the example Prometheus configuration passes promtool check config (with both rule files)', () => {
+    const out = execFileSync(promtool as string, ['check', 'config', join(PACKAGE_ROOT, 'alerts', 'native-prometheus.example.yml')], { encoding: 'utf8' });
+    expect(out).toMatch(/SUCCESS: 2 rule files found/);
+    expect(out).toMatch(/native-bridge\.rules\.yml\n\s+SUCCESS: \d+ rules found/);
+  });
+});
+
+describe('the cbwatch configuration docs/native-metrics.md gives', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-cfg-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('is accepted, with bucket_stats off and the xdcr stats polled once a day, every other collector on', () => {
+    const pw = join(dir, 'couchbase.password');
+    writeFileSync(pw, 'not-a-real-password\n');
+    const file = join(dir, 'cbwatch.yml');
+    writeFileSync(file, CBWATCH_NATIVE_CONFIG.replace('/etc/cbwatch/couchbase.password', pw));
+    const c = loadConfig(parseArgs(['--config', file]).flags, {});
+    const cl = c.clusters[0];
+    expect(cl?.name).toBe('prod-eu');
+    expect(cl?.collectors.bucket_stats.enabled).toBe(false);
+    expect(cl?.collectors.xdcr.enabled).toBe(true);
+    expect(cl?.collectors.xdcr.fast_stats).toEqual([]);
+    expect(cl?.collectors.xdcr.slow_stats_interval).toBe(24 * 3600 * 1000);
+    for (const n of ['buckets', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'search'] as const) expect(cl?.collectors[n].enabled, n).toBe(true);
+  });
+});
