@@ -75,8 +75,9 @@ export function selector(x: NativeSeries): string {
  * are each tagged with a label of their own first, so `or` keeps them all whatever their labels (a bare `or`
  * would drop a series whose labels, the name aside, equal one before it).
  */
-function union(series: readonly NativeSeries[], rate: boolean): string {
-  const one = (x: NativeSeries): string => (rate ? `rate(${selector(x)}[${WINDOW}])` : selector(x));
+function union(series: readonly NativeSeries[], rate: boolean | 'mean'): string {
+  const one = (x: NativeSeries): string =>
+    rate === 'mean' ? `avg_over_time(${selector(x)}[${WINDOW}])` : rate ? `rate(${selector(x)}[${WINDOW}])` : selector(x);
   if (series.length === 1) return one(series[0] as NativeSeries);
   return series.map((x, i) => `label_replace(${one(x)}, "cbwatch_part", "${i}", "", "")`).join(' or ');
 }
@@ -92,7 +93,7 @@ function xdcrLabels(e: string): string {
  * menelaus_stats gives the envelope (so both sources agree): 0 for a ratio, 1 (100 %) for a residency.
  */
 function derive(row: NativeMapRow, by: string, wrap: (e: string) => string = (e) => e): string {
-  const sum = (series: readonly NativeSeries[], rate: boolean): string => sumBy(by, wrap(union(series, rate)));
+  const sum = (series: readonly NativeSeries[], rate: boolean | 'mean'): string => sumBy(by, wrap(union(series, rate)));
   const ratio = (rate: boolean, complement: boolean): string => {
     const den = sum(row.denominator ?? [], rate);
     const q = `${sum(row.series, rate)}\n/ (${den} > 0)`;
@@ -105,6 +106,10 @@ function derive(row: NativeMapRow, by: string, wrap: (e: string) => string = (e)
       break;
     case 'rate':
       e = sum(row.series, true);
+      break;
+    // A gauge's mean over the window, as cbwatch's window rule for stats that are averages over one sample period.
+    case 'mean':
+      e = sum(row.series, 'mean');
       break;
     case 'increase_ratio':
       // increase(a)/increase(b) over one window equals rate(a)/rate(b).
@@ -285,6 +290,7 @@ function docsText(): string {
       const words: Record<NativeMapRow['derive'], string> = {
         level: 'newest value',
         rate: 'rate over the window',
+        mean: 'mean over the window (avg_over_time)',
         increase_ratio: `rate of ${num} / rate of ${den}`,
         level_ratio: `${num} / ${den}`,
         complement_ratio: `1 − ${num} / ${den}`,
