@@ -47,7 +47,7 @@ describe('parseArgs: flags', () => {
   // Each declared flag must reach the parsed flags under some command that takes it (--shard once did not).
   it.each(FLAG_NAMES.filter((n) => n !== 'help' && n !== 'version'))('--%s reaches the parsed flags', (name) => {
     const sample: Record<string, string> = {
-      port: '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full',
+      port: '1', 'prometheus.port': '1', 'alertmanager.port': '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full',
       'log.level': 'info', 'log.format': 'json', shard: '0/2', 'web.max-requests': '10',
     };
     const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus', 'web.enable-lifecycle'];
@@ -127,7 +127,7 @@ describe('parseArgs: flags', () => {
     [['simulate', '--speed', '0'], '--speed: expected a positive number'],
     [['simulate', '--stat-set', 'most'], '--stat-set: "most" is not one of fixture, full'],
     [['--config', ''], '--config: must not be empty'],
-    [['run', '--port', '1'], '--port is not a flag of "run" (it belongs to: simulate)'],
+    [['run', '--port', '1'], '--port is not a flag of "run" (it belongs to: simulate, demo)'],
     [['check', '--config.check'], '--config.check is not a flag of "check"'],
     [['simulate', '--couchbase.url', 'http://x:8091'], '--couchbase.url is not a flag of "simulate"'],
     [['run', '--with-prometheus'], '--with-prometheus is not a flag of "run" (it belongs to: demo)'],
