@@ -138,6 +138,23 @@ describe('cbwatch demo and the environment', () => {
     }
   }, 60_000);
 
+  it('the flapping node it announces is under "Needs a look", linked to its runbook entry, within the first minute', async () => {
+    const started = Date.now();
+    const d = startDemo(['--web.listen-address', '127.0.0.1:0'], env({}));
+    try {
+      const url = await until('the metrics URL', () => /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(d.out())?.[1]);
+      const item = await until(
+        'the unhealthy node on the landing page',
+        async () => /<li class="critical">[^<]*<\/?b>[^<]*<\/b> demo: node cb2\.cbsim\.local:8091 is unhealthy <a class="runbook" href="([^"]+)"/.exec(await (await fetch(`${url}/`)).text())?.[1],
+        75_000,
+      );
+      expect(Date.now() - started).toBeLessThan(75_000);
+      expect(item).toMatch(/\/alerts\/runbook\.md#couchbasenodeunhealthy$/);
+    } finally {
+      expect(await stop(d.child)).toBe(0);
+    }
+  }, 120_000);
+
   it('--port chooses the simulator port', async () => {
     const port = await freePort();
     const d = startDemo(['--web.listen-address', '127.0.0.1:0', '--port', String(port)], env({}));
