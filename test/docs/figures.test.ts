@@ -1,6 +1,6 @@
 /**
  * Issue 26, item 4: every resource figure quoted outside bench/RESULTS.md (memory in MB, CPU seconds per
- * minute, requests per second) is one RESULTS.md holds, and the figures that size deployments (Kubernetes
+ * minute, requests per second, milliseconds of CPU or latency) is one RESULTS.md holds, and the figures that size deployments (Kubernetes
  * requests, the systemd unit's MemoryHigh/MemoryMax comment) are the realistic scenario's, read from its table.
  * A figure that is not a measurement is in EXCEPTIONS with the reason.
  */
@@ -43,7 +43,7 @@ const EXCEPTIONS: ReadonlyArray<{ file: string; text: string; reason: string }> 
   })),
 ];
 
-const FIGURE = /(\d[\d,]*(?:\.\d+)?) ?(MB|GB)\b|(\d+(?:\.\d+)?) s (?:of CPU )?per minute|(\d+(?:\.\d+)?) ?s\/min|(\d+(?:\.\d+)?) req\/s/g;
+const FIGURE = /(\d[\d,]*(?:\.\d+)?) ?(MB|GB)\b|(\d+(?:\.\d+)?) s (?:of CPU )?per minute|(\d+(?:\.\d+)?) ?s\/min|(\d+(?:\.\d+)?) req\/s|(\d+(?:\.\d+)?) ms (?:of CPU|against|p99|median)/g;
 
 /** The realistic scenario's table: peak RSS (MB) and CPU (s per minute). */
 function realistic(): { peakMb: string; cpu: string } {
@@ -62,7 +62,7 @@ describe('figures quoted outside bench/RESULTS.md', () => {
       const quoted = m[0];
       if (EXCEPTIONS.some((e) => e.file === file && quoted.startsWith(e.text))) continue;
       const [num, unit] =
-        m[1] !== undefined ? [m[1], m[2] as string] : m[3] !== undefined ? [m[3], 's per minute'] : m[4] !== undefined ? [m[4], 's per minute'] : [m[5] as string, 'req/s'];
+        m[1] !== undefined ? [m[1], m[2] as string] : m[3] !== undefined ? [m[3], 's per minute'] : m[4] !== undefined ? [m[4], 's per minute'] : m[5] !== undefined ? [m[5], 'req/s'] : [m[6] as string, 'ms'];
       // In RESULTS.md the same number with the same unit (tables write CPU as "CPU, s per minute | 1.40").
       const n = num.replace(/,/g, '');
       const inResults =
