@@ -326,7 +326,11 @@ function demoFlags(flags: ParsedArgs['flags'], env: NodeJS.ProcessEnv): ParsedAr
 async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   const { createSimulator } = await import('./simulator/index.js');
   const sim: Simulator = createSimulator(simOptions(args, 'demo'));
-  const simUrl = await sim.listen(args.flags.port === undefined ? 0 : Number(args.flags.port));
+  const simPort = args.flags.port === undefined ? 0 : Number(args.flags.port);
+  const simUrl = await sim.listen(simPort).catch((e: unknown) => {
+    // Not the exporter's address: main()'s hint names --web.listen-address, this one --port.
+    throw new Error(`cannot listen for the simulator on 127.0.0.1:${simPort}: ${(e as Error).message} (choose another --port)`);
+  });
   let base: Config;
   try {
     base = loadConfig(demoFlags(args.flags, process.env), demoEnvironment(process.env), { allowNoClusters: true });

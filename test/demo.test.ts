@@ -167,6 +167,23 @@ describe('cbwatch demo and the environment', () => {
     }
   }, 60_000);
 
+  it('--port taken: exits 1 naming --port, not the exporter\'s address', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    const d = startDemo(['--web.listen-address', '127.0.0.1:0', '--port', String(port)], env({}));
+    try {
+      const code = await new Promise<number | null>((resolve) => d.child.once('exit', (c) => resolve(c)));
+      expect(code).toBe(1);
+      expect(d.err()).toContain(`cannot listen for the simulator on 127.0.0.1:${port}`);
+      expect(d.err()).toContain('choose another --port');
+      expect(d.err()).not.toContain('--web.listen-address');
+    } finally {
+      d.child.kill('SIGKILL');
+      blocker.close();
+    }
+  }, 30_000);
+
   it.skipIf(!existsSync('/usr/bin/prometheus') || !existsSync('/usr/bin/prometheus-alertmanager'))(
     '--prometheus.port and --alertmanager.port choose the ports of --with-prometheus',
     async () => {
