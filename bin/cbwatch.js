@@ -4,9 +4,8 @@
 // The thread serving HTTP otherwise grows its young generation to V8's 48 MB under scrape load (ten gzip
 // connections back to back); the collection worker asks for 8 MB of its own (WORKER_RESOURCE_LIMITS in
 // src/collection/host.ts), and a process-wide flag overrides that, so 3 MB keeps the worker where it was.
-// bench/RESULTS.md ("Where the resident memory goes"), realistic scenario: peak RSS after the scrape load
-// 175 MB with the flag against 192 MB without, CPU 1.43 against 1.48 s per minute; a 1 MB semi-space took 163 MB
-// but 1.62 s. --expose-gc: the HTTP thread asks V8 for a full collection (in a task of its own) once replaced exposition
+// bench/RESULTS.md ("Young generations after the allocation cuts") has the peak and CPU with and without it, and
+// with a 1 MB semi-space (less memory, more CPU). --expose-gc: the HTTP thread asks V8 for a full collection (in a task of its own) once replaced exposition
 // parts add up to 4 MB (src/collection/release.ts); otherwise V8 frees them only after 64 MB have piled up
 // (bench/RESULTS.md, "Where the peak goes"). --optimize-for-size was dropped earlier: it roughly doubled CPU and
 // made a large parse ten times slower. `node bin/cbwatch.js …` runs without the flags; the Dockerfile's

@@ -307,11 +307,53 @@ async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
   return 0;
 }
 
+/** Where `cbwatch demo` serves when neither --web.listen-address nor CBWATCH_WEB_LISTEN_ADDRESS says: this machine only. */
+export const DEMO_LISTEN_ADDRESS = '127.0.0.1:9420';
+
+/**
+ * The environment variables that cannot apply to a demo, which watches its own simulated cluster: those that
+ * name a configuration file, a cluster or its credentials, or a shard (a shard could drop the demo's cluster).
+ * Every other CBWATCH_* variable applies as it does to `run` (listen address, web config, limits, log).
+ */
+export const DEMO_IGNORED_ENV = [
+  'CBWATCH_CONFIG',
+  'CBWATCH_COUCHBASE_URL',
+  'CBWATCH_COUCHBASE_USERNAME',
+  'CBWATCH_COUCHBASE_PASSWORD',
+  'CBWATCH_COUCHBASE_PASSWORD_FILE',
+  'CBWATCH_COUCHBASE_CLUSTER_NAME',
+  'CBWATCH_COUCHBASE_CA_FILE',
+  'CBWATCH_COUCHBASE_INSECURE_SKIP_VERIFY',
+  'CBWATCH_SHARD',
+] as const;
+
+export function demoEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out: NodeJS.ProcessEnv = { ...env };
+  for (const k of DEMO_IGNORED_ENV) delete out[k];
+  return out;
+}
+
+/** The demo's flags for loading: its own cluster only, and 127.0.0.1:9420 unless an address was given. */
+function demoFlags(flags: ParsedArgs['flags'], env: NodeJS.ProcessEnv): ParsedArgs['flags'] {
+  const given = flags['web.listen-address'] !== undefined || (env.CBWATCH_WEB_LISTEN_ADDRESS ?? '') !== '';
+  return { ...flags, 'couchbase.url': undefined, config: undefined, ...(given ? {} : { 'web.listen-address': DEMO_LISTEN_ADDRESS }) };
+}
+
 async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   const { createSimulator } = await import('./simulator/index.js');
   const sim: Simulator = createSimulator(simOptions(args, 'demo'));
-  const simUrl = await sim.listen(0);
-  const base = loadConfig({ ...args.flags, 'couchbase.url': undefined, config: undefined }, {}, { allowNoClusters: true });
+  const simPort = args.flags.port === undefined ? 0 : Number(args.flags.port);
+  const simUrl = await sim.listen(simPort).catch((e: unknown) => {
+    // Not the exporter's address: main()'s hint names --web.listen-address, this one --port.
+    throw new Error(`cannot listen for the simulator on 127.0.0.1:${simPort}: ${(e as Error).message} (choose another --port)`);
+  });
+  let base: Config;
+  try {
+    base = loadConfig(demoFlags(args.flags, process.env), demoEnvironment(process.env), { allowNoClusters: true });
+  } catch (err) {
+    await sim.close();
+    throw err;
+  }
   const collectors = resolveCollectors();
   // The demo polls often so that dashboards fill quickly.
   for (const c of Object.values(collectors)) {
@@ -323,7 +365,8 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     ...base,
     clusters: [defaultClusterConfig({ name: 'demo', url: simUrl, username: users.admin.username, password: users.admin.password, collectors })],
   };
-  const log = createLogger({ level: config.log.level, format: args.flags['log.format'] ? config.log.format : 'logfmt' });
+  const formatGiven = args.flags['log.format'] !== undefined || (process.env.CBWATCH_LOG_FORMAT ?? '') !== '';
+  const log = createLogger({ level: config.log.level, format: formatGiven ? config.log.format : 'logfmt' });
   let daemon: Daemon;
   try {
     // --web.config.file (TLS, basic auth, rate limit, headers) applies to the demo as to `run`.
@@ -339,7 +382,7 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   out(`  metrics:    ${daemon.url}/metrics\n`);
   out(`  simulator:  ${simUrl}  (scenario ${sim.ctx.options.scenario}; user ${users.admin.username} / ${users.admin.password})\n`);
   if (args.flags['with-prometheus']) {
-    const stack = await startStack(daemon.url, log);
+    const stack = await startStack(daemon.url, log, { prometheusPort: args.flags['prometheus.port'], alertmanagerPort: args.flags['alertmanager.port'] });
     if (stack) {
       stops.push(stack.stop);
       out(`  prometheus:   ${stack.prometheusUrl}\n`);
@@ -374,13 +417,21 @@ export function demoNextSteps(o: { exporterUrl: string; simUrl: string; username
   return `${lines.join('\n')}\n`;
 }
 
-async function startStack(exporterUrl: string, log: Logger): Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> } | undefined> {
+async function startStack(
+  exporterUrl: string,
+  log: Logger,
+  ports: { prometheusPort: number | undefined; alertmanagerPort: number | undefined },
+): Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> } | undefined> {
   try {
     const mod = (await import('./tools/prometheus-stack.js')) as {
-      startPrometheusStack?: (o: { exporterUrl: string }) => Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> }>;
+      startPrometheusStack?: (o: { exporterUrl: string; prometheusPort?: number; alertmanagerPort?: number }) => Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> }>;
     };
     if (!mod.startPrometheusStack) return undefined;
-    return await mod.startPrometheusStack({ exporterUrl });
+    return await mod.startPrometheusStack({
+      exporterUrl,
+      ...(ports.prometheusPort === undefined ? {} : { prometheusPort: ports.prometheusPort }),
+      ...(ports.alertmanagerPort === undefined ? {} : { alertmanagerPort: ports.alertmanagerPort }),
+    });
   } catch (err) {
     log.warn({ err }, 'could not start Prometheus and Alertmanager');
     return undefined;

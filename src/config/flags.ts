@@ -57,6 +57,9 @@ export interface Flags {
   /** simulate: the address and port to listen on (port 0 = any free port). */
   readonly host?: string | undefined;
   readonly port?: number | undefined;
+  /** demo --with-prometheus: the ports of Prometheus and Alertmanager (default: free ones). */
+  readonly 'prometheus.port'?: number | undefined;
+  readonly 'alertmanager.port'?: number | undefined;
   readonly buckets?: number | undefined;
   readonly nodes?: number | undefined;
   /** Added latency per simulated request, ms. */
@@ -85,7 +88,7 @@ type OptionSpec = { type: 'string' | 'boolean'; short?: string };
 const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; value?: string; help: string }> = {
   config: { type: 'string', commands: ['run', 'check'], value: 'FILE', help: 'configuration file (YAML)' },
   'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
-  'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420)' },
+  'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420; demo: 127.0.0.1:9420)' },
   'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
   'web.telemetry-path': { type: 'string', commands: ['run'], value: 'PATH', help: 'path under which to expose metrics (default /metrics; /metrics then answers 404)' },
   'web.enable-lifecycle': { type: 'boolean', commands: ['run'], help: 'serve POST /-/reload, which reloads the configuration as SIGHUP does (off by default)' },
@@ -105,7 +108,9 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'with-prometheus': { type: 'boolean', commands: ['demo'], help: 'also start Prometheus and Alertmanager (from the system packages) with the shipped rules, scraping the demo' },
   scenario: { type: 'string', commands: ['demo', 'simulate'], value: 'NAME', help: 'simulator scenario: default, demo, incident' },
   host: { type: 'string', commands: ['simulate'], value: 'HOST', help: 'simulator listen address (default 127.0.0.1)' },
-  port: { type: 'string', commands: ['simulate'], value: 'PORT', help: 'simulator port (default 8091; 0 = any free port)' },
+  port: { type: 'string', commands: ['simulate', 'demo'], value: 'PORT', help: 'simulator port (simulate: default 8091; demo: default any free port; 0 = any free port)' },
+  'prometheus.port': { type: 'string', commands: ['demo'], value: 'PORT', help: 'with --with-prometheus: the port of Prometheus on 127.0.0.1 (default any free port)' },
+  'alertmanager.port': { type: 'string', commands: ['demo'], value: 'PORT', help: 'with --with-prometheus: the port of Alertmanager on 127.0.0.1 (default any free port)' },
   buckets: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated buckets' },
   nodes: { type: 'string', commands: ['demo', 'simulate'], value: 'N', help: 'number of simulated nodes' },
   latency: { type: 'string', commands: ['demo', 'simulate'], value: 'MS', help: 'added latency per request: milliseconds or a duration (5ms, 0.2s)' },
@@ -259,6 +264,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     scenario: nonEmpty('scenario', str('scenario')),
     host: nonEmpty('host', str('host')),
     port: intFlag('port', str('port'), 0, 65535),
+    'prometheus.port': intFlag('prometheus.port', str('prometheus.port'), 0, 65535),
+    'alertmanager.port': intFlag('alertmanager.port', str('alertmanager.port'), 0, 65535),
     buckets: intFlag('buckets', str('buckets'), 0, 10_000),
     nodes: intFlag('nodes', str('nodes'), 1, 1000),
     latency: latencyFlag(str('latency')),
@@ -340,7 +347,9 @@ export function flagsHelp(): string {
       return [`  ${left.padEnd(36)} enable or disable the ${name.slice('collector.'.length)} collector for every cluster (overrides the file) [${(o.commands ?? []).join(', ')}]`];
     }
     const left = `--${name}${o.value === undefined ? '' : ` ${o.value}`}`;
-    const where = o.commands === undefined ? '' : ` [${o.commands.join(', ')}]`;
+    // healthcheck takes run's command line (parseArgs), so every flag of run is one of healthcheck too.
+    const commands = o.commands === undefined ? undefined : o.commands.flatMap((c) => (c === 'run' && name !== 'config.check' ? ['run', 'healthcheck'] : [c]));
+    const where = commands === undefined ? '' : ` [${commands.join(', ')}]`;
     return `  ${left.padEnd(36)} ${o.help}${where}`;
   });
   return rows.join('\n');
@@ -370,6 +379,8 @@ The Couchbase password is never a flag: set CBWATCH_COUCHBASE_PASSWORD or use --
 The --config, --couchbase.*, --web.* and --log.* flags have environment variables (CBWATCH_CONFIG,
 CBWATCH_COUCHBASE_URL, CBWATCH_LOG_LEVEL, ...), --[no-]collector.<name> has CBWATCH_COLLECTOR_<NAME>=true|false;
 flags win over the environment, which wins over the file.
+demo reads them too, except those naming a cluster, a config file or a shard (CBWATCH_CONFIG,
+CBWATCH_COUCHBASE_URL and its credentials, CBWATCH_SHARD): it watches its own simulated cluster.
 Exit code 2 means a bad command line or configuration.
 Reference: docs/configuration.md
 `;

@@ -12,6 +12,8 @@ export interface Problem {
   readonly cluster: string;
   readonly severity: 'critical' | 'warning' | 'info';
   readonly text: string;
+  /** The alert of alerts/cbwatch.rules.yml this is the early sign of: its runbook entry is linked. */
+  readonly alert?: string;
 }
 
 /** The alerts' certificate thresholds (CouchbaseCertificateExpiringSoon / ExpiryCritical). */
@@ -45,20 +47,21 @@ function replication(l: Readonly<Record<string, string>>): string {
 export function findProblems(sets: readonly LabelledSet[], nowMs: number): Problem[] {
   const now = nowMs / 1000;
   const out: Problem[] = [];
-  const add = (cluster: string, severity: Problem['severity'], text: string): void => void out.push({ cluster, severity, text });
+  const add = (cluster: string, severity: Problem['severity'], text: string, alert?: string): void =>
+    void out.push(alert === undefined ? { cluster, severity, text } : { cluster, severity, text, alert });
 
   for (const r of rows(sets, 'couchbase_node_status'))
-    if (r.value === 1 && r.labels.status !== 'healthy') add(r.cluster, r.labels.status === 'warmup' ? 'warning' : 'critical', `node ${r.labels.node} is ${r.labels.status}`);
+    if (r.value === 1 && r.labels.status !== 'healthy') add(r.cluster, r.labels.status === 'warmup' ? 'warning' : 'critical', `node ${r.labels.node} is ${r.labels.status}`, 'CouchbaseNodeUnhealthy');
   for (const r of rows(sets, 'couchbase_node_membership'))
-    if (r.value === 1 && r.labels.membership === 'inactiveFailed') add(r.cluster, 'warning', `node ${r.labels.node} was failed over: a rebalance is needed`);
-    else if (r.value === 1 && r.labels.membership === 'inactiveAdded') add(r.cluster, 'info', `node ${r.labels.node} was added and waits for a rebalance`);
+    if (r.value === 1 && r.labels.membership === 'inactiveFailed') add(r.cluster, 'warning', `node ${r.labels.node} was failed over: a rebalance is needed`, 'CouchbaseNodeFailedOver');
+    else if (r.value === 1 && r.labels.membership === 'inactiveAdded') add(r.cluster, 'info', `node ${r.labels.node} was added and waits for a rebalance`, 'CouchbaseClusterUnbalanced');
   for (const r of rows(sets, 'couchbase_rebalance_progress_ratio')) add(r.cluster, 'info', `rebalance running, ${Math.round(r.value * 100)}% done`);
 
   const maxEvents = new Map(rows(sets, 'couchbase_autofailover_max_events').map((r) => [r.cluster, r.value]));
   for (const r of rows(sets, 'couchbase_autofailover_events')) {
     const max = maxEvents.get(r.cluster);
-    if (max !== undefined && max > 0 && r.value >= max) add(r.cluster, 'critical', `auto-failover budget used up (${r.value} of ${max}): no further automatic failover`);
-    else if (r.value > 0) add(r.cluster, 'info', `auto-failover used ${r.value} of ${max ?? '?'} times since the last reset`);
+    if (max !== undefined && max > 0 && r.value >= max) add(r.cluster, 'critical', `auto-failover budget used up (${r.value} of ${max}): no further automatic failover`, 'CouchbaseAutoFailoverExhausted');
+    else if (r.value > 0) add(r.cluster, 'info', `auto-failover used ${r.value} of ${max ?? '?'} times since the last reset`, 'CouchbaseAutoFailoverOccurred');
   }
 
   const certs: Array<[string, string]> = [
@@ -70,12 +73,13 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
       const left = r.value - now;
       if (left >= WARN_DAYS * 86400) continue;
       const name = r.labels.subject ?? r.labels.node ?? '';
-      add(r.cluster, left < CRITICAL_DAYS * 86400 ? 'critical' : 'warning', `${what} ${name} ${days(left)}`);
+      const alert = left < 0 ? 'CouchbaseCertificateExpired' : left < CRITICAL_DAYS * 86400 ? 'CouchbaseCertificateExpiryCritical' : 'CouchbaseCertificateExpiringSoon';
+      add(r.cluster, left < CRITICAL_DAYS * 86400 ? 'critical' : 'warning', `${what} ${name} ${days(left)}`, alert);
     }
 
-  for (const r of rows(sets, 'couchbase_xdcr_replication_errors')) if (r.value > 0) add(r.cluster, 'warning', `XDCR ${replication(r.labels)}: ${r.value} error(s)`);
-  for (const r of rows(sets, 'couchbase_xdcr_replication_paused')) if (r.value === 1) add(r.cluster, 'info', `XDCR ${replication(r.labels)} is paused (its backlog grows)`);
-  for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_deleted')) if (r.value === 1) add(r.cluster, 'warning', `XDCR remote cluster ${r.labels.target_cluster_name} is marked deleted`);
+  for (const r of rows(sets, 'couchbase_xdcr_replication_errors')) if (r.value > 0) add(r.cluster, 'warning', `XDCR ${replication(r.labels)}: ${r.value} error(s)`, 'CouchbaseXdcrReplicationErrors');
+  for (const r of rows(sets, 'couchbase_xdcr_replication_paused')) if (r.value === 1) add(r.cluster, 'info', `XDCR ${replication(r.labels)} is paused (its backlog grows)`, 'CouchbaseXdcrReplicationPaused');
+  for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_deleted')) if (r.value === 1) add(r.cluster, 'warning', `XDCR remote cluster ${r.labels.target_cluster_name} is marked deleted`, 'CouchbaseXdcrRemoteClusterDeleted');
 
   for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_secure_type'))
     if (r.value === 1 && (r.labels.secure_type === 'none' || r.labels.secure_type === 'half'))
@@ -88,13 +92,13 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   }
 
   for (const r of rows(sets, 'couchbase_bucket_quota_used_ratio'))
-    if (r.value >= QUOTA_WARN) add(r.cluster, 'warning', `bucket ${r.labels.bucket} uses ${Math.round(r.value * 100)}% of its RAM quota`);
-  for (const r of rows(sets, 'couchbase_search_slow_queries')) if (r.value > 0) add(r.cluster, 'warning', `search index ${r.labels.index}: ${r.value} slow quer${r.value === 1 ? 'y' : 'ies'} running`);
-  for (const r of rows(sets, 'couchbase_backup_repository_healthy')) if (r.value === 0) add(r.cluster, 'warning', `backup repository ${r.labels.repository} (${r.labels.state}) is not healthy`);
+    if (r.value >= QUOTA_WARN) add(r.cluster, 'warning', `bucket ${r.labels.bucket} uses ${Math.round(r.value * 100)}% of its RAM quota`, 'CouchbaseBucketMemoryNearQuota');
+  for (const r of rows(sets, 'couchbase_search_slow_queries')) if (r.value > 0) add(r.cluster, 'warning', `search index ${r.labels.index}: ${r.value} slow quer${r.value === 1 ? 'y' : 'ies'} running`, 'CouchbaseSearchSlowQueries');
+  for (const r of rows(sets, 'couchbase_backup_repository_healthy')) if (r.value === 0) add(r.cluster, 'warning', `backup repository ${r.labels.repository} (${r.labels.state}) is not healthy`, 'CouchbaseBackupRepositoryUnhealthy');
 
   for (const r of rows(sets, 'couchbase_security_tls_min_version'))
-    if (r.value === 1 && (r.labels.version === 'tlsv1' || r.labels.version === 'tlsv1.1')) add(r.cluster, 'warning', `TLS minimum version of ${r.labels.service} is ${r.labels.version}`);
-  for (const r of rows(sets, 'couchbase_security_ui_over_http_disabled')) if (r.value === 0) add(r.cluster, 'info', 'the web console is served over plain http');
+    if (r.value === 1 && (r.labels.version === 'tlsv1' || r.labels.version === 'tlsv1.1')) add(r.cluster, 'warning', `TLS minimum version of ${r.labels.service} is ${r.labels.version}`, 'CouchbaseWeakTlsMinVersion');
+  for (const r of rows(sets, 'couchbase_security_ui_over_http_disabled')) if (r.value === 0) add(r.cluster, 'info', 'the web console is served over plain http', 'CouchbaseUiOverHttpEnabled');
   for (const r of rows(sets, 'couchbase_node_certificate_plain_passphrase'))
     if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`);
 

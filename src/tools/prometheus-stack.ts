@@ -38,6 +38,9 @@ export interface PrometheusStackOptions {
    * Alertmanager address to send alerts to. The native-metrics end-to-end test runs the documented example.
    */
   readonly prometheusConfig?: (alertmanager: string) => string;
+  /** Ports on 127.0.0.1; default: free ones (0 also means a free one). */
+  readonly prometheusPort?: number;
+  readonly alertmanagerPort?: number;
   /** Milliseconds to wait for both to answer /-/ready. Default 30 s. */
   readonly startTimeoutMs?: number;
 }
@@ -180,7 +183,8 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
   const rulesFile = opts.rulesFile ?? join(PACKAGE_ROOT, 'alerts', 'cbwatch.rules.yml');
   mkdirSync(join(dataDir, 'prometheus'), { recursive: true });
   mkdirSync(join(dataDir, 'alertmanager'), { recursive: true });
-  const [promPort, amPort] = [await freePort(), await freePort()];
+  const promPort = opts.prometheusPort ? opts.prometheusPort : await freePort();
+  const amPort = opts.alertmanagerPort ? opts.alertmanagerPort : await freePort();
   const amAddr = `127.0.0.1:${amPort}`;
   const promAddr = `127.0.0.1:${promPort}`;
 

@@ -47,7 +47,7 @@ describe('parseArgs: flags', () => {
   // Each declared flag must reach the parsed flags under some command that takes it (--shard once did not).
   it.each(FLAG_NAMES.filter((n) => n !== 'help' && n !== 'version'))('--%s reaches the parsed flags', (name) => {
     const sample: Record<string, string> = {
-      port: '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full', 'server-version': '8.0.0',
+      port: '1', 'prometheus.port': '1', 'alertmanager.port': '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full', 'server-version': '8.0.0',
       'log.level': 'info', 'log.format': 'json', shard: '0/2', 'web.max-requests': '10',
     };
     const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus', 'web.enable-lifecycle'];
@@ -131,7 +131,7 @@ describe('parseArgs: flags', () => {
     [['simulate', '--stat-set', 'most'], '--stat-set: "most" is not one of fixture, full'],
     [['simulate', '--server-version', '7.6'], '--server-version: expected a version such as 7.6.5, got "7.6"'],
     [['--config', ''], '--config: must not be empty'],
-    [['run', '--port', '1'], '--port is not a flag of "run" (it belongs to: simulate)'],
+    [['run', '--port', '1'], '--port is not a flag of "run" (it belongs to: simulate, demo)'],
     [['check', '--config.check'], '--config.check is not a flag of "check"'],
     [['simulate', '--couchbase.url', 'http://x:8091'], '--couchbase.url is not a flag of "simulate"'],
     [['run', '--with-prometheus'], '--with-prometheus is not a flag of "run" (it belongs to: demo)'],

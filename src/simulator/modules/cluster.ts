@@ -49,10 +49,11 @@ export function effectiveNodes(ctx: SimContext): SimNode[] {
   }
   if (scenario === 'demo' && nodes.length >= 3) {
     const flapping = nodes[1] as SimNode;
+    // Within the first minute (a newcomer's first look at the landing page), then every ten minutes.
     const t = elapsed % 600;
     if (flapping.membership === 'active') {
-      if (t >= 300 && t < 420) flapping.status = 'unhealthy';
-      else if (t >= 420 && t < 450) flapping.status = 'warmup';
+      if (t >= 20 && t < 140) flapping.status = 'unhealthy';
+      else if (t >= 140 && t < 170) flapping.status = 'warmup';
     }
   }
   const k = ctx.options.knobs.unhealthyNodes;
