@@ -55,6 +55,8 @@ const NO_DATA_EXCEPTIONS: Record<string, string> = {
   'cbwatch-exporter/Skipped items': 'shows only items skipped (> 0); the simulator serves well-formed payloads',
   'cbwatch-exporter/Collectors not applicable': 'shows only collectors that do not apply (== 0); the simulator runs every service',
   'cbwatch-exporter/Failed requests by endpoint': 'shows only non-2xx requests; the simulator answers every request cbwatch makes',
+  "cbwatch-overview/Couchbase's own alerts": 'shows only kinds with alerts listed (> 0); the simulator lists none in /pools/default',
+  'cbwatch-buckets/Replicas configured and available': "available replicas come from the bucket list's vBucketServerMap, which the simulator does not serve",
 };
 
 const NODES = 3;

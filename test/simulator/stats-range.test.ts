@@ -354,9 +354,10 @@ describe('one model: the same counter through the envelope and through the range
 
   it('XDCR: each node\'s per-stat envelope = that node\'s native goxdcr series (latencies ms → s)', async () => {
     const { base, clock } = await start({ scenario: 'demo' });
-    // Two minutes after start: the replications have been writing for the whole window.
-    clock.now = T0 + 120_000;
-    const t = T0 / 1000 + 120;
+    // Four minutes after start: the replications have been writing for the whole window, and the demo's flapping
+    // node (unhealthy 20-140 s, warming up until 170 s) has been back for more than that window.
+    clock.now = T0 + 240_000;
+    const t = T0 / 1000 + 240;
     const tasks = (await (await fetch(`${base}/pools/default/tasks`, { headers: auth })).json()) as Array<{ type: string; id: string; source: string }>;
     const rep = tasks.find((x) => x.type === 'xdcr') as { id: string; source: string };
     const [uuid, , target] = rep.id.split('/') as [string, string, string];
