@@ -45,7 +45,8 @@ export interface BucketRange {
 }
 
 export async function fetchBucketRange(ctx: CollectContext<'bucket_stats'>): Promise<BucketRange> {
-  const { groups, requests } = await fetchRange(ctx, KV_NATIVE_MAP, {}, kvItemOf);
+  // Without per_node only the bucket-wide values are read: the levels' sums over the nodes are asked as such.
+  const { groups, requests } = await fetchRange(ctx, KV_NATIVE_MAP, {}, kvItemOf, !ctx.options.per_node);
   return { envelope: (bucket, node) => bucketEnvelope(groups, bucket, node), requests };
 }
 

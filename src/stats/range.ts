@@ -5,7 +5,14 @@
  * Requests: one query per native series name that the mapping table (native-map.ts) reads, with no bucket or
  * replication matcher (the answer holds every bucket or replication; items are told apart by their labels), no
  * `applyFunctions` (raw values: a rate is computed here, exactly, from the counter) and no `nodesAggregation` (one
- * series per node: per-node families come from the same answer, and a counter reset on one node is seen as such).
+ * series per node: per-node families come from the same answer, and a counter reset on one node is seen as such),
+ * except where only a sum over the nodes is read (`sumOverNodes`: bucket_stats without per_node): a metric that
+ * only levels read (level, level_ratio, complement_ratio; never a host gauge averaged over the nodes) is asked
+ * with `nodesAggregation: "sum"`, one series instead of one per node. That is exact: those rows use the newest
+ * point summed over the nodes, which is the newest point of the summed series (same instants); no increase is
+ * taken of a summed series, so a reset on one node can never be hidden by the sum (metrics that a rate, an
+ * increase ratio or a window mean reads stay per node). No coarser `step` either: an increase over fewer points
+ * would miss a reset between them.
  * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (87 native names) take 2 requests per poll and
  * the XDCR stats 1, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat).
@@ -64,6 +71,27 @@ export interface RangeQuery {
   readonly metric: ReadonlyArray<{ readonly label: string; readonly value: string | readonly string[]; readonly operator?: string }>;
   readonly start: number;
   readonly step: number;
+  readonly nodesAggregation?: 'sum';
+}
+
+/** The pseudo-node of a series summed over the nodes (`nodesAggregation: "sum"`). */
+export const ALL_NODES = '\u0000all';
+
+const LEVEL_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'level_ratio', 'complement_ratio']);
+
+/**
+ * The metrics whose sum over the nodes is all that a bucket-wide value needs: every row reading them takes the
+ * newest point (a level or a ratio of levels) and adds the nodes up (not `acrossNodes: 'mean'`). Pure.
+ */
+export function summableMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  const ok = new Set<string>();
+  const no = new Set<string>();
+  for (const r of rows) {
+    const sums = LEVEL_DERIVES.has(r.derive) && r.acrossNodes === undefined;
+    for (const m of rowMetrics(r)) (sums ? ok : no).add(m);
+  }
+  for (const m of no) ok.delete(m);
+  return ok;
 }
 
 /** One query per metric name, with the extra matchers (e.g. pipelineType) every row of that metric shares. */
@@ -73,6 +101,7 @@ export function buildQueries(
   windowSeconds: number,
   narrow: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>> = new Map(),
   from?: number,
+  summed: ReadonlySet<string> = new Set(),
 ): RangeQuery[] {
   // From the previous answer's newest point (epoch seconds) when there is one, else a window back from now.
   const start = from !== undefined ? from : -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
@@ -84,6 +113,7 @@ export function buildQueries(
     ],
     start,
     step: RANGE_STEP_SECONDS,
+    ...(summed.has(name) ? { nodesAggregation: 'sum' as const } : {}),
   }));
 }
 
@@ -139,8 +169,11 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-/** One query's answer (`{data, errors}`) → series. Pure; odd entries are skipped. */
-export function parseQueryAnswer(metric: string, raw: unknown): QueryResult {
+/**
+ * One query's answer (`{data, errors}`) → series. Pure; odd entries are skipped. `summed`: the query asked for
+ * the sum over the nodes, whose series are ALL_NODES's.
+ */
+export function parseQueryAnswer(metric: string, raw: unknown, summed = false): QueryResult {
   const out: QueryResult = { metric, series: [], erroredNodes: new Set(), errors: [] };
   if (raw === null || typeof raw !== 'object') {
     out.erroredNodes.add('*');
@@ -175,7 +208,8 @@ export function parseQueryAnswer(metric: string, raw: unknown): QueryResult {
         if (Array.isArray(v) && v.length === 1 && typeof v[0] === 'string') node = v[0];
       } else if (typeof v === 'string') labels[k] = v;
     }
-    // A series of several nodes is an aggregate (never asked for): not a node's value.
+    // A series of several nodes is an aggregate: not a node's value, unless the sum was asked for.
+    if (summed) node = ALL_NODES;
     if (node === undefined) continue;
     const points: Point[] = [];
     for (const p of values as unknown[]) {
@@ -301,7 +335,7 @@ export function groupSeries(results: readonly QueryResult[], itemOf: (labels: Re
   for (const r of results) {
     if (r.erroredNodes.size > 0) errored.set(r.metric, r.erroredNodes);
     for (const s of r.series) {
-      nodes.add(s.node);
+      if (s.node !== ALL_NODES) nodes.add(s.node);
       const key = seriesKey(s);
       seen.add(key);
       const value = seriesValue(s.points, memo.get(key));
@@ -404,6 +438,7 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
     let sum = 0;
     let n = 0;
     for (const nd of cells.keys()) {
+      if (nd === ALL_NODES) continue;
       const v = rowValue(row, g, item, nd);
       if (v === undefined) return undefined;
       sum += v;
@@ -479,6 +514,7 @@ export async function fetchRange<N extends CollectorName>(
   rows: readonly NativeMapRow[],
   extra: Readonly<Record<string, string>>,
   itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
+  sumOverNodes = false,
 ): Promise<RangeFetch> {
   const st = rangeStateOf(ctx.state);
   const now = ctx.now();
@@ -486,6 +522,7 @@ export async function fetchRange<N extends CollectorName>(
   const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
   const metrics = nativeMetricsOf(rows);
   const narrow = narrowing(rows);
+  const summed = sumOverNodes ? summableMetrics(rows) : new Set<string>();
   // The next window starts at the previous answer's newest point (it must be in the answer again: the increase
   // counts from it), unless that is older than the longest window.
   const from = st.newest !== undefined && now - st.newest <= MAX_WINDOW_SECONDS * 1000 ? Math.floor(st.newest / 1000) : undefined;
@@ -494,12 +531,12 @@ export async function fetchRange<N extends CollectorName>(
     batches.map(async (names) => {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answerSchema, {
         method: 'POST',
-        json: buildQueries(names, extra, window, narrow, from),
+        json: buildQueries(names, extra, window, narrow, from, summed),
         allowStatus: [403, 404, 405],
       });
       if (res.status === 403 || res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
       const data = res.data ?? [];
-      return names.map((name, i) => parseQueryAnswer(name, data[i]));
+      return names.map((name, i) => parseQueryAnswer(name, data[i], summed.has(name)));
     }),
   );
   const results: QueryResult[] = [];

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { buildQueries, groupSeries, kvItemOf, narrowing, parseQueryAnswer, rowValue, seriesValue } from '../../src/stats/range.js';
+import { ALL_NODES, buildQueries, groupSeries, kvItemOf, narrowing, parseQueryAnswer, rowValue, seriesValue, summableMetrics } from '../../src/stats/range.js';
 import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
 import type { CounterMemo, Point } from '../../src/stats/range.js';
 import { clusterCompat } from '../../src/stats/source.js';
@@ -84,6 +84,47 @@ describe('buildQueries', () => {
     expect(buildQueries(['kv_ops'], { pipelineType: 'Main' }, 45.2)).toEqual([
       { metric: [{ label: 'name', value: 'kv_ops' }, { label: 'pipelineType', value: 'Main' }], start: -46, step: 10 },
     ]);
+  });
+});
+
+describe('the sum over the nodes (bucket_stats without per_node)', () => {
+  it('is asked only of metrics that levels alone read and add up over the nodes: never of a counter a rate or an increase ratio reads, nor of a window mean or a host gauge averaged over the nodes', () => {
+    const s = summableMetrics(KV_NATIVE_MAP);
+    expect(s.has('kv_curr_items')).toBe(true);
+    expect(s.has('kv_vb_queue_size')).toBe(true);
+    // Rates (resets per node), increase ratios (hit_ratio), window means and acrossNodes 'mean' stay per node.
+    for (const m of ['kv_ops', 'kv_disk_seconds_count', 'kv_ep_bg_fetched', 'sys_cpu_utilization_rate']) expect(s.has(m), m).toBe(false);
+    for (const r of KV_NATIVE_MAP) {
+      const reads = [...r.series, ...(r.denominator ?? [])].some((x) => s.has(x.metric));
+      if (reads) expect(['level', 'level_ratio', 'complement_ratio'], r.legacy).toContain(r.derive);
+      if (reads) expect(r.acrossNodes, r.legacy).toBeUndefined();
+    }
+    expect(s.size).toBeGreaterThan(30);
+  });
+
+  it('the query carries nodesAggregation "sum" for those metrics only, same window and step', () => {
+    expect(buildQueries(['kv_curr_items', 'kv_ops'], {}, 40, new Map(), 1_700_000_000, new Set(['kv_curr_items']))).toEqual([
+      { metric: [{ label: 'name', value: 'kv_curr_items' }], start: 1_700_000_000, step: 10, nodesAggregation: 'sum' },
+      { metric: [{ label: 'name', value: 'kv_ops' }], start: 1_700_000_000, step: 10 },
+    ]);
+  });
+
+  it('a summed series gives the same bucket-wide level and ratio as the nodes\' series, and a host gauge\'s mean over the nodes is unaffected', () => {
+    const node = (n: string, v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: [n], bucket: 'b', ...labels }, values: [[20, String(v)]] });
+    const all = (v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: ['n1', 'n2'], aggregationFunction: 'sum', bucket: 'b', ...labels }, values: [[10, String(v - 1)], [20, String(v)]] });
+    const host = parseQueryAnswer('sys_cpu_utilization_rate', { data: [{ metric: { nodes: ['n1'] }, values: [[10, '10'], [20, '30']] }, { metric: { nodes: ['n2'] }, values: [[10, '50'], [20, '70']] }], errors: [] });
+    const perNode = groupSeries([parseQueryAnswer('kv_curr_items', { data: [node('n1', 600), node('n2', 400)], errors: [] }), parseQueryAnswer('kv_vb_num_non_resident', { data: [node('n1', 150, { state: 'active' }), node('n2', 50, { state: 'active' })], errors: [] }), host], kvItemOf, new Map());
+    const summed = [parseQueryAnswer('kv_curr_items', { data: [all(1000)], errors: [] }, true), parseQueryAnswer('kv_vb_num_non_resident', { data: [all(200, { state: 'active' })], errors: [] }, true)];
+    expect(summed[0]?.series[0]?.node).toBe(ALL_NODES);
+    const g = groupSeries([...summed, host], kvItemOf, new Map());
+    expect([...g.nodes].sort()).toEqual(['n1', 'n2']);
+    for (const legacy of ['curr_items', 'vb_active_resident_items_ratio', 'cpu_utilization_rate']) {
+      expect(rowValue(row(legacy), g, 'b', undefined), legacy).toBeCloseTo(rowValue(row(legacy), perNode, 'b', undefined) as number, 12);
+    }
+    expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
+    // An errors entry of a node still costs the bucket-wide value.
+    const e = groupSeries([parseQueryAnswer('kv_curr_items', { data: [all(900)], errors: [{ node: 'n2', error: 'timeout' }] }, true)], kvItemOf, new Map());
+    expect(rowValue(row('curr_items'), e, 'b', undefined)).toBeUndefined();
   });
 });
 
