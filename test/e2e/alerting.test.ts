@@ -5,7 +5,7 @@
  * receiver, that every dashboard panel query has data, and that stopping cbwatch raises CbwatchExporterDown.
  * Every wait polls an API; nothing sleeps for a fixed time.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -19,16 +19,13 @@ import type { CollectorName, CollectorOptions } from '../../src/config/schema.js
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
 import type { Daemon } from '../../src/daemon.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { parseRuleFile, rulesWithFor } from '../../src/tools/gen-alerts.js';
-import { DASHBOARDS, renderDashboards } from '../../src/tools/gen-dashboards.js';
-import { dashboardExprs } from '../../src/tools/grafana.js';
-import type { Json } from '../../src/tools/grafana.js';
+import { DASHBOARDS } from '../../src/tools/gen-dashboards.js';
 import { startPrometheusStack } from '../../src/tools/prometheus-stack.js';
 import type { PrometheusStack } from '../../src/tools/prometheus-stack.js';
-import { substituteGrafanaVars } from '../../src/tools/promql.js';
+import { dashboardQueries, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
+import type { QueryAnswer } from '../helpers/prometheus.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const prometheus = requireBinary('prometheus');
@@ -80,23 +77,6 @@ async function startReceiver(): Promise<{ url: string; received: Received[]; clo
     received,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-}
-
-/** Poll `check` until it returns a value (not undefined) or the time is up; then throw `explain()`. */
-async function pollUntil<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, explain: () => Promise<string> | string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(await explain());
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
-  const body = (await res.json()) as T;
-  return body;
 }
 
 const WEBHOOK_TOKEN = 'e2e-webhook-token-0123456789';
@@ -159,19 +139,8 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
     const simUrl = await sim.listen(0);
     daemon = await startDaemon({ config: e2eConfig(simUrl), logger: pino({ level: 'silent' }), processMetrics: true });
     await daemon.ready();
-    // Sync Gateway document_changed posts: a document and a deletion.
-    for (const doc of [{ _id: 'hotel_1', type: 'hotel', name: 'x' }, { _id: 'hotel_2', _deleted: true }]) {
-      const res = await fetch(`${daemon.url}/webhooks/sync-gateway/${WEBHOOK_DB}?token=${WEBHOOK_TOKEN}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(doc),
-      });
-      await res.arrayBuffer();
-      expect(res.status).toBeLessThan(300);
-    }
-    const shipped = readFileSync(join(PACKAGE_ROOT, 'alerts', 'cbwatch.rules.yml'), 'utf8');
-    const rulesFile = join(dir, 'cbwatch.e2e.rules.yml');
-    writeFileSync(rulesFile, rulesWithFor(parseRuleFile(shipped, 'alerts/cbwatch.rules.yml'), '2s'));
+    await postSyncGatewayChanges(daemon.url, WEBHOOK_DB, WEBHOOK_TOKEN);
+    const rulesFile = writeShortenedAlertRules(dir);
     stack = await startPrometheusStack({
       exporterUrl: daemon.url,
       rulesFile,
@@ -204,39 +173,13 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
 
   it('every dashboard panel query returns data (exceptions listed with a reason)', async () => {
     const s = stack as PrometheusStack;
-    const panels: { key: string; expr: string }[] = [];
-    for (const [path, text] of Object.entries(renderDashboards())) {
-      if (!path.endsWith('.json')) continue;
-      const d = JSON.parse(text) as Json & { uid: string };
-      for (const e of dashboardExprs(d)) {
-        if (!e.where.startsWith('panel')) continue;
-        panels.push({ key: `${d.uid}/${e.where.slice('panel "'.length, -1)}`, expr: substituteGrafanaVars(e.expr) });
-      }
-    }
-    const known = new Set(panels.map((p) => p.key));
-    expect(Object.keys(NO_DATA_EXCEPTIONS).filter((k) => !known.has(k)), 'exceptions naming no panel').toEqual([]);
+    const panels = dashboardQueries({ panelsOnly: true, exceptions: NO_DATA_EXCEPTIONS, what: 'exceptions naming no panel' });
     expect(Object.keys(DASHBOARDS).length).toBe(7);
 
-    const query = async (expr: string): Promise<{ status: string; error?: string; data?: { result: unknown[] } }> =>
-      getJson(`${s.prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    const query = async (expr: string): Promise<QueryAnswer> => getJson(`${s.prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
     // rate() over the 5m window needs two scrapes of every counter; poll until the set of empty panels is
     // only the listed exceptions, or report what stays empty.
-    let empty: string[] = [];
-    let errors: string[] = [];
-    await pollUntil(
-      async () => {
-        empty = [];
-        errors = [];
-        for (const p of panels) {
-          const r = await query(p.expr);
-          if (r.status !== 'success') errors.push(`${p.key}: ${r.error ?? r.status} [${p.expr}]`);
-          else if ((r.data?.result.length ?? 0) === 0 && !(p.key in NO_DATA_EXCEPTIONS)) empty.push(`${p.key} [${p.expr}]`);
-        }
-        return empty.length === 0 && errors.length === 0 ? true : undefined;
-      },
-      45_000,
-      () => `panels without data:\n${empty.join('\n')}\nquery errors:\n${errors.join('\n')}`,
-    );
+    await expectQueriesHaveData(query, panels, NO_DATA_EXCEPTIONS, 45_000, 'panels');
   }, 60_000);
 
   it('CbwatchExporterDown reaches the receiver once cbwatch stops', async () => {

@@ -26,13 +26,10 @@ import { PACKAGE_ROOT } from '../../src/paths.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { bridgeRulesText, examplePrometheusConfig } from '../../src/tools/gen-bridge.js';
-import { parseRuleFile, rulesWithFor, yamlText } from '../../src/tools/gen-alerts.js';
-import { renderDashboards } from '../../src/tools/gen-dashboards.js';
-import { dashboardExprs } from '../../src/tools/grafana.js';
-import type { Json } from '../../src/tools/grafana.js';
+import { yamlText } from '../../src/tools/gen-alerts.js';
 import { startPrometheusStack } from '../../src/tools/prometheus-stack.js';
 import type { PrometheusStack } from '../../src/tools/prometheus-stack.js';
-import { substituteGrafanaVars, variableQueryExpr } from '../../src/tools/promql.js';
+import { dashboardQueries, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const prometheus = requireBinary('prometheus');
@@ -140,21 +137,6 @@ async function listen(server: Server, host: string): Promise<number> {
   });
   const a = server.address();
   return typeof a === 'object' && a ? a.port : 0;
-}
-
-async function getJson<T>(url: string, auth?: string): Promise<T> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(5000), headers: auth ? { authorization: auth } : {} });
-  return (await res.json()) as T;
-}
-
-async function pollUntil<T>(check: () => Promise<T | undefined>, timeoutMs: number, explain: () => Promise<string> | string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(await explain());
-    await new Promise((r) => setTimeout(r, 250));
-  }
 }
 
 const WEBHOOK_TOKEN = 'native-e2e-webhook-token-0123456789';
@@ -266,17 +248,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
 
     daemon = await startDaemon({ config: cbwatchConfig(simUrl), logger: pino({ level: 'silent' }), processMetrics: true });
     await daemon.ready();
-    for (const doc of [{ _id: 'hotel_1', type: 'hotel', name: 'x' }, { _id: 'hotel_2', _deleted: true }]) {
-      const res = await fetch(`${daemon.url}/webhooks/sync-gateway/${WEBHOOK_DB}?token=${WEBHOOK_TOKEN}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(doc),
-      });
-      await res.arrayBuffer();
-      expect(res.status).toBeLessThan(300);
-    }
-    const alertRules = join(dir, 'cbwatch.e2e.rules.yml');
-    writeFileSync(alertRules, rulesWithFor(parseRuleFile(readFileSync(join(PACKAGE_ROOT, 'alerts', 'cbwatch.rules.yml'), 'utf8'), 'alerts/cbwatch.rules.yml'), '2s'));
+    await postSyncGatewayChanges(daemon.url, WEBHOOK_DB, WEBHOOK_TOKEN);
+    const alertRules = writeShortenedAlertRules(dir);
     const cbwatchHost = new URL(daemon.url).host;
     stack = await startPrometheusStack({
       exporterUrl: daemon.url,
@@ -312,33 +285,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
   }, 45_000);
 
   it('every dashboard query has data (exceptions listed with a reason)', async () => {
-    const queries: { key: string; expr: string }[] = [];
-    for (const [path, text] of Object.entries(renderDashboards())) {
-      if (!path.endsWith('.json')) continue;
-      const d = JSON.parse(text) as Json & { uid: string };
-      for (const e of dashboardExprs(d)) {
-        const key = e.where.startsWith('panel') ? `${d.uid}/${e.where.slice('panel "'.length, -1)}` : `${d.uid}/${e.where}`;
-        queries.push({ key, expr: substituteGrafanaVars(e.where.startsWith('variable') ? variableQueryExpr(e.expr) : e.expr) });
-      }
-    }
-    const known = new Set(queries.map((q) => q.key));
-    expect(Object.keys(NO_DATA_EXCEPTIONS).filter((k) => !known.has(k)), 'exceptions naming nothing').toEqual([]);
-    let empty: string[] = [];
-    let errors: string[] = [];
-    await pollUntil(
-      async () => {
-        empty = [];
-        errors = [];
-        for (const q of queries) {
-          const r = await query(q.expr);
-          if (r.status !== 'success') errors.push(`${q.key}: ${r.error ?? r.status} [${q.expr}]`);
-          else if ((r.data?.result.length ?? 0) === 0 && !(q.key in NO_DATA_EXCEPTIONS)) empty.push(`${q.key} [${q.expr}]`);
-        }
-        return empty.length === 0 && errors.length === 0 ? true : undefined;
-      },
-      60_000,
-      () => `queries without data:\n${empty.join('\n')}\nquery errors:\n${errors.join('\n')}`,
-    );
+    const queries = dashboardQueries({ panelsOnly: false, exceptions: NO_DATA_EXCEPTIONS, what: 'exceptions naming nothing' });
+    await expectQueriesHaveData(query, queries, NO_DATA_EXCEPTIONS, 60_000, 'queries');
   }, 90_000);
 
   it('the bucket and XDCR stat families come from the bridge only, with cbwatch labels', async () => {
