@@ -193,6 +193,15 @@ function e2ePrometheusConfig(o: { sdUrl: string; passwordFile: string; cbwatchHo
   return yamlText({ ...cfg, alerting: { alertmanagers: [{ static_configs: [{ targets: [o.alertmanager] }] }] } });
 }
 
+/** Stops what a describe block started, each step on its own so one failure does not leave the others running. */
+async function stopAll(o: { stack: PrometheusStack | undefined; daemon: Daemon | undefined; sim: Simulator | undefined; servers: readonly Server[]; dir: string }): Promise<void> {
+  await o.stack?.stop().catch(() => undefined);
+  await o.daemon?.close().catch(() => undefined);
+  await o.sim?.close().catch(() => undefined);
+  for (const s of o.servers) await new Promise<void>((resolve) => s.close(() => resolve()));
+  if (o.dir) rmSync(o.dir, { recursive: true, force: true });
+}
+
 describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end (native /metrics + cbwatch without stat collectors → Prometheus)', () => {
   let dir = '';
   let sim: Simulator | undefined;
@@ -258,13 +267,7 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
     });
   }, 90_000);
 
-  afterAll(async () => {
-    await stack?.stop().catch(() => undefined);
-    await daemon?.close().catch(() => undefined);
-    await sim?.close().catch(() => undefined);
-    for (const s of servers) await new Promise<void>((resolve) => s.close(() => resolve()));
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
+  afterAll(() => stopAll({ stack, daemon, sim, servers, dir }), 30_000);
 
   const query = async (expr: string): Promise<{ status: string; error?: string; data?: { result: { metric: Record<string, string> }[] } }> =>
     getJson(`${(stack as PrometheusStack).prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
@@ -385,13 +388,7 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
     });
   }, 90_000);
 
-  afterAll(async () => {
-    await stack?.stop().catch(() => undefined);
-    await daemon?.close().catch(() => undefined);
-    await sim?.close().catch(() => undefined);
-    for (const s of servers) await new Promise<void>((resolve) => s.close(() => resolve()));
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
+  afterAll(() => stopAll({ stack, daemon, sim, servers, dir }), 30_000);
 
   /**
    * family → [relative, absolute] tolerance (either suffices). Measured once the 20 s window was full: levels
