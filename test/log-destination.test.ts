@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { CBWATCH_BIN, simulatorForFile } from './helpers/bin.js';
+import { CBWATCH_BIN, simulatorForFile, until } from './helpers/bin.js';
 
 const simulator = simulatorForFile();
 
@@ -17,16 +17,6 @@ function args(listen: string): string[] {
 }
 function env(): NodeJS.ProcessEnv {
   return { ...process.env, CBWATCH_COUCHBASE_PASSWORD: simulator.sim.ctx.options.users.admin.password };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The value of cbwatch_log_lines_dropped_total{reason}, or undefined when /metrics does not answer. */

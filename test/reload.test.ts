@@ -13,7 +13,7 @@ import bcrypt from 'bcryptjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CBWATCH_BIN, simulatorForFile } from './helpers/bin.js';
+import { CBWATCH_BIN, simulatorForFile, until } from './helpers/bin.js';
 import { findBinary } from './helpers/tools.js';
 
 const simulator = simulatorForFile();
@@ -55,16 +55,6 @@ async function metrics(url: string): Promise<string> {
 function value(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 function clusterYaml(name: string, collectors: string): string {

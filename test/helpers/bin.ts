@@ -22,3 +22,14 @@ export function simulatorForFile(): { readonly sim: Simulator; readonly url: str
   });
   return held;
 }
+
+/** Polls `fn` every 50 ms until it returns a value (not undefined), or throws `timed out waiting for ${what}` after `ms`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
