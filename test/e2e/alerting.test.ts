@@ -12,10 +12,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveCollectors } from '../../src/config/defaults.js';
-import { defaultClusterConfig } from '../../src/config/defaults.js';
-import { COLLECTOR_NAMES, collectorSchemas, webhookSchema } from '../../src/config/schema.js';
-import type { CollectorName, CollectorOptions } from '../../src/config/schema.js';
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
 import type { Daemon } from '../../src/daemon.js';
@@ -24,7 +20,7 @@ import type { Simulator } from '../../src/simulator/index.js';
 import { DASHBOARDS } from '../../src/tools/gen-dashboards.js';
 import { startPrometheusStack } from '../../src/tools/prometheus-stack.js';
 import type { PrometheusStack } from '../../src/tools/prometheus-stack.js';
-import { dashboardQueries, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
+import { dashboardQueries, e2eCbwatchConfig, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
 import type { QueryAnswer } from '../helpers/prometheus.js';
 import { requireBinary } from '../helpers/tools.js';
 
@@ -87,22 +83,9 @@ const WEBHOOK_DB = 'travel';
  * the Sync Gateway webhook receiver on (so the webhook panels have data).
  */
 function e2eConfig(simUrl: string): Config {
-  const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
-  const set = <K extends CollectorName>(name: K, opts: Record<string, unknown>): void => {
-    (raw as Record<K, CollectorOptions<K>>)[name] = collectorSchemas[name].parse({ interval: 1, ...opts }) as CollectorOptions<K>;
-  };
-  for (const name of COLLECTOR_NAMES) set(name, {});
-  set('bucket_stats', { per_node: true });
-  set('search', { slow_query_threshold: 2, cancel: { enabled: true, dry_run: true, longer_than: 5 } });
-  const { token_env: _env, token_file: _file, ...webhook } = webhookSchema.parse({ enabled: true, token_env: 'UNUSED', databases: [WEBHOOK_DB], type_field: 'type' });
-  return {
-    // Polls every second: the envelopes (one sample per second). The range API's points are 10 s apart, so its
-    // rates move every 10 s; test/stats/equivalence.test.ts compares the two sources.
-    clusters: [defaultClusterConfig({ name: 'e2e', url: simUrl, statsSource: 'envelope', collectors: resolveCollectors(raw) })],
-    webhooks: { syncGateway: { ...webhook, token: WEBHOOK_TOKEN } },
-    web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
-    log: { level: 'silent', format: 'json' },
-  };
+  // Polls every second: the envelopes (one sample per second). The range API's points are 10 s apart, so its
+  // rates move every 10 s; test/stats/equivalence.test.ts compares the two sources.
+  return e2eCbwatchConfig({ simUrl, collectors: { bucket_stats: { per_node: true } }, cluster: { statsSource: 'envelope' }, webhookDb: WEBHOOK_DB, webhookToken: WEBHOOK_TOKEN });
 }
 
 describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator → cbwatch → Prometheus → Alertmanager)', () => {

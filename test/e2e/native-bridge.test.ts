@@ -17,7 +17,7 @@ import pino from 'pino';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
-import { COLLECTOR_NAMES, collectorSchemas, webhookSchema } from '../../src/config/schema.js';
+import { COLLECTOR_NAMES, collectorSchemas } from '../../src/config/schema.js';
 import type { CollectorName, CollectorOptions } from '../../src/config/schema.js';
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
@@ -29,7 +29,7 @@ import { bridgeRulesText, examplePrometheusConfig } from '../../src/tools/gen-br
 import { yamlText } from '../../src/tools/gen-alerts.js';
 import { startPrometheusStack } from '../../src/tools/prometheus-stack.js';
 import type { PrometheusStack } from '../../src/tools/prometheus-stack.js';
-import { dashboardQueries, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
+import { dashboardQueries, e2eCbwatchConfig, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const prometheus = requireBinary('prometheus');
@@ -144,22 +144,8 @@ const WEBHOOK_DB = 'travel';
 
 /** cbwatch as docs/native-metrics.md runs it: bucket_stats off, the xdcr stats polled once a day. */
 function cbwatchConfig(simUrl: string): Config {
-  const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
-  const set = <K extends CollectorName>(name: K, opts: Record<string, unknown>): void => {
-    (raw as Record<K, CollectorOptions<K>>)[name] = collectorSchemas[name].parse({ interval: 1, ...opts }) as CollectorOptions<K>;
-  };
-  for (const name of COLLECTOR_NAMES) set(name, {});
-  set('bucket_stats', { enabled: false });
-  set('xdcr', { fast_stats: [], slow_stats_interval: 86_400 });
-  // As in the alerting end-to-end test, so the search-cancel and webhook panels have data too.
-  set('search', { slow_query_threshold: 2, cancel: { enabled: true, dry_run: true, longer_than: 5 } });
-  const { token_env: _env, token_file: _file, ...webhook } = webhookSchema.parse({ enabled: true, token_env: 'UNUSED', databases: [WEBHOOK_DB], type_field: 'type' });
-  return {
-    clusters: [defaultClusterConfig({ name: 'e2e', url: simUrl, collectors: resolveCollectors(raw) })],
-    webhooks: { syncGateway: { ...webhook, token: WEBHOOK_TOKEN } },
-    web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
-    log: { level: 'silent', format: 'json' },
-  };
+  // The search-cancel and webhook settings as in the alerting end-to-end test, so those panels have data too.
+  return e2eCbwatchConfig({ simUrl, collectors: { bucket_stats: { enabled: false }, xdcr: { fast_stats: [], slow_stats_interval: 86_400 } }, webhookDb: WEBHOOK_DB, webhookToken: WEBHOOK_TOKEN });
 }
 
 type ScrapeJob = Record<string, unknown> & { job_name: string };

@@ -6,6 +6,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
+import { COLLECTOR_NAMES, collectorSchemas, webhookSchema } from '../../src/config/schema.js';
+import type { CollectorName, CollectorOptions } from '../../src/config/schema.js';
+import type { ClusterConfig, Config } from '../../src/config/types.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { parseRuleFile, rulesWithFor } from '../../src/tools/gen-alerts.js';
 import { renderDashboards } from '../../src/tools/gen-dashboards.js';
@@ -101,4 +105,31 @@ export async function expectQueriesHaveData(
     timeoutMs,
     () => `${noun} without data:\n${empty.join('\n')}\nquery errors:\n${errors.join('\n')}`,
   );
+}
+
+/**
+ * cbwatch for an end-to-end test: cluster `e2e` at `simUrl`, every collector polling every second (`collectors`
+ * overriding some options), the search cancel policy in dry-run mode and the Sync Gateway webhook receiver on
+ * for `webhookDb` (so the search-cancel and webhook panels have data), logging nothing.
+ */
+export function e2eCbwatchConfig(o: {
+  simUrl: string;
+  collectors: { [K in CollectorName]?: Record<string, unknown> };
+  cluster?: Partial<ClusterConfig>;
+  webhookDb: string;
+  webhookToken: string;
+}): Config {
+  const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
+  const set = <K extends CollectorName>(name: K, opts: Record<string, unknown>): void => {
+    (raw as Record<K, CollectorOptions<K>>)[name] = collectorSchemas[name].parse({ interval: 1, ...opts }) as CollectorOptions<K>;
+  };
+  const overrides: { [K in CollectorName]?: Record<string, unknown> } = { search: { slow_query_threshold: 2, cancel: { enabled: true, dry_run: true, longer_than: 5 } }, ...o.collectors };
+  for (const name of COLLECTOR_NAMES) set(name, overrides[name] ?? {});
+  const { token_env: _env, token_file: _file, ...webhook } = webhookSchema.parse({ enabled: true, token_env: 'UNUSED', databases: [o.webhookDb], type_field: 'type' });
+  return {
+    clusters: [defaultClusterConfig({ ...o.cluster, name: 'e2e', url: o.simUrl, collectors: resolveCollectors(raw) })],
+    webhooks: { syncGateway: { ...webhook, token: o.webhookToken } },
+    web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
+    log: { level: 'silent', format: 'json' },
+  };
 }
