@@ -7,38 +7,16 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator } from '../src/simulator/index.js';
-import type { Simulator } from '../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { CBWATCH_BIN, simulatorForFile, until } from './helpers/bin.js';
 
-const ROOT = join(import.meta.dirname, '..');
-
-let sim: Simulator;
-let simUrl: string;
-beforeAll(async () => {
-  sim = createSimulator();
-  simUrl = await sim.listen(0);
-});
-afterAll(async () => {
-  await sim.close();
-});
+const simulator = simulatorForFile();
 
 function args(listen: string): string[] {
-  return ['run', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--web.listen-address', listen];
+  return ['run', '--couchbase.url', simulator.url, '--couchbase.username', 'Administrator', '--web.listen-address', listen];
 }
 function env(): NodeJS.ProcessEnv {
-  return { ...process.env, CBWATCH_COUCHBASE_PASSWORD: sim.ctx.options.users.admin.password };
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return { ...process.env, CBWATCH_COUCHBASE_PASSWORD: simulator.sim.ctx.options.users.admin.password };
 }
 
 /** The value of cbwatch_log_lines_dropped_total{reason}, or undefined when /metrics does not answer. */
@@ -75,7 +53,7 @@ async function freePort(): Promise<number> {
 
 describe('a failing log destination', () => {
   it('the reader of the stderr pipe gone (EPIPE): lines dropped and counted, /metrics still served', async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args('127.0.0.1:0')], { stdio: ['ignore', 'ignore', 'pipe'], env: env() });
+    const child = spawn(process.execPath, [CBWATCH_BIN, ...args('127.0.0.1:0')], { stdio: ['ignore', 'ignore', 'pipe'], env: env() });
     try {
       let out = '';
       child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
@@ -102,7 +80,7 @@ describe('a failing log destination', () => {
   it('stderr on a full disk (/dev/full): the process starts and serves, the lines counted as no_space', async () => {
     const port = await freePort();
     const full = openSync('/dev/full', 'w');
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args(`127.0.0.1:${port}`)], { stdio: ['ignore', 'ignore', full], env: env() });
+    const child = spawn(process.execPath, [CBWATCH_BIN, ...args(`127.0.0.1:${port}`)], { stdio: ['ignore', 'ignore', full], env: env() });
     closeSync(full);
     try {
       const url = `http://127.0.0.1:${port}`;

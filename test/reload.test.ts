@@ -12,22 +12,11 @@ import type { TLSSocket } from 'node:tls';
 import bcrypt from 'bcryptjs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator } from '../src/simulator/index.js';
-import type { Simulator } from '../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { CBWATCH_BIN, simulatorForFile, until } from './helpers/bin.js';
 import { findBinary } from './helpers/tools.js';
 
-const ROOT = join(import.meta.dirname, '..');
-
-let sim: Simulator;
-let simUrl: string;
-beforeAll(async () => {
-  sim = createSimulator();
-  simUrl = await sim.listen(0);
-});
-afterAll(async () => {
-  await sim.close();
-});
+const simulator = simulatorForFile();
 
 interface Bin {
   readonly url: string;
@@ -37,7 +26,7 @@ interface Bin {
 }
 
 async function startBin(args: string[], env: Record<string, string>): Promise<Bin> {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, [CBWATCH_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -68,18 +57,8 @@ function value(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 function clusterYaml(name: string, collectors: string): string {
-  return `  - name: ${name}\n    url: ${simUrl}\n    username: Administrator\n    password_env: RELOAD_CB_PW\n    collectors:\n${collectors}`;
+  return `  - name: ${name}\n    url: ${simulator.url}\n    username: Administrator\n    password_env: RELOAD_CB_PW\n    collectors:\n${collectors}`;
 }
 
 const LAST_SUCCESS = (cluster: string, collector: string): string => `cbwatch_collector_last_success_timestamp_seconds{couchbase_cluster="${cluster}",collector="${collector}"}`;
@@ -177,9 +156,9 @@ describe('configuration reload (a real process)', () => {
     const pw = join(dir, 'cb-password');
     writeFileSync(pw, 'password\n');
     const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n      buckets: { interval: 1s }\n';
-    writeFileSync(cfg, `clusters:\n  - name: alpha\n    url: ${simUrl}\n    username: Administrator\n    password_file: ${pw}\n    collectors:\n${only}`);
+    writeFileSync(cfg, `clusters:\n  - name: alpha\n    url: ${simulator.url}\n    username: Administrator\n    password_file: ${pw}\n    collectors:\n${only}`);
     const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], {});
-    const users = sim.ctx.options.users;
+    const users = simulator.sim.ctx.options.users;
     try {
       await until('ready', async () => ((await fetch(`${bin.url}/-/ready`)).status === 200 ? true : undefined));
       users.admin.password = 'rotated-password-42';

@@ -9,26 +9,15 @@ import { mkdtempSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSimulator } from '../src/simulator/index.js';
-import type { Simulator } from '../src/simulator/index.js';
+import { describe, expect, it } from 'vitest';
+import { CBWATCH_BIN, simulatorForFile } from './helpers/bin.js';
 
-const ROOT = join(import.meta.dirname, '..');
-
-let sim: Simulator;
-let simUrl: string;
-beforeAll(async () => {
-  sim = createSimulator();
-  simUrl = await sim.listen(0);
-});
-afterAll(async () => {
-  await sim.close();
-});
+const simulator = simulatorForFile();
 
 function spawnBin(args: string[]): { child: ChildProcess; output(): string; exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }> } {
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), ...args], {
+  const child = spawn(process.execPath, [CBWATCH_BIN, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, SIG_CB_PW: sim.ctx.options.users.admin.password, CBWATCH_COUCHBASE_PASSWORD: sim.ctx.options.users.admin.password },
+    env: { ...process.env, SIG_CB_PW: simulator.sim.ctx.options.users.admin.password, CBWATCH_COUCHBASE_PASSWORD: simulator.sim.ctx.options.users.admin.password },
   });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -59,7 +48,7 @@ describe('SIGHUP', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cbwatch-sighup-'));
     const fifo = join(dir, 'cbwatch.yml');
     execFileSync('mkfifo', [fifo]);
-    const yaml = `clusters:\n  - name: sig\n    url: ${simUrl}\n    username: Administrator\n    password_env: SIG_CB_PW\n    collectors: { buckets: { interval: 60s } }\n`;
+    const yaml = `clusters:\n  - name: sig\n    url: ${simulator.url}\n    username: Administrator\n    password_env: SIG_CB_PW\n    collectors: { buckets: { interval: 60s } }\n`;
     const bin = spawnBin(['run', '--config', fifo, '--web.listen-address', '127.0.0.1:0', '--log.level', 'info']);
     try {
       const h = await open(fifo, 'w');
@@ -84,7 +73,7 @@ describe('SIGHUP', () => {
   }, 120_000);
 
   it('during shutdown is ignored: the process still exits 0', async () => {
-    const bin = spawnBin(['run', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--web.listen-address', '127.0.0.1:0']);
+    const bin = spawnBin(['run', '--couchbase.url', simulator.url, '--couchbase.username', 'Administrator', '--web.listen-address', '127.0.0.1:0']);
     try {
       await until('start', () => /cbwatch started/.test(bin.output()) || bin.child.exitCode !== null, undefined, bin.output);
       // SIGTERM, then a SIGHUP as soon as the graceful stop has begun (it takes tens of milliseconds: the worker

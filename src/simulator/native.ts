@@ -22,6 +22,7 @@
  * which draws them the same in every bucket. Legacy stats without a native series here stay envelope-only;
  * NATIVE_SKIPPED says why for each.
  */
+import { SIM_BUCKET_STATS } from './bucket-stat-names.js';
 import { fixture } from './fixtures.js';
 import { bucketNodeShares, bucketStatAdditive, bucketStatGen } from './modules/buckets.js';
 import { xdcrSimReplications } from './modules/xdcr.js';
@@ -144,6 +145,9 @@ export const NATIVE_KV: readonly KvDef[] = [
   { name: 'couch_views_actual_disk_size', from: 'couch_views_actual_disk_size', mode: 'gauge', instance: 'ns_server' },
 ];
 
+/** The envelope's system stats (../bucket-stat-names.ts) with no sys_* name in 8.0 (NATIVE_SKIPPED says so). */
+const NOT_NATIVE_SYSTEM: ReadonlySet<string> = new Set(['cpu_idle_ms', 'cpu_local_ms', 'hibernated_requests', 'hibernated_waked', 'rest_requests']);
+
 /**
  * Node-level stats the envelope repeats in every bucket (the model draws them the same in every bucket):
  * memcached's connection count (split between the nodes like a bucket count) and the host's sys_* gauges
@@ -151,25 +155,9 @@ export const NATIVE_KV: readonly KvDef[] = [
  */
 export const NATIVE_NODE: readonly KvDef[] = [
   { name: 'kv_curr_connections', from: 'curr_connections', mode: 'gauge' },
-  ...(
-    [
-      'allocstall',
-      'cpu_cores_available',
-      'cpu_irq_rate',
-      'cpu_stolen_rate',
-      'cpu_sys_rate',
-      'cpu_user_rate',
-      'cpu_utilization_rate',
-      'mem_actual_free',
-      'mem_actual_used',
-      'mem_free',
-      'mem_limit',
-      'mem_total',
-      'mem_used_sys',
-      'swap_total',
-      'swap_used',
-    ] as const
-  ).map((n): KvDef => ({ name: `sys_${n}`, labels: { category: 'system' }, from: n, mode: 'gauge', instance: 'ns_server' })),
+  ...SIM_BUCKET_STATS.system
+    .filter((n) => !NOT_NATIVE_SYSTEM.has(n))
+    .map((n): KvDef => ({ name: `sys_${n}`, labels: { category: 'system' }, from: n, mode: 'gauge', instance: 'ns_server' })),
 ];
 
 interface XdcrDef {

@@ -5,30 +5,23 @@
  * receiver, that every dashboard panel query has data, and that stopping cbwatch raises CbwatchExporterDown.
  * Every wait polls an API; nothing sleeps for a fixed time.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveCollectors } from '../../src/config/defaults.js';
-import { defaultClusterConfig } from '../../src/config/defaults.js';
-import { COLLECTOR_NAMES, collectorSchemas, webhookSchema } from '../../src/config/schema.js';
-import type { CollectorName, CollectorOptions } from '../../src/config/schema.js';
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
 import type { Daemon } from '../../src/daemon.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { parseRuleFile, rulesWithFor } from '../../src/tools/gen-alerts.js';
-import { DASHBOARDS, renderDashboards } from '../../src/tools/gen-dashboards.js';
-import { dashboardExprs } from '../../src/tools/grafana.js';
-import type { Json } from '../../src/tools/grafana.js';
+import { DASHBOARDS } from '../../src/tools/gen-dashboards.js';
 import { startPrometheusStack } from '../../src/tools/prometheus-stack.js';
 import type { PrometheusStack } from '../../src/tools/prometheus-stack.js';
-import { substituteGrafanaVars } from '../../src/tools/promql.js';
+import { dashboardQueries, e2eCbwatchConfig, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
+import type { QueryAnswer } from '../helpers/prometheus.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const prometheus = requireBinary('prometheus');
@@ -82,23 +75,6 @@ async function startReceiver(): Promise<{ url: string; received: Received[]; clo
   };
 }
 
-/** Poll `check` until it returns a value (not undefined) or the time is up; then throw `explain()`. */
-async function pollUntil<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs: number, explain: () => Promise<string> | string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(await explain());
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
-async function getJson<T>(url: string): Promise<T> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(5000) });
-  const body = (await res.json()) as T;
-  return body;
-}
-
 const WEBHOOK_TOKEN = 'e2e-webhook-token-0123456789';
 const WEBHOOK_DB = 'travel';
 
@@ -107,22 +83,9 @@ const WEBHOOK_DB = 'travel';
  * the Sync Gateway webhook receiver on (so the webhook panels have data).
  */
 function e2eConfig(simUrl: string): Config {
-  const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
-  const set = <K extends CollectorName>(name: K, opts: Record<string, unknown>): void => {
-    (raw as Record<K, CollectorOptions<K>>)[name] = collectorSchemas[name].parse({ interval: 1, ...opts }) as CollectorOptions<K>;
-  };
-  for (const name of COLLECTOR_NAMES) set(name, {});
-  set('bucket_stats', { per_node: true });
-  set('search', { slow_query_threshold: 2, cancel: { enabled: true, dry_run: true, longer_than: 5 } });
-  const { token_env: _env, token_file: _file, ...webhook } = webhookSchema.parse({ enabled: true, token_env: 'UNUSED', databases: [WEBHOOK_DB], type_field: 'type' });
-  return {
-    // Polls every second: the envelopes (one sample per second). The range API's points are 10 s apart, so its
-    // rates move every 10 s; test/stats/equivalence.test.ts compares the two sources.
-    clusters: [defaultClusterConfig({ name: 'e2e', url: simUrl, statsSource: 'envelope', collectors: resolveCollectors(raw) })],
-    webhooks: { syncGateway: { ...webhook, token: WEBHOOK_TOKEN } },
-    web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
-    log: { level: 'silent', format: 'json' },
-  };
+  // Polls every second: the envelopes (one sample per second). The range API's points are 10 s apart, so its
+  // rates move every 10 s; test/stats/equivalence.test.ts compares the two sources.
+  return e2eCbwatchConfig({ simUrl, collectors: { bucket_stats: { per_node: true } }, cluster: { statsSource: 'envelope' }, webhookDb: WEBHOOK_DB, webhookToken: WEBHOOK_TOKEN });
 }
 
 describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†’ cbwatch â†’ Prometheus â†’ Alertmanager)', () => {
@@ -159,19 +122,8 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
     const simUrl = await sim.listen(0);
     daemon = await startDaemon({ config: e2eConfig(simUrl), logger: pino({ level: 'silent' }), processMetrics: true });
     await daemon.ready();
-    // Sync Gateway document_changed posts: a document and a deletion.
-    for (const doc of [{ _id: 'hotel_1', type: 'hotel', name: 'x' }, { _id: 'hotel_2', _deleted: true }]) {
-      const res = await fetch(`${daemon.url}/webhooks/sync-gateway/${WEBHOOK_DB}?token=${WEBHOOK_TOKEN}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(doc),
-      });
-      await res.arrayBuffer();
-      expect(res.status).toBeLessThan(300);
-    }
-    const shipped = readFileSync(join(PACKAGE_ROOT, 'alerts', 'cbwatch.rules.yml'), 'utf8');
-    const rulesFile = join(dir, 'cbwatch.e2e.rules.yml');
-    writeFileSync(rulesFile, rulesWithFor(parseRuleFile(shipped, 'alerts/cbwatch.rules.yml'), '2s'));
+    await postSyncGatewayChanges(daemon.url, WEBHOOK_DB, WEBHOOK_TOKEN);
+    const rulesFile = writeShortenedAlertRules(dir);
     stack = await startPrometheusStack({
       exporterUrl: daemon.url,
       rulesFile,
@@ -204,39 +156,13 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
 
   it('every dashboard panel query returns data (exceptions listed with a reason)', async () => {
     const s = stack as PrometheusStack;
-    const panels: { key: string; expr: string }[] = [];
-    for (const [path, text] of Object.entries(renderDashboards())) {
-      if (!path.endsWith('.json')) continue;
-      const d = JSON.parse(text) as Json & { uid: string };
-      for (const e of dashboardExprs(d)) {
-        if (!e.where.startsWith('panel')) continue;
-        panels.push({ key: `${d.uid}/${e.where.slice('panel "'.length, -1)}`, expr: substituteGrafanaVars(e.expr) });
-      }
-    }
-    const known = new Set(panels.map((p) => p.key));
-    expect(Object.keys(NO_DATA_EXCEPTIONS).filter((k) => !known.has(k)), 'exceptions naming no panel').toEqual([]);
+    const panels = dashboardQueries({ panelsOnly: true, exceptions: NO_DATA_EXCEPTIONS, what: 'exceptions naming no panel' });
     expect(Object.keys(DASHBOARDS).length).toBe(7);
 
-    const query = async (expr: string): Promise<{ status: string; error?: string; data?: { result: unknown[] } }> =>
-      getJson(`${s.prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
+    const query = async (expr: string): Promise<QueryAnswer> => getJson(`${s.prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
     // rate() over the 5m window needs two scrapes of every counter; poll until the set of empty panels is
     // only the listed exceptions, or report what stays empty.
-    let empty: string[] = [];
-    let errors: string[] = [];
-    await pollUntil(
-      async () => {
-        empty = [];
-        errors = [];
-        for (const p of panels) {
-          const r = await query(p.expr);
-          if (r.status !== 'success') errors.push(`${p.key}: ${r.error ?? r.status} [${p.expr}]`);
-          else if ((r.data?.result.length ?? 0) === 0 && !(p.key in NO_DATA_EXCEPTIONS)) empty.push(`${p.key} [${p.expr}]`);
-        }
-        return empty.length === 0 && errors.length === 0 ? true : undefined;
-      },
-      45_000,
-      () => `panels without data:\n${empty.join('\n')}\nquery errors:\n${errors.join('\n')}`,
-    );
+    await expectQueriesHaveData(query, panels, NO_DATA_EXCEPTIONS, 45_000, 'panels');
   }, 60_000);
 
   it('CbwatchExporterDown reaches the receiver once cbwatch stops', async () => {

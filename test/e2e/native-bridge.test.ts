@@ -17,7 +17,7 @@ import pino from 'pino';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
-import { COLLECTOR_NAMES, collectorSchemas, webhookSchema } from '../../src/config/schema.js';
+import { COLLECTOR_NAMES, collectorSchemas } from '../../src/config/schema.js';
 import type { CollectorName, CollectorOptions } from '../../src/config/schema.js';
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
@@ -26,13 +26,10 @@ import { PACKAGE_ROOT } from '../../src/paths.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { bridgeRulesText, examplePrometheusConfig } from '../../src/tools/gen-bridge.js';
-import { parseRuleFile, rulesWithFor, yamlText } from '../../src/tools/gen-alerts.js';
-import { renderDashboards } from '../../src/tools/gen-dashboards.js';
-import { dashboardExprs } from '../../src/tools/grafana.js';
-import type { Json } from '../../src/tools/grafana.js';
+import { yamlText } from '../../src/tools/gen-alerts.js';
 import { startPrometheusStack } from '../../src/tools/prometheus-stack.js';
 import type { PrometheusStack } from '../../src/tools/prometheus-stack.js';
-import { substituteGrafanaVars, variableQueryExpr } from '../../src/tools/promql.js';
+import { dashboardQueries, e2eCbwatchConfig, expectQueriesHaveData, getJson, pollUntil, postSyncGatewayChanges, writeShortenedAlertRules } from '../helpers/prometheus.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const prometheus = requireBinary('prometheus');
@@ -144,42 +141,13 @@ async function listen(server: Server, host: string): Promise<number> {
   return typeof a === 'object' && a ? a.port : 0;
 }
 
-async function getJson<T>(url: string, auth?: string): Promise<T> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(5000), headers: auth ? { authorization: auth } : {} });
-  return (await res.json()) as T;
-}
-
-async function pollUntil<T>(check: () => Promise<T | undefined>, timeoutMs: number, explain: () => Promise<string> | string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(await explain());
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
-
 const WEBHOOK_TOKEN = 'native-e2e-webhook-token-0123456789';
 const WEBHOOK_DB = 'travel';
 
 /** cbwatch as docs/native-metrics.md runs it: bucket_stats off, the xdcr stats polled once a day. */
 function cbwatchConfig(simUrl: string): Config {
-  const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
-  const set = <K extends CollectorName>(name: K, opts: Record<string, unknown>): void => {
-    (raw as Record<K, CollectorOptions<K>>)[name] = collectorSchemas[name].parse({ interval: 1, ...opts }) as CollectorOptions<K>;
-  };
-  for (const name of COLLECTOR_NAMES) set(name, {});
-  set('bucket_stats', { enabled: false });
-  set('xdcr', { fast_stats: [], slow_stats_interval: 86_400 });
-  // As in the alerting end-to-end test, so the search-cancel and webhook panels have data too.
-  set('search', { slow_query_threshold: 2, cancel: { enabled: true, dry_run: true, longer_than: 5 } });
-  const { token_env: _env, token_file: _file, ...webhook } = webhookSchema.parse({ enabled: true, token_env: 'UNUSED', databases: [WEBHOOK_DB], type_field: 'type' });
-  return {
-    clusters: [defaultClusterConfig({ name: 'e2e', url: simUrl, collectors: resolveCollectors(raw) })],
-    webhooks: { syncGateway: { ...webhook, token: WEBHOOK_TOKEN } },
-    web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
-    log: { level: 'silent', format: 'json' },
-  };
+  // The search-cancel and webhook settings as in the alerting end-to-end test, so those panels have data too.
+  return e2eCbwatchConfig({ simUrl, collectors: { bucket_stats: { enabled: false }, xdcr: { fast_stats: [], slow_stats_interval: 86_400 } }, webhookDb: WEBHOOK_DB, webhookToken: WEBHOOK_TOKEN });
 }
 
 type ScrapeJob = Record<string, unknown> & { job_name: string };
@@ -211,6 +179,15 @@ function e2ePrometheusConfig(o: { sdUrl: string; passwordFile: string; cbwatchHo
   const cbwatch = cfg.scrape_configs.find((j) => j.job_name === 'cbwatch') as ScrapeJob & { static_configs: { targets: string[] }[] };
   cbwatch.static_configs = [{ targets: [o.cbwatchHost] }];
   return yamlText({ ...cfg, alerting: { alertmanagers: [{ static_configs: [{ targets: [o.alertmanager] }] }] } });
+}
+
+/** Stops what a describe block started, each step on its own so one failure does not leave the others running. */
+async function stopAll(o: { stack: PrometheusStack | undefined; daemon: Daemon | undefined; sim: Simulator | undefined; servers: readonly Server[]; dir: string }): Promise<void> {
+  await o.stack?.stop().catch(() => undefined);
+  await o.daemon?.close().catch(() => undefined);
+  await o.sim?.close().catch(() => undefined);
+  for (const s of o.servers) await new Promise<void>((resolve) => s.close(() => resolve()));
+  if (o.dir) rmSync(o.dir, { recursive: true, force: true });
 }
 
 describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end (native /metrics + cbwatch without stat collectors → Prometheus)', () => {
@@ -268,17 +245,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
 
     daemon = await startDaemon({ config: cbwatchConfig(simUrl), logger: pino({ level: 'silent' }), processMetrics: true });
     await daemon.ready();
-    for (const doc of [{ _id: 'hotel_1', type: 'hotel', name: 'x' }, { _id: 'hotel_2', _deleted: true }]) {
-      const res = await fetch(`${daemon.url}/webhooks/sync-gateway/${WEBHOOK_DB}?token=${WEBHOOK_TOKEN}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(doc),
-      });
-      await res.arrayBuffer();
-      expect(res.status).toBeLessThan(300);
-    }
-    const alertRules = join(dir, 'cbwatch.e2e.rules.yml');
-    writeFileSync(alertRules, rulesWithFor(parseRuleFile(readFileSync(join(PACKAGE_ROOT, 'alerts', 'cbwatch.rules.yml'), 'utf8'), 'alerts/cbwatch.rules.yml'), '2s'));
+    await postSyncGatewayChanges(daemon.url, WEBHOOK_DB, WEBHOOK_TOKEN);
+    const alertRules = writeShortenedAlertRules(dir);
     const cbwatchHost = new URL(daemon.url).host;
     stack = await startPrometheusStack({
       exporterUrl: daemon.url,
@@ -287,13 +255,7 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
     });
   }, 90_000);
 
-  afterAll(async () => {
-    await stack?.stop().catch(() => undefined);
-    await daemon?.close().catch(() => undefined);
-    await sim?.close().catch(() => undefined);
-    for (const s of servers) await new Promise<void>((resolve) => s.close(() => resolve()));
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
+  afterAll(() => stopAll({ stack, daemon, sim, servers, dir }), 30_000);
 
   const query = async (expr: string): Promise<{ status: string; error?: string; data?: { result: { metric: Record<string, string> }[] } }> =>
     getJson(`${(stack as PrometheusStack).prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
@@ -314,33 +276,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
   }, 45_000);
 
   it('every dashboard query has data (exceptions listed with a reason)', async () => {
-    const queries: { key: string; expr: string }[] = [];
-    for (const [path, text] of Object.entries(renderDashboards())) {
-      if (!path.endsWith('.json')) continue;
-      const d = JSON.parse(text) as Json & { uid: string };
-      for (const e of dashboardExprs(d)) {
-        const key = e.where.startsWith('panel') ? `${d.uid}/${e.where.slice('panel "'.length, -1)}` : `${d.uid}/${e.where}`;
-        queries.push({ key, expr: substituteGrafanaVars(e.where.startsWith('variable') ? variableQueryExpr(e.expr) : e.expr) });
-      }
-    }
-    const known = new Set(queries.map((q) => q.key));
-    expect(Object.keys(NO_DATA_EXCEPTIONS).filter((k) => !known.has(k)), 'exceptions naming nothing').toEqual([]);
-    let empty: string[] = [];
-    let errors: string[] = [];
-    await pollUntil(
-      async () => {
-        empty = [];
-        errors = [];
-        for (const q of queries) {
-          const r = await query(q.expr);
-          if (r.status !== 'success') errors.push(`${q.key}: ${r.error ?? r.status} [${q.expr}]`);
-          else if ((r.data?.result.length ?? 0) === 0 && !(q.key in NO_DATA_EXCEPTIONS)) empty.push(`${q.key} [${q.expr}]`);
-        }
-        return empty.length === 0 && errors.length === 0 ? true : undefined;
-      },
-      60_000,
-      () => `queries without data:\n${empty.join('\n')}\nquery errors:\n${errors.join('\n')}`,
-    );
+    const queries = dashboardQueries({ panelsOnly: false, exceptions: NO_DATA_EXCEPTIONS, what: 'exceptions naming nothing' });
+    await expectQueriesHaveData(query, queries, NO_DATA_EXCEPTIONS, 60_000, 'queries');
   }, 90_000);
 
   it('the bucket and XDCR stat families come from the bridge only, with cbwatch labels', async () => {
@@ -439,13 +376,7 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
     });
   }, 90_000);
 
-  afterAll(async () => {
-    await stack?.stop().catch(() => undefined);
-    await daemon?.close().catch(() => undefined);
-    await sim?.close().catch(() => undefined);
-    for (const s of servers) await new Promise<void>((resolve) => s.close(() => resolve()));
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  }, 30_000);
+  afterAll(() => stopAll({ stack, daemon, sim, servers, dir }), 30_000);
 
   /**
    * family → [relative, absolute] tolerance (either suffices). Measured once the 20 s window was full: levels

@@ -1,5 +1,6 @@
 /** Start the real daemon against a simulator, both on ephemeral ports, with a captured log. */
 import { Writable } from 'node:stream';
+import pino from 'pino';
 import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
 import type { Config } from '../../src/config/types.js';
 import { startDaemon } from '../../src/daemon.js';
@@ -53,4 +54,22 @@ export async function startHarness(
       await sim.close();
     },
   };
+}
+
+/**
+ * `sim` listening on an ephemeral port and a daemon (silent, every collector at its defaults, no process
+ * metrics) polling it as cluster `name` with the simulator's admin user; resolves once its first polls are in.
+ */
+export async function startQuietDaemon(sim: Simulator, name: string): Promise<Daemon> {
+  const url = await sim.listen(0);
+  const users = sim.ctx.options.users;
+  const config: Config = {
+    clusters: [defaultClusterConfig({ name, url, username: users.admin.username, password: users.admin.password, collectors: resolveCollectors() })],
+    webhooks: { syncGateway: undefined },
+    web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
+    log: { level: 'silent', format: 'json' },
+  };
+  const daemon = await startDaemon({ config, logger: pino({ level: 'silent' }), processMetrics: false });
+  await daemon.ready();
+  return daemon;
 }

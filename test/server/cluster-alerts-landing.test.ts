@@ -2,14 +2,11 @@
  * Couchbase's own alerts through a real daemon polling the simulator (knob `alerts`): the count per kind on
  * /metrics, the message on the landing page (redacted, escaped), and never the message text on /metrics.
  */
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
-import type { Config } from '../../src/config/types.js';
-import { startDaemon } from '../../src/daemon.js';
 import type { Daemon } from '../../src/daemon.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
+import { startQuietDaemon } from '../helpers/daemon.js';
 
 const DISK = 'Approaching full disk warning. Usage of disk "/data" on node "cb1.cbsim.local" is around 93%.';
 const SYNC = "The time on node 'ns_1@cb2.cbsim.local' is not synchronized. Please ensure that NTP is set up correctly on all nodes and that clocks are synchronized.";
@@ -22,15 +19,7 @@ describe("Couchbase's own alerts through the daemon", () => {
     const password = sim.ctx.options.users.admin.password;
     // One message quotes the cbwatch password (as an echoing proxy might): it must not reach the page.
     sim.ctx.options.knobs.alerts = [DISK, SYNC, `Unheard-of alert <b>quoting ${password}</b>`];
-    const url = await sim.listen(0);
-    const config: Config = {
-      clusters: [defaultClusterConfig({ name: 'c1', url, username: sim.ctx.options.users.admin.username, password, collectors: resolveCollectors() })],
-      webhooks: { syncGateway: undefined },
-      web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
-      log: { level: 'silent', format: 'json' },
-    };
-    daemon = await startDaemon({ config, logger: pino({ level: 'silent' }), processMetrics: false });
-    await daemon.ready();
+    daemon = await startQuietDaemon(sim, 'c1');
   }, 30_000);
   afterAll(async () => {
     await daemon?.close();

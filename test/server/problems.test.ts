@@ -4,17 +4,14 @@
  * CA expiring in 20 days, a failed-over node, a paused and a failing replication, a slow search query)
  * reaching the page of a real daemon polling the simulator.
  */
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultClusterConfig, resolveCollectors } from '../../src/config/defaults.js';
-import type { Config } from '../../src/config/types.js';
-import { startDaemon } from '../../src/daemon.js';
 import type { Daemon } from '../../src/daemon.js';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
 import { landingPage } from '../../src/server/landing.js';
 import { findProblems } from '../../src/server/problems.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
+import { startQuietDaemon } from '../helpers/daemon.js';
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 const DAY = 86400;
@@ -67,16 +64,7 @@ describe('the demo scenario on the landing page of a real daemon', () => {
   let daemon: Daemon | undefined;
   beforeAll(async () => {
     sim = createSimulator({ scenario: 'demo' });
-    const url = await sim.listen(0);
-    const users = sim.ctx.options.users;
-    const config: Config = {
-      clusters: [defaultClusterConfig({ name: 'demo', url, username: users.admin.username, password: users.admin.password, collectors: resolveCollectors() })],
-      webhooks: { syncGateway: undefined },
-      web: { listenHost: '127.0.0.1', listenPort: 0, configFile: undefined },
-      log: { level: 'silent', format: 'json' },
-    };
-    daemon = await startDaemon({ config, logger: pino({ level: 'silent' }), processMetrics: false });
-    await daemon.ready();
+    daemon = await startQuietDaemon(sim, 'demo');
   }, 30_000);
   afterAll(async () => {
     await daemon?.close();
