@@ -329,8 +329,8 @@ async function main(): Promise<void> {
       return text === undefined ? '' : `<!-- section:${name} -->\n${text}<!-- end:${name} -->\n`;
     })
     .join('');
-  // The `## Chaos` section is written by `npm run chaos` (bench/chaos.ts) at the end of the file: keep it as it is.
-  const chaos = existsSync(file) ? (/\n## Chaos\n[\s\S]*$/.exec(readFileSync(file, 'utf8'))?.[0] ?? '') : '';
+  // Everything after the footer (the chaos sections, written by `npm run chaos` and its parts) is kept as it is.
+  const chaos = existsSync(file) ? (/<!-- end:footer -->\n([\s\S]*)$/.exec(readFileSync(file, 'utf8'))?.[1] ?? '') : '';
   writeFileSync(file, body + chaos);
   log('wrote bench/RESULTS.md');
 }
