@@ -257,7 +257,7 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
     return 0;
   }
   if (config.clusters.length === 0) throw new ConfigError('no cluster configured: give --couchbase.url or a --config file with clusters');
-  const [{ setAnswerBudget, setAnswerValueLimit }, { runCheck }] = await Promise.all([import('./couchbase/client.js'), import('./check.js')]);
+  const [{ setAnswerBudget }, { setAnswerValueLimit }, { runCheck }] = await Promise.all([import('./couchbase/answer-budget.js'), import('./couchbase/answer-values.js'), import('./check.js')]);
   setAnswerBudget(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
   setAnswerValueLimit(config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
   const log = createLogger({ level: args.flags['log.level'] ? config.log.level : 'error', format: config.log.format });

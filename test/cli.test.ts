@@ -94,7 +94,7 @@ describe('cbwatch (in-process)', () => {
       expect(r.out).toContain('process-wide 2097152-byte budget');
     } finally {
       sim.ctx.faults.clear();
-      const { setAnswerBudget, DEFAULT_ANSWER_BUDGET_BYTES } = await import('../src/couchbase/client.js');
+      const { setAnswerBudget, DEFAULT_ANSWER_BUDGET_BYTES } = await import('../src/couchbase/answer-budget.js');
       setAnswerBudget(DEFAULT_ANSWER_BUDGET_BYTES);
     }
   });
@@ -109,7 +109,7 @@ describe('cbwatch (in-process)', () => {
       expect(r.out).toContain('more than 10000 JSON values');
     } finally {
       sim.ctx.faults.clear();
-      const { setAnswerValueLimit, DEFAULT_MAX_ANSWER_VALUES } = await import('../src/couchbase/client.js');
+      const { setAnswerValueLimit, DEFAULT_MAX_ANSWER_VALUES } = await import('../src/couchbase/answer-values.js');
       setAnswerValueLimit(DEFAULT_MAX_ANSWER_VALUES);
     }
   });

@@ -5,7 +5,7 @@ import type { ClusterConfig, ResolvedCollectorOptions, ResolvedCollectors } from
 
 /** Couchbase answers buffered at once, process-wide (--couchbase.max-buffered-bytes). */
 export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
-/** JSON values in one answer (--couchbase.max-answer-values); as DEFAULT_MAX_ANSWER_VALUES in src/couchbase/client.ts (not imported: that module loads undici). */
+/** JSON values in one answer (--couchbase.max-answer-values); as DEFAULT_MAX_ANSWER_VALUES in src/couchbase/answer-values.ts (test/couchbase/answer-values.test.ts checks they agree). */
 export const DEFAULT_MAX_ANSWER_VALUES = 4_000_000;
 
 /** Default poll intervals (DESIGN.md "Collectors"), ms. */

@@ -4,27 +4,28 @@
  * Every request is counted by route template (never a raw path) and timed.
  * Credentials never appear in an error message or a log line: URLs in errors carry no userinfo and the
  * Authorization header is built here and nowhere else.
+ * Beside it: the semaphores (semaphore.ts), the thread's answer byte budget (answer-budget.ts), the cap on an
+ * answer's values (answer-values.ts) and the mapping of failures to typed errors (request-errors.ts).
  */
 import { monotonicMs } from '../clock.js';
 import { readFileSync } from 'node:fs';
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import {
-  AbortedError,
-  AuthError,
-  BudgetError,
-  ForbiddenError,
-  HttpStatusError,
-  NetworkError,
-  RequestError,
-  SchemaError,
-  TimeoutError,
-  TooLargeError,
-} from '../errors.js';
+import { BudgetError, NetworkError, RequestError, SchemaError, TooLargeError } from '../errors.js';
 import type { RequestDescription } from '../errors.js';
-import { processRedactor, registerSecret, safeExcerpt } from '../redact.js';
+import { processRedactor, registerSecret } from '../redact.js';
 import type { Redactor } from '../redact.js';
+import { answerBudget, reportAnswerBytes } from './answer-budget.js';
+import type { ByteBudget } from './answer-budget.js';
+import { answerValueLimit, countValueMarks } from './answer-values.js';
+import { abortError, codeOf, statusError, transportError } from './request-errors.js';
+import { FairSemaphore } from './semaphore.js';
+
+// The collection worker sets these through this module (src/collection/worker.ts); they live in answer-budget.ts
+// and answer-values.ts.
+export { setAnswerBudget, setAnswerListener } from './answer-budget.js';
+export { setAnswerValueLimit } from './answer-values.js';
 
 export type QueryValue = string | number | boolean | undefined;
 
@@ -135,91 +136,6 @@ export interface ClientSettings {
   readonly budget?: ByteBudget;
 }
 
-/**
- * A byte budget shared by every answer being buffered or parsed, across all clients of the process. The
- * per-answer cap (max_response_bytes) bounds one answer; this bounds their sum, so sixteen answers just
- * under the cap cannot add up to gigabytes. An answer's bytes are reserved as they arrive and given back
- * once it is parsed (or dropped).
- */
-export class ByteBudget {
-  private used = 0;
-  constructor(private cap: number) {}
-  /** Reserve n bytes; false (and nothing reserved) when that would pass the cap. */
-  tryReserve(n: number): boolean {
-    if (this.used + n > this.cap) return false;
-    this.used += n;
-    return true;
-  }
-  release(n: number): void {
-    this.used = Math.max(0, this.used - n);
-  }
-  get reserved(): number {
-    return this.used;
-  }
-  get limit(): number {
-    return this.cap;
-  }
-  setLimit(bytes: number): void {
-    this.cap = bytes;
-  }
-}
-
-export const DEFAULT_ANSWER_BUDGET_BYTES = 256 * 1024 * 1024;
-const processBudget = new ByteBudget(DEFAULT_ANSWER_BUDGET_BYTES);
-
-/** The process-wide budget for buffered answers (`--couchbase.max-buffered-bytes`). */
-export function answerBudget(): ByteBudget {
-  return processBudget;
-}
-export function setAnswerBudget(bytes: number): void {
-  processBudget.setLimit(bytes);
-}
-
-/** Told the size in bytes of each answer read whole (module state: per thread, like the budget). */
-let answerListener: ((bytes: number) => void) | undefined;
-
-/**
- * Sets (or, with undefined, removes) the listener told each whole answer's size as it is read. The collection
- * worker counts these bytes towards a collection of its heap (src/collection/release.ts): an answer's text and
- * its parsed form are garbage once mapped.
- */
-export function setAnswerListener(fn: ((bytes: number) => void) | undefined): void {
-  answerListener = fn;
-}
-
-/**
- * Default cap on the values one answer may hold (`--couchbase.max-answer-values`). The largest real answer
- * is the bucket list: with 1,000 buckets on 4 nodes the simulator's is 8.3 MB and about 330,000 values (a
- * bucket's `zoom=year` stats, the next largest, about 400,000 at 1.3 MB), so this leaves a margin of ten.
- * At the cap, the worst shape (`[],[],…`: 2 million empty arrays) costs about 100 MB of heap to parse.
- */
-export const DEFAULT_MAX_ANSWER_VALUES = 4_000_000;
-let processValueLimit = DEFAULT_MAX_ANSWER_VALUES;
-
-/** The process-wide cap on the values of one answer (`--couchbase.max-answer-values`). */
-export function answerValueLimit(): number {
-  return processValueLimit;
-}
-export function setAnswerValueLimit(values: number): void {
-  processValueLimit = values;
-}
-
-/**
- * How many values an answer's bytes can create, counted as its `[`, `{` and `,` bytes: each container opens
- * with one and each further element follows one. Bytes are not objects: 60 MB of `[],[],…` is under the
- * byte cap, yet JSON.parse makes 20 million arrays of it (about 1 GB of heap). Counting the bytes as they
- * arrive lets the read stop long before that. Commas inside strings count too: an upper bound, cheap (one
- * pass over bytes already in memory, no decoding), and real answers stay far below the cap either way.
- */
-export function countValueMarks(buf: Uint8Array): number {
-  let n = 0;
-  for (let i = 0; i < buf.length; i++) {
-    const b = buf[i] as number;
-    if (b === 0x2c || b === 0x5b || b === 0x7b) n++;
-  }
-  return n;
-}
-
 /** Fill a route template. Each value is encoded as ONE path segment (`/` becomes `%2F`). */
 export function fillRoute(route: string, params: Readonly<Record<string, string>>): string {
   return route.replace(/\{(\w+)\}/g, (_, key: string) => {
@@ -227,157 +143,6 @@ export function fillRoute(route: string, params: Readonly<Record<string, string>
     if (v === undefined) throw new Error(`route ${route}: missing parameter ${key}`);
     return encodeURIComponent(v);
   });
-}
-
-/** A counting semaphore: at most `limit` holders; waiters are served first come, first served. */
-export class Semaphore {
-  private readonly fair: FairSemaphore;
-  constructor(limit: number) {
-    this.fair = new FairSemaphore(limit, limit);
-  }
-  acquire(signal?: AbortSignal): Promise<() => void> {
-    return this.fair.acquire('', signal);
-  }
-  get inFlight(): number {
-    return this.fair.inFlight;
-  }
-  get waiting(): number {
-    return this.fair.waiting;
-  }
-}
-
-interface Lane {
-  active: number;
-  readonly queue: Array<() => void>;
-}
-
-/**
- * The per-cluster bound on requests in flight (`concurrency`, Couchbase's protection), shared fairly between
- * lanes: one lane per collector. Every collector polls through the same cluster's slots; first come, first
- * served let one collector whose endpoint hangs fill every slot with requests held until their timeout, and
- * every other collector's poll then missed its deadline waiting (`npm run chaos`: one hang on
- * /settings/security/:service failed seven collectors). Here a lane holds at most `laneCap` slots (default:
- * half, rounded up), so the others always keep slots a hang cannot take, and a freed slot goes to the next
- * lane with a waiter in turn (round-robin), so a collector that fans out hundreds of requests cannot starve
- * one that needs three. The cap holds even when no other lane is waiting: a slot cannot be taken back from a
- * hanging request, so the reserve must already be free when a neighbour arrives. The cost: one collector
- * alone gets at most half the slots (an XDCR fan-out takes about twice as long with nothing else polling).
- */
-export class FairSemaphore {
-  private active = 0;
-  private queued = 0;
-  private readonly lanes = new Map<string, Lane>();
-  /** Lanes with waiters, in the order they are served. */
-  private readonly turn: string[] = [];
-  readonly laneCap: number;
-  constructor(
-    readonly limit: number,
-    laneCap?: number,
-  ) {
-    this.laneCap = Math.max(1, Math.min(limit, laneCap ?? Math.ceil(limit / 2)));
-  }
-
-  async acquire(laneName: string, signal?: AbortSignal): Promise<() => void> {
-    const lane = this.lane(laneName);
-    if (lane.queue.length === 0 && this.active < this.limit && lane.active < this.capOf(laneName)) {
-      this.take(lane);
-      return this.releaser(laneName, lane);
-    }
-    await new Promise<void>((resolve, reject) => {
-      // Called by dispatch() with the slot already taken for this lane.
-      const grant = (): void => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = (): void => {
-        const i = lane.queue.indexOf(grant);
-        if (i >= 0) {
-          lane.queue.splice(i, 1);
-          this.queued--;
-          if (lane.queue.length === 0) this.leaveTurn(laneName);
-          this.forget(laneName, lane);
-        }
-        reject(signal?.reason ?? new Error('aborted'));
-      };
-      if (signal?.aborted) return onAbort();
-      signal?.addEventListener('abort', onAbort, { once: true });
-      lane.queue.push(grant);
-      this.queued++;
-      if (!this.turn.includes(laneName)) this.turn.push(laneName);
-    });
-    return this.releaser(laneName, lane);
-  }
-
-  /**
-   * The unnamed lane ('') is the client used outside a poll (the reachability probe, `cbwatch check`'s own
-   * calls, tests): one caller, so it may use every slot.
-   */
-  private capOf(name: string): number {
-    return name === '' ? this.limit : this.laneCap;
-  }
-
-  private lane(name: string): Lane {
-    let l = this.lanes.get(name);
-    if (!l) {
-      l = { active: 0, queue: [] };
-      this.lanes.set(name, l);
-    }
-    return l;
-  }
-
-  private take(lane: Lane): void {
-    this.active++;
-    lane.active++;
-  }
-
-  private releaser(name: string, lane: Lane): () => void {
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      this.active--;
-      lane.active--;
-      this.dispatch();
-      this.forget(name, lane);
-    };
-  }
-
-  /** Hands free slots to waiting lanes in turn, skipping a lane at its cap. */
-  private dispatch(): void {
-    while (this.active < this.limit) {
-      const i = this.turn.findIndex((n) => {
-        const l = this.lanes.get(n);
-        return l !== undefined && l.queue.length > 0 && l.active < this.capOf(n);
-      });
-      if (i < 0) return;
-      const name = this.turn[i] as string;
-      const lane = this.lanes.get(name) as Lane;
-      // Served: to the back of the turn, or out of it when nothing else of this lane waits.
-      this.turn.splice(i, 1);
-      const grant = lane.queue.shift() as () => void;
-      this.queued--;
-      if (lane.queue.length > 0) this.turn.push(name);
-      this.take(lane);
-      grant();
-    }
-  }
-
-  private leaveTurn(name: string): void {
-    const i = this.turn.indexOf(name);
-    if (i >= 0) this.turn.splice(i, 1);
-  }
-
-  /** Lanes are per collector, but nothing should grow with the names ever seen. */
-  private forget(name: string, lane: Lane): void {
-    if (lane.active === 0 && lane.queue.length === 0 && this.lanes.get(name) === lane) this.lanes.delete(name);
-  }
-
-  get inFlight(): number {
-    return this.active;
-  }
-  get waiting(): number {
-    return this.queued;
-  }
 }
 
 /** Connection pools kept per client (one per origin: the management URL, Search, Backup, per node). */
@@ -671,7 +436,7 @@ class Client implements CouchbaseClient {
     if (signal?.aborted) return Promise.reject(abortError(desc, signal, undefined));
     const limit = this.shared.maxBytes;
     const budget = this.shared.budget;
-    const valueLimit = this.shared.settings.maxAnswerValues ?? processValueLimit;
+    const valueLimit = this.shared.settings.maxAnswerValues ?? answerValueLimit();
     const pool = this.pool(origin);
     return new Promise<RawResponse>((resolve, reject) => {
       let settled = false;
@@ -732,12 +497,7 @@ class Client implements CouchbaseClient {
           if (settled) return;
           const text = (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, total)).toString('utf8');
           settle(undefined, { status, text, contentType });
-          // After settling: a listener that threw would otherwise leave the request unanswered.
-          try {
-            answerListener?.(total);
-          } catch {
-            // Its bookkeeping only; the answer stands.
-          }
+          reportAnswerBytes(total);
         },
         onResponseError(_c, err) {
           settle(transportError(desc, err, signal));
@@ -767,64 +527,6 @@ function nextTurn(): Promise<void> {
   return turn;
 }
 
-function statusError(desc: RequestDescription, raw: RawResponse, redactor: Redactor): RequestError {
-  if (raw.status === 401) return new AuthError(desc);
-  if (raw.status === 403) return new ForbiddenError(desc, permissionsOf(raw.text).map((p) => redactor.redact(p)));
-  return new HttpStatusError(desc, raw.status, briefBody(raw.text, redactor));
-}
-
-/** The `permissions` array of a Couchbase 403 body, or [] when there is none. */
-export function permissionsOf(text: string): string[] {
-  try {
-    const body: unknown = JSON.parse(text);
-    if (body && typeof body === 'object' && 'permissions' in body) {
-      const p = (body as { permissions: unknown }).permissions;
-      if (Array.isArray(p)) return p.filter((x): x is string => typeof x === 'string');
-    }
-  } catch {
-    /* not JSON: no permissions to report */
-  }
-  return [];
-}
-
-/** A short, single-line, redacted excerpt of an error body (Couchbase puts the reason there). */
-function briefBody(text: string, redactor: Redactor): string {
-  const t = safeExcerpt(text, redactor);
-  return t === '' ? 'unexpected status' : t;
-}
-
-/** The error for a request whose signal fired: the poll's deadline (a timeout) or a shutdown. */
-function abortError(desc: RequestDescription, signal: AbortSignal | undefined, cause: unknown): RequestError {
-  const reason: unknown = signal?.reason;
-  if (reason instanceof Error && reason.name === 'TimeoutError') return new TimeoutError(desc, 'poll deadline', { cause: cause ?? reason });
-  return new AbortedError(desc, { cause: cause ?? reason });
-}
-
-function transportError(desc: RequestDescription, err: unknown, signal: AbortSignal | undefined): RequestError {
-  if (err instanceof RequestError) return err;
-  const code = (err as { code?: string } | null)?.code;
-  if (signal?.aborted) return abortError(desc, signal, err);
-  if (err instanceof undiciErrors.ConnectTimeoutError || code === 'UND_ERR_CONNECT_TIMEOUT') return new TimeoutError(desc, 'connect', { cause: err });
-  if (err instanceof undiciErrors.HeadersTimeoutError || code === 'UND_ERR_HEADERS_TIMEOUT') return new TimeoutError(desc, 'headers', { cause: err });
-  if (err instanceof undiciErrors.BodyTimeoutError || code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError(desc, 'body', { cause: err });
-  const msg = (err as { message?: string } | null)?.message ?? String(err);
-  return new NetworkError(desc, code ? `${code}` : msg.slice(0, 120), { cause: err });
-}
-
-function codeOf(err: RequestError | undefined): string {
-  switch (err?.code) {
-    case 'CBW_ERR_TIMEOUT':
-      return 'timeout';
-    case 'CBW_ERR_ABORTED':
-      return 'aborted';
-    case 'CBW_ERR_TOO_LARGE':
-      return 'too_large';
-    case 'CBW_ERR_BUDGET':
-      return 'over_budget';
-    default:
-      return 'network';
-  }
-}
 
 export function createClient(settings: ClientSettings): CouchbaseClient {
   const tls = settings.tls ?? {};
@@ -841,7 +543,7 @@ export function createClient(settings: ClientSettings): CouchbaseClient {
     rereadAt: 0,
     connect,
     maxBytes: settings.maxResponseBytes ?? 64 * 1024 * 1024,
-    budget: settings.budget ?? processBudget,
+    budget: settings.budget ?? answerBudget(),
     redactor: processRedactor.with((r) => r.addCredentials(settings.username, settings.password)),
     urls: new Map(),
   };
