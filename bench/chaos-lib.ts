@@ -155,6 +155,19 @@ export function seriesLostOutside(baseline: ReadonlyMap<string, number>, minimum
   return lost;
 }
 
+/** The same loss by collector: `collector=lost` for each collector outside `owners` that lost series. */
+export function lostBy(baseline: ReadonlyMap<string, number>, minimum: ReadonlyMap<string, number>, owners: readonly string[]): string {
+  return [...baseline]
+    .filter(([c]) => !owners.includes(c))
+    .map(([c, before]) => [c, before - (minimum.get(c) ?? 0)] as const)
+    .filter(([, lost]) => lost > 0)
+    .map(([c, lost]) => `${c}=${lost}`)
+    .join(' ');
+}
+
+/** The rows of a chaos part's `figure | value` table. */
+export type Rows = Array<[string, string]>;
+
 /** A Markdown table; cells have `|` escaped and newlines flattened. */
 export function renderTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
