@@ -209,7 +209,7 @@ async function readProbeWebConfig(file: string, source: string): Promise<ProbeWe
   const { parse, YAMLError } = require('yaml') as typeof import('yaml');
   let doc: unknown;
   try {
-    doc = parse(text, { uniqueKeys: true, maxAliasCount: 1000, prettyErrors: false });
+    doc = parse(text, { uniqueKeys: true, maxAliasCount: 1000, prettyErrors: true });
   } catch (err) {
     if (!(err instanceof YAMLError)) throw err;
     const pos = err.linePos?.[0];
