@@ -4,8 +4,8 @@
  * `cbwatch simulate`, on free loopback ports). Rows:
  *  - `node dist/healthcheck.cjs`: the image's HEALTHCHECK (a CommonJS entry, no ES module loader);
  *  - `node bin/cbwatch.js healthcheck`: the command, through the launcher's light path;
- *  - the full CLI's healthcheck (dist/cli.js imported, as `cbwatch healthcheck` did before the light path), or,
- *    with BENCH_HEALTHCHECK_BEFORE=/path/to/bin/cbwatch.js, another build's launcher (the previous release);
+ *  - the full CLI's healthcheck (dist/cli.js imported, as `cbwatch healthcheck` did before the light path), and
+ *    with BENCH_HEALTHCHECK_BEFORE=/path/to/bin/cbwatch.js another build's launcher (the previous release);
  *  - Node's own floor: an empty script, and a bare CommonJS `http.get` of /-/healthy.
  * BENCH_HEALTHCHECK_RUNS (default 30) probes per row. `node bench/out/bench/healthcheck.js` prints the section.
  */
@@ -114,11 +114,8 @@ export async function benchHealthcheck(runs = Number(process.env.BENCH_HEALTHCHE
     const rows: ProbeRow[] = [];
     rows.push(await row('the image\'s HEALTHCHECK: `node dist/healthcheck.cjs`', [node, join(ROOT, 'dist', 'healthcheck.cjs')], runs, env));
     rows.push(await row('`cbwatch healthcheck` (the launcher\'s light path)', [node, CLI, 'healthcheck'], runs, env));
-    rows.push(
-      before === undefined
-        ? await row('before: the full CLI\'s healthcheck (dist/cli.js loaded)', [node, '--input-type=module', '-e', `process.exitCode = await (await import('${cliUrl}')).main(['healthcheck'])`], runs, env)
-        : await row(`before: ${before} healthcheck`, [node, before, 'healthcheck'], runs, env),
-    );
+    rows.push(await row('the full CLI\'s healthcheck (dist/cli.js loaded, as `cbwatch healthcheck` did before)', [node, '--input-type=module', '-e', `process.exitCode = await (await import('${cliUrl}')).main(['healthcheck'])`], runs, env));
+    if (before !== undefined) rows.push(await row(`before: \`${before} healthcheck\``, [node, before, 'healthcheck'], runs, env));
     rows.push(await row('floor: Node, an empty script', [node, '-e', ''], runs, env));
     rows.push(await row('floor: Node, a bare `http.get` of /-/healthy', [node, '-e', bareGet], runs, env));
     return { at: new Date().toISOString().slice(0, 16).replace('T', ' '), load, cores: cpus().length, node: process.version, rows };
