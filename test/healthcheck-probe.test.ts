@@ -10,6 +10,8 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -214,10 +216,10 @@ describe.each(ENTRIES)('$name', ({ run }) => {
 describe('what the probe loads', () => {
   const HEAVY = ['fastify', 'prom-client', 'zod', 'pino', 'undici', 'node-cron'];
 
-  it('dist/healthcheck.cjs requires only Node\'s modules (node:https and the yaml package lazily); its one computed import is the full CLI', () => {
+  it('dist/healthcheck.cjs requires only Node\'s modules (node:tls and the yaml package lazily; not even node:http); its one computed import is the full CLI', () => {
     const text = readFileSync(ENTRY, 'utf8');
     const specifiers = [...text.matchAll(/\b(?:require|import)\(\s*(['"])([^'"]+)\1\s*\)/g)].map((m) => m[2]);
-    expect(new Set(specifiers)).toEqual(new Set(['node:fs', 'node:http', 'node:path', 'node:util', 'node:https', 'yaml', 'node:url']));
+    expect(new Set(specifiers)).toEqual(new Set(['node:fs', 'node:net', 'node:path', 'node:util', 'node:tls', 'yaml', 'node:url']));
     // No relative module: nothing of the application comes with it.
     for (const s of specifiers) expect(s).not.toMatch(/^\./);
     const computed = text.split('\n').filter((line) => /\bimport\(\s*(?!['"])/.test(line));
@@ -309,6 +311,73 @@ describe('the light parser, held to the full one', () => {
         actual = (e as Error).message;
       }
       expect(actual, JSON.stringify(text)).toEqual(expected);
+    }
+  });
+});
+
+describe('the probe\'s HTTP/1.1 request, against peers that are not cbwatch', () => {
+  /** A TCP server on an ephemeral loopback port that does `onConnection` with each connection. */
+  async function peer(onConnection: (socket: Socket, request: () => string) => void): Promise<{ port: number; close: () => void }> {
+    const sockets: Socket[] = [];
+    const server = createServer((socket) => {
+      sockets.push(socket);
+      let got = '';
+      socket.on('data', (d: Buffer) => void (got += d.toString('latin1')));
+      socket.on('error', () => undefined);
+      onConnection(socket, () => got);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    return {
+      port: (server.address() as { port: number }).port,
+      close: () => {
+        for (const s of sockets) s.destroy();
+        server.close();
+      },
+    };
+  }
+  const url = (port: number): string => `http://127.0.0.1:${port}/-/healthy`;
+
+  it('sends one GET of the path with Host and Connection: close, and reads the status line (200 in any reason phrase, HTTP/1.0 too)', async () => {
+    let request = '';
+    const p = await peer((socket, got) =>
+      socket.on('data', () => {
+        if (!got().includes('\r\n\r\n')) return;
+        request = got();
+        socket.end('HTTP/1.0 200 Fine\r\nContent-Length: 0\r\n\r\n');
+      }),
+    );
+    try {
+      expect(await hc.probe({ url: url(p.port) })).toEqual({ ok: true, message: `${url(p.port)}: 200 healthy` });
+      expect(request).toBe(`GET /-/healthy HTTP/1.1\r\nHost: 127.0.0.1:${p.port}\r\nUser-Agent: cbwatch-healthcheck\r\nAccept: */*\r\nConnection: close\r\n\r\n`);
+    } finally {
+      p.close();
+    }
+  });
+
+  it('a status line split over several packets, and a 503: not healthy', async () => {
+    const p = await peer((socket) => {
+      socket.write('HTTP/1.1 50');
+      setImmediate(() => socket.end('3 Service Unavailable\r\n\r\n'));
+    });
+    try {
+      expect(await hc.probe({ url: url(p.port) })).toEqual({ ok: false, message: `${url(p.port)}: 503 not healthy` });
+    } finally {
+      p.close();
+    }
+  });
+
+  it('something that is not HTTP, a peer that hangs up, a peer that never answers: not healthy, saying which', async () => {
+    const garbage = await peer((socket) => socket.end('SSH-2.0-OpenSSH_9.2\r\n'));
+    const hangup = await peer((socket) => socket.end());
+    const silent = await peer(() => undefined);
+    try {
+      expect(await hc.probe({ url: url(garbage.port) })).toEqual({ ok: false, message: `${url(garbage.port)}: not an HTTP answer` });
+      expect(await hc.probe({ url: url(hangup.port) })).toEqual({ ok: false, message: `${url(hangup.port)}: closed without an HTTP answer` });
+      expect(await hc.probe({ url: url(silent.port) }, 300)).toEqual({ ok: false, message: `${url(silent.port)}: no answer within 300 ms` });
+    } finally {
+      garbage.close();
+      hangup.close();
+      silent.close();
     }
   });
 });

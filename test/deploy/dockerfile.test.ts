@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { IMAGE_FLAGS } from '../../bench/healthcheck.js';
 import { revision } from '../../src/metrics/build.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
@@ -38,7 +39,8 @@ describe('Dockerfile', () => {
     const hc = of('HEALTHCHECK');
     expect(hc).toHaveLength(1);
     // dist/healthcheck.cjs: the probe without the CLI and the daemon (test/healthcheck-probe.test.ts runs it).
-    expect(hc[0]).toContain('CMD ["node", "/opt/cbwatch/dist/healthcheck.cjs"]');
+    // --jitless: the Node flags bench/healthcheck.ts measures the image's probe with (IMAGE_FLAGS).
+    expect(hc[0]).toContain(`CMD ${JSON.stringify(['node', ...IMAGE_FLAGS, '/opt/cbwatch/dist/healthcheck.cjs']).replaceAll(',', ', ')}`);
     expect(of('COPY')).toContain('--from=build /src/dist ./dist');
     expect(text).not.toMatch(/127\.0\.0\.1:9420/);
   });
