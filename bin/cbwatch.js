@@ -28,9 +28,10 @@ function report(err) {
   process.exitCode = 1;
 }
 
-// `cbwatch healthcheck` (Docker's HEALTHCHECK, every 30 s) takes a light path that loads Node's http and, with a
-// web config file, the yaml package, never the CLI and the daemon behind it (src/healthcheck.ts). A command
-// line it does not take (an unknown flag, --help) falls through to the CLI, which judges it.
+// `cbwatch healthcheck` (Docker's HEALTHCHECK, every 30 s) takes a light path, after the SIGHUP handler as every
+// command: dist/healthcheck.cjs (src/healthcheck.cts) loads Node's net and, with a web config file, tls and the
+// yaml package, never the CLI and the daemon behind it. A command line it does not take (an unknown flag, --help)
+// falls through to the CLI, which judges it.
 const argv = process.argv.slice(2);
 let handled = false;
 if (argv[0] === 'healthcheck') {

@@ -277,7 +277,7 @@ function healthcheckModule(): typeof import('./healthcheck.cjs') {
 }
 
 async function commandHealthcheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
-  // What bin/cbwatch.js's light path does (src/healthcheck.ts), once the command line has passed the strict
+  // What bin/cbwatch.js's light path does (src/healthcheck.cts), once the command line has passed the strict
   // parser: only the web settings locate the daemon; the configuration file is not read.
   const { runHealthcheck } = healthcheckModule();
   return runHealthcheck({ 'web.listen-address': args.flags['web.listen-address'], 'web.config.file': args.flags['web.config.file'] }, process.env, out, err);
