@@ -300,6 +300,11 @@ async function main(): Promise<void> {
     );
   }
 
+  if (process.env.BENCH_HEALTHCHECK !== '0') {
+    const hc = await import('./healthcheck.js');
+    section('healthcheck');
+    out(...hc.healthcheckLines(await hc.benchHealthcheck()));
+  }
   if (process.env.BENCH_XDCR === '1') {
     const { benchXdcr } = await import('./xdcr.js');
     section('xdcr');
@@ -321,7 +326,7 @@ async function main(): Promise<void> {
     /* first run */
   }
   // `memory` is written by hand (how the resident memory splits, per thread and mapping), never generated: kept.
-  const order = ['header', 'realistic', 'stats-source', 'memory', 'scale', 'fleet', 'xdcr', 'footer'];
+  const order = ['header', 'realistic', 'stats-source', 'memory', 'scale', 'fleet', 'healthcheck', 'xdcr', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);

@@ -18,18 +18,38 @@ import { writeSync } from 'node:fs';
 import { installHangupHandler } from '../dist/hangup.js';
 
 installHangupHandler();
-const { main } = await import('../dist/cli.js');
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    if (typeof code === 'number') process.exitCode = code;
-  },
-  (err) => {
-    try {
-      writeSync(2, `cbwatch: ${err instanceof Error ? err.message : String(err)}\n`);
-    } catch {
-      // stderr is gone or full: the exit code is all that is left.
+function report(err) {
+  try {
+    writeSync(2, `cbwatch: ${err instanceof Error ? err.message : String(err)}\n`);
+  } catch {
+    // stderr is gone or full: the exit code is all that is left.
+  }
+  process.exitCode = 1;
+}
+
+// `cbwatch healthcheck` (Docker's HEALTHCHECK, every 30 s) takes a light path, after the SIGHUP handler as every
+// command: dist/healthcheck.cjs (src/healthcheck.cts) loads Node's net and, with a web config file, tls and the
+// yaml package, never the CLI and the daemon behind it. A command line it does not take (an unknown flag, --help)
+// falls through to the CLI, which judges it.
+const argv = process.argv.slice(2);
+let handled = false;
+if (argv[0] === 'healthcheck') {
+  try {
+    const { default: { lightHealthcheck } } = await import('../dist/healthcheck.cjs');
+    const code = await lightHealthcheck(argv.slice(1), process.env, (s) => process.stdout.write(s), (s) => process.stderr.write(s));
+    if (code !== undefined) {
+      process.exitCode = code;
+      handled = true;
     }
-    process.exitCode = 1;
-  },
-);
+  } catch (err) {
+    report(err);
+    handled = true;
+  }
+}
+if (!handled) {
+  const { main } = await import('../dist/cli.js');
+  main(argv).then((code) => {
+    if (typeof code === 'number') process.exitCode = code;
+  }, report);
+}

@@ -22,6 +22,9 @@ import type { SimOptions, Simulator } from './simulator/index.js';
 import { httpsOptions, loadWebConfig, webConfigToServerOptions } from './config/webconfig.js';
 import type { WebSettings } from './config/webconfig.js';
 import type { TLSSocket } from 'node:tls';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from './paths.js';
 
 type Out = (s: string) => void;
 
@@ -264,13 +267,20 @@ async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
   return runCheck(config, out, log);
 }
 
+/**
+ * src/healthcheck.cts, compiled: a CommonJS file, so that Docker's HEALTHCHECK (dist/healthcheck.cjs) starts
+ * without Node's ES module loader. Loaded from dist/ also when this module runs from src/ (the tests), as the
+ * collection worker is.
+ */
+function healthcheckModule(): typeof import('./healthcheck.cjs') {
+  return createRequire(import.meta.url)(join(PACKAGE_ROOT, 'dist', 'healthcheck.cjs')) as typeof import('./healthcheck.cjs');
+}
+
 async function commandHealthcheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
-  // The same configuration as `run` (a cluster-less one is fine: only the web settings matter here).
-  const config = loadConfig(args.flags, process.env, { allowNoClusters: true });
-  const { healthcheckTarget, probe } = await import('./healthcheck.js');
-  const result = await probe(healthcheckTarget(config));
-  (result.ok ? out : err)(`${result.message}\n`);
-  return result.ok ? 0 : 1;
+  // What bin/cbwatch.js's light path does (src/healthcheck.cts), once the command line has passed the strict
+  // parser: only the web settings locate the daemon; the configuration file is not read.
+  const { runHealthcheck } = healthcheckModule();
+  return runHealthcheck({ 'web.listen-address': args.flags['web.listen-address'], 'web.config.file': args.flags['web.config.file'] }, process.env, out, err);
 }
 
 function simOptions(args: ParsedArgs, scenario: string) {

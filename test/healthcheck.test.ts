@@ -14,8 +14,11 @@ import { main, startWithWebConfig } from '../src/cli.js';
 import { parseArgs } from '../src/config/flags.js';
 import { loadConfig } from '../src/config/load.js';
 import type { Daemon } from '../src/daemon.js';
-import { probe } from '../src/healthcheck.js';
+import { createRequire } from 'node:module';
 import { findBinary } from './helpers/tools.js';
+
+// src/healthcheck.cts, as compiled (a CommonJS file; test/setup/dist.ts keeps dist/ current).
+const { probe } = createRequire(import.meta.url)('../dist/healthcheck.cjs') as typeof import('../src/healthcheck.cjs');
 
 const dir = mkdtempSync(join(tmpdir(), 'cbwatch-healthcheck-'));
 const daemons: Daemon[] = [];

@@ -1,11 +1,12 @@
 /**
  * The Dockerfile, read (no registry is reachable where the tests run, so it is not built here): Node 24
- * base images, every COPY source present, the HEALTHCHECK through `cbwatch healthcheck` (not a hard-coded
+ * base images, every COPY source present, the HEALTHCHECK through `cbwatch healthcheck`'s light entry (not a hard-coded
  * URL), OCI labels, and the REVISION build argument reaching CBWATCH_REVISION, which cbwatch_build_info reports.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { IMAGE_FLAGS } from '../../bench/healthcheck.js';
 import { revision } from '../../src/metrics/build.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
@@ -34,10 +35,13 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('HEALTHCHECK runs `cbwatch healthcheck` (which reads the listen address and web config), not a fixed URL', () => {
+  it('HEALTHCHECK runs `cbwatch healthcheck`\'s light entry point (which reads the listen address and web config), not a fixed URL', () => {
     const hc = of('HEALTHCHECK');
     expect(hc).toHaveLength(1);
-    expect(hc[0]).toContain('CMD ["node", "/opt/cbwatch/bin/cbwatch.js", "healthcheck"]');
+    // dist/healthcheck.cjs: the probe without the CLI and the daemon (test/healthcheck-probe.test.ts runs it).
+    // --jitless: the Node flags bench/healthcheck.ts measures the image's probe with (IMAGE_FLAGS).
+    expect(hc[0]).toContain(`CMD ${JSON.stringify(['node', ...IMAGE_FLAGS, '/opt/cbwatch/dist/healthcheck.cjs']).replaceAll(',', ', ')}`);
+    expect(of('COPY')).toContain('--from=build /src/dist ./dist');
     expect(text).not.toMatch(/127\.0\.0\.1:9420/);
   });
 

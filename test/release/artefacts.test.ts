@@ -84,7 +84,7 @@ describe('the npm tarball', () => {
 
   it('holds the runtime files and nothing to build or test with', () => {
     const list = files();
-    for (const f of ['package.json', 'bin/cbwatch.js', 'dist/cli.js', 'dist/collection/worker.js', 'dist/build-info.json', 'test/fixtures/couchbase/SOURCES.md', 'alerts/cbwatch.rules.yml', 'CHANGELOG.md']) {
+    for (const f of ['package.json', 'bin/cbwatch.js', 'dist/cli.js', 'dist/healthcheck.cjs', 'dist/collection/worker.js', 'dist/build-info.json', 'test/fixtures/couchbase/SOURCES.md', 'alerts/cbwatch.rules.yml', 'CHANGELOG.md']) {
       expect(list).toContain(f);
     }
     expect(list.filter((f) => /^(src|bench|scripts|packaging|deploy)\//.test(f))).toEqual([]);
@@ -162,6 +162,23 @@ describe('the Debian package', () => {
     const metrics = await demoMetrics(launcher, []);
     expect(metrics).toMatch(/^cbwatch_build_info\{.*nodejs_version="v24\./m);
   }, 120_000);
+
+  it('its healthcheck probe runs on its own Node 24, outside any checkout (nothing listening: 1, naming the URL)', async () => {
+    const { createServer } = await import('node:net');
+    // A port that was free a moment ago and is closed now: nothing answers there.
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const node = join(root, 'usr/lib/cbwatch/node/bin/node');
+    for (const argv of [['--jitless', join(root, 'usr/lib/cbwatch/dist/healthcheck.cjs')], [join(root, 'usr/lib/cbwatch/bin/cbwatch.js'), 'healthcheck']]) {
+      const r = spawnSync(node, [...argv, '--web.listen-address', `127.0.0.1:${port}`], { cwd: tmp, encoding: 'utf8' });
+      expect(r.status, argv.join(' ')).toBe(1);
+      expect(r.stderr).toBe(`http://127.0.0.1:${port}/-/healthy: ECONNREFUSED\n`);
+    }
+  });
 
   const analyze = findBinary('systemd-analyze');
   it.skipIf(!analyze && process.env.CI !== 'true')('its systemd unit passes systemd-analyze verify with no warning', () => {

@@ -8,6 +8,7 @@ import { Exposition } from '../../src/metrics/exposition.js';
 import { resetSelf } from '../../src/metrics/self.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { request } from 'node:http';
+import { createRequire } from 'node:module';
 import { networkInterfaces } from 'node:os';
 import { gunzipSync } from 'node:zlib';
 import type { PollOutcome } from '../../src/collectors/context.js';
@@ -18,7 +19,6 @@ import { buildApp } from '../../src/server/app.js';
 import type { AppDeps } from '../../src/server/app.js';
 import { listenOn } from '../../src/server/listen.js';
 import type { Listener } from '../../src/server/listen.js';
-import { healthcheckTarget, probe } from '../../src/healthcheck.js';
 import { startHarness } from '../helpers/daemon.js';
 
 function app(extra: Partial<AppDeps> = {}) {
@@ -132,7 +132,9 @@ describe('--web.listen-address', () => {
       expect(await healthy('::1', p)).toBe(200);
       // cbwatch healthcheck, given the same (empty) host, finds it.
       const cfg = { web: { listenHost: host, listenPort: p, configFile: undefined } } as never;
-      expect((await probe(healthcheckTarget(cfg))).ok).toBe(true);
+      // src/healthcheck.cts, as compiled (a CommonJS file).
+      const healthcheck = createRequire(import.meta.url)('../../dist/healthcheck.cjs') as typeof import('../../src/healthcheck.cjs');
+      expect((await healthcheck.probe(healthcheck.healthcheckTarget(cfg))).ok).toBe(true);
     } finally {
       await h.close();
     }

@@ -15,7 +15,7 @@ function newestSource(dir: string): number {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
-    else if (e.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+    else if (/\.c?ts$/.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
   }
   return newest;
 }
