@@ -1,7 +1,7 @@
 /**
  * The V8 flags cbwatch runs with are the launcher's (bin/cbwatch.js, through its shebang: `npx cbwatch`, a global
- * install), and the two places that call node themselves pass the same ones: the Docker image's entrypoint and
- * the systemd unit. bench/RESULTS.md measures the launcher; a deployment that dropped the flag would run with
+ * install), and the two places that call node themselves pass the same ones: the Docker image's entrypoint,
+ * the systemd unit and the Debian package's launcher. bench/RESULTS.md measures the launcher; a deployment that dropped the flag would run with
  * the larger young generation the bench measured against it.
  */
 import { execFileSync } from 'node:child_process';
@@ -16,8 +16,8 @@ describe('launch flags', () => {
   const shebang = read('bin', 'cbwatch.js').split('\n')[0] ?? '';
   const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang)?.[1]?.trim().split(' ') ?? [];
 
-  it('the launcher passes --max-semi-space-size=3 and --expose-gc through `env -S`', () => {
-    expect(flags).toEqual(['--max-semi-space-size=3', '--expose-gc']);
+  it('the launcher passes --max-semi-space-size=3, --expose-gc and --memory-reducer-single-gc through `env -S`', () => {
+    expect(flags).toEqual(['--max-semi-space-size=3', '--expose-gc', '--memory-reducer-single-gc']);
   });
 
   it("the Dockerfile's entrypoint and the systemd unit pass the launcher's flags, before the script", () => {
@@ -25,6 +25,11 @@ describe('launch flags', () => {
     expect(JSON.parse(entry ?? '[]')).toEqual(['node', ...flags, '/opt/cbwatch/bin/cbwatch.js']);
     const exec = /^ExecStart=(.*)$/m.exec(read('deploy', 'systemd', 'cbwatch.service'))?.[1] ?? '';
     expect(exec.split(' ').slice(0, 2 + flags.length)).toEqual(['/usr/bin/node', ...flags, '/opt/cbwatch/bin/cbwatch.js']);
+  });
+
+  it("the Debian package's launcher passes them to its own Node", () => {
+    const line = /^exec (.*)$/m.exec(read('packaging', 'deb', 'cbwatch'))?.[1] ?? '';
+    expect(line.split(' ').slice(0, 2 + flags.length)).toEqual(['"$lib/node/bin/node"', ...flags, '"$lib/bin/cbwatch.js"']);
   });
 
   it('node accepts the flags (a flag it does not know would stop every start)', () => {
