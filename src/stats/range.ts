@@ -16,6 +16,7 @@
  * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (87 native names) take 2 requests per poll and
  * the XDCR stats 1, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat).
+ * A poll's batches are asked one after the other, each answer grouped as soon as it is read (fetchRange).
  *
  * Window: from the newest point of the previous answer (absolute `start`; the first poll: one interval and
  * RANGE_SLACK_SECONDS back from now) to now, `step` 10 s (the native scrape interval). Each point is the latest
