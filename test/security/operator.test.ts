@@ -130,7 +130,7 @@ describe('cbwatch check', () => {
 });
 
 describe('the scheduler tick', () => {
-  it('writes nothing to the console when the event loop was blocked (node-cron "missed execution")', async () => {
+  it('writes nothing to the console when the event loop was blocked (as node-cron, its former ticker, did: "missed execution")', async () => {
     const cluster = hangingCluster();
     const c = capture();
     const writes: string[] = [];
