@@ -10,8 +10,8 @@
 // (bench/RESULTS.md, "Where the peak goes"). --optimize-for-size was dropped earlier: it roughly doubled CPU and
 // made a large parse ten times slower. --memory-reducer-single-gc: after a burst of allocation (a poll), V8's
 // memory reducer shrinks the heap with up to three full collections in a row, the later ones at the realistic
-// scenario freeing nothing (26.4 -> 26.4 MB); one of them keeps the memory it gives back (RSS between polls) and
-// took 0.15-0.2 s of CPU per minute off the whole process (bench/RESULTS.md, "Statistics source").
+// scenario freeing nothing (26.4 -> 26.4 MB); one of them keeps the memory it gives back (RSS between polls) for
+// less CPU (bench/RESULTS.md, "V8's memory reducer and the range source's CPU").
 // `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
 // entrypoint and the systemd unit pass them.
 //
