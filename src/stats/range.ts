@@ -240,12 +240,23 @@ function entryOf(d: unknown, summed: boolean): { labels: Record<string, string>;
   return { labels, node, values: values as unknown[] };
 }
 
-/** A point's time (epoch s, a number or a numeric string) and value (a number or, as the API sends, a string). */
-function pointTime(p0: unknown): number {
-  return typeof p0 === 'number' ? p0 : Number(p0);
-}
-function pointValue(p1: unknown): number {
-  return typeof p1 === 'number' ? p1 : typeof p1 === 'string' ? Number(p1) : Number.NaN;
+/** What readPoint read last: the point's time (epoch ms) and value. Scratch, so that reading allocates nothing. */
+const READ = { t: 0, v: 0 };
+
+/**
+ * Read one raw point, `[time, value]` (time in epoch s, a number or a numeric string; value a number or, as the API
+ * sends it, a string), into READ. False when it is unusable (not such a pair, or not finite).
+ */
+function readPoint(p: unknown): boolean {
+  if (!Array.isArray(p) || p.length < 2) return false;
+  const p0: unknown = p[0];
+  const p1: unknown = p[1];
+  const t = typeof p0 === 'number' ? p0 : Number(p0);
+  const v = typeof p1 === 'number' ? p1 : typeof p1 === 'string' ? Number(p1) : Number.NaN;
+  if (!Number.isFinite(t) || !Number.isFinite(v)) return false;
+  READ.t = t * 1000;
+  READ.v = v;
+  return true;
 }
 
 /** The usable points of an entry's `values`, oldest first (sorted only when they do not come so). Pure. */
@@ -253,12 +264,9 @@ export function pointsOf(values: readonly unknown[]): Point[] {
   const points: Point[] = [];
   let ordered = true;
   for (let i = 0; i < values.length; i++) {
-    const p = values[i];
-    if (!Array.isArray(p) || p.length < 2) continue;
-    const t = pointTime(p[0]);
-    const v = pointValue(p[1]);
-    if (!Number.isFinite(t) || !Number.isFinite(v)) continue;
-    const at = t * 1000;
+    if (!readPoint(values[i])) continue;
+    const at = READ.t;
+    const v = READ.v;
     if (points.length > 0 && at < (points[points.length - 1] as Point).t) ordered = false;
     points.push({ t: at, v });
   }
@@ -361,12 +369,9 @@ export function rawSeriesValue(values: readonly unknown[], prev: Point | undefin
   let inc = 0;
   let last = prev === undefined ? 0 : prev.v;
   for (let i = 0; i < values.length; i++) {
-    const p = values[i];
-    if (!Array.isArray(p) || p.length < 2) continue;
-    const t = pointTime(p[0]);
-    const v = pointValue(p[1]);
-    if (!Number.isFinite(t) || !Number.isFinite(v)) continue;
-    const at = t * 1000;
+    if (!readPoint(values[i])) continue;
+    const at = READ.t;
+    const v = READ.v;
     if (n > 0 && at < lastT) return seriesValue(pointsOf(values), prev);
     if (n === 0) firstT = at;
     n++;
