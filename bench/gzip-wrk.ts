@@ -222,6 +222,27 @@ function rawGzip(url: string): Promise<Buffer> {
   });
 }
 
+/** The `gzip` section of bench/RESULTS.md (bench/run.ts), from one result; `when`: the date and load line. */
+export function gzipWrkSection(r: GzipWrkResult, when: string): string[] {
+  const head = ['## Gzip throughput against a static ceiling (issue 26, item 2)', '', when, ''];
+  if (r.skipped !== undefined) return [...head, `Not measured: ${r.skipped}.`, ''];
+  const f = (n: number | undefined, d = 1): string => (n !== undefined && Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+  const row = (what: string, x: WrkRun): string => `| ${what} | ${f(x.rps, 0)} | ${f(x.p50Ms, 2)} / ${f(x.p99Ms, 2)} ms | ${f(x.serverCpuPct, 0)}% | ${f(x.serverCpuUsPerRequest)} µs | ${f(x.clientCpuPct, 0)}% | ${x.errors} |`;
+  return [
+    ...head,
+    `wrk, 1 thread, ${r.connections} connections, ${r.seconds} s each after a short warm-up, \`Accept-Encoding: gzip\` (text format); the same ${r.bytes} gzip bytes from each server (${r.parts} parts for the part-by-part ceiling). Server CPU per request includes the exporter's collection thread.`,
+    '',
+    '| server | req/s | p50 / p99 | server CPU | server CPU per request | wrk CPU | errors |',
+    '|---|---|---|---|---|---|---|',
+    row('cbwatch /metrics', r.exporter),
+    row('static ceiling, one write', r.ceiling),
+    row('static, part by part', r.ceilingParts),
+    '',
+    `Ratio to the one-write ceiling: ${f(r.ratio * 100, 0)}% of its req/s.`,
+    '',
+  ];
+}
+
 if (process.argv[1] === THIS) {
   const [a, b, c] = process.argv.slice(2);
   if (a === 'serve' && b && (c === 'one' || c === 'parts')) serve(b, c);
