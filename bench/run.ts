@@ -18,6 +18,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './common.js';
+import { gzipWrk, gzipWrkSection } from './gzip-wrk.js';
 import { runScenario } from './scenario.js';
 import type { ScenarioOptions, ScenarioResult, Stats } from './scenario.js';
 
@@ -97,6 +98,8 @@ async function main(): Promise<void> {
       latencySeconds: LATENCY_SECONDS,
       throughput: true,
       loadSeconds: LOAD_SECONDS,
+      // Issue 26, item 2: window C again with wrk (bench/gzip-wrk.ts), a client that is not the bottleneck.
+      onWindowC: async (url, pid) => void sections.set('gzip', gzipWrkSection(await gzipWrk(`${url}/metrics`, { seconds: LOAD_SECONDS, exporterPid: pid }), when())),
     });
     const flagRuns: Array<{ flags: string; r: ScenarioResult }> = [];
     if (process.env.BENCH_FLAGS === '1') {
@@ -326,7 +329,7 @@ async function main(): Promise<void> {
     /* first run */
   }
   // `memory` is written by hand (how the resident memory splits, per thread and mapping), never generated: kept.
-  const order = ['header', 'realistic', 'stats-source', 'memory', 'scale', 'fleet', 'healthcheck', 'xdcr', 'footer'];
+  const order = ['header', 'realistic', 'gzip', 'stats-source', 'memory', 'scale', 'fleet', 'healthcheck', 'xdcr', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);

@@ -53,6 +53,8 @@ export interface ScenarioOptions {
   readonly latencySeconds: number;
   /** Window C. */
   readonly throughput?: boolean;
+  /** Called at the end of window C with the exporter's URL and pid (the wrk study, bench/gzip-wrk.ts). */
+  readonly onWindowC?: (url: string, pid: number) => Promise<void>;
   readonly loadSeconds?: number;
   /** `--shard i/n` for the exporter (the fleet split over replicas). */
   readonly shard?: string;
@@ -278,6 +280,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       result.gzip10 = { rps: ex10.rps, p99: ex10.p99, ceilingRps: c10.rps, ceilingP99: c10.p99 };
       result.gzip1 = { p99: ex1.p99, ceilingP99: c1.p99 };
       result.peakRssMB = peakRssBytes(pid) / 1024 / 1024;
+      await o.onWindowC?.(url, pid);
     }
     return result;
   } finally {
