@@ -11,7 +11,7 @@
  * timestamp, the `since` of a stats query (`deps.now`, the collectors' `ctx.now`).
  */
 import { z } from 'zod';
-import type { Logger } from 'pino';
+import type { Log } from '../log-core.js';
 import { runPoll } from '../collectors/context.js';
 import { monotonicMs } from '../clock.js';
 import type { PollOutcome } from '../collectors/context.js';
@@ -27,7 +27,7 @@ export interface SchedulerDeps {
   readonly clients: ReadonlyMap<string, CouchbaseClient>;
   readonly collectors: readonly Collector[];
   readonly store: SnapshotStore;
-  readonly log: Logger;
+  readonly log: Log;
   /** Wall-clock time, epoch ms: data only (the collectors' ctx.now, poll finish times). Default Date.now. */
   readonly now?: () => number;
   /** Monotonic time, ms, for due times, backoff and cache ages (default monotonicMs). Tests step the two apart. */
@@ -44,7 +44,7 @@ interface Job {
   readonly client: CouchbaseClient;
   readonly state: Map<string, unknown>;
   readonly shared: SharedCache;
-  readonly log: Logger;
+  readonly log: Log;
   /** Monotonic ms (the scheduler's clock). */
   nextAt: number;
   running: Promise<void> | undefined;
