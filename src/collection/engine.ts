@@ -9,7 +9,7 @@ import type { ClusterConfig } from '../config/types.js';
 import { createClient } from '../couchbase/client.js';
 import type { CouchbaseClient } from '../couchbase/client.js';
 import { packageVersion } from '../metrics/build.js';
-import { observeRequest } from '../metrics/self.js';
+import { observeRequest } from '../metrics/requests.js';
 import { SnapshotStore } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
 import { Scheduler, clusterSignature } from '../scheduler/index.js';
