@@ -6,21 +6,9 @@ import { writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { Logger } from 'pino';
+import { REDACT_CENSOR, REDACT_PATHS } from './log-core.js';
 
-export const REDACT_PATHS = [
-  'password',
-  '*.password',
-  'token',
-  '*.token',
-  'authorization',
-  '*.authorization',
-  'headers.authorization',
-  'req.headers.authorization',
-  'bindPass',
-  '*.bindPass',
-  'privateKeyPassphrase',
-  '*.privateKeyPassphrase',
-];
+export { REDACT_PATHS } from './log-core.js';
 
 export type LogFormat = 'json' | 'logfmt' | 'pretty';
 
@@ -166,7 +154,7 @@ export function createLogger(opts: { level?: string; format?: LogFormat; destina
     {
       level: opts.level ?? 'info',
       base: { pid: process.pid },
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACT_PATHS, censor: REDACT_CENSOR },
       // Names and ISO times, as log stacks (Loki, Elasticsearch, journald readers) expect.
       formatters: { level: (label) => ({ level: label }) },
       timestamp: pino.stdTimeFunctions.isoTime,

@@ -3,13 +3,13 @@
  * renderer that turns each change into prepared exposition parts. It runs in the collection worker
  * (src/collection/worker.ts) and, for `collection: 'inline'`, in the daemon's own thread.
  */
-import type { Logger } from 'pino';
+import type { Log } from '../log-core.js';
 import type { Collector } from '../collectors/types.js';
 import type { ClusterConfig } from '../config/types.js';
 import { createClient } from '../couchbase/client.js';
 import type { CouchbaseClient } from '../couchbase/client.js';
 import { packageVersion } from '../metrics/build.js';
-import { observeRequest } from '../metrics/self.js';
+import { observeRequest } from '../metrics/requests.js';
 import { SnapshotStore } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
 import { Scheduler, clusterSignature } from '../scheduler/index.js';
@@ -98,7 +98,7 @@ export class LocalView extends SnapshotView {
 export interface EngineOptions {
   readonly clusters: readonly ClusterConfig[];
   readonly collectors: readonly Collector[];
-  readonly log: Logger;
+  readonly log: Log;
   /** Where prepared parts go (the worker posts them). Absent: the caller renders the store itself (LocalView). */
   readonly emit?: (u: SnapshotUpdate) => void;
 }

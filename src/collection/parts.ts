@@ -21,7 +21,7 @@ import type { CollectorStatus, SnapshotStore } from '../metrics/store.js';
 import { counterHeaderEdits, crcOf, omChunks } from '../metrics/openmetrics.js';
 import type { OmEdit } from '../metrics/openmetrics.js';
 import { renderSetsBytes } from '../metrics/render.js';
-import { requestMetricsVersion, requestRegistry } from '../metrics/self.js';
+import { requestMetricsText, requestMetricsVersion } from '../metrics/requests.js';
 
 /** A part ready to serve: its text, its raw deflate blocks, and the CRC-32 of its text. */
 export interface PreparedPart {
@@ -144,7 +144,7 @@ export class PartRenderer {
     }
     if (this.opts.requestMetrics !== false && requestMetricsVersion() !== this.requestsSeen) {
       this.requestsSeen = requestMetricsVersion();
-      const text = tidy(await requestRegistry.metrics());
+      const text = tidy(requestMetricsText());
       if (text === '') this.present.delete(REQUESTS_PART);
       else {
         this.present.add(REQUESTS_PART);

@@ -4,7 +4,6 @@
  * copying them. Log lines go to the HTTP thread too, which writes them where the daemon's logger writes.
  */
 import { getPriority, setPriority } from 'node:os';
-import { Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { COLLECTORS } from '../collectors/index.js';
@@ -15,11 +14,11 @@ import { registerSecret } from '../redact.js';
 import type { Collector } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
-import { createLogger } from '../log.js';
 import { CollectionEngine } from './engine.js';
 import { PartRenderer } from './parts.js';
 import { ReleaseCounter } from './release.js';
 import { WORKER_NICE } from './protocol.js';
+import { WorkerLogger } from './worker-log.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 
 const port = parentPort;
@@ -49,13 +48,8 @@ function send(m: FromWorker, transfer: ArrayBuffer[] = []): void {
   port?.postMessage(m, transfer);
 }
 
-const sink = new Writable({
-  write(chunk: Buffer, _enc, cb) {
-    send({ t: 'log', line: chunk.toString('utf8') });
-    cb();
-  },
-});
-const log = createLogger({ level: init.logLevel, format: 'json', destination: sink });
+// The daemon's JSON lines without pino in this thread (src/collection/worker-log.ts).
+const log = new WorkerLogger(init.logLevel, (line) => send({ t: 'log', line }));
 
 const collectors: Collector[] = [];
 for (const name of init.collectors) {

@@ -1,7 +1,7 @@
 /** Builds the context of one poll and runs a collector: used by the scheduler, `cbwatch check` and tests. */
 import { setMaxListeners } from 'node:events';
-import pino from 'pino';
-import type { Logger } from 'pino';
+import { SILENT_LOG } from '../log-core.js';
+import type { Log } from '../log-core.js';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import type { CouchbaseClient, RequestRecord } from '../couchbase/client.js';
@@ -34,13 +34,13 @@ export interface PollInput<N extends CollectorName> {
   readonly client: CouchbaseClient;
   readonly state?: Map<string, unknown>;
   readonly shared?: SharedCache;
-  readonly log?: Logger;
+  readonly log?: Log;
   readonly now?: () => number;
   /** Outer signal (shutdown); the poll adds its own deadline of `options.timeout`. */
   readonly signal?: AbortSignal;
 }
 
-const silent = pino({ level: 'silent' });
+const silent = SILENT_LOG;
 
 /**
  * The poll's deadline passed before the collector finished (rather than a DOMException with code 23): names

@@ -8,7 +8,7 @@
  * not retried every poll. Its counter lives in `ctx.state` too, because the snapshot model replaces a
  * collector's series on every poll.
  */
-import type { Logger } from 'pino';
+import type { Log } from '../log-core.js';
 import { allowedCredentialHosts, fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
 import { tryParseGoDuration } from '../couchbase/goduration.js';
 import {
@@ -167,7 +167,7 @@ export function cancelCandidates(queries: readonly SearchQuery[], policy: Cancel
 interface CancelDeps {
   readonly client: CouchbaseClient;
   readonly baseUrl: string;
-  readonly log: Logger;
+  readonly log: Log;
   readonly state: Map<string, unknown>;
   readonly skip: Skip;
   /**

@@ -3,7 +3,7 @@
  * A collector knows nothing of fastify, the scheduler or the renderer. It fetches through `ctx.client`,
  * maps payloads with pure functions, and adds samples to `ctx.out`.
  */
-import type { Logger } from 'pino';
+import type { Log } from '../log-core.js';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import type { CouchbaseClient } from '../couchbase/client.js';
@@ -16,7 +16,7 @@ export interface CollectContext<N extends CollectorName = CollectorName> {
   /** Scoped to this poll: carries its abort signal and records each request for `cbwatch check`. */
   readonly client: CouchbaseClient;
   readonly signal: AbortSignal;
-  readonly log: Logger;
+  readonly log: Log;
   /** Wall clock, epoch ms (injectable for tests). */
   readonly now: () => number;
   readonly out: SampleSet;

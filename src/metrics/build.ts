@@ -8,7 +8,7 @@ import { arch, platform } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../paths.js';
 import { SampleSet } from './family.js';
-import { SELF } from './self.js';
+import { SELF } from './self-families.js';
 
 export interface BuildInfo {
   version: string;

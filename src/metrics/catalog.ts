@@ -6,7 +6,7 @@
 import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from './family.js';
 import { WEBHOOK_FAMILIES } from '../webhooks/sync-gateway.js';
-import { SELF_FAMILIES } from './self.js';
+import { SELF_FAMILIES } from './self-families.js';
 
 export function allFamilies(): FamilyDef[] {
   const out: FamilyDef[] = [...SELF_FAMILIES, ...WEBHOOK_FAMILIES];

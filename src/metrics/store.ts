@@ -9,7 +9,7 @@ import { describeError } from '../errors.js';
 import { monotonicMs } from '../clock.js';
 import { CAP_WHATS, SampleSet } from './family.js';
 import type { LabelledSet } from './render.js';
-import { SELF } from './self.js';
+import { SELF } from './self-families.js';
 
 export interface CollectorStatus {
   readonly cluster: string;

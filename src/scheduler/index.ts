@@ -11,7 +11,7 @@
  * timestamp, the `since` of a stats query (`deps.now`, the collectors' `ctx.now`).
  */
 import { z } from 'zod';
-import type { Logger } from 'pino';
+import type { Log } from '../log-core.js';
 import { runPoll } from '../collectors/context.js';
 import { monotonicMs } from '../clock.js';
 import type { PollOutcome } from '../collectors/context.js';
@@ -27,14 +27,33 @@ export interface SchedulerDeps {
   readonly clients: ReadonlyMap<string, CouchbaseClient>;
   readonly collectors: readonly Collector[];
   readonly store: SnapshotStore;
-  readonly log: Logger;
+  readonly log: Log;
   /** Wall-clock time, epoch ms: data only (the collectors' ctx.now, poll finish times). Default Date.now. */
   readonly now?: () => number;
   /** Monotonic time, ms, for due times, backoff and cache ages (default monotonicMs). Tests step the two apart. */
   readonly clock?: () => number;
   /** Upper bound of the first-poll jitter, ms (default: 10% of the interval, at most 1 s). */
   readonly maxJitterMs?: number;
+  /** How long a heavy collector's first poll holds back the next one of its cluster, at most, ms (default FIRST_POLL_STAGGER_MS). */
+  readonly firstPollStaggerMs?: number;
 }
+
+/**
+ * The collectors whose first poll is the widest (every bucket's stats, every replication's, every bucket's
+ * scopes and collections): at start, a cluster runs them one at a time rather than all at once, so the answers
+ * of three wide polls are not read, parsed and held in memory together (issue 26, item 2). The others start
+ * at once, as before.
+ */
+export const HEAVY_FIRST_POLLS: readonly string[] = ['bucket_stats', 'xdcr', 'collections'];
+
+/**
+ * The longest a heavy collector's first poll holds back the next heavy one of its cluster, ms. Readiness
+ * (`/-/ready`) waits for every first poll, so staggering delays it by at most this per heavy collector after the
+ * first (10 s with the three), and only when a cluster answers slowly: at the realistic scenario a first poll
+ * ends well within it and the next one starts then. A hung cluster's polls run to their timeout (10 s or more)
+ * and would otherwise make readiness wait for those one after the other.
+ */
+export const FIRST_POLL_STAGGER_MS = 5000;
 
 interface Job {
   /** Replaced on a reload that kept the job (only the password can differ then). */
@@ -44,7 +63,7 @@ interface Job {
   readonly client: CouchbaseClient;
   readonly state: Map<string, unknown>;
   readonly shared: SharedCache;
-  readonly log: Logger;
+  readonly log: Log;
   /** Monotonic ms (the scheduler's clock). */
   nextAt: number;
   running: Promise<void> | undefined;
@@ -147,6 +166,35 @@ export class Scheduler {
   }
 
   /**
+   * First polls of a cluster's heavy collectors, one after the other: each starts when the previous one ended,
+   * or FIRST_POLL_STAGGER_MS after it started, whichever comes first. The first starts at once; the others'
+   * regular schedule counts from their own first poll.
+   */
+  private stagger(list: readonly Job[]): void {
+    const bound = this.deps.firstPollStaggerMs ?? FIRST_POLL_STAGGER_MS;
+    for (const job of list) job.nextAt = Number.POSITIVE_INFINITY;
+    const next = (i: number): void => {
+      const job = list[i];
+      if (job === undefined || this.stopping.signal.aborted) return;
+      job.nextAt = this.clock() + job.options.interval;
+      this.launch(job);
+      let moved = false;
+      const go = (): void => {
+        if (moved) return;
+        moved = true;
+        clearTimeout(timer);
+        this.timers.delete(timer);
+        next(i + 1);
+      };
+      const timer = setTimeout(go, bound);
+      this.timers.add(timer);
+      if (job.running) void job.running.then(go);
+      else go();
+    };
+    next(0);
+  }
+
+  /**
    * Apply a reloaded configuration. A (cluster, collector) whose options and cluster settings are unchanged
    * and whose client is the same keeps its job: its state, memos, schedule and last series. The others are
    * retired (their poll aborted and awaited, nothing recorded) and, if still configured, replaced by a new job
@@ -218,7 +266,17 @@ export class Scheduler {
   start(): void {
     this.started = true;
     const t0 = this.clock();
-    for (const job of this.jobs) this.schedule(job, t0);
+    const heavy = new Map<string, Job[]>();
+    for (const job of this.jobs) {
+      if (!HEAVY_FIRST_POLLS.includes(job.collector.name)) {
+        this.schedule(job, t0);
+        continue;
+      }
+      const list = heavy.get(job.cluster.name) ?? [];
+      list.push(job);
+      heavy.set(job.cluster.name, list);
+    }
+    for (const list of heavy.values()) this.stagger(list);
     for (const cluster of this.clusters) this.startProbe(cluster, this.deps.clients);
     this.ticker = setInterval(() => this.tick(), TICK_MS);
   }

@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(__dirname, '../..');
 
 /** Modules and packages reached by static (value) imports from `entry`; `import type` and `import()` are not. */
-function staticGraph(entry: string): { files: Set<string>; packages: Set<string> } {
+function staticGraph(entry: string, ext: '.ts' | '.js' = '.ts'): { files: Set<string>; packages: Set<string> } {
   const files = new Set<string>();
   const packages = new Set<string>();
   const visit = (file: string): void => {
@@ -20,7 +20,7 @@ function staticGraph(entry: string): { files: Set<string>; packages: Set<string>
     const src = readFileSync(file, 'utf8');
     for (const m of src.matchAll(/^(?:import|export)\s+(?!type\b)(?:[^;'"]*?\s+from\s+)?'([^']+)';/gm)) {
       const spec = m[1] as string;
-      if (spec.startsWith('.')) visit(resolve(dirname(file), spec.replace(/\.js$/, '.ts')));
+      if (spec.startsWith('.')) visit(resolve(dirname(file), spec.replace(/\.js$/, ext)));
       else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
     }
   };
@@ -48,5 +48,16 @@ describe('module loading per thread', () => {
     expect(g.packages.has('undici')).toBe(true);
     expect(rel(g.files)).toContain('src/collectors/xdcr.ts');
     expect(rel(g.files)).not.toContain('src/config/load.ts');
+  });
+
+  it('the collection worker loads only the packages collection needs: no logger, no metrics library, no web server', () => {
+    // Each package costs resident memory in every thread that loads it (issue 26, item 2): the worker writes its
+    // log lines itself (src/collection/worker-log.ts) and its request metrics' text too (src/metrics/requests.ts).
+    // Both the sources and what runs (dist/, built by the suite's global setup) are checked.
+    for (const [entry, ext] of [['src/collection/worker.ts', '.ts'], ['dist/collection/worker.js', '.js']] as const) {
+      const g = staticGraph(entry, ext);
+      expect([...g.packages].sort(), entry).toEqual(['undici', 'zod']);
+      expect(rel(g.files), entry).toContain(`${entry.startsWith('dist') ? 'dist' : 'src'}/collectors/xdcr${ext}`);
+    }
   });
 });
