@@ -1,6 +1,6 @@
-#!/usr/bin/env -S node --max-semi-space-size=3 --expose-gc --memory-reducer-single-gc
+#!/usr/bin/env -S node --max-semi-space-size=3 --expose-gc
 // Thin launcher: the compiled CLI lives in dist/ (built by `npm ci` through the prepare script).
-// Three V8 flags. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
+// Two V8 flags. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
 // The thread serving HTTP otherwise grows its young generation to V8's 48 MB under scrape load (ten gzip
 // connections back to back); the collection worker asks for 8 MB of its own (WORKER_RESOURCE_LIMITS in
 // src/collection/host.ts), and a process-wide flag overrides that, so 3 MB keeps the worker where it was.
@@ -8,11 +8,9 @@
 // with a 1 MB semi-space (less memory, more CPU). --expose-gc: the HTTP thread asks V8 for a full collection (in a task of its own) once replaced exposition
 // parts add up to 4 MB (src/collection/release.ts); otherwise V8 frees them only after 64 MB have piled up
 // (bench/RESULTS.md, "Where the peak goes"). --optimize-for-size was dropped earlier: it roughly doubled CPU and
-// made a large parse ten times slower. --memory-reducer-single-gc: after a burst of allocation (a poll), V8's
-// memory reducer shrinks the heap with up to three full collections in a row, the later ones at the realistic
-// scenario freeing nothing (26.4 -> 26.4 MB); one of them keeps the memory it gives back (RSS between polls) for
-// less CPU (bench/RESULTS.md, "V8's memory reducer and the range source's CPU").
-// `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
+// made a large parse ten times slower. A third setting, one memory-reducer collection per burst, is
+// made at start instead (src/v8-flags.ts): its flag has another name in each V8, and node refuses to start on one
+// it does not know. `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
 // entrypoint and the systemd unit pass them.
 //
 // SIGHUP's handler comes first (src/hangup.ts, a module without imports): loading the CLI and its dependencies

@@ -17,6 +17,7 @@ import { pendingStatus } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { SnapshotView } from './view.js';
+import { limitMemoryReducer } from '../v8-flags.js';
 
 /**
  * The worker runs the compiled file, from src/ (tests) and dist/ (installed) alike: a worker thread needs
@@ -113,6 +114,8 @@ export class WorkerCollection {
       ...(this.opts.extraModules ? { extraModules: this.opts.extraModules } : {}),
       ...(this.opts.extraData !== undefined ? { extraData: this.opts.extraData } : {}),
     };
+    // Before the worker's isolate exists (src/v8-flags.ts).
+    limitMemoryReducer();
     const w = new Worker(WORKER_FILE, {
       workerData: init,
       resourceLimits: { ...(this.opts.resourceLimits ?? WORKER_RESOURCE_LIMITS) },
