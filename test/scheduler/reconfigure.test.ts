@@ -10,24 +10,18 @@ import { defineFamily } from '../../src/metrics/family.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { fakeClient } from '../helpers/collect.js';
+import { fakeCollector, untilTrue as until } from '../helpers/scheduler.js';
 
 const fam = defineFamily('buckets', 'couchbase_fake_polls', 'gauge', 'Polls of this job so far.', ['job']);
 
 /** Counts its polls in its own state: a kept job keeps counting, a new one starts again at 1. */
 function counting(name: 'buckets' | 'nodes' | 'tasks'): Collector {
-  return {
-    name,
-    defaultInterval: 60_000,
-    families: [fam],
-    role: 'Read-Only Admin',
-    description: 'test',
-    async collect(ctx) {
-      await ctx.client.getJson('/pools/default', {}, z.looseObject({}));
-      const n = ((ctx.state.get('n') as number | undefined) ?? 0) + 1;
-      ctx.state.set('n', n);
-      ctx.out.add(fam, { job: name }, n);
-    },
-  } as Collector;
+  return fakeCollector(name, [fam], async (ctx) => {
+    await ctx.client.getJson('/pools/default', {}, z.looseObject({}));
+    const n = ((ctx.state.get('n') as number | undefined) ?? 0) + 1;
+    ctx.state.set('n', n);
+    ctx.out.add(fam, { job: name }, n);
+  });
 }
 
 function cluster(name: string, intervals: Partial<Record<'buckets' | 'nodes' | 'tasks', number>>): ClusterConfig {
@@ -51,14 +45,6 @@ afterEach(async () => {
   await stopMe?.stop();
   stopMe = undefined;
 });
-
-async function until(cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('Scheduler.reconfigure', () => {
   it('keeps unchanged jobs, replaces changed ones, drops removed collectors and clusters, adds new clusters', async () => {

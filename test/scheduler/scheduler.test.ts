@@ -9,6 +9,7 @@ import { TooLargeError } from '../../src/errors.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { fakeClient } from '../helpers/collect.js';
+import { fakeCollector, untilTrue as until } from '../helpers/scheduler.js';
 
 const fam = defineFamily('buckets', 'couchbase_fake_value', 'gauge', 'A fake value.', ['n']);
 
@@ -49,14 +50,6 @@ function setup(collectors: Collector[], interval = 1000, now?: () => number) {
   const clients = new Map<string, CouchbaseClient>([['c1', fakeClient({ '/pools/default': {} })]]);
   const scheduler = new Scheduler({ clusters: [cluster], clients, collectors, store, log: pino({ level: 'silent' }), maxJitterMs: 10, ...(now ? { now } : {}) });
   return { store, scheduler };
-}
-
-async function until(cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 let stopMe: Scheduler | undefined;
@@ -134,7 +127,7 @@ describe('scheduler', () => {
  * backoff it reports.
  */
 function backoffRig(collect: Collector['collect']) {
-  const c = { name: 'buckets', defaultInterval: 1000, families: [fam], role: 'Read-Only Admin', description: 'test', collect } as Collector;
+  const c = fakeCollector('buckets', [fam], collect, 1000);
   const raw = resolveCollectors();
   for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = k === 'buckets';
   Object.assign(raw.buckets, { interval: 60_000, timeout: 100 });

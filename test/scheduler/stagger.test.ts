@@ -13,6 +13,7 @@ import { SnapshotStore } from '../../src/metrics/store.js';
 import { Scheduler } from '../../src/scheduler/index.js';
 import { SILENT_LOG } from '../../src/log-core.js';
 import { fakeClient } from '../helpers/collect.js';
+import { fakeCollector, untilTrue } from '../helpers/scheduler.js';
 
 const fam = defineFamily('buckets', 'couchbase_fake_value', 'gauge', 'A fake value.');
 
@@ -29,25 +30,17 @@ function gated(names: CollectorName[]): { collectors: Collector[]; gate: Gate } 
     running: new Set(),
     release: (name) => waiting.get(name)?.(),
   };
-  const collectors = names.map(
-    (name) =>
-      ({
-        name,
-        defaultInterval: 60_000,
-        families: [fam],
-        role: 'Read-Only Admin',
-        description: 'test',
-        async collect(ctx) {
-          gate.started.push(name);
-          gate.running.add(name);
-          await new Promise<void>((resolve) => {
-            waiting.set(name, resolve);
-            ctx.signal.addEventListener('abort', () => resolve());
-          });
-          gate.running.delete(name);
-          ctx.out.add(fam, {}, 1);
-        },
-      }) as Collector,
+  const collectors = names.map((name) =>
+    fakeCollector(name, [fam], async (ctx) => {
+      gate.started.push(name);
+      gate.running.add(name);
+      await new Promise<void>((resolve) => {
+        waiting.set(name, resolve);
+        ctx.signal.addEventListener('abort', () => resolve());
+      });
+      gate.running.delete(name);
+      ctx.out.add(fam, {}, 1);
+    }),
   );
   return { collectors, gate };
 }
@@ -64,13 +57,7 @@ function setup(names: CollectorName[], firstPollStaggerMs?: number) {
   return { store, scheduler, gate };
 }
 
-async function until(cond: () => boolean, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (cond: () => boolean): Promise<void> => untilTrue(cond, 10_000, 10);
 
 let stopMe: Scheduler | undefined;
 afterEach(async () => {
