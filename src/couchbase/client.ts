@@ -39,6 +39,11 @@ export interface RequestOptions {
   readonly signal?: AbortSignal;
   /** Statuses answered as data instead of thrown (e.g. 404 for an optional endpoint). */
   readonly allowStatus?: readonly number[];
+  /**
+   * Reads a 2xx body in place of `JSON.parse` (its result then goes through the schema as usual): for an answer
+   * read piece by piece (src/stats/range.ts). A SyntaxError it throws is the body's "not valid JSON" failure.
+   */
+  readonly parseBody?: (text: string) => unknown;
 }
 
 export interface RawResponse {
@@ -295,8 +300,9 @@ class Client implements CouchbaseClient {
       if (signal?.aborted) throw abortError(desc, signal, undefined);
       let body: unknown;
       try {
-        body = JSON.parse(raw.text);
+        body = options.parseBody === undefined ? JSON.parse(raw.text) : options.parseBody(raw.text);
       } catch (err) {
+        if (!(err instanceof SyntaxError)) throw err;
         // Not kept as the cause: V8's SyntaxError quotes the body, which may hold a secret.
         const at = /position \d+/.exec((err as Error).message)?.[0];
         throw new SchemaError(desc, `body is not valid JSON${at === undefined ? '' : ` (${at})`}`, raw.status);

@@ -16,7 +16,9 @@
  * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (87 native names) take 2 requests per poll and
  * the XDCR stats 1, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat).
- * A poll's batches are asked one after the other, each answer grouped as soon as it is read (fetchRange).
+ * A poll's batches are asked one after the other, each answer grouped as soon as it is read (fetchRange), query by
+ * query: a request's body is sliced into its queries' answers without being parsed (arrayElementBounds) and each
+ * slice parsed on its own (AnswerGrouping.readText).
  *
  * Window: from the newest point of the previous answer (absolute `start`; the first poll: one interval and
  * RANGE_SLACK_SECONDS back from now) to now, `step` 10 s (the native scrape interval). Each point is the latest
@@ -45,7 +47,7 @@
 import { CbwError } from '../errors.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
-import { uncheckedArray } from '../couchbase/unchecked.js';
+import { z } from 'zod';
 import { KV_BUCKET_LABEL, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
 
@@ -163,8 +165,6 @@ export interface QueryResult {
   readonly erroredNodes: Set<string>;
   readonly errors: string[];
 }
-
-const answerSchema = uncheckedArray();
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
@@ -462,7 +462,34 @@ export function groupAnswers(answers: readonly RawAnswer[], itemOf: (labels: Rea
   return { groups: g.done(), errors: g.errorTexts };
 }
 
-/** groupAnswers answer by answer: fetchRange adds each request's answers as it has them, then asks for the groups. */
+/** One series of a staged query: what Grouping.put will be given. */
+interface StagedSeries {
+  readonly key: string;
+  readonly node: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: SeriesValue;
+}
+
+/** One query's answer, read but not yet added to the groups (AnswerGrouping.stage). */
+interface StagedQuery {
+  readonly metric: string;
+  readonly erroredNodes: Set<string>;
+  readonly errors: string[];
+  readonly series: StagedSeries[];
+}
+
+/** One request's answers, read in full and ready to add (AnswerGrouping.readText, then commit). */
+export class StagedRequest {
+  constructor(readonly queries: readonly StagedQuery[]) {}
+}
+
+/** The schema of a request read by AnswerGrouping.readText: staged, or (not an array) what JSON.parse made of it. */
+export const stagedRequestSchema = z.custom<StagedRequest>((v) => v instanceof StagedRequest, { error: 'expected an array' });
+
+/**
+ * groupAnswers answer by answer: fetchRange adds each request's answers as it has them, then asks for the groups.
+ * An answer is first staged (its series read and valued against the memo, nothing changed), then committed.
+ */
 export class AnswerGrouping {
   private readonly g: Grouping;
   /** Each answer's error texts (for the item errors), in the order added. */
@@ -473,26 +500,153 @@ export class AnswerGrouping {
   }
 
   add(answers: readonly RawAnswer[]): void {
-    const { g, memo } = this;
     for (const a of answers) {
-      if ('failed' in a) {
-        g.errors(a.metric, new Set(['*']));
-        continue;
-      }
-      const head = answerHead(a.raw);
-      g.errors(a.metric, head.erroredNodes);
-      if (head.errors.length > 0) this.errorTexts.push({ metric: a.metric, errors: head.errors });
-      for (const d of head.data) {
-        const e = entryOf(d, a.summed);
-        if (e === undefined) continue;
-        const key = seriesKey({ metric: a.metric, node: e.node, labels: e.labels });
-        g.put(key, a.metric, e.node, e.labels, rawSeriesValue(e.values, memo.get(key)));
-      }
+      if ('failed' in a) this.g.errors(a.metric, new Set(['*']));
+      else this.commitQuery(this.stage(a.metric, a.raw, a.summed));
     }
+  }
+
+  /**
+   * A request's body, the JSON array of its queries' answers (`names[i]`'s at index i), read query by query: each
+   * answer is parsed from its own slice of the text (arrayElementBounds) and staged before the next is parsed, so
+   * the parsed tree of one query (tens of kilobytes), not of the whole request (megabytes), is alive at a time and
+   * dies young. Nothing is added to the groups here (commit does): a body that is not JSON throws SyntaxError
+   * with the groups and memo untouched, as when the body was parsed whole. A text that is not an array comes
+   * back as JSON.parse makes it, for the schema to refuse.
+   */
+  readText(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
+    const bounds = arrayElementBounds(text);
+    if (bounds !== undefined) return this.stageAll(names, summed, bounds.length / 2, (i) => parseSlice(text, bounds[2 * i] as number, bounds[2 * i + 1] as number));
+    // Not an array as the scan sees it: parsed whole, which decides (and throws when it is not JSON).
+    const raw: unknown = JSON.parse(text);
+    return Array.isArray(raw) ? this.stageAll(names, summed, raw.length, (i) => raw[i]) : raw;
+  }
+
+  /** Add a request read by readText. */
+  commit(request: StagedRequest): void {
+    for (const q of request.queries) this.commitQuery(q);
+  }
+
+  /** Every element is read (an element past the names is still parsed: a body that is not JSON fails whole). */
+  private stageAll(names: readonly string[], summed: ReadonlySet<string>, count: number, element: (i: number) => unknown): StagedRequest {
+    const queries: StagedQuery[] = [];
+    for (let i = 0; i < Math.max(count, names.length); i++) {
+      const raw = i < count ? element(i) : undefined;
+      const name = names[i];
+      if (name !== undefined) queries.push(this.stage(name, raw, summed.has(name)));
+    }
+    return new StagedRequest(queries);
+  }
+
+  /** One query's answer, valued against the memo as Grouping.put would leave it, series by series. Changes nothing. */
+  private stage(metric: string, raw: unknown, summed: boolean): StagedQuery {
+    const head = answerHead(raw);
+    const series: StagedSeries[] = [];
+    // A series the answer repeats counts from its previous occurrence, as put() would have set the memo to.
+    let repeated: Map<string, Point> | undefined;
+    for (const d of head.data) {
+      const e = entryOf(d, summed);
+      if (e === undefined) continue;
+      const key = seriesKey({ metric, node: e.node, labels: e.labels });
+      const value = rawSeriesValue(e.values, repeated?.get(key) ?? this.memo.get(key));
+      if (value === undefined) continue;
+      (repeated ??= new Map()).set(key, value.newest);
+      series.push({ key, node: e.node, labels: e.labels, value });
+    }
+    return { metric, erroredNodes: head.erroredNodes, errors: head.errors, series };
+  }
+
+  private commitQuery(q: StagedQuery): void {
+    this.g.errors(q.metric, q.erroredNodes);
+    if (q.errors.length > 0) this.errorTexts.push({ metric: q.metric, errors: q.errors });
+    for (const s of q.series) this.g.put(s.key, q.metric, s.node, s.labels, s.value);
   }
 
   done(): RangeItems {
     return this.g.done();
+  }
+}
+
+const enum Ch {
+  Quote = 0x22,
+  Comma = 0x2c,
+  Backslash = 0x5c,
+  OpenSquare = 0x5b,
+  CloseSquare = 0x5d,
+  OpenCurly = 0x7b,
+  CloseCurly = 0x7d,
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** The index of the quote that ends the string opening at `at`, or -1. */
+function stringEnd(text: string, at: number): number {
+  let j = at;
+  for (;;) {
+    j = text.indexOf('"', j + 1);
+    if (j < 0) return -1;
+    let k = j - 1;
+    while (text.charCodeAt(k) === Ch.Backslash) k--;
+    // An even run of backslashes before it escapes nothing: the string ends here.
+    if ((j - 1 - k) % 2 === 0) return j;
+  }
+}
+
+/**
+ * The [start, end) offsets of the elements of a text that is a JSON array at its top level (start, end, start,
+ * end…), found without parsing them: a string is skipped whole (a bracket or comma in it is text), brackets
+ * are counted. Undefined when the scan cannot read the text as such an array (the caller then parses it whole,
+ * which decides); whether each element is JSON is left to its own parse. Pure.
+ */
+export function arrayElementBounds(text: string): number[] | undefined {
+  const n = text.length;
+  let i = 0;
+  while (i < n && isJsonSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== Ch.OpenSquare) return undefined;
+  const out: number[] = [];
+  let depth = 0;
+  let start = -1;
+  for (i++; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === Ch.Quote) {
+      if (depth === 0 && start < 0) start = i;
+      i = stringEnd(text, i);
+      if (i < 0) return undefined;
+    } else if (c === Ch.OpenSquare || c === Ch.OpenCurly) {
+      if (depth === 0 && start < 0) start = i;
+      depth++;
+    } else if (c === Ch.CloseSquare || c === Ch.CloseCurly) {
+      if (depth > 0) {
+        depth--;
+        continue;
+      }
+      if (c !== Ch.CloseSquare) return undefined;
+      // The array's end: after an element, or with none at all (a comma before it is not JSON).
+      if (start >= 0) out.push(start, i);
+      else if (out.length > 0) return undefined;
+      for (i++; i < n; i++) if (!isJsonSpace(text.charCodeAt(i))) return undefined;
+      return out;
+    } else if (depth === 0) {
+      if (c === Ch.Comma) {
+        if (start < 0) return undefined;
+        out.push(start, i);
+        start = -1;
+      } else if (start < 0 && !isJsonSpace(c)) start = i;
+    }
+  }
+  return undefined;
+}
+
+/** JSON.parse of text[start, end); a SyntaxError names the position in the whole text, never its content. */
+function parseSlice(text: string, start: number, end: number): unknown {
+  try {
+    return JSON.parse(text.slice(start, end));
+  } catch (err) {
+    // V8 names a position for some errors only; otherwise the answer's own start is the position given.
+    const at = /position (\d+)/.exec((err as Error).message);
+    throw new SyntaxError(at === null ? `Not valid JSON: the answer at position ${start}` : `Unexpected token in JSON at position ${start + Number(at[1])}`);
   }
 }
 
@@ -758,23 +912,24 @@ export async function fetchRange<N extends CollectorName>(
   // counts from it), unless that is older than the longest window.
   const from = st.newest !== undefined && now - st.newest <= MAX_WINDOW_SECONDS * 1000 ? Math.floor(st.newest / 1000) : undefined;
   const batches = chunk(metrics, MAX_QUERIES_PER_REQUEST);
-  // One request after the other, each answer grouped as soon as it is read: only one answer's parsed JSON (about
-  // 8 MB of heap per 50 queries at 100 buckets on 4 nodes) is alive at a time, rather than every batch's until the
-  // last arrived. A poll has 2 or 3 batches: a few round trips more, within the poll's deadline.
+  // One request after the other, each answer grouped as soon as it is read, and read query by query (readText):
+  // one query's parsed JSON is alive at a time, rather than a whole request's (about 8 MB of heap per 50 queries
+  // at 100 buckets on 4 nodes) or every batch's. A poll has 2 or 3 batches: a few round trips more, within the
+  // poll's deadline.
   const grouping = new AnswerGrouping(itemOf, st.memo);
   let failed = 0;
   let first: unknown;
   for (const names of batches) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     try {
-      const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answerSchema, {
+      const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
         method: 'POST',
         json: buildQueries(names, extra, window, narrow, from, summed),
         allowStatus: [403, 404, 405],
+        parseBody: (text) => grouping.readText(text, names, summed),
       });
       if (res.status === 403 || res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
-      const data = res.data ?? [];
-      grouping.add(names.map((name, i): RawAnswer => ({ metric: name, raw: data[i], summed: summed.has(name) })));
+      if (res.data !== undefined) grouping.commit(res.data);
     } catch (err) {
       if (err instanceof RangeUnavailableError) throw err;
       failed++;

@@ -78,7 +78,15 @@ export function fakeClient(routes: Record<string, FakeRoute>, baseUrl = 'http://
         }
         throw new HttpStatusError(desc, a.status, text.slice(0, 100));
       }
-      const parsed = schema.safeParse(a.body ?? JSON.parse(text));
+      let body: unknown;
+      try {
+        // parseBody as the real client honours it: the body's text read by the caller's reader.
+        body = options.parseBody !== undefined ? options.parseBody(text) : (a.body ?? JSON.parse(text));
+      } catch (err) {
+        if (err instanceof SyntaxError) throw new SchemaError(desc, 'body is not valid JSON', a.status);
+        throw err;
+      }
+      const parsed = schema.safeParse(body);
       if (!parsed.success) throw new SchemaError(desc, parsed.error.issues[0]?.message ?? 'bad', a.status);
       return { status: a.status, data: parsed.data, text };
     };

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { groupAnswers, groupSeries, kvItemOf, parseQueryAnswer, pointsOf, rawSeriesValue, seriesValue } from '../../src/stats/range.js';
+import { AnswerGrouping, arrayElementBounds, groupAnswers, groupSeries, kvItemOf, parseQueryAnswer, pointsOf, rawSeriesValue, seriesValue, StagedRequest } from '../../src/stats/range.js';
 import type { CounterMemo, Point, RawAnswer } from '../../src/stats/range.js';
 
 const rawPoint = fc.oneof(
@@ -67,5 +67,86 @@ describe('groupAnswers', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+// A request's body read query by query (AnswerGrouping.readText, then commit) against the same answers added parsed.
+const names = ['m0', 'm1', 'm2'];
+const spacing = fc.constantFrom('', ' ', '\n  ', '\t');
+
+/** JSON text of `answers` with whitespace between the top-level tokens, and strings holding brackets and commas. */
+function bodyText(answers: readonly unknown[], ws: string): string {
+  return `${ws}[${ws}${answers.map((a) => JSON.stringify(a)).join(`${ws},${ws}`)}${ws}]${ws}`;
+}
+
+describe('AnswerGrouping.readText', () => {
+  it('gives the groups, memo and error texts of add() over the parsed answers, over two polls', () => {
+    const tricky = fc.record({ data: fc.constant([{ metric: { name: 'kv_ops', bucket: 'a],"{b\\"', nodes: ['n1:8091'] }, values: [[1_700_000_000, '1'], [1_700_000_010, '3']] }]), errors: fc.constant([]) });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.array(fc.oneof(answer, tricky), { minLength: 0, maxLength: 4 }), fc.boolean(), spacing), { minLength: 2, maxLength: 2 }), (polls) => {
+        const memoA: CounterMemo = new Map();
+        const memoB: CounterMemo = new Map();
+        for (const [answers, summedFirst, ws] of polls) {
+          const summed = new Set(summedFirst ? ['m0'] : []);
+          const a = new AnswerGrouping(kvItemOf, memoA);
+          const staged = a.readText(bodyText(answers, ws), names, summed);
+          expect(staged).toBeInstanceOf(StagedRequest);
+          a.commit(staged as StagedRequest);
+          const b = new AnswerGrouping(kvItemOf, memoB);
+          b.add(names.map((metric, i): RawAnswer => ({ metric, raw: answers[i], summed: summed.has(metric) })));
+          expect(a.done()).toEqual(b.done());
+          expect([...memoA]).toEqual([...memoB]);
+          expect(a.errorTexts).toEqual(b.errorTexts);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('a body that is not JSON throws SyntaxError with its position in the whole body, and changes nothing', () => {
+    const memo: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
+    const g = new AnswerGrouping(kvItemOf, memo);
+    const good = JSON.stringify({ data: [{ metric: { name: 'kv_ops', bucket: 'a', nodes: ['n1:8091'] }, values: [[1_700_000_000, '5']] }], errors: [] });
+    // The second answer is broken (`tru`); the third query's answer is past the names and still must be JSON.
+    for (const body of [`[${good},{"data":tru}]`, `[${good},${good},{"x":}]`, `[${good}`, `[${good},]`, `[${good}] x`]) {
+      expect(() => g.readText(body, names.slice(0, 2), new Set())).toThrow(SyntaxError);
+    }
+    try {
+      g.readText(`[${good},{"data":tru}]`, names, new Set());
+    } catch (err) {
+      // The broken answer starts after `[` + good + `,`; V8 names no position within it for `tru`.
+      expect((err as Error).message).toContain(`position ${good.length + 2}`);
+      expect((err as Error).message).not.toContain('data');
+    }
+    expect([...memo]).toEqual([['k', { t: 1, v: 2 }]]);
+    expect(g.done().items.size).toBe(0);
+  });
+
+  it('a body that is JSON but not an array comes back as parsed, for the schema to refuse', () => {
+    const g = new AnswerGrouping(kvItemOf, new Map());
+    expect(g.readText(' {"data":[]} ', names, new Set())).toEqual({ data: [] });
+    expect(g.readText('null', names, new Set())).toBeNull();
+  });
+});
+
+describe('arrayElementBounds', () => {
+  it('slices a JSON array into its elements, whatever they hold', () => {
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue(), { maxLength: 6 }), spacing, (els, ws) => {
+        const text = bodyText(els, ws);
+        const b = arrayElementBounds(text);
+        expect(b).toBeDefined();
+        const got = [];
+        for (let i = 0; i < (b as number[]).length; i += 2) got.push(JSON.parse(text.slice((b as number[])[i], (b as number[])[i + 1])));
+        expect(got).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('by hand: what it does not read as an array', () => {
+    expect(arrayElementBounds('[]')).toEqual([]);
+    expect(arrayElementBounds(' [ 1 , "a,]\\"" ] ')).toEqual([3, 5, 7, 15]);
+    for (const t of ['', '{}', '[', '[1,]', '[,1]', '[1] 2', '["a]', '[1}', '[1,,2]']) expect(arrayElementBounds(t)).toBeUndefined();
   });
 });
