@@ -61,5 +61,5 @@ EXPOSE 9420
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "--jitless", "/opt/cbwatch/dist/healthcheck.cjs"]
 # The entrypoint calls node itself, with the launcher's V8 flag (see bin/cbwatch.js).
-ENTRYPOINT ["node", "--max-semi-space-size=3", "--expose-gc", "/opt/cbwatch/bin/cbwatch.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=3", "--expose-gc", "--v8-pool-size=2", "/opt/cbwatch/bin/cbwatch.js"]
 CMD ["run", "--config", "/etc/cbwatch/cbwatch.yml"]

@@ -1,6 +1,6 @@
-#!/usr/bin/env -S node --max-semi-space-size=3 --expose-gc
+#!/usr/bin/env -S node --max-semi-space-size=3 --expose-gc --v8-pool-size=2
 // Thin launcher: the compiled CLI lives in dist/ (built by `npm ci` through the prepare script).
-// Two V8 flags. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
+// Two V8 flags and a Node option. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
 // The thread serving HTTP otherwise grows its young generation to V8's 48 MB under scrape load (ten gzip
 // connections back to back); the collection worker asks for 8 MB of its own (WORKER_RESOURCE_LIMITS in
 // src/collection/host.ts), and a process-wide flag overrides that, so 3 MB keeps the worker where it was.
@@ -10,7 +10,10 @@
 // (bench/RESULTS.md, "Where the peak goes"). --optimize-for-size was dropped earlier: it roughly doubled CPU and
 // made a large parse ten times slower. A third setting, one memory-reducer collection per burst, is
 // made at start instead (src/v8-flags.ts): its flag has another name in each V8, and node refuses to start on one
-// it does not know. `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
+// it does not know. --v8-pool-size=2: two V8 helper threads (parallel scavenge, concurrent marking and
+// compilation) instead of Node's four; each thread that allocates keeps a malloc arena of its own, and with two
+// fewer the daemon held less memory at rest (issue 26, item 2); with one helper, bench/RESULTS.md ("Where the
+// resident memory goes") found no CPU change beyond the run-to-run spread at the realistic scenario. `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
 // entrypoint and the systemd unit pass them.
 //
 // SIGHUP's handler comes first (src/hangup.ts, a module without imports): loading the CLI and its dependencies

@@ -4,12 +4,24 @@
  * `cbwatch.yml:7:9: clusters[0].collectors.search.slow_query_threshold: invalid duration "10x" (…)`.
  */
 import { readFileSync } from 'node:fs';
-import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { closest } from './flags.js';
 
 export type PathSegment = PropertyKey;
+
+let yamlModule: typeof Yaml | undefined;
+
+/**
+ * The yaml package, loaded on the first file read: a daemon configured by flags and the environment alone never
+ * parses YAML, and the package's 69 modules would otherwise sit in the HTTP thread's heap for the process's
+ * life. Its `node` entry is CommonJS, so a synchronous require returns the same module an import would.
+ */
+function yaml(): typeof Yaml {
+  return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
+}
 
 export interface Position {
   readonly line: number;
@@ -37,6 +49,7 @@ export function parseYamlFile(file: string, what: string): YamlData {
 }
 
 export function parseYamlText(text: string, file: string): YamlData {
+  const { LineCounter, isMap, isScalar, isSeq, parseDocument } = yaml();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const first = doc.errors[0];

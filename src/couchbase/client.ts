@@ -9,7 +9,7 @@
  */
 import { monotonicMs } from '../clock.js';
 import { readFileSync } from 'node:fs';
-import { Pool } from 'undici';
+import { Pool } from './undici.js';
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import { BudgetError, NetworkError, RequestError, SchemaError, TooLargeError } from '../errors.js';

@@ -3,7 +3,7 @@
  * signal) and the `code` label its record carries. Error messages stay redacted: a body is only ever quoted
  * through safeExcerpt and the cluster's redactor.
  */
-import { errors as undiciErrors } from 'undici';
+import { errors as undiciErrors } from './undici.js';
 import { AbortedError, AuthError, ForbiddenError, HttpStatusError, NetworkError, RequestError, TimeoutError } from '../errors.js';
 import type { RequestDescription } from '../errors.js';
 import { safeExcerpt } from '../redact.js';

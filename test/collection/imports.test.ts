@@ -4,7 +4,7 @@
  * in every thread that loads it (bench/RESULTS.md, "Where the resident memory goes"), so a static import that drags
  * them into the HTTP thread again is a regression this test names.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -33,7 +33,8 @@ const rel = (files: Set<string>): string[] => [...files].map((f) => relative(ROO
 describe('module loading per thread', () => {
   it('the CLI (the HTTP thread of `cbwatch run`) loads neither the collectors nor the HTTP client nor the scheduler', () => {
     const g = staticGraph('src/cli.ts');
-    expect([...g.packages].sort()).toEqual(['fastify', 'pino', 'prom-client', 'yaml', 'zod']);
+    // yaml is required on the first YAML file read (src/config/yamlfile.ts), not at start.
+    expect([...g.packages].sort()).toEqual(['fastify', 'pino', 'prom-client', 'zod']);
     const files = rel(g.files);
     expect(files.filter((f) => f.startsWith('src/collectors/') || f.startsWith('src/couchbase/client') || f.startsWith('src/scheduler/') || f.startsWith('src/simulator/'))).toEqual([]);
     // What the test itself walks: a file it cannot see would make it pass for nothing.
@@ -45,7 +46,7 @@ describe('module loading per thread', () => {
     const g = staticGraph('src/collection/worker.ts');
     expect(g.packages.has('fastify')).toBe(false);
     expect(g.packages.has('yaml')).toBe(false);
-    expect(g.packages.has('undici')).toBe(true);
+    expect(rel(g.files)).toContain('src/couchbase/undici.ts');
     expect(rel(g.files)).toContain('src/collectors/xdcr.ts');
     expect(rel(g.files)).not.toContain('src/config/load.ts');
   });
@@ -56,8 +57,29 @@ describe('module loading per thread', () => {
     // Both the sources and what runs (dist/, built by the suite's global setup) are checked.
     for (const [entry, ext] of [['src/collection/worker.ts', '.ts'], ['dist/collection/worker.js', '.js']] as const) {
       const g = staticGraph(entry, ext);
-      expect([...g.packages].sort(), entry).toEqual(['undici', 'zod']);
+      // undici is required file by file (src/couchbase/undici.ts): its Pool and errors, not its index.
+      expect([...g.packages].sort(), entry).toEqual(['zod']);
+      expect(rel(g.files), entry).toContain(`${entry.startsWith('dist') ? 'dist' : 'src'}/couchbase/undici${ext}`);
       expect(rel(g.files), entry).toContain(`${entry.startsWith('dist') ? 'dist' : 'src'}/collectors/xdcr${ext}`);
     }
+  });
+
+  it("undici is loaded part by part, never through its index (fetch, WebSocket, mocks, caches: modules the client does not use)", () => {
+    const src = readFileSync(join(ROOT, 'src/couchbase/undici.ts'), 'utf8');
+    expect([...src.matchAll(/require\('([^']+)'\)/g)].map((m) => m[1])).toEqual(['undici/lib/dispatcher/pool.js', 'undici/lib/core/errors.js']);
+    for (const dir of ['src/couchbase', 'src/collection', 'src/collectors', 'src/stats', 'src/scheduler']) {
+      for (const f of readdirSync(join(ROOT, dir))) {
+        if (!f.endsWith('.ts')) continue;
+        const text = readFileSync(join(ROOT, dir, f), 'utf8');
+        expect(/^import\s+(?!type\b)[^;]*from\s+'undici'/m.test(text), `${dir}/${f}`).toBe(false);
+      }
+    }
+  });
+
+  it("undici's parts are the objects its index exports (same require cache)", async () => {
+    const parts = await import('../../src/couchbase/undici.js');
+    const undici = await import('undici');
+    expect(parts.Pool).toBe(undici.Pool);
+    expect(parts.errors).toBe(undici.errors);
   });
 });

@@ -16,8 +16,8 @@ describe('launch flags', () => {
   const shebang = read('bin', 'cbwatch.js').split('\n')[0] ?? '';
   const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang)?.[1]?.trim().split(' ') ?? [];
 
-  it('the launcher passes --max-semi-space-size=3 and --expose-gc through `env -S`', () => {
-    expect(flags).toEqual(['--max-semi-space-size=3', '--expose-gc']);
+  it('the launcher passes --max-semi-space-size=3, --expose-gc and --v8-pool-size=2 through `env -S`', () => {
+    expect(flags).toEqual(['--max-semi-space-size=3', '--expose-gc', '--v8-pool-size=2']);
   });
 
   it("the Dockerfile's entrypoint and the systemd unit pass the launcher's flags, before the script", () => {
