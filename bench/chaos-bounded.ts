@@ -18,7 +18,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fmt, percentile, readCollectors } from './chaos-lib.js';
-import { CLI, freePort } from './common.js';
+import { CLI, freePort, rssMB } from './common.js';
 
 const COLLECTORS = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup'];
 const PHASE_SECONDS = Number(process.env.CHAOS_BOUNDED_SECONDS ?? 40);
@@ -92,14 +92,6 @@ async function stop(c: Child): Promise<void> {
   clearTimeout(t);
 }
 
-function rssMB(pid: number | undefined): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 async function waitUntil(what: string, fn: () => Promise<boolean>, ms: number): Promise<void> {
   const end = Date.now() + ms;

@@ -18,7 +18,6 @@ import {
   children,
   json,
   log,
-  rssMB,
   scrapeView,
   sleep,
   startExporter,
@@ -30,6 +29,7 @@ import {
   timedGet,
   waitUntil,
 } from './chaos-harness.js';
+import { rssMB } from './common.js';
 import type { Pair } from './chaos-harness.js';
 
 const LARGE_COUNT = Number(process.env.CHAOS_LARGE_COUNT ?? 16);

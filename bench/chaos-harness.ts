@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, freePort } from './common.js';
+import { CLI, freePort, rssMB } from './common.js';
 import { readCollectors } from './chaos-lib.js';
 import type { CollectorView } from './chaos-lib.js';
 
@@ -79,14 +79,6 @@ export async function stopProc(p: Proc, graceMs = 60_000): Promise<{ seconds: nu
   return { seconds, how: r.signal === 'SIGKILL' ? `ignored SIGTERM for ${graceMs / 1000} s, killed` : `exit ${r.code ?? r.signal}` };
 }
 
-export function rssMB(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------------------
 // HTTP

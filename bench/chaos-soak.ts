@@ -4,7 +4,8 @@
  * collectors, promtool on the last body.
  */
 import { fmt, lostBy, percentile, rssGrowth, seriesLostOutside, slope } from './chaos-lib.js';
-import { COLLECTORS, VOLATILE, allGreen, log, promtoolCheck, rssMB, scrapeView, sleep, startPair, stopPair } from './chaos-harness.js';
+import { COLLECTORS, VOLATILE, allGreen, log, promtoolCheck, scrapeView, sleep, startPair, stopPair } from './chaos-harness.js';
+import { rssMB } from './common.js';
 import type { Rows } from './chaos-lib.js';
 
 export interface SoakOutcome {

@@ -15,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, scrape, startExporterReady, startProcess, stop, value } from './common.js';
+import { ROOT, rssMB, scrape, startExporterReady, startProcess, stop, value } from './common.js';
 
 const SECONDS = Number(process.env.BENCH_CHURN_SECONDS ?? 600);
 const PER_ANSWER = Number(process.env.BENCH_CHURN_PER_ANSWER ?? 200);
@@ -23,10 +23,6 @@ const BUCKETS = Number(process.env.BENCH_CHURN_BUCKETS ?? 3);
 const MAX_FAMILIES = Number(process.env.BENCH_CHURN_MAX_FAMILIES ?? 5000);
 const EVERY_S = Number(process.env.BENCH_CHURN_EVERY_S ?? 30);
 
-function rssMB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
-}
 
 async function main(): Promise<void> {
   // The built simulator (dist/), which finds its fixtures from there: the copy compiled into bench/out would not.

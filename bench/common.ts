@@ -72,6 +72,16 @@ export function peakRssBytes(pid: number): number {
   return m ? Number(m[1]) * 1024 : NaN;
 }
 
+/** Resident memory now (VmRSS), MB; NaN when the process is gone. */
+export function rssMB(pid: number | undefined): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 export function cpuSeconds(pid: number): number {
   const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   // utime and stime are fields 14 and 15 of /proc/pid/stat (11 and 12 after the comm field).

@@ -20,7 +20,8 @@ import type { CollectorName } from '../src/config/schema.js';
 import { DEFAULT_INTERVALS } from '../src/config/defaults.js';
 import { byteRelay } from './answer-bytes.js';
 import type { ByteRelay } from './answer-bytes.js';
-import { cpuSeconds, EXPORTER_CLI, freePort, load, peakRssBytes, startProcess, stop, value, waitFor } from './common.js';
+import { median } from './chaos-lib.js';
+import { cpuSeconds, EXPORTER_CLI, freePort, load, peakRssBytes, rssMB, startProcess, stop, value, waitFor } from './common.js';
 
 /** The scrape client and ceiling server (bench/probe.ts), compiled beside this file. */
 const PROBE = join(dirname(fileURLToPath(import.meta.url)), 'probe.js');
@@ -56,6 +57,8 @@ export interface ScenarioOptions {
   /** Called at the end of window C with the exporter's URL and pid (the wrk study, bench/gzip-wrk.ts). */
   readonly onWindowC?: (url: string, pid: number) => Promise<void>;
   readonly loadSeconds?: number;
+  /** The launcher of the exporter to measure (default EXPORTER_CLI): another build's, for before/after. */
+  cli?: string;
   /** `--shard i/n` for the exporter (the fleet split over replicas). */
   readonly shard?: string;
   /** Node flags instead of the launcher's (`[]`: V8 defaults). Undefined: the launcher as users run it. */
@@ -88,6 +91,9 @@ export interface ScenarioResult {
   peakRssMB: number;
   /** Peak RSS at the end of window A (polling, scraped as by Prometheus), before any scrape load. */
   rssAfterWindowAMB: number;
+  /** VmRSS read every second over window A: its median and its largest reading. */
+  rssMedianMB: number;
+  rssMaxInWindowAMB: number;
   plainBytes: number;
   gzipBytes: number;
   series: number;
@@ -152,7 +158,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     writeFileSync(cfg, `${lines.join('\n')}\n`);
     const port = await freePort();
     const args = ['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'warn', ...(o.shard ? ['--shard', o.shard] : []), ...(o.exporterArgs ?? [])];
-    exporter = startProcess(args, { BENCH_CB_PASSWORD: 'password' }, { cli: EXPORTER_CLI, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
+    exporter = startProcess(args, { BENCH_CB_PASSWORD: 'password' }, { cli: o.cli ?? EXPORTER_CLI, ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
     const pid = exporter.pid as number;
     const url = `http://127.0.0.1:${port}`;
     const child = exporter;
@@ -180,12 +186,20 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const bytes0 = relay?.bytes() ?? 0;
     const cpu0 = cpuSeconds(pid);
     const t0 = Date.now();
+    // RSS every second of window A (the peak alone says nothing of where the process spends the window).
+    const rssSamples: number[] = [];
+    const sampler = setInterval(() => {
+      const mb = rssMB(pid);
+      // NaN: the process is gone (the run fails below).
+      if (!Number.isNaN(mb)) rssSamples.push(mb);
+    }, 1000);
     let last = '';
     while (Date.now() - t0 < o.measureSeconds * 1000) {
       last = await text(`${url}/metrics`, { 'accept-encoding': 'gzip' });
       notePolls(last);
       await sleep(Math.min(15_000, Math.max(0, o.measureSeconds * 1000 - (Date.now() - t0))));
     }
+    clearInterval(sampler);
     const minutes = (Date.now() - t0) / 60_000;
     const cpuPerMinute = (cpuSeconds(pid) - cpu0) / minutes;
     const answerBytes = relay ? (relay.bytes() - bytes0) / minutes : undefined;
@@ -208,6 +222,8 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       requestsByRoute: byRoute,
       peakRssMB: peakRssBytes(pid) / 1024 / 1024,
       rssAfterWindowAMB: peakRssBytes(pid) / 1024 / 1024,
+      rssMedianMB: median(rssSamples),
+      rssMaxInWindowAMB: Math.max(...rssSamples),
       plainBytes: plain.length,
       gzipBytes: gzipSync(plain).length,
       series: [...plain.toString('utf8').split('\n')].filter((l) => l !== '' && !l.startsWith('#')).length,
