@@ -53,27 +53,54 @@ const stdout: Out = quietOnClosedPipe(process.stdout);
 // created, so a pipe on fd 2 keeps its blocking mode.
 const stderr: Out = (s) => void safeStderr().write(s);
 
+/** The first SIGINT or SIGTERM, listened for from the moment a long-running command begins. */
+interface Termination {
+  /** Resolves with the first SIGINT or SIGTERM. */
+  readonly signal: Promise<NodeJS.Signals>;
+  /** Whether it has come. */
+  received(): boolean;
+  /** The logger that reports a hangup ignored during shutdown, once one exists. */
+  setLog(log: Logger): void;
+}
+
 /**
- * Resolves on the first SIGINT or SIGTERM. SIGHUP, whose default action would kill the process, calls
- * `onHangup` (a configuration reload) or is logged and ignored. The SIGHUP listener itself was installed before
- * anything else (src/hangup.ts) and stays until exit: from the first SIGINT or SIGTERM on, a hangup is ignored
- * (a reload during shutdown would race the shutdown; exiting 129 there was issue 25, item 6).
+ * Listen for SIGINT and SIGTERM from now on. A command installs this before it starts anything, so a stop asked
+ * for while the daemon starts (after "cbwatch started" is logged, or earlier) is carried out gracefully once it
+ * has started, instead of meeting the default action in the gap before a later listener (the process died with
+ * SIGTERM, its worker and server not closed). From the first of them on, a SIGHUP is logged and ignored: a reload
+ * during shutdown would race the shutdown (exiting 129 there was issue 25, item 6). The SIGHUP listener itself
+ * was installed before anything else (src/hangup.ts) and stays until exit.
  */
-function untilSignal(log?: Logger, onHangupDo?: () => unknown): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    onHangup(() => {
-      if (onHangupDo) void onHangupDo();
-      else log?.warn('SIGHUP ignored: nothing to reload');
-    });
+function listenForTermination(): Termination {
+  let log: Logger | undefined;
+  let got = false;
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
     const on = (sig: NodeJS.Signals): void => {
       process.off('SIGINT', on);
       process.off('SIGTERM', on);
+      got = true;
       onHangup(() => log?.info('SIGHUP ignored: shutting down'));
       resolve(sig);
     };
     process.on('SIGINT', on);
     process.on('SIGTERM', on);
   });
+  return { signal, received: () => got, setLog: (l) => void (log = l) };
+}
+
+/**
+ * Resolves on `term`'s signal. Until then a SIGHUP calls `onHangupDo` (a configuration reload) or is logged and
+ * ignored.
+ */
+function untilSignal(term: Termination, log?: Logger, onHangupDo?: () => unknown): Promise<NodeJS.Signals> {
+  if (log) term.setLog(log);
+  if (!term.received()) {
+    onHangup(() => {
+      if (onHangupDo) void onHangupDo();
+      else log?.warn('SIGHUP ignored: nothing to reload');
+    });
+  }
+  return term.signal;
 }
 
 export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonly error: string };
@@ -211,8 +238,8 @@ async function startServing(
   return { daemon, applyWeb };
 }
 
-async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => Promise<void>> = [], reload?: () => unknown): Promise<number> {
-  const sig = await untilSignal(log, reload);
+async function serveUntilSignal(daemon: Daemon, log: Logger, term: Termination, extra: Array<() => Promise<void>> = [], reload?: () => unknown): Promise<number> {
+  const sig = await untilSignal(term, log, reload);
   log.info({ signal: sig }, 'shutting down');
   await daemon.close();
   for (const stop of extra) await stop();
@@ -221,6 +248,8 @@ async function serveUntilSignal(daemon: Daemon, log: Logger, extra: Array<() => 
 
 async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   const hangupsBeforeLoad = ignoredHangups();
+  // Before the configuration is read: a stop asked for at any moment of the start-up is a graceful one.
+  const term = listenForTermination();
   const config = loadConfig(args.flags, process.env);
   if (args.flags['config.check']) {
     out(describeConfig(config));
@@ -245,8 +274,8 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // A SIGHUP while the server started came after the file was read: the file may have changed since, so it is
   // reloaded now rather than lost. (One before the file was read needs nothing: the file read is the newest.)
   const late = ignoredHangups() > hangupsBeforeLoad;
-  const served = serveUntilSignal(daemon, log, [], reload);
-  if (late) {
+  const served = serveUntilSignal(daemon, log, term, [], reload);
+  if (late && !term.received()) {
     log.info('SIGHUP received during start-up: reloading the configuration');
     void reload();
   }
@@ -305,6 +334,7 @@ function simOptions(args: ParsedArgs, scenario: string) {
 async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
   const { createSimulator } = await import('./simulator/index.js');
   const sim = createSimulator(simOptions(args, 'default'));
+  const term = listenForTermination();
   const port = args.flags.port === undefined ? 8091 : Number(args.flags.port);
   const url = await sim.listen(port, typeof args.flags.host === 'string' ? args.flags.host : '127.0.0.1');
   const u = sim.ctx.options.users;
@@ -312,7 +342,7 @@ async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
   out(`  admin user:   ${u.admin.username} / ${u.admin.password}\n`);
   out(`  limited user: ${u.limited.username} / ${u.limited.password}\n`);
   out(`  try: CBWATCH_COUCHBASE_PASSWORD=${u.admin.password} npx cbwatch check --couchbase.url ${url} --couchbase.username ${u.admin.username}\n`);
-  await untilSignal();
+  await untilSignal(term);
   await sim.close();
   return 0;
 }
@@ -352,6 +382,7 @@ function demoFlags(flags: ParsedArgs['flags'], env: NodeJS.ProcessEnv): ParsedAr
 async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   const { createSimulator } = await import('./simulator/index.js');
   const sim: Simulator = createSimulator(simOptions(args, 'demo'));
+  const term = listenForTermination();
   const simPort = args.flags.port === undefined ? 0 : Number(args.flags.port);
   const simUrl = await sim.listen(simPort).catch((e: unknown) => {
     // Not the exporter's address: main()'s hint names --web.listen-address, this one --port.
@@ -401,7 +432,7 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   }
   out(demoNextSteps({ exporterUrl: daemon.url, simUrl, username: users.admin.username, password: users.admin.password, withPrometheus: args.flags['with-prometheus'] === true }));
   out('Press Ctrl-C to stop.\n\n');
-  return serveUntilSignal(daemon, log, stops);
+  return serveUntilSignal(daemon, log, term, stops);
 }
 
 /** What to try after `cbwatch demo` starts: the first five minutes of a newcomer. */

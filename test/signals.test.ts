@@ -81,10 +81,37 @@ describe('SIGHUP', () => {
       // killed the process in the middle of its stop. (A hangup in the last milliseconds of Node's own teardown,
       // after "cbwatch stopped", still meets the default action: docs/security.md.)
       bin.child.kill('SIGTERM');
-      await until('shutdown', () => /shutting down/.test(bin.output()), undefined, bin.output);
+      await until('shutdown', () => /shutting down/.test(bin.output()) || bin.child.signalCode !== null || bin.child.exitCode !== null, undefined, bin.output);
+      expect(bin.child.signalCode).toBeNull();
       bin.child.kill('SIGHUP');
       await until('the hangup handled', () => /SIGHUP ignored: shutting down/.test(bin.output()) || bin.child.signalCode !== null || bin.child.exitCode !== null, undefined, bin.output);
       expect(await bin.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      if (bin.child.exitCode === null && bin.child.signalCode === null) bin.child.kill('SIGKILL');
+    }
+  }, 120_000);
+});
+
+describe('SIGTERM', () => {
+  it('during start-up is a graceful stop once started: exit 0, "cbwatch stopped", never the default action', async () => {
+    // The configuration file is a FIFO again: the process is held in the middle of its start-up while the test
+    // sends SIGTERM. The listener used to be installed only after "cbwatch started" was logged: a stop asked for
+    // before it (as a test did, reading that line) killed the process by the signal, worker and server unclosed.
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-sigterm-'));
+    const fifo = join(dir, 'cbwatch.yml');
+    execFileSync('mkfifo', [fifo]);
+    const yaml = `clusters:\n  - name: sig\n    url: ${simulator.url}\n    username: Administrator\n    password_env: SIG_CB_PW\n`;
+    const bin = spawnBin(['run', '--config', fifo, '--web.listen-address', '127.0.0.1:0', '--log.level', 'info']);
+    try {
+      const h = await open(fifo, 'w');
+      bin.child.kill('SIGTERM');
+      await h.write(yaml);
+      await h.close();
+      expect(await bin.exited).toEqual({ code: 0, signal: null });
+      const out = bin.output();
+      expect(out).toMatch(/cbwatch started/);
+      expect(out).toMatch(/"signal":"SIGTERM".*shutting down/);
+      expect(out).toMatch(/cbwatch stopped/);
     } finally {
       if (bin.child.exitCode === null && bin.child.signalCode === null) bin.child.kill('SIGKILL');
     }
