@@ -274,15 +274,37 @@ export function pointsOf(values: readonly unknown[]): Point[] {
   return points;
 }
 
-/** The previous newest point of each native series (node, metric, labels), kept between polls. */
-export type CounterMemo = Map<string, Point>;
+/**
+ * The previous newest point of a native series, kept between polls and updated in place (a poll makes no new
+ * record for a series it already knows). `gen`: the grouping that last saw it; a grouping's end forgets the
+ * records it did not see.
+ */
+export interface MemoPoint {
+  t: number;
+  v: number;
+  gen?: number;
+}
 
+/** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
+let groupings = 0;
+
+/** The previous newest point of each native series (node, metric, labels), kept between polls. */
+export type CounterMemo = Map<string, MemoPoint>;
+
+/**
+ * A native series' key in the memo: node, metric, then its labels in name order. The `name` label, which the
+ * range API sets to the metric's own name, is left out when it is that: a seventh of the key's length, at 100,000
+ * series and more.
+ */
 export function seriesKey(s: Pick<RangeSeries, 'metric' | 'node' | 'labels'>): string {
   const parts = KEY_PARTS;
   parts.length = 2;
   parts[0] = s.node;
   parts[1] = s.metric;
-  for (const k in s.labels) parts.push(k, s.labels[k] ?? '');
+  for (const k in s.labels) {
+    const v = s.labels[k] ?? '';
+    if (k !== 'name' || v !== s.metric) parts.push(k, v);
+  }
   return keyOfParts(parts);
 }
 
@@ -462,9 +484,13 @@ export function groupAnswers(answers: readonly RawAnswer[], itemOf: (labels: Rea
   return { groups: g.done(), errors: g.errorTexts };
 }
 
-/** One series of a staged query: what Grouping.put will be given. */
+/**
+ * One series of a staged query: what Grouping.put will be given. The memo record when the series has one (its
+ * key, a string of about 100 characters, then dies young instead of living until the commit), else the key.
+ */
 interface StagedSeries {
-  readonly key: string;
+  readonly key: string | undefined;
+  readonly rec: MemoPoint | undefined;
   readonly node: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly value: SeriesValue;
@@ -548,10 +574,11 @@ export class AnswerGrouping {
       const e = entryOf(d, summed);
       if (e === undefined) continue;
       const key = seriesKey({ metric, node: e.node, labels: e.labels });
-      const value = rawSeriesValue(e.values, repeated?.get(key) ?? this.memo.get(key));
+      const rec = this.memo.get(key);
+      const value = rawSeriesValue(e.values, repeated?.get(key) ?? rec);
       if (value === undefined) continue;
       (repeated ??= new Map()).set(key, value.newest);
-      series.push({ key, node: e.node, labels: e.labels, value });
+      series.push({ key: rec === undefined ? key : undefined, rec, node: e.node, labels: e.labels, value });
     }
     return { metric, erroredNodes: head.erroredNodes, errors: head.errors, series };
   }
@@ -559,7 +586,7 @@ export class AnswerGrouping {
   private commitQuery(q: StagedQuery): void {
     this.g.errors(q.metric, q.erroredNodes);
     if (q.errors.length > 0) this.errorTexts.push({ metric: q.metric, errors: q.errors });
-    for (const s of q.series) this.g.put(s.key, q.metric, s.node, s.labels, s.value);
+    for (const s of q.series) this.g.put(s.key, q.metric, s.node, s.labels, s.value, s.rec);
   }
 
   done(): RangeItems {
@@ -656,7 +683,7 @@ class Grouping {
   private readonly nodeWide = new Map<string, Cell>();
   private readonly errored = new Map<string, Set<string>>();
   private readonly nodes = new Set<string>();
-  private readonly seen = new Set<string>();
+  private readonly gen = ++groupings;
 
   constructor(
     private readonly itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
@@ -667,12 +694,19 @@ class Grouping {
     if (nodes.size > 0) this.errored.set(metric, nodes);
   }
 
-  /** One series; `value` undefined: it had no usable point (as if it were not in the answer). */
-  put(key: string, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue | undefined): void {
+  /**
+   * One series; `value` undefined: it had no usable point (as if it were not in the answer). `rec`: its memo record
+   * when the caller has looked it up already (`key` is then not needed).
+   */
+  put(key: string | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue | undefined, rec?: MemoPoint): void {
     if (value === undefined) return;
     if (node !== ALL_NODES) this.nodes.add(node);
-    this.seen.add(key);
-    this.memo.set(key, value.newest);
+    const r = rec ?? (key === undefined ? undefined : this.memo.get(key));
+    if (r !== undefined) {
+      r.t = value.newest.t;
+      r.v = value.newest.v;
+      r.gen = this.gen;
+    } else if (key !== undefined) this.memo.set(key, { t: value.newest.t, v: value.newest.v, gen: this.gen });
     const item = this.itemOf(labels);
     let byNode: Map<string, Cell>;
     if (item === undefined) byNode = this.nodeWide;
@@ -701,7 +735,9 @@ class Grouping {
   /** The groups; the memo forgets the series this answer no longer has. */
   done(): RangeItems {
     // Deleting the entry being visited is allowed while iterating a Map.
-    for (const k of this.memo.keys()) if (!this.seen.has(k)) this.memo.delete(k);
+    this.memo.forEach((r, k) => {
+      if (r.gen !== this.gen) this.memo.delete(k);
+    });
     return { items: this.items, nodeWide: this.nodeWide, errored: this.errored, nodes: this.nodes };
   }
 }

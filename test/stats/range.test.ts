@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { ALL_NODES, buildQueries, groupSeries, kvItemOf, narrowing, parseQueryAnswer, rowValue, seriesValue, summableMetrics } from '../../src/stats/range.js';
+import { ALL_NODES, AnswerGrouping, buildQueries, groupSeries, kvItemOf, narrowing, parseQueryAnswer, rowValue, seriesKey, seriesValue, summableMetrics } from '../../src/stats/range.js';
 import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
 import type { CounterMemo, Point } from '../../src/stats/range.js';
 import { clusterCompat } from '../../src/stats/source.js';
@@ -185,6 +185,28 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
     expect(memo.size).toBe(1);
     // Only n1's hits are answered: (260-160)/10 s.
     expect(rowValue(row('get_hits'), g, 'b', undefined)).toBe(10);
+  });
+
+  it('the memo updates each known series\' record in place, and a grouping cut short (no done) keeps nothing stale', () => {
+    const memo: CounterMemo = new Map();
+    const hit = (t: number, v: string) => [parseQueryAnswer('kv_ops', { data: [{ metric: { nodes: ['n1'], bucket: 'b', op: 'get', result: 'hit' }, values: [[t, v]] }], errors: [] })];
+    groupSeries(hit(20, '160'), kvItemOf, memo);
+    const rec = [...memo.values()][0];
+    groupSeries(hit(30, '260'), kvItemOf, memo);
+    expect(memo.size).toBe(1);
+    // The same record, holding the newest point (epoch ms).
+    expect([...memo.values()][0]).toBe(rec);
+    expect(rec).toMatchObject({ t: 30_000, v: 260 });
+    // A poll that sees the series but is cut short before its end, then one that does not see it: forgotten.
+    const cut = new AnswerGrouping(kvItemOf, memo);
+    cut.add([{ metric: 'kv_ops', raw: { data: [{ metric: { nodes: ['n1'], bucket: 'b', op: 'get', result: 'hit' }, values: [[40, '300']] }], errors: [] }, summed: false }]);
+    groupSeries([], kvItemOf, memo);
+    expect(memo.size).toBe(0);
+  });
+
+  it('a series\' key leaves out the name label when it is the metric\'s own, and keeps one that is not', () => {
+    expect(seriesKey({ metric: 'kv_ops', node: 'n1', labels: { name: 'kv_ops', bucket: 'b', op: 'get' } })).toBe(['n1', 'kv_ops', 'bucket', 'b', 'op', 'get'].join('\u0000'));
+    expect(seriesKey({ metric: 'kv_ops', node: 'n1', labels: { name: 'other', bucket: 'b' } })).toBe(['n1', 'kv_ops', 'bucket', 'b', 'name', 'other'].join('\u0000'));
   });
 });
 
