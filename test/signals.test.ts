@@ -41,22 +41,35 @@ async function feed(fifo: string, text: string): Promise<void> {
   await h.close();
 }
 
+/**
+ * `cbwatch run` whose configuration file is a FIFO: the process blocks reading it, at a known point of its
+ * start-up, until the test writes it.
+ */
+function runOnFifo(): { fifo: string; yaml: string; bin: ReturnType<typeof spawnBin> } {
+  const fifo = join(mkdtempSync(join(tmpdir(), 'cbwatch-signal-')), 'cbwatch.yml');
+  execFileSync('mkfifo', [fifo]);
+  const yaml = `clusters:\n  - name: sig\n    url: ${simulator.url}\n    username: Administrator\n    password_env: SIG_CB_PW\n    collectors: { buckets: { interval: 60s } }\n`;
+  return { fifo, yaml, bin: spawnBin(['run', '--config', fifo, '--web.listen-address', '127.0.0.1:0', '--log.level', 'info']) };
+}
+
+/**
+ * Once the process has opened the file and waits for its content (the middle of its start-up), send `signal`,
+ * then write the file. kill() returns with the signal pending: it is acted on before the blocked read returns.
+ */
+async function signalDuringRead(fifo: string, yaml: string, bin: ReturnType<typeof spawnBin>, signal: NodeJS.Signals): Promise<void> {
+  const h = await open(fifo, 'w');
+  bin.child.kill(signal);
+  await h.write(yaml);
+  await h.close();
+}
+
 describe('SIGHUP', () => {
   it('while the process reads its configuration is not fatal: it starts, then reloads the file', async () => {
     // The configuration file is a FIFO: the process blocks reading it, at a known point of its start-up, until
     // the test writes it. A SIGHUP sent then used to kill the process (no handler yet: exit 129).
-    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-sighup-'));
-    const fifo = join(dir, 'cbwatch.yml');
-    execFileSync('mkfifo', [fifo]);
-    const yaml = `clusters:\n  - name: sig\n    url: ${simulator.url}\n    username: Administrator\n    password_env: SIG_CB_PW\n    collectors: { buckets: { interval: 60s } }\n`;
-    const bin = spawnBin(['run', '--config', fifo, '--web.listen-address', '127.0.0.1:0', '--log.level', 'info']);
+    const { fifo, yaml, bin } = runOnFifo();
     try {
-      const h = await open(fifo, 'w');
-      // The process has opened the file and waits for its content: the middle of its start-up.
-      // kill() returns with the signal pending: it is acted on before the blocked read returns.
-      bin.child.kill('SIGHUP');
-      await h.write(yaml);
-      await h.close();
+      await signalDuringRead(fifo, yaml, bin, 'SIGHUP');
       await until('start', () => /cbwatch started/.test(bin.output()) || bin.child.exitCode !== null || bin.child.signalCode !== null, undefined, bin.output);
       expect(bin.child.signalCode).toBeNull();
       expect(bin.child.exitCode).toBeNull();
@@ -97,16 +110,9 @@ describe('SIGTERM', () => {
     // The configuration file is a FIFO again: the process is held in the middle of its start-up while the test
     // sends SIGTERM. The listener used to be installed only after "cbwatch started" was logged: a stop asked for
     // before it (as a test did, reading that line) killed the process by the signal, worker and server unclosed.
-    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-sigterm-'));
-    const fifo = join(dir, 'cbwatch.yml');
-    execFileSync('mkfifo', [fifo]);
-    const yaml = `clusters:\n  - name: sig\n    url: ${simulator.url}\n    username: Administrator\n    password_env: SIG_CB_PW\n`;
-    const bin = spawnBin(['run', '--config', fifo, '--web.listen-address', '127.0.0.1:0', '--log.level', 'info']);
+    const { fifo, yaml, bin } = runOnFifo();
     try {
-      const h = await open(fifo, 'w');
-      bin.child.kill('SIGTERM');
-      await h.write(yaml);
-      await h.close();
+      await signalDuringRead(fifo, yaml, bin, 'SIGTERM');
       expect(await bin.exited).toEqual({ code: 0, signal: null });
       const out = bin.output();
       expect(out).toMatch(/cbwatch started/);
