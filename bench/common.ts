@@ -67,19 +67,24 @@ export function value(text: string, name: string, ...fragments: string[]): numbe
   return undefined;
 }
 
+/** A `kB` field of /proc/PID/status (VmRSS, VmHWM…), in kB; NaN when the process is gone or has no such field. */
+function statusKB(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
+  try {
+    const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Peak resident memory (VmHWM), bytes. */
 export function peakRssBytes(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) * 1024 : NaN;
+  return statusKB(pid, 'VmHWM') * 1024;
 }
 
 /** Resident memory now (VmRSS), MB; NaN when the process is gone. */
 export function rssMB(pid: number | undefined): number {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
+  return statusKB(pid, 'VmRSS') / 1024;
 }
 
 export function cpuSeconds(pid: number): number {

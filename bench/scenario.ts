@@ -58,7 +58,7 @@ export interface ScenarioOptions {
   readonly onWindowC?: (url: string, pid: number) => Promise<void>;
   readonly loadSeconds?: number;
   /** The launcher of the exporter to measure (default EXPORTER_CLI): another build's, for before/after. */
-  cli?: string;
+  readonly cli?: string;
   /** `--shard i/n` for the exporter (the fleet split over replicas). */
   readonly shard?: string;
   /** Node flags instead of the launcher's (`[]`: V8 defaults). Undefined: the launcher as users run it. */
