@@ -16,7 +16,7 @@ import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import { CollectionEngine } from './engine.js';
 import { PartRenderer } from './parts.js';
-import { ReleaseCounter } from './release.js';
+import { BurstCollector, ReleaseCounter } from './release.js';
 import { WORKER_NICE } from './protocol.js';
 import { WorkerLogger } from './worker-log.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
@@ -68,20 +68,31 @@ const clusters = withExtra(init.clusters);
 // On request, the answers' garbage is collected every few megabytes read, rather than when V8 would
 // (`--collection.gc-every`, src/collection/release.ts). That needs V8's gc exposed (the launcher's --expose-gc):
 // `node dist/cli.js` without it would quietly ignore the option, so it says so instead.
+let gcEvery: ReleaseCounter | undefined;
 if ((init.gcEveryAnswerBytes ?? 0) > 0) {
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
     log.warn('--collection.gc-every has no effect: node was started without --expose-gc (bin/cbwatch.js passes it)');
   } else {
-    const answers = new ReleaseCounter(init.gcEveryAnswerBytes);
-    setAnswerListener((bytes) => answers.count(bytes));
+    gcEvery = new ReleaseCounter(init.gcEveryAnswerBytes);
   }
 }
+// And once a burst of polls is over, the garbage its answers left is collected then rather than at the next burst
+// (BurstCollector, src/collection/release.ts): without gc exposed collectSoon does nothing.
+const burst = new BurstCollector();
+setAnswerListener((bytes) => {
+  gcEvery?.count(bytes);
+  burst.count(bytes);
+});
 
 const engine = new CollectionEngine({
   clusters,
   collectors,
   log,
-  emit: (update) => send({ t: 'update', update }, PartRenderer.transferList(update)),
+  emit: (update) => {
+    send({ t: 'update', update }, PartRenderer.transferList(update));
+    // The update of the last poll running: the burst is over and its parts have left this thread.
+    if (!engine.scheduler.busy()) burst.idle();
+  },
 });
 
 port.on('message', (m: ToWorker) => {

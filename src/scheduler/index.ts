@@ -403,6 +403,11 @@ export class Scheduler {
     job.lastErrorText = text;
   }
 
+  /** Some poll is running. */
+  busy(): boolean {
+    return this.jobs.some((j) => j.running !== undefined);
+  }
+
   /** When a collector polls next (the scheduler's monotonic clock, ms), for tests and the backoff. */
   nextPollAt(cluster: string, collector: string): number | undefined {
     return this.jobs.find((j) => j.cluster.name === cluster && j.collector.name === collector)?.nextAt;

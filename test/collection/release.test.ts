@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { preparePart } from '../../src/collection/parts.js';
 import type { SnapshotUpdate } from '../../src/collection/parts.js';
-import { ReleaseCounter, collectSoon } from '../../src/collection/release.js';
+import { BurstCollector, IDLE_COLLECT_AFTER_BYTES, ReleaseCounter, collectSoon } from '../../src/collection/release.js';
 import { SnapshotView } from '../../src/collection/view.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
@@ -38,6 +38,46 @@ describe('ReleaseCounter', () => {
     const r = new ReleaseCounter(10, () => false);
     r.count(25);
     expect(r.requested).toBe(0);
+  });
+});
+
+describe('BurstCollector', () => {
+  it('asks for a collection at the end of a burst once 4 MiB of answers were read since the last one, never during one', () => {
+    let calls = 0;
+    const b = new BurstCollector(undefined, () => (calls++, true));
+    expect(IDLE_COLLECT_AFTER_BYTES).toBe(4 * 1024 * 1024);
+    // Reading, however much, asks for nothing: only the end of a burst does.
+    b.count(3 * 1024 * 1024);
+    b.count(2 * 1024 * 1024);
+    expect(calls).toBe(0);
+    b.idle();
+    expect(calls).toBe(1);
+    // Nothing read since: a second end of a burst (a collector's small poll) asks for nothing.
+    b.idle();
+    expect(calls).toBe(1);
+    // Small bursts add up: 3 MiB then 1 MiB.
+    b.count(3 * 1024 * 1024);
+    b.idle();
+    expect(calls).toBe(1);
+    b.count(1024 * 1024);
+    b.idle();
+    expect(calls).toBe(2);
+    expect(b.requested).toBe(2);
+  });
+
+  it('does not count a collection that could not be asked for, and starts counting afresh all the same', () => {
+    let ok = false;
+    const b = new BurstCollector(10, () => ok);
+    b.count(25);
+    b.idle();
+    expect(b.requested).toBe(0);
+    ok = true;
+    b.count(9);
+    b.idle();
+    expect(b.requested).toBe(0);
+    b.count(1);
+    b.idle();
+    expect(b.requested).toBe(1);
   });
 });
 

@@ -198,3 +198,23 @@ describe('backoff counts deadlines only', () => {
     expect(store.statusList()[0]?.ok).toBe(true);
   });
 });
+
+describe('Scheduler.busy', () => {
+  it('is true while a poll runs and false once every poll is over', async () => {
+    let release: (() => void) | undefined;
+    const c = fakeCollector('buckets', [fam], async (ctx) => {
+      await new Promise<void>((r) => (release = r));
+      ctx.out.add(fam, { n: '1' }, 1);
+    });
+    const { scheduler } = setup([c]);
+    stopMe = scheduler;
+    expect(scheduler.busy()).toBe(false);
+    const all = scheduler.pollAllOnce();
+    expect(scheduler.busy()).toBe(true);
+    await until(() => release !== undefined);
+    expect(scheduler.busy()).toBe(true);
+    release?.();
+    await all;
+    expect(scheduler.busy()).toBe(false);
+  });
+});
