@@ -24,7 +24,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-function startDemo(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; out: () => string; err: () => string } {
+interface Demo {
+  readonly child: ChildProcess;
+  readonly out: () => string;
+  readonly err: () => string;
+}
+
+function startDemo(args: string[], env: NodeJS.ProcessEnv): Demo {
   const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
   let out = '';
   let err = '';
@@ -41,6 +47,15 @@ async function until<T>(what: string, f: () => T | undefined | Promise<T | undef
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The exporter's URL once the demo prints it; a demo that exits first fails with its exit and its stderr. */
+async function metricsUrl(d: Demo): Promise<string> {
+  return until('the metrics URL', () => {
+    const url = /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(d.out())?.[1];
+    if (url === undefined && d.child.exitCode !== null) throw new Error(`the demo exited ${d.child.exitCode} before printing its URL; stderr:\n${d.err().slice(-4000)}`);
+    return url;
+  });
 }
 
 async function stop(child: ChildProcess): Promise<number | null> {
@@ -74,7 +89,7 @@ describe('cbwatch demo and the environment', () => {
       }),
     );
     try {
-      const url = await until('the metrics URL', () => /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(d.out())?.[1]);
+      const url = await metricsUrl(d);
       expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(url).not.toBe('http://127.0.0.1:9420');
       await until('ready', async () => ((await fetch(`${url}/-/ready`)).status === 200 ? true : undefined));
@@ -142,7 +157,7 @@ describe('cbwatch demo and the environment', () => {
     const started = Date.now();
     const d = startDemo(['--web.listen-address', '127.0.0.1:0'], env({}));
     try {
-      const url = await until('the metrics URL', () => /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(d.out())?.[1]);
+      const url = await metricsUrl(d);
       const item = await until(
         'the unhealthy node on the landing page',
         async () => /<li class="critical">[^<]*<\/?b>[^<]*<\/b> demo: node cb2\.cbsim\.local:8091 is unhealthy <a class="runbook" href="([^"]+)"/.exec(await (await fetch(`${url}/`)).text())?.[1],
