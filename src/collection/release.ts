@@ -87,8 +87,9 @@ export const IDLE_COLLECT_AFTER_BYTES = 4 * 1024 * 1024;
  * meanwhile the garbage is resident (at the realistic scenario half of each 30 s cycle). `idle()` is called once
  * a burst is over (no poll running, its update posted) and asks for a full collection when at least `threshold`
  * bytes of answers were read since the last one. At the realistic scenario (about 7 MB of answers per 30 s cycle)
- * that is one collection per cycle, after the bucket statistics; four runs side by side with the build before it
- * had a median RSS 10–16 MB lower (bench/RESULTS.md, "Footprint, fifth round"), with CPU within run-to-run noise.
+ * that is one collection per cycle, after the bucket statistics; three pairs of runs side by side with the build
+ * before it had a median RSS 10–16 MB lower, and at 1,000 buckets the median fell by half (bench/RESULTS.md,
+ * "Footprint, fifth round"), with CPU within run-to-run noise.
  * The 15 s collectors' small bursts add up to the threshold rather than each asking for one. V8's memory reducer
  * still runs after it (turning it off as well gave a higher median: it also gives pages back).
  */
