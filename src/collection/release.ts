@@ -60,7 +60,7 @@ export function collectSoon(): boolean {
 
 /** Counts bytes that became garbage and asks for a collection each time they reach the threshold. */
 export class ReleaseCounter {
-  private stale = 0;
+  protected stale = 0;
   /** Collections asked for (read by tests). */
   requested = 0;
 
@@ -71,6 +71,11 @@ export class ReleaseCounter {
 
   count(bytes: number): void {
     this.stale += bytes;
+    this.release();
+  }
+
+  /** Asks for a collection once the bytes counted reach the threshold, then counts from zero. */
+  protected release(): void {
     if (this.stale < this.threshold) return;
     this.stale = 0;
     if (this.collect()) this.requested++;
@@ -93,23 +98,18 @@ export const IDLE_COLLECT_AFTER_BYTES = 4 * 1024 * 1024;
  * The 15 s collectors' small bursts add up to the threshold rather than each asking for one. V8's memory reducer
  * still runs after it (turning it off as well gave a higher median: it also gives pages back).
  */
-export class BurstCollector {
-  private read = 0;
-  /** Collections asked for (read by tests). */
-  requested = 0;
-
-  constructor(
-    private readonly threshold = IDLE_COLLECT_AFTER_BYTES,
-    private readonly collect: () => boolean = collectSoon,
-  ) {}
-
-  count(bytes: number): void {
-    this.read += bytes;
+export class BurstCollector extends ReleaseCounter {
+  constructor(threshold = IDLE_COLLECT_AFTER_BYTES, collect: () => boolean = collectSoon) {
+    super(threshold, collect);
   }
 
+  /** Counts only: during a burst nothing is asked for. */
+  override count(bytes: number): void {
+    this.stale += bytes;
+  }
+
+  /** The burst is over. */
   idle(): void {
-    if (this.read < this.threshold) return;
-    this.read = 0;
-    if (this.collect()) this.requested++;
+    this.release();
   }
 }
