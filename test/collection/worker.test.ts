@@ -53,7 +53,8 @@ function only(names: string[]): (c: Config) => Config {
 describe('collection worker', () => {
   it('with --collection.gc-every, asks for a collection of its heap each time that many bytes of answers are read; without it, never', async () => {
     // undefined: off. 1 GiB: on, but two polls of the harness cluster read a few kilobytes, far from it (a collection
-    // per answer, or one ignoring the threshold, would show). 1,024 bytes: several per poll.
+    // per answer, or one ignoring the threshold, would show). 1,024 bytes: several per poll. A few kilobytes are
+    // also far below the 4 MiB after which the end of a burst asks for one (the next test).
     for (const every of [undefined, 1024 * 1024 * 1024, 1024]) {
       const gcCalls = new SharedArrayBuffer(4);
       const calls = new Int32Array(gcCalls);
@@ -72,6 +73,37 @@ describe('collection worker', () => {
       } finally {
         await h.close();
       }
+    }
+  });
+
+  it('once a burst of polls is over and at least 4 MiB of answers were read since the last collection, asks for one', async () => {
+    // 100 buckets with every stat on 4 nodes: a poll of bucket_stats reads megabytes (the harness cluster of the
+    // test above reads kilobytes, far below the 4 MiB, and asks for none).
+    const gcCalls = new SharedArrayBuffer(4);
+    const calls = new Int32Array(gcCalls);
+    const h = await startHarness({
+      sim: { buckets: 100, nodes: 4, statSet: 'full' },
+      mutate: only(['buckets', 'bucket_stats']),
+      daemon: { worker: { extraModules: [join(FIXTURES, 'gc-spy.mjs')], extraData: { gcCalls } } },
+    });
+    try {
+      await h.daemon.ready();
+      // The first polls (a window of 80 s of points) read about 7 MB.
+      await until('a collection after the first polls', () => Atomics.load(calls, 0) >= 1);
+      expect(Atomics.load(calls, 0)).toBe(1);
+      // A later poll reads only the points since the previous one (about 3 MB here): the bytes of polls add up to
+      // the threshold, so a collection comes within a few polls, and never more than one per poll (not one per answer).
+      let polls = 0;
+      while (Atomics.load(calls, 0) === 1 && polls < 6) {
+        const before = Atomics.load(calls, 0);
+        await h.daemon.scheduler.pollAllOnce();
+        await new Promise((r) => setTimeout(r, 300));
+        expect(Atomics.load(calls, 0) - before).toBeLessThanOrEqual(1);
+        polls++;
+      }
+      expect(Atomics.load(calls, 0)).toBe(2);
+    } finally {
+      await h.close();
     }
   });
 
