@@ -49,10 +49,15 @@ async function until<T>(what: string, f: () => T | undefined | Promise<T | undef
   }
 }
 
+/** The exporter's URL as the demo printed it, if it has. */
+function printedUrl(d: Demo): string | undefined {
+  return /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(d.out())?.[1];
+}
+
 /** The exporter's URL once the demo prints it; a demo that exits first fails with its exit and its stderr. */
 async function metricsUrl(d: Demo): Promise<string> {
   return until('the metrics URL', () => {
-    const url = /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(d.out())?.[1];
+    const url = printedUrl(d);
     if (url === undefined && d.child.exitCode !== null) throw new Error(`the demo exited ${d.child.exitCode} before printing its URL; stderr:\n${d.err().slice(-4000)}`);
     return url;
   });
@@ -128,7 +133,7 @@ describe('cbwatch demo and the environment', () => {
   it('without an address, serves 127.0.0.1 only (port 9420, or exits 1 naming the address when it is taken)', async () => {
     const d = startDemo([], env({}));
     try {
-      const done = await until('the URL or an exit', () => /metrics:\s+(http:\/\/[^\s]+)\/metrics/.exec(d.out())?.[1] ?? (d.child.exitCode !== null ? 'exited' : undefined));
+      const done = await until('the URL or an exit', () => printedUrl(d) ?? (d.child.exitCode !== null ? 'exited' : undefined));
       if (done === 'exited') expect(d.err()).toContain('127.0.0.1:9420');
       else {
         expect(done).toBe('http://127.0.0.1:9420');
