@@ -9,8 +9,9 @@ import type { StatsEnvelope } from '../couchbase/buckets.js';
 import type { XdcrStatEnvelope } from '../couchbase/xdcr.js';
 import type { CollectContext } from '../collectors/types.js';
 import { KV_NATIVE_MAP, XDCR_NATIVE_MAP, XDCR_ROW_BY_LEGACY } from './native-map.js';
-import { fetchRange, kvItemOf, newestOf, rowValue, xdcrItemOf } from './range.js';
-import type { RangeItems } from './range.js';
+import { fetchRange, kvItemOf, xdcrItemOf } from './range.js';
+import { newestOf, rowValue } from './range-groups.js';
+import type { RangeItems } from './range-groups.js';
 
 /** Pure: the envelope of one bucket (over all nodes, or on `node`), undefined when the answer has nothing of it. */
 export function bucketEnvelope(g: RangeItems, bucket: string, node: string | undefined): StatsEnvelope | undefined {

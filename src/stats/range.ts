@@ -17,8 +17,10 @@
  * the XDCR stats 1, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat).
  * A poll's batches are asked one after the other, each answer grouped as soon as it is read (fetchRange), query by
- * query: a request's body is sliced into its queries' answers without being parsed (arrayElementBounds) and each
- * slice parsed on its own (AnswerGrouping.readText).
+ * query (AnswerGrouping.readText): each query's answer is read straight from the request's text (range-reader.ts,
+ * no parsed tree), or, where that reader gives up, sliced out (json-slices.ts) and parsed on its own. Each series
+ * is valued as it is read and added into the rows that read it (range-groups.ts): nothing per series outlives the
+ * read but its record in the counter memo.
  *
  * Window: from the newest point of the previous answer (absolute `start`; the first poll: one interval and
  * RANGE_SLACK_SECONDS back from now) to now, `step` 10 s (the native scrape interval). Each point is the latest
@@ -48,8 +50,15 @@ import { CbwError } from '../errors.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { z } from 'zod';
+import { arrayElementBounds, elementEnd, parseSlice, skipSpace } from './json-slices.js';
 import { KV_BUCKET_LABEL, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
-import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
+import type { Matchers, NativeMapRow } from './native-map.js';
+import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
+import type { Layer, RangeItems } from './range-groups.js';
+import { IdList, idKey, Interner, QueryReader } from './range-reader.js';
+import type { ReadEntry } from './range-reader.js';
+import { pointsOf, rawSeriesValue, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
+import type { CounterMemo, Point } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
 /** Queries per POST: the bound on one request's body and answer (the answer grows with buckets × nodes). */
@@ -76,9 +85,6 @@ export interface RangeQuery {
   readonly step: number;
   readonly nodesAggregation?: 'sum';
 }
-
-/** The pseudo-node of a series summed over the nodes (`nodesAggregation: "sum"`). */
-export const ALL_NODES = '\u0000all';
 
 const LEVEL_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'level_ratio', 'complement_ratio']);
 
@@ -142,12 +148,6 @@ export function chunk<T>(xs: readonly T[], n: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
   return out;
-}
-
-export interface Point {
-  /** Epoch ms. */
-  readonly t: number;
-  readonly v: number;
 }
 
 export interface RangeSeries {
@@ -240,231 +240,22 @@ function entryOf(d: unknown, summed: boolean): { labels: Record<string, string>;
   return { labels, node, values: values as unknown[] };
 }
 
-/** What readPoint read last: the point's time (epoch ms) and value. Scratch, so that reading allocates nothing. */
-const READ = { t: 0, v: 0 };
-
 /**
- * Read one raw point, `[time, value]` (time in epoch s, a number or a numeric string; value a number or, as the API
- * sends it, a string), into READ. False when it is unusable (not such a pair, or not finite).
+ * Group the answers' series by item and node for the rows of `rows`, computing each series' value against the memo
+ * (which is replaced by this answer's newest points: series no longer answered are forgotten). Pure but for `memo`.
  */
-function readPoint(p: unknown): boolean {
-  if (!Array.isArray(p) || p.length < 2) return false;
-  const p0: unknown = p[0];
-  const p1: unknown = p[1];
-  const t = typeof p0 === 'number' ? p0 : Number(p0);
-  const v = typeof p1 === 'number' ? p1 : typeof p1 === 'string' ? Number(p1) : Number.NaN;
-  if (!Number.isFinite(t) || !Number.isFinite(v)) return false;
-  READ.t = t * 1000;
-  READ.v = v;
-  return true;
-}
-
-/** The usable points of an entry's `values`, oldest first (sorted only when they do not come so). Pure. */
-export function pointsOf(values: readonly unknown[]): Point[] {
-  const points: Point[] = [];
-  let ordered = true;
-  for (let i = 0; i < values.length; i++) {
-    if (!readPoint(values[i])) continue;
-    const at = READ.t;
-    const v = READ.v;
-    if (points.length > 0 && at < (points[points.length - 1] as Point).t) ordered = false;
-    points.push({ t: at, v });
-  }
-  if (!ordered) points.sort((a, b) => a.t - b.t);
-  return points;
-}
-
-/**
- * The previous newest point of a native series, kept between polls and updated in place (a poll makes no new
- * record for a series it already knows). `gen`: the grouping that last saw it; a grouping's end forgets the
- * records it did not see.
- */
-export interface MemoPoint {
-  t: number;
-  v: number;
-  gen?: number;
-}
-
-/** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
-let groupings = 0;
-
-/** The previous newest point of each native series (node, metric, labels), kept between polls. */
-export type CounterMemo = Map<string, MemoPoint>;
-
-/**
- * A native series' key in the memo: node, metric, then its labels in name order. The `name` label, which the
- * range API sets to the metric's own name, is left out when it is that: a seventh of the key's length, at 100,000
- * series and more.
- */
-export function seriesKey(s: Pick<RangeSeries, 'metric' | 'node' | 'labels'>): string {
-  const parts = KEY_PARTS;
-  parts.length = 2;
-  parts[0] = s.node;
-  parts[1] = s.metric;
-  for (const k in s.labels) {
-    const v = s.labels[k] ?? '';
-    if (k !== 'name' || v !== s.metric) parts.push(k, v);
-  }
-  return keyOfParts(parts);
-}
-
-/** seriesKey's scratch list: node, metric, then label name and value pairs. */
-const KEY_PARTS: string[] = [];
-
-/**
- * The key of [node, metric, name, value, name, value…]: the pairs in name order (an insertion sort of a handful,
- * in place: Array.prototype.sort allocated about 450 bytes a call), joined into one flat string (a template
- * literal per label built a chain of intermediate strings). It runs for every series of every poll.
- */
-function keyOfParts(parts: string[]): string {
-  for (let i = 4; i < parts.length; i += 2) {
-    const k = parts[i] as string;
-    const v = parts[i + 1] as string;
-    let j = i - 2;
-    while (j >= 2 && (parts[j] as string) > k) {
-      parts[j + 2] = parts[j] as string;
-      parts[j + 3] = parts[j + 1] as string;
-      j -= 2;
-    }
-    parts[j + 2] = k;
-    parts[j + 3] = v;
-  }
-  return parts.join('\u0000');
-}
-
-/** What one native series gives this poll. */
-export interface SeriesValue {
-  /** The newest point. */
-  readonly newest: Point;
-  /** Increase since the previous newest point (resets counted from 0), and the seconds it spans; absent when not known. */
-  readonly inc?: number;
-  readonly secs?: number;
-  /** Mean of the points since the previous newest point (the first poll: of every point of the window). */
-  readonly mean?: number;
-}
-
-/**
- * Pure. The newest value of a series and, when the previous newest point is known (else: from the window's first
- * point), the exact increase since then. `prev` newer than this answer's newest: a clock step back, nothing known.
- */
-export function seriesValue(points: readonly Point[], prev: Point | undefined): SeriesValue | undefined {
-  const newest = points[points.length - 1];
-  if (newest === undefined) return undefined;
-  if (prev !== undefined && newest.t <= prev.t) return { newest };
-  // One pass over the points after the base: their mean, and the increase from the base (a decrease is a reset).
-  let base = prev;
-  let i = 0;
-  if (base === undefined) base = points[0] as Point;
-  else while (i < points.length && (points[i] as Point).t <= base.t) i++;
-  let sum = 0;
-  let inc = 0;
-  let last = base.v;
-  const first = i;
-  for (; i < points.length; i++) {
-    const v = (points[i] as Point).v;
-    sum += v;
-    // The first answer's base is its own first point: part of the mean, no increase of its own.
-    if (prev !== undefined || i > 0) inc += v >= last ? v - last : v;
-    last = v;
-  }
-  const n = points.length - first;
-  if (n === 0) return { newest };
-  const mean = sum / n;
-  const secs = (newest.t - base.t) / 1000;
-  // A first answer of one point: a mean, no increase.
-  if (secs <= 0 || (prev === undefined && points.length < 2)) return { newest, mean };
-  return { newest, inc, secs, mean };
-}
-
-/**
- * `seriesValue(pointsOf(values), prev)` in one pass over the raw `values`, without building the points, when they
- * come oldest first (as the range API sends them); otherwise through those two. Undefined when no point is usable.
- * Pure; a test holds the two ways equal.
- */
-export function rawSeriesValue(values: readonly unknown[], prev: Point | undefined): SeriesValue | undefined {
-  let n = 0;
-  let firstT = 0;
-  let lastT = 0;
-  let lastV = 0;
-  let sum = 0;
-  let count = 0;
-  let inc = 0;
-  let last = prev === undefined ? 0 : prev.v;
-  for (let i = 0; i < values.length; i++) {
-    if (!readPoint(values[i])) continue;
-    const at = READ.t;
-    const v = READ.v;
-    if (n > 0 && at < lastT) return seriesValue(pointsOf(values), prev);
-    if (n === 0) firstT = at;
-    n++;
-    lastT = at;
-    lastV = v;
-    // As seriesValue: the first answer counts every point in the mean and the increase from its first point;
-    // a later one only the points after the previous newest, the increase from it.
-    if (prev === undefined || at > prev.t) {
-      sum += v;
-      count++;
-      if (prev !== undefined || n > 1) inc += v >= last ? v - last : v;
-      last = v;
-    }
-  }
-  if (n === 0) return undefined;
-  const newest: Point = { t: lastT, v: lastV };
-  if (prev !== undefined && lastT <= prev.t) return { newest };
-  const mean = sum / count;
-  const secs = (lastT - (prev === undefined ? firstT : prev.t)) / 1000;
-  if (secs <= 0 || (prev === undefined && n < 2)) return { newest, mean };
-  return { newest, inc, secs, mean };
-}
-
-/** A row's matchers as a list, made once per Matchers object (the table's rows are built once). */
-const matcherLists = new WeakMap<Matchers, ReadonlyArray<readonly [string, string | readonly string[]]>>();
-
-function matches(labels: Readonly<Record<string, string>>, m: Matchers): boolean {
-  let list = matcherLists.get(m);
-  if (list === undefined) {
-    list = Object.entries(m);
-    matcherLists.set(m, list);
-  }
-  for (let i = 0; i < list.length; i++) {
-    const [k, want] = list[i] as readonly [string, string | readonly string[]];
-    const have = labels[k];
-    if (have === undefined) return false;
-    if (typeof want === 'string' ? have !== want : !want.includes(have)) return false;
-  }
-  return true;
-}
-
-/** Per item (a bucket, a replication) and node: the values of every native series of the answer. */
-interface Cell {
-  /** Per index of the metric in `metricIndex`: the values of its series on this node. */
-  readonly values: Map<string, Array<{ labels: Readonly<Record<string, string>>; value: SeriesValue }>>;
-  newest: number;
-}
-
-export interface RangeItems {
-  /** item → node → cell */
-  readonly items: Map<string, Map<string, Cell>>;
-  /** Series without the item label (kv rows with perBucket false): node → cell. */
-  readonly nodeWide: Map<string, Cell>;
-  /** metric → nodes whose answer is missing ('*': all). */
-  readonly errored: Map<string, Set<string>>;
-  /** Every node seen. */
-  readonly nodes: Set<string>;
-}
-
-/**
- * Group the answers' series by item and node, computing each series' value against the memo (which is replaced by
- * this answer's newest points: series no longer answered are forgotten). Pure but for `memo`.
- */
-export function groupSeries(results: readonly QueryResult[], itemOf: (labels: Readonly<Record<string, string>>) => string | undefined, memo: CounterMemo): RangeItems {
-  const g = new Grouping(itemOf, memo);
+export function groupSeries(rows: readonly NativeMapRow[], results: readonly QueryResult[], itemOf: (labels: Readonly<Record<string, string>>) => string | undefined, memo: CounterMemo): RangeItems {
+  const g = new Grouping(rows, itemOf, memo);
   for (const r of results) {
-    g.errors(r.metric, r.erroredNodes);
+    const l = g.layer();
+    l.errors(r.metric, r.erroredNodes);
     for (const s of r.series) {
       const key = seriesKey(s);
-      g.put(key, s.metric, s.node, s.labels, seriesValue(s.points, memo.get(key)));
+      const rec = memo.get(key);
+      const value = seriesValue(s.points, l.previous(key, rec));
+      if (value !== undefined) l.put(key, rec, s.metric, s.node, s.labels, value);
     }
+    g.commit(l);
   }
   return g.done();
 }
@@ -473,40 +264,20 @@ export function groupSeries(results: readonly QueryResult[], itemOf: (labels: Re
 export type RawAnswer = { readonly metric: string; readonly raw: unknown; readonly summed: boolean } | { readonly metric: string; readonly failed: true };
 
 /**
- * `groupSeries(answers.map(parseQueryAnswer))` without the parsed series in between: each entry's value comes
- * straight from its raw `values` (rawSeriesValue). At 100 buckets on 4 nodes a poll has about 23,000 series of 3
- * to 6 points; the points, series and per-answer arrays were half of its allocations. Also returns each answer's
- * error texts (for the item errors). Pure but for `memo`; a test holds it equal to the two steps.
+ * `groupSeries(rows, answers.map(parseQueryAnswer))` without the parsed series in between: each entry's value
+ * comes straight from its raw `values` (rawSeriesValue). At 100 buckets on 4 nodes a poll has about 23,000 series
+ * of 3 to 6 points; the points, series and per-answer arrays were half of its allocations. Also returns each
+ * answer's error texts (for the item errors). Pure but for `memo`; a test holds it equal to the two steps.
  */
-export function groupAnswers(answers: readonly RawAnswer[], itemOf: (labels: Readonly<Record<string, string>>) => string | undefined, memo: CounterMemo): { groups: RangeItems; errors: Array<{ metric: string; errors: string[] }> } {
-  const g = new AnswerGrouping(itemOf, memo);
+export function groupAnswers(rows: readonly NativeMapRow[], answers: readonly RawAnswer[], itemOf: (labels: Readonly<Record<string, string>>) => string | undefined, memo: CounterMemo): { groups: RangeItems; errors: ReadonlyArray<{ metric: string; errors: string[] }> } {
+  const g = new AnswerGrouping(rows, itemOf, memo);
   g.add(answers);
   return { groups: g.done(), errors: g.errorTexts };
 }
 
-/**
- * One series of a staged query: what Grouping.put will be given. The memo record when the series has one (its
- * key, a string of about 100 characters, then dies young instead of living until the commit), else the key.
- */
-interface StagedSeries {
-  readonly key: string | undefined;
-  readonly rec: MemoPoint | undefined;
-  readonly node: string;
-  readonly labels: Readonly<Record<string, string>>;
-  readonly value: SeriesValue;
-}
-
-/** One query's answer, read but not yet added to the groups (AnswerGrouping.stage). */
-interface StagedQuery {
-  readonly metric: string;
-  readonly erroredNodes: Set<string>;
-  readonly errors: string[];
-  readonly series: StagedSeries[];
-}
-
 /** One request's answers, read in full and ready to add (AnswerGrouping.readText, then commit). */
 export class StagedRequest {
-  constructor(readonly queries: readonly StagedQuery[]) {}
+  constructor(readonly layer: Layer) {}
 }
 
 /** The schema of a request read by AnswerGrouping.readText: staged, or (not an array) what JSON.parse made of it. */
@@ -514,21 +285,30 @@ export const stagedRequestSchema = z.custom<StagedRequest>((v) => v instanceof S
 
 /**
  * groupAnswers answer by answer: fetchRange adds each request's answers as it has them, then asks for the groups.
- * An answer is first staged (its series read and valued against the memo, nothing changed), then committed.
+ * A request is first staged (its series read, valued against the memo and added into a layer of its own, nothing
+ * else changed), then committed.
  */
 export class AnswerGrouping {
   private readonly g: Grouping;
-  /** Each answer's error texts (for the item errors), in the order added. */
-  readonly errorTexts: Array<{ metric: string; errors: string[] }> = [];
 
-  constructor(itemOf: (labels: Readonly<Record<string, string>>) => string | undefined, private readonly memo: CounterMemo) {
-    this.g = new Grouping(itemOf, memo);
+  private readonly reader: QueryReader;
+
+  constructor(rows: readonly NativeMapRow[], itemOf: (labels: Readonly<Record<string, string>>) => string | undefined, private readonly memo: CounterMemo) {
+    this.g = new Grouping(rows, itemOf, memo);
+    this.reader = new QueryReader(internerOf(memo));
+  }
+
+  /** Each committed answer's error texts (for the item errors), in the order added. */
+  get errorTexts(): ReadonlyArray<{ metric: string; errors: string[] }> {
+    return this.g.errorTexts;
   }
 
   add(answers: readonly RawAnswer[]): void {
     for (const a of answers) {
-      if ('failed' in a) this.g.errors(a.metric, new Set(['*']));
-      else this.commitQuery(this.stage(a.metric, a.raw, a.summed));
+      const l = this.g.layer();
+      if ('failed' in a) l.errors(a.metric, new Set(['*']));
+      else this.stage(l, a.metric, a.raw, a.summed);
+      this.g.commit(l);
     }
   }
 
@@ -541,6 +321,8 @@ export class AnswerGrouping {
    * back as JSON.parse makes it, for the schema to refuse.
    */
   readText(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
+    const read = this.readDirect(text, names, summed);
+    if (read !== undefined) return read;
     const bounds = arrayElementBounds(text);
     if (bounds !== undefined) return this.stageAll(names, summed, bounds.length / 2, (i) => parseSlice(text, bounds[2 * i] as number, bounds[2 * i + 1] as number));
     // Not an array as the scan sees it: parsed whole, which decides (and throws when it is not JSON).
@@ -548,45 +330,98 @@ export class AnswerGrouping {
     return Array.isArray(raw) ? this.stageAll(names, summed, raw.length, (i) => raw[i]) : raw;
   }
 
+  /**
+   * readText's first way: each answer read by the QueryReader straight from the text, or, where the reader gives
+   * up, sliced and parsed on its own (as the second way does). Undefined when the text is not an array of answers
+   * as the reader sees it (the second way then reads it all again and decides); nothing is changed until commit.
+   */
+  private readDirect(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | undefined {
+    const l = this.g.layer();
+    const r = this.reader;
+    let p = skipSpace(text, 0);
+    if (text.charCodeAt(p) !== 0x5b) return undefined;
+    p = skipSpace(text, p + 1);
+    let i = 0;
+    if (text.charCodeAt(p) !== 0x5d) {
+      for (;; i++) {
+        const name = names[i];
+        const sum = name !== undefined && summed.has(name);
+        let end = r.read(text, p, sum);
+        if (end >= 0) {
+          if (name !== undefined) this.stageRead(l, name);
+        } else {
+          end = elementEnd(text, p);
+          if (end < 0) return undefined;
+          const raw = parseSlice(text, p, end);
+          if (name !== undefined) this.stage(l, name, raw, sum);
+        }
+        p = skipSpace(text, end);
+        const c = text.charCodeAt(p);
+        if (c === 0x5d) break;
+        if (c !== 0x2c) return undefined;
+        p = skipSpace(text, p + 1);
+      }
+      i++;
+    }
+    if (skipSpace(text, p + 1) !== text.length) return undefined;
+    // Queries the body has no answer for: as an answer that is not an object.
+    for (; i < names.length; i++) this.stage(l, names[i] as string, undefined, summed.has(names[i] as string));
+    return new StagedRequest(l);
+  }
+
+  /** The QueryReader's entries, valued against the memo series by series, into the layer. */
+  private stageRead(l: Layer, metric: string): void {
+    const r = this.reader;
+    const metricId = r.interner.idOf(metric);
+    for (let i = 0; i < r.entries.length; i++) {
+      const e = r.entries[i] as ReadEntry;
+      const key = idKey(e.nodeId, metricId, r.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });
+      const rec = this.memo.get(key);
+      const value = runSeriesValue(r.run, e.from, e.to, l.previous(key, rec));
+      if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
+    }
+  }
+
   /** Add a request read by readText. */
   commit(request: StagedRequest): void {
-    for (const q of request.queries) this.commitQuery(q);
+    this.g.commit(request.layer);
   }
 
   /** Every element is read (an element past the names is still parsed: a body that is not JSON fails whole). */
   private stageAll(names: readonly string[], summed: ReadonlySet<string>, count: number, element: (i: number) => unknown): StagedRequest {
-    const queries: StagedQuery[] = [];
+    const l = this.g.layer();
     for (let i = 0; i < Math.max(count, names.length); i++) {
       const raw = i < count ? element(i) : undefined;
       const name = names[i];
-      if (name !== undefined) queries.push(this.stage(name, raw, summed.has(name)));
+      if (name !== undefined) this.stage(l, name, raw, summed.has(name));
     }
-    return new StagedRequest(queries);
+    return new StagedRequest(l);
   }
 
-  /** One query's answer, valued against the memo as Grouping.put would leave it, series by series. Changes nothing. */
-  private stage(metric: string, raw: unknown, summed: boolean): StagedQuery {
+  /** One query's answer, valued against the memo series by series, into the layer. */
+  private stage(l: Layer, metric: string, raw: unknown, summed: boolean): void {
     const head = answerHead(raw);
-    const series: StagedSeries[] = [];
-    // A series the answer repeats counts from its previous occurrence, as put() would have set the memo to.
-    let repeated: Map<string, Point> | undefined;
+    l.errors(metric, head.erroredNodes, head.errors);
     for (const d of head.data) {
       const e = entryOf(d, summed);
       if (e === undefined) continue;
-      const key = seriesKey({ metric, node: e.node, labels: e.labels });
+      const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
-      const value = rawSeriesValue(e.values, repeated?.get(key) ?? rec);
-      if (value === undefined) continue;
-      (repeated ??= new Map()).set(key, value.newest);
-      series.push({ key: rec === undefined ? key : undefined, rec, node: e.node, labels: e.labels, value });
+      const value = rawSeriesValue(e.values, l.previous(key, rec));
+      if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
     }
-    return { metric, erroredNodes: head.erroredNodes, errors: head.errors, series };
   }
 
-  private commitQuery(q: StagedQuery): void {
-    this.g.errors(q.metric, q.erroredNodes);
-    if (q.errors.length > 0) this.errorTexts.push({ metric: q.metric, errors: q.errors });
-    for (const s of q.series) this.g.put(s.key, q.metric, s.node, s.labels, s.value, s.rec);
+  /** A parsed entry's key in the memo: as the reader keys the same series (idKey), else by its strings. */
+  private treeKey(metric: string, node: string, labels: Readonly<Record<string, string>>): string {
+    const interner = this.reader.interner;
+    const ids = TREE_IDS;
+    ids.n = 0;
+    for (const k in labels) {
+      ids.push(interner.idOf(k));
+      ids.push(interner.idOf(labels[k] as string));
+    }
+    return idKey(interner.idOf(node), interner.idOf(metric), ids.a, 0, ids.n) ?? seriesKey({ metric, node, labels });
   }
 
   done(): RangeItems {
@@ -594,298 +429,23 @@ export class AnswerGrouping {
   }
 }
 
-const enum Ch {
-  Quote = 0x22,
-  Comma = 0x2c,
-  Backslash = 0x5c,
-  OpenSquare = 0x5b,
-  CloseSquare = 0x5d,
-  OpenCurly = 0x7b,
-  CloseCurly = 0x7d,
-}
-
-function isJsonSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-/** The index of the quote that ends the string opening at `at`, or -1. */
-function stringEnd(text: string, at: number): number {
-  let j = at;
-  for (;;) {
-    j = text.indexOf('"', j + 1);
-    if (j < 0) return -1;
-    let k = j - 1;
-    while (text.charCodeAt(k) === Ch.Backslash) k--;
-    // An even run of backslashes before it escapes nothing: the string ends here.
-    if ((j - 1 - k) % 2 === 0) return j;
-  }
-}
-
 /**
- * The [start, end) offsets of the elements of a text that is a JSON array at its top level (start, end, start,
- * end…), found without parsing them: a string is skipped whole (a bracket or comma in it is text), brackets
- * are counted. Undefined when the scan cannot read the text as such an array (the caller then parses it whole,
- * which decides); whether each element is JSON is left to its own parse. Pure.
+ * The interner of a memo: its keys are made of the interner's numbers, so the two go together, from poll to poll,
+ * whoever reads the answers.
  */
-export function arrayElementBounds(text: string): number[] | undefined {
-  const n = text.length;
-  let i = 0;
-  while (i < n && isJsonSpace(text.charCodeAt(i))) i++;
-  if (text.charCodeAt(i) !== Ch.OpenSquare) return undefined;
-  const out: number[] = [];
-  let depth = 0;
-  let start = -1;
-  for (i++; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c === Ch.Quote) {
-      if (depth === 0 && start < 0) start = i;
-      i = stringEnd(text, i);
-      if (i < 0) return undefined;
-    } else if (c === Ch.OpenSquare || c === Ch.OpenCurly) {
-      if (depth === 0 && start < 0) start = i;
-      depth++;
-    } else if (c === Ch.CloseSquare || c === Ch.CloseCurly) {
-      if (depth > 0) {
-        depth--;
-        continue;
-      }
-      if (c !== Ch.CloseSquare) return undefined;
-      // The array's end: after an element, or with none at all (a comma before it is not JSON).
-      if (start >= 0) out.push(start, i);
-      else if (out.length > 0) return undefined;
-      for (i++; i < n; i++) if (!isJsonSpace(text.charCodeAt(i))) return undefined;
-      return out;
-    } else if (depth === 0) {
-      if (c === Ch.Comma) {
-        if (start < 0) return undefined;
-        out.push(start, i);
-        start = -1;
-      } else if (start < 0 && !isJsonSpace(c)) start = i;
-    }
+const interners = new WeakMap<CounterMemo, Interner>();
+
+function internerOf(memo: CounterMemo): Interner {
+  let i = interners.get(memo);
+  if (i === undefined) {
+    i = new Interner();
+    interners.set(memo, i);
   }
-  return undefined;
+  return i;
 }
 
-/** JSON.parse of text[start, end); a SyntaxError names the position in the whole text, never its content. */
-function parseSlice(text: string, start: number, end: number): unknown {
-  try {
-    return JSON.parse(text.slice(start, end));
-  } catch (err) {
-    // V8 names a position for some errors only; otherwise the answer's own start is the position given.
-    const at = /position (\d+)/.exec((err as Error).message);
-    throw new SyntaxError(at === null ? `Not valid JSON: the answer at position ${start}` : `Unexpected token in JSON at position ${start + Number(at[1])}`);
-  }
-}
-
-/** Builds RangeItems series by series, and the memo with them. */
-class Grouping {
-  private readonly items = new Map<string, Map<string, Cell>>();
-  private readonly nodeWide = new Map<string, Cell>();
-  private readonly errored = new Map<string, Set<string>>();
-  private readonly nodes = new Set<string>();
-  private readonly gen = ++groupings;
-
-  constructor(
-    private readonly itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
-    private readonly memo: CounterMemo,
-  ) {}
-
-  errors(metric: string, nodes: Set<string>): void {
-    if (nodes.size > 0) this.errored.set(metric, nodes);
-  }
-
-  /**
-   * One series; `value` undefined: it had no usable point (as if it were not in the answer). `rec`: its memo record
-   * when the caller has looked it up already (`key` is then not needed).
-   */
-  put(key: string | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue | undefined, rec?: MemoPoint): void {
-    if (value === undefined) return;
-    if (node !== ALL_NODES) this.nodes.add(node);
-    const r = rec ?? (key === undefined ? undefined : this.memo.get(key));
-    if (r !== undefined) {
-      r.t = value.newest.t;
-      r.v = value.newest.v;
-      r.gen = this.gen;
-    } else if (key !== undefined) this.memo.set(key, { t: value.newest.t, v: value.newest.v, gen: this.gen });
-    const item = this.itemOf(labels);
-    let byNode: Map<string, Cell>;
-    if (item === undefined) byNode = this.nodeWide;
-    else {
-      let m = this.items.get(item);
-      if (m === undefined) {
-        m = new Map();
-        this.items.set(item, m);
-      }
-      byNode = m;
-    }
-    let cell = byNode.get(node);
-    if (cell === undefined) {
-      cell = { values: new Map(), newest: 0 };
-      byNode.set(node, cell);
-    }
-    let list = cell.values.get(metric);
-    if (list === undefined) {
-      list = [];
-      cell.values.set(metric, list);
-    }
-    list.push({ labels, value });
-    if (value.newest.t > cell.newest) cell.newest = value.newest.t;
-  }
-
-  /** The groups; the memo forgets the series this answer no longer has. */
-  done(): RangeItems {
-    // Deleting the entry being visited is allowed while iterating a Map.
-    this.memo.forEach((r, k) => {
-      if (r.gen !== this.gen) this.memo.delete(k);
-    });
-    return { items: this.items, nodeWide: this.nodeWide, errored: this.errored, nodes: this.nodes };
-  }
-}
-
-/** The parts a row's value is made of, summed over the series (and nodes) it covers. */
-interface Parts {
-  level: number;
-  inc: number;
-  rate: number;
-  mean: number;
-  /** Some series matched. */
-  any: boolean;
-  /** Every matched series has an increase. */
-  allInc: boolean;
-  /** Every matched series has points since the previous poll. */
-  allMean: boolean;
-}
-
-function emptyParts(): Parts {
-  return { level: 0, inc: 0, rate: 0, mean: 0, any: false, allInc: true, allMean: true };
-}
-
-function resetParts(p: Parts): Parts {
-  p.level = 0;
-  p.inc = 0;
-  p.rate = 0;
-  p.mean = 0;
-  p.any = false;
-  p.allInc = true;
-  p.allMean = true;
-  return p;
-}
-
-/** rowValue's accumulators, reused: it runs for every row of every item and node of a poll (no call nests them). */
-const NUM = emptyParts();
-const DEN = emptyParts();
-
-function addSeries(p: Parts, cell: Cell | undefined, series: readonly NativeSeries[]): void {
-  if (cell === undefined) return;
-  for (let s = 0; s < series.length; s++) {
-    const x = series[s] as NativeSeries;
-    const list = cell.values.get(x.metric);
-    if (list === undefined) continue;
-    for (let e = 0; e < list.length; e++) {
-      const { labels, value } = list[e] as { labels: Readonly<Record<string, string>>; value: SeriesValue };
-      if (!matches(labels, x.matchers)) continue;
-      p.any = true;
-      p.level += value.newest.v;
-      if (value.mean === undefined) p.allMean = false;
-      else p.mean += value.mean;
-      if (value.inc === undefined || value.secs === undefined) p.allInc = false;
-      else {
-        p.inc += value.inc;
-        p.rate += value.inc / value.secs;
-      }
-    }
-  }
-}
-
-function fromParts(row: NativeMapRow, num: Parts, den: Parts): number | undefined {
-  if (!num.any) return undefined;
-  switch (row.derive) {
-    case 'level':
-      return num.level;
-    case 'rate':
-      return num.allInc ? num.rate : undefined;
-    // No point since the previous poll: a stalled series, nothing new to tell (as the envelope's window rule).
-    case 'mean':
-      return num.allMean ? num.mean : undefined;
-    // A zero divisor gives what menelaus_stats gives the envelope then: 0, or 100% resident for a residency.
-    case 'increase_ratio':
-      if (!num.allInc || !den.any || !den.allInc) return undefined;
-      return den.inc > 0 ? num.inc / den.inc : 0;
-    case 'level_ratio':
-      if (!den.any) return undefined;
-      return den.level > 0 ? num.level / den.level : 0;
-    case 'complement_ratio':
-      if (!den.any) return undefined;
-      return den.level > 0 ? 1 - num.level / den.level : 1;
-  }
-}
-
-const rowMetricLists = new WeakMap<NativeMapRow, readonly string[]>();
-
-function rowMetrics(row: NativeMapRow): readonly string[] {
-  let list = rowMetricLists.get(row);
-  if (list === undefined) {
-    list = [...row.series, ...(row.denominator ?? [])].map((x) => x.metric);
-    rowMetricLists.set(row, list);
-  }
-  return list;
-}
-
-function blocked(row: NativeMapRow, errored: RangeItems['errored'], node: string | undefined): boolean {
-  for (const m of rowMetrics(row)) {
-    const e = errored.get(m);
-    if (e === undefined) continue;
-    if (e.has('*') || node === undefined || e.has(node)) return true;
-  }
-  return false;
-}
-
-/** The value of a row for one item on one node (`node`), or over all its nodes (undefined), in the legacy stat's unit. */
-export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: string | undefined): number | undefined {
-  if (blocked(row, g.errored, node)) return undefined;
-  const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
-  if (cells === undefined) return undefined;
-  if (node === undefined && row.acrossNodes === 'mean') {
-    // A host's own gauge: the mean of the nodes' values.
-    let sum = 0;
-    let n = 0;
-    let missing = false;
-    cells.forEach((_c, nd) => {
-      if (nd === ALL_NODES || missing) return;
-      const v = rowValue(row, g, item, nd);
-      if (v === undefined) missing = true;
-      else {
-        sum += v;
-        n++;
-      }
-    });
-    return missing || n === 0 ? undefined : sum / n;
-  }
-  const num = resetParts(NUM);
-  const den = resetParts(DEN);
-  // forEach rather than for…of: the iterator's result objects were a tenth of a poll's allocations.
-  if (node === undefined) {
-    cells.forEach((c) => {
-      addSeries(num, c, row.series);
-      if (row.denominator) addSeries(den, c, row.denominator);
-    });
-  } else {
-    const c = cells.get(node);
-    addSeries(num, c, row.series);
-    if (row.denominator) addSeries(den, c, row.denominator);
-  }
-  const v = fromParts(row, num, den);
-  return v === undefined ? undefined : v * row.legacyFactor;
-}
-
-/** The newest point's time (epoch ms) of an item, on one node or over all; undefined when it has none. */
-export function newestOf(g: RangeItems, item: string, node: string | undefined): number | undefined {
-  const cells = g.items.get(item);
-  if (cells === undefined) return undefined;
-  let t = 0;
-  for (const [n, c] of cells) if ((node === undefined || n === node) && c.newest > t) t = c.newest;
-  return t > 0 ? t : undefined;
-}
+/** treeKey's list of label numbers. */
+const TREE_IDS = new IdList();
 
 /** The bucket a kv series belongs to; undefined for a per-node series. */
 export function kvItemOf(labels: Readonly<Record<string, string>>): string | undefined {
@@ -952,7 +512,7 @@ export async function fetchRange<N extends CollectorName>(
   // one query's parsed JSON is alive at a time, rather than a whole request's (about 8 MB of heap per 50 queries
   // at 100 buckets on 4 nodes) or every batch's. A poll has 2 or 3 batches: a few round trips more, within the
   // poll's deadline.
-  const grouping = new AnswerGrouping(itemOf, st.memo);
+  const grouping = new AnswerGrouping(rows, itemOf, st.memo);
   let failed = 0;
   let first: unknown;
   for (const names of batches) {

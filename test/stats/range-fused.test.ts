@@ -6,8 +6,14 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { AnswerGrouping, arrayElementBounds, groupAnswers, groupSeries, kvItemOf, parseQueryAnswer, pointsOf, rawSeriesValue, seriesValue, StagedRequest } from '../../src/stats/range.js';
-import type { CounterMemo, Point, RawAnswer } from '../../src/stats/range.js';
+import { arrayElementBounds } from '../../src/stats/json-slices.js';
+import type { Matchers, NativeMapRow } from '../../src/stats/native-map.js';
+import { AnswerGrouping, groupAnswers, groupSeries, kvItemOf, parseQueryAnswer, StagedRequest } from '../../src/stats/range.js';
+import type { RawAnswer } from '../../src/stats/range.js';
+import { newestOf, rowValue } from '../../src/stats/range-groups.js';
+import type { RangeItems } from '../../src/stats/range-groups.js';
+import { pointsOf, rawSeriesValue, seriesValue } from '../../src/stats/range-values.js';
+import type { CounterMemo, Point } from '../../src/stats/range-values.js';
 
 const rawPoint = fc.oneof(
   fc.tuple(fc.integer({ min: 1_700_000_000, max: 1_700_000_100 }), fc.oneof(fc.integer({ min: 0, max: 50 }).map(String), fc.integer({ min: 0, max: 50 }), fc.constantFrom('NaN', '', 'x'))),
@@ -50,9 +56,49 @@ const answer = fc.oneof(
 );
 const poll = fc.array(fc.tuple(answer, fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 3 });
 
-/** A memo's keys and points, without the number of the grouping that last saw each (which differs between two). */
-function memoPoints(memo: CounterMemo): Array<[string, { t: number; v: number }]> {
-  return [...memo].map(([k, r]) => [k, { t: r.t, v: r.v }]);
+/** A table whose rows read the generated answers' metrics (m0, m1, m2) every way a row can. */
+const ser = (metric: string, matchers: Matchers = {}) => ({ metric, matchers, type: 'counter' as const });
+const tableRow = (legacy: string, derive: NativeMapRow['derive'], series: NativeMapRow['series'], denominator?: NativeMapRow['series']): NativeMapRow => ({
+  section: 'kv',
+  legacy,
+  family: `couchbase_bucket_${legacy}`,
+  derive,
+  series,
+  ...(denominator ? { denominator } : {}),
+  scale: 1,
+  legacyFactor: 1,
+  perBucket: true,
+  nsServer: '',
+});
+const TABLE: readonly NativeMapRow[] = [
+  tableRow('m0_get_rate', 'rate', [ser('m0', { op: 'get' })]),
+  tableRow('m0_level', 'level', [ser('m0')]),
+  tableRow('m1_mean', 'mean', [ser('m1')]),
+  tableRow('m2_share', 'increase_ratio', [ser('m2', { op: 'get' })], [ser('m0')]),
+  tableRow('m1_m2_ratio', 'level_ratio', [ser('m1', { op: ['get', 'set'] }), ser('m2')], [ser('m0', { op: 'set' })]),
+  tableRow('m2_free', 'complement_ratio', [ser('m2', { op: 'set' })], [ser('m1')]),
+];
+
+/**
+ * What the groups say, whatever their layout: per item and node (and over the nodes) each row's value and the newest
+ * point's time, the nodes seen and the errored metrics.
+ */
+function view(g: RangeItems) {
+  const items: Record<string, Record<string, { newest: number | undefined; rows: Array<number | undefined> }>> = {};
+  for (const [item, cells] of g.items) {
+    const byNode: (typeof items)[string] = {};
+    for (const node of [...cells.keys(), undefined]) byNode[node ?? '(all)'] = { newest: newestOf(g, item, node), rows: TABLE.map((r) => rowValue(r, g, item, node)) };
+    items[item] = byNode;
+  }
+  return { items, nodes: [...g.nodes].sort(), errored: [...g.errored].map(([m, n]) => [m, [...n].sort()]).sort() };
+}
+
+/**
+ * A memo's points in order, without the number of the grouping that last saw each (which differs between two), nor
+ * the keys (the parsed answers' path keys by the strings, the text's reader by the interner's numbers).
+ */
+function memoPoints(memo: CounterMemo): Array<{ t: number; v: number }> {
+  return [...memo.values()].map((r) => ({ t: r.t, v: r.v })).sort((a, b) => a.t - b.t || a.v - b.v);
 }
 
 describe('groupAnswers', () => {
@@ -64,10 +110,109 @@ describe('groupAnswers', () => {
         for (const round of [first, second]) {
           const raw: RawAnswer[] = round.map(([a, summed, failed], i) => (failed && i === 0 ? { metric: `m${i}`, failed: true } : { metric: `m${i}`, raw: a, summed }));
           const parsed = raw.map((r) => ('failed' in r ? { metric: r.metric, series: [], erroredNodes: new Set(['*']), errors: [] } : parseQueryAnswer(r.metric, r.raw, r.summed)));
-          const got = groupAnswers(raw, kvItemOf, memoA);
-          expect(got.groups).toEqual(groupSeries(parsed, kvItemOf, memoB));
+          const got = groupAnswers(TABLE, raw, kvItemOf, memoA);
+          expect(view(got.groups)).toEqual(view(groupSeries(TABLE, parsed, kvItemOf, memoB)));
           expect(memoPoints(memoA)).toEqual(memoPoints(memoB));
           expect(got.errors).toEqual(parsed.filter((r) => r.errors.length > 0).map((r) => ({ metric: r.metric, errors: r.errors })));
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+// The rows' values by the plainest way: keep every series' value whole, then add up what each row reads. The series'
+// values come from seriesValue (its rules are checked by hand in range.test.ts); nothing of the groups is used.
+interface Kept {
+  readonly metric: string;
+  readonly item: string | undefined;
+  readonly node: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: NonNullable<ReturnType<typeof seriesValue>>;
+}
+
+function keepAll(raw: readonly RawAnswer[], memo: Map<string, Point>): { kept: Kept[]; errored: Map<string, Set<string>> } {
+  const kept: Kept[] = [];
+  const errored = new Map<string, Set<string>>();
+  const seen = new Map<string, Point>();
+  for (const r of raw) {
+    if ('failed' in r) {
+      errored.set(r.metric, new Set(['*']));
+      continue;
+    }
+    const q = parseQueryAnswer(r.metric, r.raw, r.summed);
+    if (q.erroredNodes.size > 0) errored.set(r.metric, q.erroredNodes);
+    for (const x of q.series) {
+      const key = JSON.stringify([x.node, x.metric, Object.entries(x.labels).filter(([k]) => k !== 'name').sort()]);
+      const value = seriesValue(x.points, seen.get(key) ?? memo.get(key));
+      if (value === undefined) continue;
+      seen.set(key, value.newest);
+      kept.push({ metric: x.metric, item: kvItemOf(x.labels), node: x.node, labels: x.labels, value });
+    }
+  }
+  memo.clear();
+  for (const [k, v] of seen) memo.set(k, v);
+  return { kept, errored };
+}
+
+function keptRowValue(row: NativeMapRow, kept: readonly Kept[], errored: Map<string, Set<string>>, item: string, node: string | undefined): number | undefined {
+  for (const x of [...row.series, ...(row.denominator ?? [])]) {
+    const e = errored.get(x.metric);
+    if (e && (e.has('*') || node === undefined || e.has(node))) return undefined;
+  }
+  const side = (series: NativeMapRow['series']) => {
+    const hit = kept.filter((k) => k.item === item && (node === undefined || k.node === node) && series.some((x) => x.metric === k.metric && Object.entries(x.matchers).every(([l, want]) => k.labels[l] !== undefined && (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
+    // A series read by two entries of the side counts twice, as each entry is a term of its own.
+    const terms = series.flatMap((x) => hit.filter((k) => k.metric === x.metric && Object.entries(x.matchers).every(([l, want]) => (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
+    return {
+      any: hit.length > 0,
+      level: terms.reduce((a, k) => a + k.value.newest.v, 0),
+      inc: terms.every((k) => k.value.inc !== undefined) ? terms.reduce((a, k) => a + (k.value.inc as number), 0) : undefined,
+      rate: terms.every((k) => k.value.inc !== undefined) ? terms.reduce((a, k) => a + (k.value.inc as number) / (k.value.secs as number), 0) : undefined,
+      mean: terms.every((k) => k.value.mean !== undefined) ? terms.reduce((a, k) => a + (k.value.mean as number), 0) : undefined,
+    };
+  };
+  const num = side(row.series);
+  const den = side(row.denominator ?? []);
+  if (!num.any) return undefined;
+  switch (row.derive) {
+    case 'level':
+      return num.level;
+    case 'rate':
+      return num.rate;
+    case 'mean':
+      return num.mean;
+    case 'increase_ratio':
+      if (num.inc === undefined || !den.any || den.inc === undefined) return undefined;
+      return den.inc > 0 ? num.inc / den.inc : 0;
+    case 'level_ratio':
+      return den.any ? (den.level > 0 ? num.level / den.level : 0) : undefined;
+    case 'complement_ratio':
+      return den.any ? (den.level > 0 ? 1 - num.level / den.level : 1) : undefined;
+  }
+}
+
+describe('the groups against every series kept whole', () => {
+  it('each row, item and node (and over the nodes) has the value of the sums over the series it reads, over two polls', () => {
+    fc.assert(
+      fc.property(poll, poll, (first, second) => {
+        const memo: CounterMemo = new Map();
+        const keptMemo = new Map<string, Point>();
+        for (const round of [first, second]) {
+          const raw: RawAnswer[] = round.map(([a, summed, failed], i) => (failed && i === 0 ? { metric: `m${i}`, failed: true } : { metric: `m${i}`, raw: a, summed }));
+          const { groups } = groupAnswers(TABLE, raw, kvItemOf, memo);
+          const { kept, errored } = keepAll(raw, keptMemo);
+          expect(memo.size).toBe(keptMemo.size);
+          for (const item of new Set(kept.flatMap((k) => (k.item === undefined ? [] : [k.item])))) {
+            for (const node of [undefined, ...new Set(kept.filter((k) => k.item === item).map((k) => k.node))]) {
+              for (const r of TABLE) {
+                const want = keptRowValue(r, kept, errored, item, node);
+                const got = rowValue(r, groups, item, node);
+                if (want === undefined) expect(got, `${r.legacy} ${item} ${node}`).toBeUndefined();
+                else expect(got, `${r.legacy} ${item} ${node}`).toBeCloseTo(want, 9);
+              }
+            }
+          }
         }
       }),
       { numRuns: 500 },
@@ -93,13 +238,13 @@ describe('AnswerGrouping.readText', () => {
         const memoB: CounterMemo = new Map();
         for (const [answers, summedFirst, ws] of polls) {
           const summed = new Set(summedFirst ? ['m0'] : []);
-          const a = new AnswerGrouping(kvItemOf, memoA);
+          const a = new AnswerGrouping(TABLE, kvItemOf, memoA);
           const staged = a.readText(bodyText(answers, ws), names, summed);
           expect(staged).toBeInstanceOf(StagedRequest);
           a.commit(staged as StagedRequest);
-          const b = new AnswerGrouping(kvItemOf, memoB);
+          const b = new AnswerGrouping(TABLE, kvItemOf, memoB);
           b.add(names.map((metric, i): RawAnswer => ({ metric, raw: answers[i], summed: summed.has(metric) })));
-          expect(a.done()).toEqual(b.done());
+          expect(view(a.done())).toEqual(view(b.done()));
           expect(memoPoints(memoA)).toEqual(memoPoints(memoB));
           expect(a.errorTexts).toEqual(b.errorTexts);
         }
@@ -110,7 +255,7 @@ describe('AnswerGrouping.readText', () => {
 
   it('a body that is not JSON throws SyntaxError with its position in the whole body, and changes nothing', () => {
     const memo: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
-    const g = new AnswerGrouping(kvItemOf, memo);
+    const g = new AnswerGrouping(TABLE, kvItemOf, memo);
     const good = JSON.stringify({ data: [{ metric: { name: 'kv_ops', bucket: 'a', nodes: ['n1:8091'] }, values: [[1_700_000_000, '5']] }], errors: [] });
     // The second answer is broken (`tru`); the third query's answer is past the names and still must be JSON.
     for (const body of [`[${good},{"data":tru}]`, `[${good},${good},{"x":}]`, `[${good}`, `[${good},]`, `[${good}] x`]) {
@@ -128,7 +273,7 @@ describe('AnswerGrouping.readText', () => {
   });
 
   it('a body that is JSON but not an array comes back as parsed, for the schema to refuse', () => {
-    const g = new AnswerGrouping(kvItemOf, new Map());
+    const g = new AnswerGrouping(TABLE, kvItemOf, new Map());
     expect(g.readText(' {"data":[]} ', names, new Set())).toEqual({ data: [] });
     expect(g.readText('null', names, new Set())).toBeNull();
   });

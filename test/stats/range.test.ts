@@ -8,14 +8,19 @@ import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { ALL_NODES, AnswerGrouping, buildQueries, groupSeries, kvItemOf, narrowing, parseQueryAnswer, rowValue, seriesKey, seriesValue, summableMetrics } from '../../src/stats/range.js';
+import { AnswerGrouping, buildQueries, groupSeries as groupRows, kvItemOf, narrowing, parseQueryAnswer, summableMetrics } from '../../src/stats/range.js';
+import type { QueryResult } from '../../src/stats/range.js';
+import { ALL_NODES, rowValue } from '../../src/stats/range-groups.js';
+import { seriesKey, seriesValue } from '../../src/stats/range-values.js';
 import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
-import type { CounterMemo, Point } from '../../src/stats/range.js';
+import type { CounterMemo, Point } from '../../src/stats/range-values.js';
 import { clusterCompat } from '../../src/stats/source.js';
 import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
 
 const p = (t: number, v: number): Point => ({ t: t * 1000, v });
 const row = (legacy: string): NativeMapRow => KV_ROW_BY_LEGACY.get(legacy) as NativeMapRow;
+/** The bucket table's groups. */
+const groupSeries = (results: readonly QueryResult[], itemOf: typeof kvItemOf, memo: CounterMemo) => groupRows(KV_NATIVE_MAP, results, itemOf, memo);
 
 // The mean (derive 'mean', a gauge's window mean) is over the points after the previous newest one, as the increase.
 describe('seriesValue: the exact increase since the previous newest point', () => {
@@ -198,7 +203,7 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
     expect([...memo.values()][0]).toBe(rec);
     expect(rec).toMatchObject({ t: 30_000, v: 260 });
     // A poll that sees the series but is cut short before its end, then one that does not see it: forgotten.
-    const cut = new AnswerGrouping(kvItemOf, memo);
+    const cut = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, memo);
     cut.add([{ metric: 'kv_ops', raw: { data: [{ metric: { nodes: ['n1'], bucket: 'b', op: 'get', result: 'hit' }, values: [[40, '300']] }], errors: [] }, summed: false }]);
     groupSeries([], kvItemOf, memo);
     expect(memo.size).toBe(0);

@@ -1,0 +1,100 @@
+/**
+ * A JSON array's text cut into its elements without parsing them, and one element parsed on its own: a large
+ * answer that is an array of independent parts (the range API's answers, one per query) is parsed part by part, so
+ * only one part's tree is alive at a time.
+ */
+
+const enum Ch {
+  Quote = 0x22,
+  Comma = 0x2c,
+  Backslash = 0x5c,
+  OpenSquare = 0x5b,
+  CloseSquare = 0x5d,
+  OpenCurly = 0x7b,
+  CloseCurly = 0x7d,
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/** The index of the quote that ends the string opening at `at`, or -1. */
+function stringEnd(text: string, at: number): number {
+  let j = at;
+  for (;;) {
+    j = text.indexOf('"', j + 1);
+    if (j < 0) return -1;
+    let k = j - 1;
+    while (text.charCodeAt(k) === Ch.Backslash) k--;
+    // An even run of backslashes before it escapes nothing: the string ends here.
+    if ((j - 1 - k) % 2 === 0) return j;
+  }
+}
+
+/** The index of the first character at or after `at` that is not JSON whitespace (the text's length if none). */
+export function skipSpace(text: string, at: number): number {
+  let i = at;
+  while (i < text.length && isJsonSpace(text.charCodeAt(i))) i++;
+  return i;
+}
+
+/**
+ * The end of the array element that starts at `start` (not whitespace): the index of the `,` or `]` that follows
+ * it at its own depth, found without parsing it (a string is skipped whole: a bracket or comma in it is text;
+ * brackets are counted). -1 when the text ends first or closes with `}`.
+ */
+export function elementEnd(text: string, start: number): number {
+  let depth = 0;
+  for (let i = start; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === Ch.Quote) {
+      i = stringEnd(text, i);
+      if (i < 0) return -1;
+    } else if (c === Ch.OpenSquare || c === Ch.OpenCurly) depth++;
+    else if (c === Ch.CloseSquare || c === Ch.CloseCurly) {
+      if (depth > 0) depth--;
+      else return c === Ch.CloseSquare ? i : -1;
+    } else if (c === Ch.Comma && depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * The [start, end) offsets of the elements of a text that is a JSON array at its top level (start, end, start,
+ * end…), found without parsing them (elementEnd). Undefined when the scan cannot read the text as such an array
+ * (the caller then parses it whole, which decides); whether each element is JSON is left to its own parse. Pure.
+ */
+export function arrayElementBounds(text: string): number[] | undefined {
+  let i = skipSpace(text, 0);
+  if (text.charCodeAt(i) !== Ch.OpenSquare) return undefined;
+  i = skipSpace(text, i + 1);
+  const out: number[] = [];
+  if (text.charCodeAt(i) !== Ch.CloseSquare) {
+    for (;;) {
+      // An element must be there: a `,` or `]` here (after `[` or a comma) is not JSON.
+      const c = text.charCodeAt(i);
+      if (i >= text.length || c === Ch.Comma || c === Ch.CloseSquare) return undefined;
+      const end = elementEnd(text, i);
+      if (end < 0) return undefined;
+      out.push(i, end);
+      if (text.charCodeAt(end) === Ch.CloseSquare) {
+        i = end;
+        break;
+      }
+      i = skipSpace(text, end + 1);
+    }
+  }
+  return skipSpace(text, i + 1) === text.length ? out : undefined;
+}
+
+/** JSON.parse of text[start, end); a SyntaxError names the position in the whole text, never its content. */
+export function parseSlice(text: string, start: number, end: number): unknown {
+  try {
+    return JSON.parse(text.slice(start, end));
+  } catch (err) {
+    // V8 names a position for some errors only; otherwise the answer's own start is the position given.
+    const at = /position (\d+)/.exec((err as Error).message);
+    throw new SyntaxError(at === null ? `Not valid JSON: the answer at position ${start}` : `Unexpected token in JSON at position ${start + Number(at[1])}`);
+  }
+}
+
