@@ -7,7 +7,8 @@
  * series but its record in the counter memo. A poll reads about 23,000 series at 100 buckets on 4 nodes and
  * 168,000 at 1,000 buckets; keeping each one's labels and value until the poll's end made them outlive V8's
  * young-generation collections, and most of a poll's garbage-collection work. The parts live in one Float64Array
- * per grouping; each cell (item and node) has an Int32Array from row part to offset (-1: no series yet).
+ * per grouping; each cell (item and node) has its stretch of one Int32Array, from row part to offset (-1: no series
+ * yet): a few arrays per poll, not one per cell.
  *
  * A request's answers are staged first (a Layer: its own parts, memo updates and errors) and committed only once
  * the whole request has been read, so a body that turns out not to be JSON halfway through changes nothing.
@@ -70,9 +71,9 @@ const FIELDS = 5;
 const NO_INC = 1;
 const NO_MEAN = 2;
 
-/** Per item and node: where its row parts are in the store, and its newest point's time. */
+/** Per item and node: where its row parts' offsets are in the slot table (`base`), and its newest point's time. */
 export interface Cell {
-  readonly at: Int32Array;
+  readonly base: number;
   newest: number;
 }
 
@@ -83,8 +84,13 @@ class Parts {
   readonly nodeWide = new Map<string, Cell>();
   data = new Float64Array(FIELDS * 256);
   used = 0;
+  /** Per cell, `width` entries from `base`: a row part's offset in `data`, -1 when it has none. */
+  slots: Int32Array;
+  private cells = 0;
 
-  constructor(readonly width: number) {}
+  constructor(readonly width: number) {
+    this.slots = new Int32Array(width * 16).fill(-1);
+  }
 
   cell(item: string | undefined, node: string): Cell {
     let byNode: Map<string, Cell>;
@@ -99,7 +105,13 @@ class Parts {
     }
     let cell = byNode.get(node);
     if (cell === undefined) {
-      cell = { at: new Int32Array(this.width).fill(-1), newest: 0 };
+      const base = this.cells++ * this.width;
+      if (base + this.width > this.slots.length) {
+        const bigger = new Int32Array(this.slots.length * 2).fill(-1);
+        bigger.set(this.slots);
+        this.slots = bigger;
+      }
+      cell = { base, newest: 0 };
       byNode.set(node, cell);
     }
     return cell;
@@ -107,7 +119,7 @@ class Parts {
 
   /** The offset of a cell's part, made (zeroed) when it has none yet. */
   offset(cell: Cell, slot: number): number {
-    let o = cell.at[slot] as number;
+    let o = this.slots[cell.base + slot] as number;
     if (o >= 0) return o;
     o = this.used;
     this.used += FIELDS;
@@ -116,7 +128,7 @@ class Parts {
       bigger.set(this.data);
       this.data = bigger;
     }
-    cell.at[slot] = o;
+    this.slots[cell.base + slot] = o;
     return o;
   }
 
@@ -143,7 +155,7 @@ class Parts {
         const dst = this.cell(item, node);
         if (src.newest > dst.newest) dst.newest = src.newest;
         for (let slot = 0; slot < this.width; slot++) {
-          const s = src.at[slot] as number;
+          const s = from.slots[src.base + slot] as number;
           if (s < 0) continue;
           const o = this.offset(dst, slot);
           const d = this.data;
@@ -246,8 +258,9 @@ export interface RangeItems {
   readonly items: ReadonlyMap<string, ReadonlyMap<string, Cell>>;
   /** Series without the item label (kv rows with perBucket false): node → cell. */
   readonly nodeWide: ReadonlyMap<string, Cell>;
-  /** The cells' numbers. */
+  /** The cells' numbers, and where each cell's row parts are in them. */
   readonly data: Float64Array;
+  readonly slots: Int32Array;
   readonly plan: Plan;
   /** metric → nodes whose answer is missing ('*': all). */
   readonly errored: ReadonlyMap<string, Set<string>>;
@@ -300,7 +313,7 @@ export class Grouping {
     this.memo.forEach((r, k) => {
       if (r.gen !== this.gen) this.memo.delete(k);
     });
-    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, plan: this.plan, errored: this.errored, nodes: this.nodes };
+    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes };
   }
 }
 
@@ -337,10 +350,11 @@ function reset(p: Sum): Sum {
 const NUM = emptySum();
 const DEN = emptySum();
 
-function addCell(p: Sum, data: Float64Array, cell: Cell | undefined, slots: readonly number[]): void {
+function addCell(p: Sum, g: RangeItems, cell: Cell | undefined, slots: readonly number[]): void {
   if (cell === undefined) return;
+  const data = g.data;
   for (let i = 0; i < slots.length; i++) {
-    const o = cell.at[slots[i] as number] as number;
+    const o = g.slots[cell.base + (slots[i] as number)] as number;
     if (o < 0) continue;
     p.any = true;
     p.level += data[o + LEVEL] as number;
@@ -425,13 +439,13 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   // forEach rather than for…of: the iterator's result objects were a tenth of a poll's allocations.
   if (node === undefined) {
     cells.forEach((c) => {
-      addCell(num, g.data, c, parts.num);
-      addCell(den, g.data, c, parts.den);
+      addCell(num, g, c, parts.num);
+      addCell(den, g, c, parts.den);
     });
   } else {
     const c = cells.get(node);
-    addCell(num, g.data, c, parts.num);
-    addCell(den, g.data, c, parts.den);
+    addCell(num, g, c, parts.num);
+    addCell(den, g, c, parts.den);
   }
   const v = fromSums(row, num, den);
   return v === undefined ? undefined : v * row.legacyFactor;
