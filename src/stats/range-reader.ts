@@ -255,22 +255,21 @@ export class QueryReader {
     return open;
   }
 
-  /** After a member: true at `}` (consumed), false at `,` (consumed); undefined for anything else. */
-  private objectNext(): boolean | undefined {
+  /** After a member or element: true at `close` (`}` or `]`), false at `,` (either consumed); undefined for anything else. */
+  private next(close: number): boolean | undefined {
     const c = this.ws();
     this.pos++;
-    if (c === Ch.CloseCurly) return true;
+    if (c === close) return true;
     if (c === Ch.Comma) return false;
     return undefined;
   }
 
-  /** After an element: true at `]` (consumed), false at `,` (consumed); undefined for anything else. */
+  private objectNext(): boolean | undefined {
+    return this.next(Ch.CloseCurly);
+  }
+
   private arrayNext(): boolean | undefined {
-    const c = this.ws();
-    this.pos++;
-    if (c === Ch.CloseSquare) return true;
-    if (c === Ch.Comma) return false;
-    return undefined;
+    return this.next(Ch.CloseSquare);
   }
 
   /** A JSON number at pos, into NUM. False when the text there is not one. */

@@ -7,10 +7,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { arrayElementBounds } from '../../src/stats/json-slices.js';
-import type { Matchers, NativeMapRow } from '../../src/stats/native-map.js';
-import { AnswerGrouping, groupAnswers, groupSeries, kvItemOf, parseQueryAnswer, StagedRequest } from '../../src/stats/range.js';
+import type { NativeMapRow } from '../../src/stats/native-map.js';
+import { expectReadAsParsed, memoPoints, ser, tableRow, viewOf } from '../helpers/range-table.js';
+import { AnswerGrouping, groupAnswers, groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
 import type { RawAnswer } from '../../src/stats/range.js';
-import { newestOf, rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/range-groups.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { pointsOf, rawSeriesValue, seriesValue } from '../../src/stats/range-values.js';
 import type { CounterMemo, Point } from '../../src/stats/range-values.js';
@@ -57,19 +58,6 @@ const answer = fc.oneof(
 const poll = fc.array(fc.tuple(answer, fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 3 });
 
 /** A table whose rows read the generated answers' metrics (m0, m1, m2) every way a row can. */
-const ser = (metric: string, matchers: Matchers = {}) => ({ metric, matchers, type: 'counter' as const });
-const tableRow = (legacy: string, derive: NativeMapRow['derive'], series: NativeMapRow['series'], denominator?: NativeMapRow['series']): NativeMapRow => ({
-  section: 'kv',
-  legacy,
-  family: `couchbase_bucket_${legacy}`,
-  derive,
-  series,
-  ...(denominator ? { denominator } : {}),
-  scale: 1,
-  legacyFactor: 1,
-  perBucket: true,
-  nsServer: '',
-});
 const TABLE: readonly NativeMapRow[] = [
   tableRow('m0_get_rate', 'rate', [ser('m0', { op: 'get' })]),
   tableRow('m0_level', 'level', [ser('m0')]),
@@ -79,27 +67,7 @@ const TABLE: readonly NativeMapRow[] = [
   tableRow('m2_free', 'complement_ratio', [ser('m2', { op: 'set' })], [ser('m1')]),
 ];
 
-/**
- * What the groups say, whatever their layout: per item and node (and over the nodes) each row's value and the newest
- * point's time, the nodes seen and the errored metrics.
- */
-function view(g: RangeItems) {
-  const items: Record<string, Record<string, { newest: number | undefined; rows: Array<number | undefined> }>> = {};
-  for (const [item, cells] of g.items) {
-    const byNode: (typeof items)[string] = {};
-    for (const node of [...cells.keys(), undefined]) byNode[node ?? '(all)'] = { newest: newestOf(g, item, node), rows: TABLE.map((r) => rowValue(r, g, item, node)) };
-    items[item] = byNode;
-  }
-  return { items, nodes: [...g.nodes].sort(), errored: [...g.errored].map(([m, n]) => [m, [...n].sort()]).sort() };
-}
-
-/**
- * A memo's points in order, without the number of the grouping that last saw each (which differs between two), nor
- * the keys (the parsed answers' path keys by the strings, the text's reader by the interner's numbers).
- */
-function memoPoints(memo: CounterMemo): Array<{ t: number; v: number }> {
-  return [...memo.values()].map((r) => ({ t: r.t, v: r.v })).sort((a, b) => a.t - b.t || a.v - b.v);
-}
+const view = (g: RangeItems) => viewOf(TABLE, g);
 
 describe('groupAnswers', () => {
   it('gives the groups, memo and error texts of parseQueryAnswer then groupSeries, over two polls', () => {
@@ -238,15 +206,7 @@ describe('AnswerGrouping.readText', () => {
         const memoB: CounterMemo = new Map();
         for (const [answers, summedFirst, ws] of polls) {
           const summed = new Set(summedFirst ? ['m0'] : []);
-          const a = new AnswerGrouping(TABLE, kvItemOf, memoA);
-          const staged = a.readText(bodyText(answers, ws), names, summed);
-          expect(staged).toBeInstanceOf(StagedRequest);
-          a.commit(staged as StagedRequest);
-          const b = new AnswerGrouping(TABLE, kvItemOf, memoB);
-          b.add(names.map((metric, i): RawAnswer => ({ metric, raw: answers[i], summed: summed.has(metric) })));
-          expect(view(a.done())).toEqual(view(b.done()));
-          expect(memoPoints(memoA)).toEqual(memoPoints(memoB));
-          expect(a.errorTexts).toEqual(b.errorTexts);
+          expectReadAsParsed(TABLE, bodyText(answers, ws), answers, names, summed, memoA, memoB);
         }
       }),
       { numRuns: 300 },
