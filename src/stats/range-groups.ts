@@ -170,8 +170,12 @@ class Parts {
   }
 }
 
-/** Layers made so far: each has its own number, which marks the memo records it valued (a series repeated in an answer). */
-let layers = 0;
+/**
+ * Memo records staged so far, counted across layers: a record is marked with its count when staged, so a layer
+ * finds where it staged a series an answer repeats at once (a layer stages synchronously: its marks are
+ * consecutive). A scan of the layer's records instead was quadratic in an answer that repeats one series.
+ */
+let staged = 0;
 /** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
 let groupings = 0;
 
@@ -180,7 +184,8 @@ let groupings = 0;
  * errors. Made by Grouping.layer(), added by Grouping.commit().
  */
 export class Layer {
-  readonly id = ++layers;
+  /** The mark of this layer's first staged record. */
+  private first = -1;
   readonly parts: Parts;
   /** Known series: their records and (t, v) pairs, in the order read. */
   readonly recs: MemoPoint[] = [];
@@ -211,14 +216,17 @@ export class Layer {
    */
   previous(key: string, rec: MemoPoint | undefined): { t: number; v: number } | undefined {
     if (rec === undefined) return this.fresh.get(key);
-    if (rec.layer !== this.id) return rec;
-    for (let i = this.recs.length - 1; ; i--) if (this.recs[i] === rec) return { t: this.recPoints[2 * i] as number, v: this.recPoints[2 * i + 1] as number };
+    const i = (rec.staged ?? -1) - this.first;
+    // Staged here only when the mark falls within this layer's and names this record.
+    if (this.first < 0 || i < 0 || i >= this.recs.length || this.recs[i] !== rec) return rec;
+    return { t: this.recPoints[2 * i] as number, v: this.recPoints[2 * i + 1] as number };
   }
 
   /** One series, valued: its memo update, and its value added to the row parts that read it. */
   put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue): void {
     if (rec !== undefined) {
-      rec.layer = this.id;
+      rec.staged = ++staged;
+      if (this.first < 0) this.first = rec.staged;
       this.recs.push(rec);
       this.recPoints.push(value.newest.t, value.newest.v);
     } else this.fresh.set(key, { t: value.newest.t, v: value.newest.v });
@@ -301,7 +309,7 @@ export class Grouping {
       r.v = l.recPoints[2 * i + 1] as number;
       r.gen = this.gen;
     }
-    for (const [key, p] of l.fresh) this.memo.set(key, { t: p.t, v: p.v, gen: this.gen, layer: 0 });
+    for (const [key, p] of l.fresh) this.memo.set(key, { t: p.t, v: p.v, gen: this.gen, staged: 0 });
     // The first request's parts are taken as they are; a later one's are added in.
     if (this.parts.used === 0) this.parts = l.parts;
     else this.parts.merge(l.parts);

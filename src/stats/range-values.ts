@@ -53,8 +53,8 @@ export interface MemoPoint {
   t: number;
   v: number;
   gen?: number;
-  /** The staged request that last valued it (range-groups.ts: a series an answer repeats). */
-  layer?: number;
+  /** When it was last staged (range-groups.ts: finding a series an answer repeats). */
+  staged?: number;
 }
 
 /** The previous newest point of each native series (node, metric, labels), kept between polls. */
