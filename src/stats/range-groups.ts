@@ -173,7 +173,8 @@ class Parts {
 /**
  * Memo records staged so far, counted across layers: a record is marked with its count when staged, so a layer
  * finds where it staged a series an answer repeats at once (a layer stages synchronously: its marks are
- * consecutive). A scan of the layer's records instead was quadratic in an answer that repeats one series.
+ * consecutive; a layer whose marks wrap around at 2^30 finds its repeats in the memo's record instead, as
+ * without them). A scan of the layer's records instead was quadratic in an answer that repeats its series.
  */
 let staged = 0;
 /** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
@@ -225,7 +226,9 @@ export class Layer {
   /** One series, valued: its memo update, and its value added to the row parts that read it. */
   put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue): void {
     if (rec !== undefined) {
-      rec.staged = ++staged;
+      // Kept a small integer (V8 then stores it in the record itself): a daemon stages 2^30 records in weeks.
+      staged = (staged + 1) & 0x3fffffff;
+      rec.staged = staged;
       if (this.first < 0) this.first = rec.staged;
       this.recs.push(rec);
       this.recPoints.push(value.newest.t, value.newest.v);
