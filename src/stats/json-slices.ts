@@ -4,18 +4,34 @@
  * only one part's tree is alive at a time.
  */
 
-const enum Ch {
+/** The character codes of JSON's structure, numbers and literals: for the scans here and range-reader.ts's. */
+export const enum Ch {
+  Tab = 0x09,
+  Newline = 0x0a,
+  Return = 0x0d,
+  Space = 0x20,
   Quote = 0x22,
+  Plus = 0x2b,
   Comma = 0x2c,
-  Backslash = 0x5c,
+  Minus = 0x2d,
+  Dot = 0x2e,
+  Zero = 0x30,
+  Nine = 0x39,
+  Colon = 0x3a,
+  UpperE = 0x45,
   OpenSquare = 0x5b,
+  Backslash = 0x5c,
   CloseSquare = 0x5d,
+  LowerE = 0x65,
+  LowerF = 0x66,
+  LowerN = 0x6e,
+  LowerT = 0x74,
   OpenCurly = 0x7b,
   CloseCurly = 0x7d,
 }
 
 function isJsonSpace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+  return c === Ch.Space || c === Ch.Newline || c === Ch.Return || c === Ch.Tab;
 }
 
 /** The index of the quote that ends the string opening at `at`, or -1. */

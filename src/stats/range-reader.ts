@@ -15,32 +15,8 @@
  * the string lives (V8 slices rather than copies), in the metric store for one.
  */
 import { ALL_NODES } from './range-groups.js';
+import { Ch, skipSpace } from './json-slices.js';
 import { PointRun } from './range-values.js';
-
-const enum Ch {
-  Tab = 0x09,
-  Newline = 0x0a,
-  Return = 0x0d,
-  Space = 0x20,
-  Quote = 0x22,
-  Plus = 0x2b,
-  Comma = 0x2c,
-  Minus = 0x2d,
-  Dot = 0x2e,
-  Zero = 0x30,
-  Nine = 0x39,
-  Colon = 0x3a,
-  UpperE = 0x45,
-  OpenSquare = 0x5b,
-  Backslash = 0x5c,
-  CloseSquare = 0x5d,
-  LowerE = 0x65,
-  LowerF = 0x66,
-  LowerN = 0x6e,
-  LowerT = 0x74,
-  OpenCurly = 0x7b,
-  CloseCurly = 0x7d,
-}
 
 /**
  * The strings of label names and values, each kept once as a copy of its own (at most LIMIT; past it, copies are
@@ -214,13 +190,10 @@ export class QueryReader {
     return this.answer(summed) ? this.pos : -1;
   }
 
+  /** Past any whitespace: the code of the character there (NaN at the end). */
   private ws(): number {
-    const t = this.text;
-    let p = this.pos;
-    let c = t.charCodeAt(p);
-    while (c === Ch.Space || c === Ch.Newline || c === Ch.Return || c === Ch.Tab) c = t.charCodeAt(++p);
-    this.pos = p;
-    return c;
+    this.pos = skipSpace(this.text, this.pos);
+    return this.text.charCodeAt(this.pos);
   }
 
   /** At a quote: the index of the closing quote of a string without escapes or control characters, else -1. */

@@ -50,7 +50,7 @@ import { CbwError } from '../errors.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { z } from 'zod';
-import { arrayElementBounds, elementEnd, parseSlice, skipSpace } from './json-slices.js';
+import { arrayElementBounds, Ch, elementEnd, parseSlice, skipSpace } from './json-slices.js';
 import { KV_BUCKET_LABEL, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
@@ -339,10 +339,10 @@ export class AnswerGrouping {
     const l = this.g.layer();
     const r = this.reader;
     let p = skipSpace(text, 0);
-    if (text.charCodeAt(p) !== 0x5b) return undefined;
+    if (text.charCodeAt(p) !== Ch.OpenSquare) return undefined;
     p = skipSpace(text, p + 1);
     let i = 0;
-    if (text.charCodeAt(p) !== 0x5d) {
+    if (text.charCodeAt(p) !== Ch.CloseSquare) {
       for (;; i++) {
         const name = names[i];
         const sum = name !== undefined && summed.has(name);
@@ -357,8 +357,8 @@ export class AnswerGrouping {
         }
         p = skipSpace(text, end);
         const c = text.charCodeAt(p);
-        if (c === 0x5d) break;
-        if (c !== 0x2c) return undefined;
+        if (c === Ch.CloseSquare) break;
+        if (c !== Ch.Comma) return undefined;
         p = skipSpace(text, p + 1);
       }
       i++;
