@@ -15,9 +15,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY scripts/build-info.mjs ./scripts/
+COPY scripts/build-info.mjs scripts/bundle.mjs ./scripts/
 # No .git in the build context: the revision comes from the REVISION build argument (CBWATCH_REVISION below).
 RUN npx tsc -p tsconfig.build.json \
+ && node scripts/bundle.mjs \
  && node scripts/build-info.mjs \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 

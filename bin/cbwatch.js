@@ -1,5 +1,6 @@
 #!/usr/bin/env -S node --max-semi-space-size=3 --expose-gc --v8-pool-size=2
-// Thin launcher: the compiled CLI lives in dist/ (built by `npm ci` through the prepare script).
+// Thin launcher: the compiled CLI lives in dist/bundle/ (tsc, then scripts/bundle.mjs; `npm ci` builds it through the
+// prepare script).
 // Two V8 flags and a Node option. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
 // The thread serving HTTP otherwise grows its young generation to V8's 48 MB under scrape load (ten gzip
 // connections back to back); the collection worker asks for 8 MB of its own (WORKER_RESOURCE_LIMITS in
@@ -53,7 +54,7 @@ if (argv[0] === 'healthcheck') {
   }
 }
 if (!handled) {
-  const { main } = await import('../dist/cli.js');
+  const { main } = await import('../dist/bundle/cli.js');
   main(argv).then((code) => {
     if (typeof code === 'number') process.exitCode = code;
   }, report);

@@ -19,7 +19,7 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 rm -rf "$OUT" && mkdir -p "$OUT"
 
 echo "== npm pack"
-# dist/ is built from this tree (tsc, then scripts/build-info.mjs). The package is packed from a copy of the files
+# dist/ is built from this tree (tsc, scripts/bundle.mjs, then scripts/build-info.mjs). The package is packed from a copy of the files
 # package.json lists, with a package.json that has no scripts or dev dependencies: an installed cbwatch has
 # nothing to build, and npm would otherwise offer to run `prepare` (tsc, which is not installed) on a global install.
 rm -rf dist && npm run --silent build

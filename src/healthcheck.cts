@@ -6,7 +6,7 @@
  *
  * A light entry point (issue 26): Docker runs the check every 30 s, and loading the CLI (the daemon, fastify,
  * prom-client, zod, pino, undici) cost 0.3 s of CPU and a 78 MB process each time. bin/cbwatch.js sends
- * `cbwatch healthcheck …` here before it imports dist/cli.js, and this module imports only Node's own
+ * `cbwatch healthcheck …` here before it imports dist/bundle/cli.js, and this module imports only Node's own
  * modules (node:net; node:tls when the web config turns TLS on) and the `yaml` package, only when a web config
  * file is given (test/healthcheck-probe.test.ts checks the import graph). Only what locates the daemon is read:
  * `--web.listen-address` / CBWATCH_WEB_LISTEN_ADDRESS and `--web.config.file` / CBWATCH_WEB_CONFIG_FILE (a flag
@@ -319,7 +319,7 @@ if (require.main === module) {
   lightHealthcheck(argv, process.env, out, err)
     .then(async (code) => {
       if (code !== undefined) return code;
-      const cli = (await import(require('node:url').pathToFileURL(path.join(__dirname, 'cli.js')).href)) as typeof import('./cli.js');
+      const cli = (await import(require('node:url').pathToFileURL(path.join(__dirname, 'bundle', 'cli.js')).href)) as typeof import('./cli.js');
       return cli.main(['healthcheck', ...argv]);
     })
     .then(

@@ -235,7 +235,7 @@ describe('what the probe loads', () => {
     expect(readFileSync(join(PACKAGE_ROOT, 'dist', 'hangup.js'), 'utf8')).not.toMatch(/^import /m);
     const probeAt = bin.indexOf("import('../dist/healthcheck.cjs')");
     expect(probeAt).toBeGreaterThan(bin.indexOf("argv[0] === 'healthcheck'"));
-    expect(probeAt).toBeLessThan(bin.indexOf("import('../dist/cli.js')"));
+    expect(probeAt).toBeLessThan(bin.indexOf("import('../dist/bundle/cli.js')"));
   });
 
   it('a real probe process, HTTP and TLS with a client certificate, has loaded none of the daemon\'s packages when it exits', async () => {

@@ -20,11 +20,11 @@ import { SnapshotView } from './view.js';
 import { limitMemoryReducer } from '../v8-flags.js';
 
 /**
- * The worker runs the compiled file, from src/ (tests) and dist/ (installed) alike: a worker thread needs
- * JavaScript. `npm ci` builds dist/ (prepare script); the test suite's global setup rebuilds it when a source
- * file is newer (test/setup/dist.ts).
+ * The worker runs the built bundle (scripts/bundle.mjs), from src/ (tests) and dist/ (installed) alike: a worker
+ * thread needs JavaScript. `npm ci` builds dist/ (prepare script); the test suite's global setup rebuilds it when
+ * a source file is newer (test/setup/dist.ts).
  */
-export const WORKER_FILE = join(PACKAGE_ROOT, 'dist', 'collection', 'worker.js');
+export const WORKER_FILE = join(PACKAGE_ROOT, 'dist', 'bundle', 'worker.js');
 
 /**
  * The collection worker's heap limits unless the caller gives its own. The worker is where nearly all of

@@ -30,6 +30,24 @@ function staticGraph(entry: string, ext: '.ts' | '.js' = '.ts'): { files: Set<st
 
 const rel = (files: Set<string>): string[] => [...files].map((f) => relative(ROOT, f)).sort();
 
+interface BundleMeta {
+  outputs: Record<string, { inputs: Record<string, unknown>; imports: Array<{ path: string; kind: string; external?: boolean }> }>;
+}
+
+/** The inputs (dist/ files, package files) of an entry bundle and of every chunk it imports statically. */
+function loadedInputs(meta: BundleMeta, entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (out: string): void => {
+    const o = meta.outputs[out];
+    if (!o || seen.has(out)) return;
+    seen.add(out);
+    for (const i of o.imports) if (i.kind === 'import-statement' && !i.external) visit(i.path);
+  };
+  visit(entry);
+  expect(seen.size, `${entry} in dist/bundle-meta.json`).toBeGreaterThan(0);
+  return [...seen].flatMap((o) => Object.keys(meta.outputs[o]?.inputs ?? {}));
+}
+
 describe('module loading per thread', () => {
   it('the CLI (the HTTP thread of `cbwatch run`) loads neither the collectors nor the HTTP client nor the scheduler', () => {
     const g = staticGraph('src/cli.ts');
@@ -54,14 +72,44 @@ describe('module loading per thread', () => {
   it('the collection worker loads only the packages collection needs: no logger, no metrics library, no web server', () => {
     // Each package costs resident memory in every thread that loads it (issue 26, item 2): the worker writes its
     // log lines itself (src/collection/worker-log.ts) and its request metrics' text too (src/metrics/requests.ts).
-    // Both the sources and what runs (dist/, built by the suite's global setup) are checked.
-    for (const [entry, ext] of [['src/collection/worker.ts', '.ts'], ['dist/collection/worker.js', '.js']] as const) {
-      const g = staticGraph(entry, ext);
-      // undici is required file by file (src/couchbase/undici.ts): its Pool and errors, not its index.
-      expect([...g.packages].sort(), entry).toEqual(['zod']);
-      expect(rel(g.files), entry).toContain(`${entry.startsWith('dist') ? 'dist' : 'src'}/couchbase/undici${ext}`);
-      expect(rel(g.files), entry).toContain(`${entry.startsWith('dist') ? 'dist' : 'src'}/collectors/xdcr${ext}`);
-    }
+    const g = staticGraph('src/collection/worker.ts');
+    // undici is required file by file (src/couchbase/undici.ts): its Pool and errors, not its index.
+    expect([...g.packages].sort()).toEqual(['zod']);
+    expect(rel(g.files)).toContain('src/couchbase/undici.ts');
+    expect(rel(g.files)).toContain('src/collectors/xdcr.ts');
+  });
+
+  describe('what runs: the bundles (scripts/bundle.mjs, built by the suite\'s global setup)', () => {
+    const meta = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-meta.json'), 'utf8')) as BundleMeta;
+    const packageOf = (input: string): string => {
+      const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input);
+      return m ? (m[1] as string) : '(own)';
+    };
+
+    it('the worker bundle holds, of the packages, only zod; undici stays outside and is required part by part', () => {
+      const inputs = loadedInputs(meta, 'dist/bundle/worker.js');
+      expect([...new Set(inputs.map(packageOf))].sort()).toEqual(['(own)', 'zod']);
+      expect(inputs).toContain('dist/couchbase/undici.js');
+      expect(inputs).toContain('dist/collectors/xdcr.js');
+      expect(inputs).not.toContain('dist/config/load.js');
+    });
+
+    it('the HTTP thread\'s bundle loads, before any import(), neither the collectors nor the HTTP client nor the scheduler', () => {
+      const inputs = loadedInputs(meta, 'dist/bundle/cli.js');
+      expect(inputs.filter((f) => /^dist\/(collectors\/|couchbase\/client|scheduler\/|simulator\/)/.test(f))).toEqual([]);
+      expect(inputs).toContain('dist/daemon.js');
+      expect(inputs).toContain('dist/collection/host.js');
+      // fastify's schema compilers (ajv, fast-json-stringify) and pino are left to node_modules (see the script).
+      const packages = new Set(inputs.map(packageOf));
+      for (const p of ['ajv', 'ajv-formats', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler', 'pino', 'yaml', 'undici']) expect(packages.has(p), p).toBe(false);
+      expect(packages.has('fastify')).toBe(true);
+    });
+
+    it('the launcher and the CLI share one dist/hangup.js, which stays outside the bundle', () => {
+      const cli = meta.outputs['dist/bundle/cli.js'];
+      expect(cli?.imports.some((i) => i.path === '../hangup.js' && i.external === true)).toBe(true);
+      expect(Object.keys(cli?.inputs ?? {})).not.toContain('dist/hangup.js');
+    });
   });
 
   it("undici is loaded part by part, never through its index (fetch, WebSocket, mocks, caches: modules the client does not use)", () => {

@@ -84,12 +84,12 @@ describe('the npm tarball', () => {
 
   it('holds the runtime files and nothing to build or test with', () => {
     const list = files();
-    for (const f of ['package.json', 'bin/cbwatch.js', 'dist/cli.js', 'dist/healthcheck.cjs', 'dist/collection/worker.js', 'dist/build-info.json', 'test/fixtures/couchbase/SOURCES.md', 'alerts/cbwatch.rules.yml', 'CHANGELOG.md']) {
+    for (const f of ['package.json', 'bin/cbwatch.js', 'dist/cli.js', 'dist/healthcheck.cjs', 'dist/collection/worker.js', 'dist/bundle/cli.js', 'dist/bundle/worker.js', 'dist/build-info.json', 'test/fixtures/couchbase/SOURCES.md', 'alerts/cbwatch.rules.yml', 'CHANGELOG.md']) {
       expect(list).toContain(f);
     }
     expect(list.filter((f) => /^(src|bench|scripts|packaging|deploy)\//.test(f))).toEqual([]);
     expect(list.filter((f) => f.startsWith('test/') && !f.startsWith('test/fixtures/couchbase/'))).toEqual([]);
-    expect(list.filter((f) => f.endsWith('.map') || f.endsWith('.test.ts'))).toEqual([]);
+    expect(list.filter((f) => f.endsWith('.map') || f.endsWith('.test.ts') || f === 'dist/bundle-meta.json')).toEqual([]);
     const pkg = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/package.json'], { encoding: 'utf8' })) as Record<string, unknown>;
     expect(pkg.scripts).toBeUndefined();
     expect(pkg.devDependencies).toBeUndefined();

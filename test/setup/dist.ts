@@ -1,7 +1,8 @@
 /**
- * Vitest global setup: the daemon's collection worker runs dist/collection/worker.js (a worker thread needs
- * JavaScript; the tests import src/*.ts). Rebuild dist/ when any source file is newer than the worker file,
- * so the worker always runs the code under test. `npm ci` builds dist/ too (prepare script).
+ * Vitest global setup: the daemon's collection worker runs dist/bundle/worker.js (a worker thread needs
+ * JavaScript; the tests import src/*.ts), and the launcher dist/bundle/cli.js. Rebuild dist/ (tsc, then
+ * scripts/bundle.mjs) when any source file or the bundle script is newer than the worker bundle, so what runs is
+ * the code under test. `npm ci` builds dist/ too (prepare script).
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -22,14 +23,16 @@ function newestSource(dir: string): number {
 
 function builtAt(): number {
   try {
-    return statSync(join(ROOT, 'dist', 'collection', 'worker.js')).mtimeMs;
+    return statSync(join(ROOT, 'dist', 'bundle', 'worker.js')).mtimeMs;
   } catch {
     return 0;
   }
 }
 
 export default function setup(): void {
-  if (builtAt() >= newestSource(join(ROOT, 'src'))) return;
+  const bundler = join(ROOT, 'scripts', 'bundle.mjs');
+  if (builtAt() >= Math.max(newestSource(join(ROOT, 'src')), statSync(bundler).mtimeMs)) return;
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [bundler], { cwd: ROOT, stdio: 'inherit' });
 }
