@@ -8,7 +8,7 @@ import type { CollectorStatus } from '../metrics/store.js';
 import { monotonicMs } from '../clock.js';
 import type { Problem } from '../server/problems.js';
 import type { PreparedPart, SnapshotUpdate } from './parts.js';
-import { ReleaseCounter } from './release.js';
+import { RELEASE_AFTER_BYTES, ReleaseCounter, StartupRelease, collectSoon } from './release.js';
 
 /** What the HTTP app needs of the collection state. */
 export interface StatusSource {
@@ -35,8 +35,12 @@ export class SnapshotView implements StatusSource {
   private overdueV = 0;
   private readonly clock: () => number;
 
-  constructor(release: ReleaseCounter = new ReleaseCounter(), clock: () => number = monotonicMs) {
+  /** Once every collector has polled once, this thread's start-up is over (src/collection/release.ts). */
+  private readonly startup: StartupRelease;
+
+  constructor(release: ReleaseCounter = new ReleaseCounter(RELEASE_AFTER_BYTES, () => collectSoon(true)), clock: () => number = monotonicMs) {
     this.release = release;
+    this.startup = new StartupRelease(release);
     this.clock = clock;
   }
 
@@ -131,6 +135,7 @@ export class SnapshotView implements StatusSource {
     const prev = new Map(this.statuses.map((s) => [`${s.cluster}\u0000${s.collector}`, s]));
     this.statuses = u.statuses.map((s) => (s.ok === undefined ? (prev.get(`${s.cluster}\u0000${s.collector}`) ?? s) : s));
     this.statusV++;
+    if (this.allPolledOnce()) this.startup.over();
   }
 
   /**

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { preparePart } from '../../src/collection/parts.js';
 import type { SnapshotUpdate } from '../../src/collection/parts.js';
-import { BurstCollector, IDLE_COLLECT_AFTER_BYTES, ReleaseCounter, collectSoon } from '../../src/collection/release.js';
+import { BurstCollector, IDLE_COLLECT_AFTER_BYTES, RELEASE_AFTER_BYTES, ReleaseCounter, StartupRelease, collectSoon } from '../../src/collection/release.js';
 import { SnapshotView } from '../../src/collection/view.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
@@ -65,6 +65,20 @@ describe('BurstCollector', () => {
     expect(b.requested).toBe(2);
   });
 
+  it('asks for one at the end of the first burst (start-up) whatever was read, then only past the threshold', () => {
+    let calls = 0;
+    const b = new BurstCollector(100, () => (calls++, true));
+    b.idle();
+    expect(calls).toBe(1);
+    b.idle();
+    b.count(99);
+    b.idle();
+    expect(calls).toBe(1);
+    b.count(1);
+    b.idle();
+    expect(calls).toBe(2);
+  });
+
   it('does not count a collection that could not be asked for, and starts counting afresh all the same', () => {
     let ok = false;
     const b = new BurstCollector(10, () => ok);
@@ -78,6 +92,38 @@ describe('BurstCollector', () => {
     b.count(1);
     b.idle();
     expect(b.requested).toBe(1);
+  });
+});
+
+describe('StartupRelease', () => {
+  it('asks once, on the first call only, and counts from zero afterwards', () => {
+    let calls = 0;
+    const counter = new ReleaseCounter(100, () => (calls++, true));
+    counter.count(60);
+    const s = new StartupRelease(counter);
+    s.over();
+    s.over();
+    expect(calls).toBe(1);
+    // The 60 bytes counted before were collected with it: 40 more do not reach the threshold.
+    counter.count(40);
+    expect(calls).toBe(1);
+    counter.count(60);
+    expect(calls).toBe(2);
+  });
+});
+
+describe('SnapshotView at the end of start-up', () => {
+  const status = (collector: string, ok: boolean | undefined) => ({ cluster: 'c', collector, ok, durationSeconds: 0, lastSuccess: undefined, lastAttempt: 0, intervalSeconds: 30 });
+
+  it('asks for one collection that gives pages back once every collector has polled once, not before, and once only', () => {
+    let calls = 0;
+    const view = new SnapshotView(new ReleaseCounter(RELEASE_AFTER_BYTES, () => (calls++, true)));
+    view.apply({ order: [], parts: [], statuses: [status('a', true), status('b', undefined)] as never });
+    expect(calls).toBe(0);
+    view.apply({ order: [], parts: [], statuses: [status('a', true), status('b', false)] as never });
+    expect(calls).toBe(1);
+    view.apply({ order: [], parts: [], statuses: [status('a', true), status('b', true)] as never });
+    expect(calls).toBe(1);
   });
 });
 
@@ -129,6 +175,33 @@ describe('collectSoon', () => {
     expect(asked).toEqual([{ type: 'major', execution: 'async' }]);
   });
 
+  it("asked to give pages back, asks for V8's last-resort flavour (its memory-reducing collection)", () => {
+    const asked: unknown[] = [];
+    g.gc = (o: unknown) => {
+      asked.push(o);
+      return Promise.resolve();
+    };
+    expect(collectSoon(true)).toBe(true);
+    expect(asked).toEqual([{ type: 'major', execution: 'async', flavor: 'last-resort' }]);
+  });
+
+  it('the view and the burst collector ask for that flavour by default', async () => {
+    const asked: unknown[] = [];
+    g.gc = (o: unknown) => {
+      asked.push(o);
+      return Promise.resolve();
+    };
+    new BurstCollector().idle();
+    await Promise.resolve();
+    await Promise.resolve();
+    const view = new SnapshotView();
+    view.apply({ order: [], parts: [], statuses: [] });
+    expect(asked).toEqual([
+      { type: 'major', execution: 'async', flavor: 'last-resort' },
+      { type: 'major', execution: 'async', flavor: 'last-resort' },
+    ]);
+  });
+
   it('asks for no second one while the first has not run: a burst of large answers makes one, not a queue', async () => {
     let asked = 0;
     let run: () => void = () => undefined;
@@ -154,6 +227,12 @@ describe('collectSoon', () => {
     const mod = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'collection', 'release.js')).href;
     const out = execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', `const { collectSoon } = await import(${JSON.stringify(mod)}); process.stdout.write(String(collectSoon()));`], { encoding: 'utf8' });
     expect(out).toBe('true');
+  });
+
+  it('under node --expose-gc, V8 takes the give-back call too (Node 20 and 24 both run this suite in CI)', () => {
+    const mod = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'collection', 'release.js')).href;
+    const script = `const { collectSoon } = await import(${JSON.stringify(mod)}); const ok = collectSoon(true); await new Promise((r) => setTimeout(r, 50)); process.stdout.write(String(ok));`;
+    expect(execFileSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8' })).toBe('true');
   });
 });
 
