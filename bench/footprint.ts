@@ -57,19 +57,20 @@ const f1 = (n: number): string => (Number.isFinite(n) ? n.toFixed(1) : 'n/a');
 const met = (ok: boolean): string => (ok ? 'met' : '**missed**');
 
 /** The section's table: one column per build, the targets beside them (judged on this build, the last). */
-export function footprintLines(builds: ReadonlyArray<{ name: string; f: Footprint }>, when: string, seconds: number): string[] {
+export function footprintLines(builds: ReadonlyArray<{ name: string; f: Footprint }>, when: string, seconds: number, runtime?: string): string[] {
   const cols = builds.map((b) => b.name);
   // A row with a target is judged on this build (the last column); one without has neither.
   const row = (what: string, cell: (f: Footprint) => string, target?: string, ok?: (f: Footprint) => boolean): string => {
     const last = builds[builds.length - 1]?.f as Footprint;
     return `| ${what} | ${builds.map((b) => cell(b.f)).join(' | ')} | ${target ?? ''} | ${ok === undefined ? '' : met(ok(last))} |`;
   };
+  const intro =
+    runtime === undefined
+      ? ['## Footprint against the targets of issue 26 (item 2)', '', when, '', 'Each build through its own launcher (its own flags), on the Node that runs the bench (see the header).']
+      : [`### The same on Node ${runtime.replace(/^v/, '')}, the runtime of the Docker image and the Debian package`, '', when, '', 'Each build through its own launcher, with Node 24 first on PATH (the launchers run `node` from PATH).'];
   return [
-    '## Footprint against the targets of issue 26 (item 2)',
-    '',
-    when,
-    '',
-    'Each build through its own launcher (its own flags). At rest: three daemons side by side pointed at a port where',
+    ...intro,
+    'At rest: three daemons side by side pointed at a port where',
     `nothing listens, VmRSS 30 s after each was healthy (median of three; VmHWM the largest of three). Realistic: 100 buckets, 4 nodes, 100 replications, the full stat set, every collector at its default interval, ${seconds} s`,
     'of window A after the warm-up, scraped with gzip every 15 s; VmRSS read every second. 1,000 buckets: 4 nodes, the full',
     'stat set, `buckets` and `bucket_stats` at their default settings (range source through `auto` on the simulator\'s 7.6.5), VmHWM over start-up and window A.',

@@ -14,9 +14,10 @@
  * (realistic: from ready to window A, default 35), BENCH_LATENCY_SECONDS (window B, default 60),
  * BENCH_LOAD_SECONDS (window C, default 10), BENCH_FLAGS=1 to add the Node-flag comparison.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { EXPORTER_CLI, ROOT } from './common.js';
 import { gzipWrk, gzipWrkSection } from './gzip-wrk.js';
 import { runScenario } from './scenario.js';
@@ -217,6 +218,26 @@ async function main(): Promise<void> {
     log('footprint of this build …');
     builds.push({ name: 'this build', f: await fp.footprint(EXPORTER_CLI, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
     out(...fp.footprintLines(builds, whenFp, fpSeconds));
+    // The same on Node 24, what the Docker image and the Debian package run (the launchers find `node` on PATH), unless
+    // BENCH_FOOTPRINT_NODE24=0: its V8 keeps emptied heap pages where Node 20's gives them back.
+    if (process.env.BENCH_FOOTPRINT_NODE24 !== '0') {
+      const node24 = execFileSync('bash', [join(ROOT, 'scripts', 'node24.sh')], { encoding: 'utf8' }).trim();
+      const whenFp24 = when();
+      const path = process.env.PATH;
+      process.env.PATH = `${dirname(node24)}:${path ?? ''}`;
+      try {
+        const builds24: typeof builds = [];
+        if (before) {
+          log(`footprint of ${before} on Node 24 …`);
+          builds24.push({ name: `before (${process.env.BENCH_BEFORE_NAME ?? before})`, f: await fp.footprint(before, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
+        }
+        log('footprint of this build on Node 24 …');
+        builds24.push({ name: 'this build', f: await fp.footprint(EXPORTER_CLI, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
+        out(...fp.footprintLines(builds24, whenFp24, fpSeconds, execFileSync(node24, ['--version'], { encoding: 'utf8' }).trim()));
+      } finally {
+        process.env.PATH = path;
+      }
+    }
   }
 
   if (process.env.BENCH_SCALE === '1') {
