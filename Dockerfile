@@ -11,15 +11,13 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
-# Dev dependencies are needed to compile; `prepare` runs tsc once the sources are in.
+# Dev dependencies (tsc, esbuild) are needed to build; `npm run build` runs once the sources are in.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY scripts/build-info.mjs scripts/bundle.mjs ./scripts/
 # No .git in the build context: the revision comes from the REVISION build argument (CBWATCH_REVISION below).
-RUN npx tsc -p tsconfig.build.json \
- && node scripts/bundle.mjs \
- && node scripts/build-info.mjs \
+RUN npm run build \
  && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
 FROM ${NODE_IMAGE} AS runtime

@@ -5,17 +5,18 @@
 //
 // Why: each thread keeps the source text of every module it loads, and V8 keeps what it derives from it (the
 // lazily compiled functions' scopes, one module record per file). Minified and in one file per thread (plus the
-// chunks that only `import()` reaches: the simulator, `check`, the tools), a daemon at rest holds about 6 MB less
-// (bench/RESULTS.md, "Footprint and CPU, seventh round"). Unminified bundles saved nothing measurable, and
-// minifying only cbwatch's own modules saved 2–3 MB: most of the text is the packages'.
+// chunks that only `import()` reaches: the simulator, `check`, the tools), a daemon at rest held 4–7 MB less on
+// Node 20 (bench/RESULTS.md, "Footprint and CPU, seventh round"). Unminified bundles saved nothing measurable, and
+// minifying only cbwatch's own modules saved 2–4 MB: most of the text is the packages'.
 //
 // What stays outside the bundles, loaded at run time from node_modules as before:
 // - dist/hangup.js, which bin/cbwatch.js loads before the CLI: the CLI must see the same module (its handler);
 // - pino: its transports find their worker files next to its own (__dirname), and cbwatch uses none, but a
 //   bundled copy would look for them in dist/bundle/;
-// - fastify's schema compilers, which only a route with a schema would load (none of cbwatch's has one);
-// - what the code already requires at run time by name: undici's parts (src/couchbase/undici.ts), yaml on the
-//   first YAML file read, fastify's schema compilers, bcryptjs.
+// - fastify's schema compilers (ajv, fast-json-stringify: a fifth of the HTTP thread's bundle), which fastify
+//   requires only for a route with a schema (lazyCompilers in src/server/app.ts; no route of cbwatch has one);
+// - what the code requires at run time by name: undici's parts (src/couchbase/undici.ts), yaml on the first YAML
+//   file read, bcryptjs.
 // Names are kept (keepNames): error classes and stack traces read as in the sources, and no code has to care.
 // The linked source maps lead back to src/ through tsc's maps (`node --enable-source-maps`).
 import { build } from 'esbuild';
@@ -48,8 +49,6 @@ const result = await build({
   minify: true,
   keepNames: true,
   sourcemap: 'linked',
-  // fastify's schema compilers (ajv and fast-json-stringify, a fifth of the HTTP thread's bundle) are required on
-  // first use only (lazyCompilers in src/server/app.ts), which no route of cbwatch makes.
   external: ['pino', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'],
   plugins: [hangupOutside],
   // Packages written as CommonJS call require(); in an ES module it must be made.
