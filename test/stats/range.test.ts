@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
-import { KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
+import { KV_ROW_BY_LEGACY, nativeMetricsOf } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { AnswerGrouping, buildQueries, groupSeries as groupRows, kvItemOf, narrowing, parseQueryAnswer, summableMetrics } from '../../src/stats/range.js';
+import { AnswerGrouping, answerWeight, balancedBatches, buildQueries, groupSeries as groupRows, kvItemOf, narrowing, parseQueryAnswer, summableMetrics } from '../../src/stats/range.js';
 import type { QueryResult } from '../../src/stats/range.js';
 import { ALL_NODES, rowValue } from '../../src/stats/range-groups.js';
 import { seriesKey, seriesValue } from '../../src/stats/range-values.js';
@@ -215,6 +215,66 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
   });
 });
 
+describe('balancedBatches: requests whose answers weigh about the same', () => {
+  const w = (m: Record<string, number>) => (n: string) => m[n] ?? 0;
+  it('makes as many batches as chunks of `max` would, and none larger than `max`', () => {
+    const names = Array.from({ length: 23 }, (_, i) => `m${i}`);
+    const b = balancedBatches(names, 10, () => 1);
+    expect(b.map((x) => x.length).sort()).toEqual([7, 8, 8]);
+    expect(b.flat().sort()).toEqual([...names].sort());
+    expect(balancedBatches([], 10, () => 1)).toEqual([]);
+    expect(balancedBatches(['a', 'b'], 10, () => 1)).toEqual([['a', 'b']]);
+  });
+  it('deals the heaviest out first, each to the lightest batch with room; each batch keeps the order of the names', () => {
+    // By hand, two batches of at most 3, heaviest first: heavy 9 → first (both empty: the earlier); big 8 → second;
+    // b2 2 → second (8 < 9: 10); c2 2 → first (9 < 10: 11); a1 1 → second (10 < 11: 11, now full); light 1 → first
+    // (the only one with room: 12).
+    const names = ['a1', 'heavy', 'b2', 'light', 'big', 'c2'];
+    const b = balancedBatches(names, 3, w({ heavy: 9, big: 8, b2: 2, c2: 2, a1: 1, light: 1 }));
+    expect(b).toEqual([['heavy', 'light', 'c2'], ['a1', 'b2', 'big']]);
+  });
+  it('the first poll guesses: a per-node query weighs four sums; later polls weigh each query by its previous answer', () => {
+    const guess = answerWeight(new Map(), new Set(['s']));
+    expect(guess('s')).toBeLessThan(guess('p'));
+    const measured = answerWeight(new Map([['s', 50_000], ['p', 10]]), new Set(['s']));
+    expect(measured('s')).toBe(50_000);
+    expect(measured('p')).toBe(10);
+  });
+});
+
+describe('fetchRange: batches dealt by the previous answer sizes (bucket_stats)', () => {
+  const NODE = { hostname: 'n1:8091', clusterCompatibility: 0x70006 };
+  const list = [{ name: 'b', bucketType: 'membase', nodes: [NODE] }];
+  // Two queries answer 200 series each, every other query one: the first and the eighth name, which seven batches
+  // dealt out in turn (all weighing the same) would put together.
+  const all = nativeMetricsOf(KV_NATIVE_MAP);
+  const HEAVY = new Set([all[0] as string, all[7] as string]);
+  const series = (i: number) => ({ metric: { nodes: ['n1:8091'], bucket: `b${i}`, op: 'get' }, values: [[1_700_000_000, '1']] });
+  const answer = (name: string) => ({ data: Array.from({ length: HEAVY.has(name) ? 200 : 1 }, (_, i) => series(i)), errors: [] });
+  it('the second poll puts the two queries with the largest answers in different requests', async () => {
+    const asked: string[][] = [];
+    const client = fakeClient({
+      '/pools/default/buckets': list,
+      '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) => {
+        const names = (o.json as Array<{ metric: Array<{ value: string }> }>).map((q) => q.metric[0]?.value as string);
+        asked.push(names);
+        return names.map(answer);
+      },
+    });
+    const state = new Map<string, unknown>();
+    await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' }, state });
+    const first = asked.length;
+    expect(first).toBe(7);
+    await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' }, state });
+    const second = asked.slice(first);
+    expect(second).toHaveLength(7);
+    expect(second.flat().sort()).toEqual(asked.slice(0, first).flat().sort());
+    for (const names of second) expect(names.length).toBeLessThanOrEqual(10);
+    const withHeavy = second.filter((names) => names.some((n) => HEAVY.has(n)));
+    expect(withHeavy).toHaveLength(2);
+  });
+});
+
 describe('clusterCompat', () => {
   it('is the lowest clusterCompatibility of the nodes (a cluster mid-upgrade counts as its oldest node)', () => {
     expect(clusterCompat([{ clusterCompatibility: 458758 }, { clusterCompatibility: 393222 }, {}])).toBe(393222);
@@ -249,7 +309,8 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     const client = fakeClient(routes(0x70006, (_p: unknown, o: { json?: unknown }) => rangeAnswer(o.json)));
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' } });
     expect(r.ok).toBe(true);
-    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', '/pools/default/stats/range', '/pools/default/stats/range']);
+    // 68 native names, at most 10 to a request.
+    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', ...Array.from({ length: 7 }, () => '/pools/default/stats/range')]);
     expect(client.calls[1]?.options.method).toBe('POST');
     expect(r.note).toBe('statistics: range (auto: cluster 7.6)');
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(9);
