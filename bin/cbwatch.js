@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=3 --expose-gc --v8-pool-size=2
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=3 --expose-gc --v8-pool-size=2
 // Thin launcher: the compiled CLI lives in dist/bundle/ (tsc, then scripts/bundle.mjs; `npm ci` builds it through the
 // prepare script).
 // Two V8 flags and a Node option. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
@@ -14,8 +14,13 @@
 // it does not know. --v8-pool-size=2: two V8 helper threads (parallel scavenge, concurrent marking and
 // compilation) instead of Node's four; each thread that allocates keeps a malloc arena of its own, and with two
 // fewer the daemon held less memory at rest (issue 26, item 2); with one helper, bench/RESULTS.md ("Where the
-// resident memory goes") found no CPU change beyond the run-to-run spread at the realistic scenario. `node bin/cbwatch.js …` runs without the flags; the Dockerfile's
-// entrypoint and the systemd unit pass them.
+// resident memory goes") found no CPU change beyond the run-to-run spread at the realistic scenario.
+// MALLOC_MMAP_THRESHOLD_=131072 (glibc's malloc; other C libraries ignore it): every block of 128 KiB or more is
+// mapped on its own and unmapped when freed. Left to itself, glibc raises that threshold to the size of the largest
+// block freed so far (up to 32 MiB), and from then on answers' bytes and exposition parts come from its arenas,
+// which keep what is freed resident. bench/RESULTS.md ("Footprint, eighth round") has the figures.
+// `node bin/cbwatch.js …` runs without the flags and the variable; the Dockerfile, the systemd unit and the Debian
+// package's launcher pass them.
 //
 // SIGHUP's handler comes first (src/hangup.ts, a module without imports): loading the CLI and its dependencies
 // takes a few hundred milliseconds, during which a SIGHUP (a reload sent as the service starts) would otherwise

@@ -14,10 +14,27 @@ const read = (...p: string[]): string => readFileSync(join(PACKAGE_ROOT, ...p), 
 
 describe('launch flags', () => {
   const shebang = read('bin', 'cbwatch.js').split('\n')[0] ?? '';
-  const flags = /^#!\/usr\/bin\/env -S node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang)?.[1]?.trim().split(' ') ?? [];
+  const m = /^#!\/usr\/bin\/env -S ((?:[A-Z_]+=\S+ )*)node((?: --[\w-]+(?:=\S+)?)*)$/.exec(shebang);
+  const flags = m?.[2]?.trim().split(' ') ?? [];
+  const vars = m?.[1]?.trim().split(' ') ?? [];
 
   it('the launcher passes --max-semi-space-size=3, --expose-gc and --v8-pool-size=2 through `env -S`', () => {
     expect(flags).toEqual(['--max-semi-space-size=3', '--expose-gc', '--v8-pool-size=2']);
+  });
+
+  it("the launcher fixes glibc's mmap threshold at 128 KiB through `env -S`", () => {
+    expect(vars).toEqual(['MALLOC_MMAP_THRESHOLD_=131072']);
+  });
+
+  it('the Dockerfile, the systemd unit and the Debian launcher set the same malloc variable', () => {
+    expect(read('Dockerfile')).toMatch(/^ENV MALLOC_MMAP_THRESHOLD_=131072$/m);
+    expect(read('deploy', 'systemd', 'cbwatch.service')).toMatch(/^Environment=MALLOC_MMAP_THRESHOLD_=131072$/m);
+    expect(read('packaging', 'deb', 'cbwatch')).toMatch(/^export MALLOC_MMAP_THRESHOLD_=131072$/m);
+  });
+
+  it('the launcher, run as its shebang says, hands node the variable', () => {
+    const out = execFileSync('/usr/bin/env', ['-S', `${vars.join(' ')} node -e process.stdout.write(String(process.env.MALLOC_MMAP_THRESHOLD_))`], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '' } });
+    expect(out).toBe('131072');
   });
 
   it("the Dockerfile's entrypoint and the systemd unit pass the launcher's flags, before the script", () => {
