@@ -37,7 +37,8 @@ let pending = false;
  * Ask V8 for a full collection soon, in a task of its own; false when `gc` is not exposed or one asked for has not
  * run yet (nothing is done). `giveBack`: the collection also returns the heap's emptied pages to the system (V8's
  * `last-resort` flavour: its memory-reducing collection, which Node 24's V8 makes only then or when its memory
- * reducer runs, seconds later; Node 20's gives the pages back after any full collection).
+ * reducer runs, seconds later). Node 20's V8 ignores the flavour: it frees old-space pages after any full collection
+ * but shrinks the young generation only in its memory reducer's collections (bench/RESULTS.md, eighth round).
  */
 export function collectSoon(giveBack = false): boolean {
   const gc = (globalThis as { gc?: unknown }).gc;

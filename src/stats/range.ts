@@ -152,15 +152,9 @@ export function narrowing(rows: readonly NativeMapRow[]): Map<string, Record<str
   return out;
 }
 
-export function chunk<T>(xs: readonly T[], n: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < xs.length; i += n) out.push(xs.slice(i, i + n));
-  return out;
-}
-
 /**
- * `names` in as few batches as `max` per batch allows (as many as `chunk` makes), dealt out by weight so that the
- * batches weigh about the same: heaviest first, each to the lightest batch that has room. Each batch keeps the
+ * `names` in as few batches as `max` per batch allows (ceil(n / max)), dealt out by weight so that the batches
+ * weigh about the same: heaviest first, each to the lightest batch that has room. Each batch keeps the
  * order of `names`. Pure and deterministic (ties go to the earlier batch and the earlier name).
  */
 export function balancedBatches(names: readonly string[], max: number, weightOf: (name: string) => number): string[][] {
@@ -183,8 +177,7 @@ export function balancedBatches(names: readonly string[], max: number, weightOf:
  * nodes answers one series where a per-node query answers one per node).
  */
 export function answerWeight(sizes: ReadonlyMap<string, number>, summed: ReadonlySet<string>): (name: string) => number {
-  const guess = (name: string): number => (summed.has(name) ? 1 : 4);
-  return (name) => sizes.get(name) ?? guess(name) * 1000;
+  return (name) => sizes.get(name) ?? (summed.has(name) ? 1000 : 4000);
 }
 
 export interface RangeSeries {
@@ -370,7 +363,10 @@ export class AnswerGrouping {
     const read = this.readDirect(text, names, summed);
     if (read !== undefined) return read;
     const bounds = arrayElementBounds(text);
-    if (bounds !== undefined) return this.stageAll(names, summed, bounds.length / 2, (i) => parseSlice(text, bounds[2 * i] as number, bounds[2 * i + 1] as number));
+    if (bounds !== undefined) {
+      for (let i = 0; i < Math.min(names.length, bounds.length / 2); i++) this.sizes?.set(names[i] as string, (bounds[2 * i + 1] as number) - (bounds[2 * i] as number));
+      return this.stageAll(names, summed, bounds.length / 2, (i) => parseSlice(text, bounds[2 * i] as number, bounds[2 * i + 1] as number));
+    }
     // Not an array as the scan sees it: parsed whole, which decides (and throws when it is not JSON).
     const raw: unknown = JSON.parse(text);
     return Array.isArray(raw) ? this.stageAll(names, summed, raw.length, (i) => raw[i]) : raw;
@@ -394,17 +390,14 @@ export class AnswerGrouping {
         const sum = name !== undefined && summed.has(name);
         let end = r.read(text, p, sum);
         if (end >= 0) {
-          if (name !== undefined) this.sizes?.set(name, end - p);
           if (name !== undefined) this.stageRead(l, name);
         } else {
           end = elementEnd(text, p);
           if (end < 0) return undefined;
           const raw = parseSlice(text, p, end);
-          if (name !== undefined) {
-            this.sizes?.set(name, end - p);
-            this.stage(l, name, raw, sum);
-          }
+          if (name !== undefined) this.stage(l, name, raw, sum);
         }
+        if (name !== undefined) this.sizes?.set(name, end - p);
         p = skipSpace(text, end);
         const c = text.charCodeAt(p);
         if (c === Ch.CloseSquare) break;

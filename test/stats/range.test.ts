@@ -240,6 +240,16 @@ describe('balancedBatches: requests whose answers weigh about the same', () => {
     expect(measured('s')).toBe(50_000);
     expect(measured('p')).toBe(10);
   });
+  it('the grouping writes each query\'s answer length as it reads it, whether its reader or JSON.parse read the answer', () => {
+    // Two answers written by hand: the first in the shape the reader takes, the second with an escaped label value,
+    // which the reader leaves to JSON.parse. Their lengths are those of their own text in the body.
+    const a = '{"data":[{"metric":{"nodes":["n1:8091"],"bucket":"b"},"values":[[1700000000,"9"]]}],"errors":[]}';
+    const b = '{"data":[{"metric":{"nodes":["n1:8091"],"bucket":"b\\u0041"},"values":[[1700000000,"3"]]}],"errors":[]}';
+    const sizes = new Map<string, number>();
+    const g = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map(), sizes);
+    g.readText(`[${a}, ${b}]`, ['kv_curr_items', 'kv_ops'], new Set());
+    expect(sizes).toEqual(new Map([['kv_curr_items', a.length], ['kv_ops', b.length]]));
+  });
 });
 
 describe('fetchRange: batches dealt by the previous answer sizes (bucket_stats)', () => {
