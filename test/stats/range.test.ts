@@ -4,7 +4,7 @@
  * parses; the source is chosen by the cluster's compatibility version, and a 7.0+ cluster without the range API
  * falls back (auto) or fails (range).
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { KV_ROW_BY_LEGACY, nativeMetricsOf } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
@@ -384,5 +384,25 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
     expect(r.ok).toBe(false);
     expect(String((r.error as Error).message)).toMatch(/cluster compatibility 6\.6 is before 7\.0/);
+  });
+});
+
+describe('fetchRange keeps the shape witness (src/stats/range.ts, keepShapes)', () => {
+  it('a poll through the range API makes it, and it is the same object from then on', async () => {
+    vi.resetModules();
+    const range = await import('../../src/stats/range.js');
+    const { bucketStatsCollector: fresh } = await import('../../src/collectors/bucket_stats.js');
+    const client = fakeClient({
+      '/pools/default/buckets': [{ name: 'b', bucketType: 'membase', nodes: [{ hostname: 'n1:8091', clusterCompatibility: 0x70006 }] }],
+      '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) => (o.json as unknown[]).map(() => ({ data: [], errors: [] })),
+    });
+    expect(range.shapesKept()).toBe(false);
+    await collect(fresh, client, { cluster: { statsSource: 'range' } });
+    expect(range.shapesKept()).toBe(true);
+    const w = range.keepShapes();
+    // The witness's one series was read and grouped: bucket b of its answer.
+    expect((w as { groups: { items: Map<string, unknown> } }).groups.items.has('b')).toBe(true);
+    await collect(fresh, client, { cluster: { statsSource: 'range' } });
+    expect(range.keepShapes()).toBe(w);
   });
 });
