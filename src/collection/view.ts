@@ -65,7 +65,7 @@ export class SnapshotView implements StatusSource {
   }
 
   private replaced(p: PreparedPart | undefined): void {
-    if (p !== undefined) this.release.count(p.plain.byteLength + p.deflated.byteLength + (p.om?.deflated.byteLength ?? 0));
+    if (p !== undefined) this.release.count(p.deflated.byteLength + (p.om?.deflated.byteLength ?? 0));
   }
 
   /** Moves whenever the parts change. */

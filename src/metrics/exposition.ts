@@ -9,8 +9,8 @@
  * - Live self-metrics (webhooks) once per change; process metrics and the count of requests served at most once
  *   a second (every scrape changes that count: rendered per change, each scrape would render and join anew).
  *
- * The plain parts stay separate buffers; joining them would copy the whole exposition (megabytes) every
- * second. The gzip body (a twentieth of the size) is joined once per change and written as one buffer. It is
+ * Collector parts arrive deflated only; a scrape without gzip inflates them (src/metrics/plain-forms.ts). The
+ * plain parts stay separate buffers; joining them would copy the whole exposition (megabytes). The gzip body (a twentieth of the size) is joined once per change and written as one buffer. It is
  * spliced as ONE gzip member (curl and some browsers decode only the first member of a
  * multi-member file): a gzip header, each part's raw deflate stream ended with a sync flush (byte-aligned,
  * not final, no back-references into the other parts), an empty final block, and the CRC-32 and length of
@@ -25,6 +25,7 @@ import { buildInfoSet } from './build.js';
 import { crc32Combine } from './crc32.js';
 import { processRegistry } from './process.js';
 import { renderSets } from './render.js';
+import { PlainForms } from './plain-forms.js';
 import { liveSelfVersion, selfRegistry, servedMetricsVersion, servedRegistry } from './self.js';
 import type { CollectorStatus } from './store.js';
 import { statusSet } from './store.js';
@@ -39,6 +40,10 @@ class LocalPart {
     readonly key: string,
     readonly plain: Buffer,
   ) {}
+
+  get length(): number {
+    return this.plain.length;
+  }
 
   get deflated(): Buffer {
     this.deflatedMemo ??= deflateRawSync(this.plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
@@ -64,7 +69,8 @@ class LocalPart {
   }
 }
 
-type AnyPart = Pick<PreparedPart, 'plain' | 'deflated' | 'crc' | 'om'>;
+/** A part of either kind: a collector's (deflated only) or one made here (its text at hand). */
+type AnyPart = Pick<PreparedPart, 'length' | 'deflated' | 'crc' | 'om'> & { readonly plain?: Buffer };
 
 /** What the gzip splice needs of a part in one format. */
 interface Deflated {
@@ -76,8 +82,8 @@ interface Deflated {
 /** A part in the format asked for. */
 function inFormat(p: AnyPart, openMetrics: boolean): Deflated {
   const om = openMetrics ? p.om : undefined;
-  if (om === undefined) return { length: p.plain.length, crc: p.crc, deflated: p.deflated };
-  return { length: omLength(p.plain, om.edits), crc: om.crc, deflated: om.deflated };
+  if (om === undefined) return { length: p.length, crc: p.crc, deflated: p.deflated };
+  return { length: omLength(p.length, om.edits), crc: om.crc, deflated: om.deflated };
 }
 
 /** The `# EOF` line that ends an OpenMetrics exposition, as a part. */
@@ -134,6 +140,8 @@ export class Exposition {
   private gz: { readonly of: readonly Uint8Array[]; readonly body: Buffer } | undefined;
   /** The same for the OpenMetrics gzip body. */
   private gzOm: { readonly of: readonly Uint8Array[]; readonly body: Buffer } | undefined;
+  /** The text of collector parts, for scrapes without gzip. */
+  private readonly plainForms = new PlainForms();
 
   constructor(
     private readonly source: PartsSource,
@@ -147,7 +155,7 @@ export class Exposition {
   async body(gzip: boolean, openMetrics = false): Promise<Body> {
     await this.source.flush?.();
     await this.refresh();
-    const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.served, this.proc].filter((p) => p.plain.length > 0);
+    const parts: AnyPart[] = [...this.source.parts(), this.status, this.live, this.served, this.proc].filter((p) => p.length > 0);
     if (openMetrics) parts.push(EOF_PART);
     if (gzip) {
       // The gzip body is small (a few hundred kilobytes at a hundred buckets): joined once per change (at most
@@ -163,7 +171,10 @@ export class Exposition {
       const body = ((openMetrics ? this.gzOm : this.gz) as { body: Buffer }).body;
       return { chunks: [body], length: body.length };
     }
-    const chunks = openMetrics ? parts.flatMap((p) => (p.om === undefined ? [p.plain] : omChunks(p.plain, p.om.edits))) : parts.map((p) => p.plain);
+    const inflated = await this.plainForms.of(parts.filter((p) => p.plain === undefined));
+    let next = 0;
+    const texts = parts.map((p) => p.plain ?? (inflated[next++] as Buffer));
+    const chunks = openMetrics ? parts.flatMap((p, i) => (p.om === undefined ? [texts[i] as Buffer] : omChunks(texts[i] as Buffer, p.om.edits))) : texts;
     return { chunks, length: chunks.reduce((n, c) => n + c.length, 0) };
   }
 

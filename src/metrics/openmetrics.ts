@@ -90,9 +90,9 @@ export function omChunks(plain: Uint8Array, edits: readonly OmEdit[]): Uint8Arra
   return out;
 }
 
-/** Length in bytes of the OpenMetrics form. */
-export function omLength(plain: Uint8Array, edits: readonly OmEdit[]): number {
-  let n = plain.length;
+/** Length in bytes of the OpenMetrics form of a text `length` bytes long. */
+export function omLength(length: number, edits: readonly OmEdit[]): number {
+  let n = length;
   for (const e of edits) n += e.text.length - (e.end - e.start);
   return n;
 }

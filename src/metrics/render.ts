@@ -68,22 +68,20 @@ class StringSink implements TextSink {
 
 /** The buffer a BytesSink starts with when it has no size hint (a part's first render). */
 const FIRST_BYTES = 64 * 1024;
-/** Slack a BytesSink leaves past the bytes it hands over (more than this, and a quarter of them, is copied out). */
-const SLACK_BYTES = 4 * 1024;
 
 /**
- * Collects the text as UTF-8 bytes in one Buffer over an ArrayBuffer of its own (a part's buffers are
- * transferred to the HTTP thread, which must detach nothing else), sized from a hint: a part's previous size,
- * which the next render of that part is close to. A render that outgrows it moves to a buffer half as large
- * again. Written into 64 KiB chunks joined at the end, the 26 MB part of 1,000 buckets took 52 MB per render
- * (the chunks, then the copy), and the chunks stayed until the thread's next full GC.
+ * Collects the text as UTF-8 bytes in one Buffer, sized from a hint: a part's previous size, which the next
+ * render of that part is close to. A render that outgrows it moves to a buffer half as large again. Written into
+ * 64 KiB chunks joined at the end, the 26 MB part of 1,000 buckets took 52 MB per render (the chunks, then the
+ * copy), and the chunks stayed until the thread's next full GC. The bytes are deflated and dropped
+ * (src/collection/parts.ts), so slack past them is not copied away.
  */
 export class BytesSink implements TextSink {
   private buf: Buffer;
   private at = 0;
 
   constructor(sizeHint = 0) {
-    this.buf = Buffer.allocUnsafeSlow(sizeHint > 0 ? Math.max(SLACK_BYTES, Math.ceil(sizeHint)) : FIRST_BYTES);
+    this.buf = Buffer.allocUnsafeSlow(sizeHint > 0 ? Math.ceil(sizeHint) : FIRST_BYTES);
   }
 
   write(s: string): void {
@@ -101,18 +99,8 @@ export class BytesSink implements TextSink {
     this.buf = next;
   }
 
-  /**
-   * The bytes written: a view from offset 0 on an ArrayBuffer no other Buffer uses, copied to their exact
-   * length when the slack past them is over a quarter of them (and over 4 KiB), so a part that shrank, or a
-   * small part's first render, does not keep the larger buffer.
-   */
+  /** The bytes written (a view on the sink's buffer). */
   bytes(): Buffer {
-    const slack = this.buf.length - this.at;
-    if (slack > SLACK_BYTES && slack * 4 > this.at) {
-      const exact = Buffer.allocUnsafeSlow(this.at);
-      this.buf.copy(exact, 0, 0, this.at);
-      this.buf = exact;
-    }
     return this.buf.subarray(0, this.at);
   }
 }
@@ -218,8 +206,8 @@ export function renderSets(sets: readonly LabelledSet[]): string {
 }
 
 /**
- * The exposition text of `sets` as UTF-8 bytes, in a Buffer whose ArrayBuffer no other Buffer uses (it may be
- * longer than the text: see BytesSink). `sizeHint`: the expected length in bytes (the part's previous size).
+ * The exposition text of `sets` as UTF-8 bytes (see BytesSink). `sizeHint`: the expected length in bytes (the
+ * part's previous size).
  */
 export function renderSetsBytes(sets: readonly LabelledSet[], sizeHint = 0): Buffer {
   const sink = new BytesSink(sizeHint);

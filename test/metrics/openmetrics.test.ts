@@ -69,7 +69,8 @@ async function viaPromClient(contentType: string): Promise<string> {
 /** A part's OpenMetrics bytes, as the exposition writes them, and `# EOF`. */
 function omOf(text: string): string {
   const part = preparePart('t', text);
-  const chunks = part.om === undefined ? [part.plain] : omChunks(part.plain, part.om.edits);
+  const plain = Buffer.from(text, 'utf8');
+  const chunks = part.om === undefined ? [plain] : omChunks(plain, part.om.edits);
   return Buffer.concat([...chunks, EOF_LINE]).toString('utf8');
 }
 
