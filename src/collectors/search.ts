@@ -25,6 +25,7 @@ import type { CouchbaseClient } from '../couchbase/client.js';
 import { boundedText, CbwError, describeError, isCbwError } from '../errors.js';
 import { defineFamily } from '../metrics/family.js';
 import type { SampleSet } from '../metrics/family.js';
+import { byCodeUnit } from '../text-order.js';
 import { fetchPoolsDefault, POOLS_DEFAULT_ROUTE, poolNodeSchema } from '../couchbase/pools.js';
 import type { PoolsDefault } from '../couchbase/pools.js';
 import { collectItems, isPollFatal } from './helpers.js';
@@ -110,13 +111,13 @@ export function mapActiveQueries(out: SampleSet, queries: readonly SearchQuery[]
     }
     if (q.node !== undefined) byNode.set(q.node, (byNode.get(q.node) ?? 0) + 1);
   }
-  for (const [index, s] of [...byIndex].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [index, s] of [...byIndex].sort(([a], [b]) => byCodeUnit(a, b))) {
     out.add(SEARCH.active, { index }, s.active);
     out.add(SEARCH.slow, { index }, s.slow);
     out.add(SEARCH.maxDuration, { index }, s.max);
   }
   if (nodeNames === undefined) return;
-  for (const [uuid, n] of [...byNode].sort(([a], [b]) => a.localeCompare(b))) out.add(SEARCH.nodeActive, { node: nodeNames.get(uuid) ?? uuid, node_uuid: uuid }, n);
+  for (const [uuid, n] of [...byNode].sort(([a], [b]) => byCodeUnit(a, b))) out.add(SEARCH.nodeActive, { node: nodeNames.get(uuid) ?? uuid, node_uuid: uuid }, n);
 }
 
 /** Node uuid → `host:port` from the node list of GET /pools/default. Pure. */
@@ -305,7 +306,7 @@ export function emitCancelCounts(out: SampleSet, state: Map<string, unknown>, po
     const results: CancelResult[] = policy.dry_run ? ['dry_run'] : ['cancelled', 'failed', 'forbidden', 'not_found'];
     for (const index of declared) for (const r of results) if (!rows.has(countKey(index, r))) rows.set(countKey(index, r), 0);
   }
-  for (const [key, value] of [...rows].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, value] of [...rows].sort(([a], [b]) => byCodeUnit(a, b))) {
     const [index, result] = key.split('\u0000') as [string, string];
     out.add(SEARCH.cancelled, { index, result }, value);
   }

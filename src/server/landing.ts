@@ -1,6 +1,7 @@
 /** The landing page: version, clusters, and each collector's last success, duration, series and error. */
 import type { CollectorStatus } from '../metrics/store.js';
 import type { Problem } from './problems.js';
+import { byCodeUnit } from '../text-order.js';
 
 function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
@@ -61,7 +62,7 @@ export function landingPage(opts: {
   const listed =
     opts.problems === undefined
       ? undefined
-      : [...failingCollectors(opts.statuses), ...opts.problems].sort((a, b) => a.cluster.localeCompare(b.cluster) || rank[a.severity] - rank[b.severity]);
+      : [...failingCollectors(opts.statuses), ...opts.problems].sort((a, b) => byCodeUnit(a.cluster, b.cluster) || rank[a.severity] - rank[b.severity]);
   const rows = opts.statuses
     .map((s) => {
       const state = s.ok === undefined ? 'pending' : s.notApplicable ? 'n/a' : s.ok ? 'ok' : 'failed';

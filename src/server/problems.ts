@@ -7,6 +7,7 @@
  * read (SampleSet.notes): never a secret.
  */
 import type { LabelledSet } from '../metrics/render.js';
+import { byCodeUnit } from '../text-order.js';
 
 export interface Problem {
   readonly cluster: string;
@@ -112,5 +113,5 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   }
 
   const rank = { critical: 0, warning: 1, info: 2 } as const;
-  return out.sort((a, b) => a.cluster.localeCompare(b.cluster) || rank[a.severity] - rank[b.severity] || a.text.localeCompare(b.text));
+  return out.sort((a, b) => byCodeUnit(a.cluster, b.cluster) || rank[a.severity] - rank[b.severity] || byCodeUnit(a.text, b.text));
 }

@@ -199,6 +199,15 @@ describe('search collector: missing and odd fields', () => {
     expect(r.skipped.get('bad_query_entry')).toBe(1);
   });
 
+  it('lists indexes in code-unit order, the same whatever the locale (not localeCompare: a before A there)', async () => {
+    const query = (index: string) => ({ QueryContext: { index }, executionTime: '1s' });
+    const payload = { totalActiveQueryCount: 3, filteredActiveQueries: { queryMap: { 'aa-1': query('beta'), 'aa-2': query('alpha'), 'aa-3': query('Alpha') } } };
+    const r = await collect(searchCollector, fakeClient({ [ALL]: payload, [POOLS]: { nodes: [] } }), withSearch);
+    expect(r.ok).toBe(true);
+    // Hand-ordered by UTF-16 code unit: 'A' is 0x41, 'a' 0x61, 'b' 0x62.
+    expect(r.set.all('couchbase_search_active_queries').map((s) => s.labels.index)).toEqual(['Alpha', 'alpha', 'beta']);
+  });
+
   it('treats a null queryMap as empty', async () => {
     const r = await collect(searchCollector, fakeClient({ [ALL]: { totalActiveQueryCount: 0, filteredActiveQueries: { queryMap: null } } }), withSearch);
     expect(r.ok).toBe(true);
