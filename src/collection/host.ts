@@ -44,7 +44,7 @@ export interface WorkerCollectionOptions {
   /** The answer budget and the secrets to redact, which the worker thread must know (module state is per thread). */
   readonly maxBufferedBytes?: number;
   readonly maxAnswerValues?: number;
-  /** `--collection.gc-every` (src/collection/release.ts); absent: V8 decides. */
+  /** `--collection.gc-every` (src/collection/release.ts); absent: the default. */
   readonly gcEveryAnswerBytes?: number;
   readonly secrets?: readonly string[];
   readonly extraModules?: readonly string[];

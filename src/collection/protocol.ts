@@ -11,7 +11,7 @@ export interface WorkerInit {
   readonly maxBufferedBytes?: number;
   /** The per-answer value cap (`--couchbase.max-answer-values`), module state too. */
   readonly maxAnswerValues?: number;
-  /** `--collection.gc-every`: a collection of this thread's heap every this many bytes of answers read; absent: off. */
+  /** `--collection.gc-every`: a collection of this thread's heap every this many bytes of answers read; 0: none; absent: the default (8 MiB). */
   readonly gcEveryAnswerBytes?: number;
   /** The collection thread's nice value (Linux; default WORKER_NICE, 0: leave it). */
   readonly nice?: number;

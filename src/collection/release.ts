@@ -14,13 +14,18 @@
  * it; the bench's scrape latency figures include it. That needs `gc` exposed, which the launcher does
  * (`--expose-gc`, bin/cbwatch.js); without it V8 collects when it would.
  *
- * On request (`--collection.gc-every SIZE`) the collection thread does the same for the answers it reads: every
- * SIZE bytes of them, it asks for a full collection of its heap. An answer's text and its parsed form are garbage
- * once mapped, and V8 lets garbage build up in proportion to the heap it keeps before it collects: at 1,000 buckets
- * (50 MB live, about 60 MB of answers per 30 s poll) that thread's heap went to 150–190 MB. It is off by default
- * because what it buys depends on the cluster (bench/RESULTS.md, scale curve and "Where the peak goes"): at 1,000
- * buckets 8 MiB took 50–85 MB off the peak for 0.6–0.7 s of CPU per minute, at 1,000 replications it cost
- * 0.8–1.1 s per minute and saved nothing, and at the realistic scenario it changed neither beyond run-to-run noise.
+ * The collection thread does the same for the answers it reads (`--collection.gc-every SIZE`, 8 MiB unless set):
+ * every SIZE bytes of them since its last collection, it asks for a full collection of its heap, in the middle of a
+ * burst of polls if need be. An answer's text and its parsed form are garbage once mapped, and V8 lets garbage
+ * build up in proportion to the heap it keeps before it collects: a text larger than the young generation is made
+ * in the old one, which only a full collection frees. At 1,000 buckets (about 35 MB of answers per 30 s poll, in
+ * requests of 4–14 MB) the process rose by 100–190 MB during each poll and peaked at 300–340 MB; with a collection
+ * every 8 MiB, at 216–230 MB and 241 MB (bench/RESULTS.md, "Footprint, tenth round"). A burst that reads less than
+ * SIZE (the realistic scenario reads 3–7 MB per 30 s) asks for none during the burst: the end of the burst has the
+ * one collection it needs (BurstCollector). `0` leaves the timing to V8 within a burst. Earlier figures, when it was
+ * off by default: at 1,000 replications it cost 0.8–1.1 s per minute and saved nothing (each replication's stats
+ * were separate requests then), and a 20-cluster fleet paid 0.38 s per minute for 88 MB off its peak (scale curve,
+ * fleet).
  * Without `gc` exposed it does nothing, and the worker says so in a warning at start.
  */
 
@@ -113,6 +118,9 @@ export class StartupRelease {
 /** Answer bytes read since the last collection after which a burst's end asks for one (the collection thread). */
 export const IDLE_COLLECT_AFTER_BYTES = 4 * 1024 * 1024;
 
+/** `--collection.gc-every` unless set: answer bytes read since the last collection after which one is asked for. */
+export const GC_EVERY_DEFAULT_BYTES = 8 * 1024 * 1024;
+
 /**
  * The collection thread's garbage at the end of a burst of polls. Answers are read, mapped and rendered in bursts
  * (every collector due at a slot); what they leave is garbage once the burst's parts are posted, and V8 collects
@@ -127,13 +135,25 @@ export const IDLE_COLLECT_AFTER_BYTES = 4 * 1024 * 1024;
  * still runs after it (turning it off as well gave a higher median: it also gives pages back).
  */
 export class BurstCollector extends ReleaseCounter {
-  constructor(threshold = IDLE_COLLECT_AFTER_BYTES, collect: () => boolean = () => collectSoon(true)) {
+  /**
+   * `every`: answer bytes since the last collection after which one is asked for during a burst (0: none during a
+   * burst); `midBurst` asks for it (a regular collection: the burst goes on and reuses the pages).
+   */
+  constructor(
+    threshold = IDLE_COLLECT_AFTER_BYTES,
+    collect: () => boolean = () => collectSoon(true),
+    private readonly every = 0,
+    private readonly midBurst: () => boolean = () => collectSoon(),
+  ) {
     super(threshold, collect);
   }
 
-  /** Counts only: during a burst nothing is asked for. */
+  /** Counts; during a burst asks for a collection only each `every` bytes. Either kind starts the count again. */
   override count(bytes: number): void {
     this.stale += bytes;
+    if (this.every <= 0 || this.stale < this.every) return;
+    this.stale = 0;
+    if (this.midBurst()) this.requested++;
   }
 
   private readonly startup = new StartupRelease(this);

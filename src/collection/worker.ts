@@ -16,7 +16,7 @@ import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import { CollectionEngine } from './engine.js';
 import { PartRenderer } from './parts.js';
-import { BurstCollector, ReleaseCounter } from './release.js';
+import { BurstCollector, GC_EVERY_DEFAULT_BYTES, IDLE_COLLECT_AFTER_BYTES } from './release.js';
 import { WORKER_NICE } from './protocol.js';
 import { WorkerLogger } from './worker-log.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
@@ -65,24 +65,16 @@ for (const file of init.extraModules ?? []) {
 const withExtra = (list: readonly ClusterConfig[]): readonly ClusterConfig[] =>
   extra.reduce((cs, mod) => cs.map((c) => ({ ...c, collectors: { ...c.collectors, [mod.collector.name]: mod.options } })), list);
 const clusters = withExtra(init.clusters);
-// On request, the answers' garbage is collected every few megabytes read, rather than when V8 would
-// (`--collection.gc-every`, src/collection/release.ts). That needs V8's gc exposed (the launcher's --expose-gc):
-// `node dist/cli.js` without it would quietly ignore the option, so it says so instead.
-let gcEvery: ReleaseCounter | undefined;
-if ((init.gcEveryAnswerBytes ?? 0) > 0) {
-  if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
-    log.warn('--collection.gc-every has no effect: node was started without --expose-gc (bin/cbwatch.js passes it)');
-  } else {
-    gcEvery = new ReleaseCounter(init.gcEveryAnswerBytes);
-  }
+// The answers' garbage is collected every few megabytes read (`--collection.gc-every`, 8 MiB unless set), and once
+// a burst of polls is over, what its answers left is collected then rather than at the next burst (BurstCollector,
+// src/collection/release.ts). Both need V8's gc exposed (the launcher's --expose-gc); without it collectSoon does
+// nothing, and an option set by hand says so rather than being quietly ignored.
+const gcEvery = init.gcEveryAnswerBytes ?? GC_EVERY_DEFAULT_BYTES;
+if ((init.gcEveryAnswerBytes ?? 0) > 0 && typeof (globalThis as { gc?: unknown }).gc !== 'function') {
+  log.warn('--collection.gc-every has no effect: node was started without --expose-gc (bin/cbwatch.js passes it)');
 }
-// And once a burst of polls is over, the garbage its answers left is collected then rather than at the next burst
-// (BurstCollector, src/collection/release.ts): without gc exposed collectSoon does nothing.
-const burst = new BurstCollector();
-setAnswerListener((bytes) => {
-  gcEvery?.count(bytes);
-  burst.count(bytes);
-});
+const burst = new BurstCollector(IDLE_COLLECT_AFTER_BYTES, undefined, gcEvery);
+setAnswerListener((bytes) => burst.count(bytes));
 
 const engine = new CollectionEngine({
   clusters,

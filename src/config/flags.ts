@@ -95,7 +95,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'web.max-requests': { type: 'string', commands: ['run', 'demo'], value: 'N', help: 'HTTP requests served at once; beyond it, 503 (default 40, 0 = no limit)' },
   'couchbase.max-buffered-bytes': { type: 'string', commands: ['run', 'check', 'demo'], value: 'SIZE', help: 'process-wide budget for answers being read or parsed; an answer beyond it fails (default 256MiB)' },
   'couchbase.max-answer-values': { type: 'string', commands: ['run', 'check', 'demo'], value: 'N', help: 'JSON values one answer may hold (its [ { and , characters, counted as it arrives); beyond it, too_large (default 4000000)' },
-  'collection.gc-every': { type: 'string', commands: ['run', 'demo'], value: 'SIZE', help: "collect the collection thread's heap every SIZE of Couchbase answers read: less memory at hundreds of buckets for more CPU (default 0, V8 decides; 8MiB suits 1,000 buckets)" },
+  'collection.gc-every': { type: 'string', commands: ['run', 'demo'], value: 'SIZE', help: "collect the collection thread's heap every SIZE of Couchbase answers read: less memory where answers are large, for more CPU (default 8MiB; 0: V8 decides)" },
   'log.level': { type: 'string', value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
   'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json; demo: logfmt)` },
   'couchbase.url': { type: 'string', commands: ['run', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },

@@ -30,6 +30,7 @@ import { loadWebConfig } from './webconfig.js';
 import type { WebSettings } from './webconfig.js';
 import { formatPath, issueLines, linesToConfigError, parseYamlFile } from './yamlfile.js';
 import type { PathSegment, Position } from './yamlfile.js';
+import { GC_EVERY_DEFAULT_BYTES } from '../collection/release.js';
 
 /** Every environment variable cbwatch reads, with what it sets. */
 export const ENV_VARS = {
@@ -418,7 +419,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     if (n === undefined || n < 1024 * 1024) problems.push(`${budgetText.source}: expected a size of at least 1MiB such as 256MiB, got ${JSON.stringify(budgetText.value)}`);
     else maxBufferedBytes = n;
   }
-  let gcEveryAnswerBytes = 0;
+  let gcEveryAnswerBytes: number | undefined;
   const gcText = pick(flags, 'collection.gc-every', env, 'CBWATCH_COLLECTION_GC_EVERY');
   if (gcText !== undefined) {
     const t = gcText.value.trim();
@@ -468,7 +469,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     web: { listenHost: listenAddr.host, listenPort: listenAddr.port, configFile: webConfigFile?.value, settings, maxRequests, telemetryPath },
     maxBufferedBytes,
     maxAnswerValues,
-    ...(gcEveryAnswerBytes > 0 ? { gcEveryAnswerBytes } : {}),
+    ...(gcEveryAnswerBytes !== undefined ? { gcEveryAnswerBytes } : {}),
     log: { level, format },
   };
 }
@@ -609,7 +610,8 @@ export function describeConfig(config: Config): string {
   out.push(`  rate limit: ${rl === undefined ? 'off' : `one request per ${formatDuration(rl.intervalMs)}, burst ${rl.burst}`}`);
   out.push(`  max requests: ${w.maxRequests === 0 ? 'no limit' : (w.maxRequests ?? DEFAULT_MAX_REQUESTS)}`);
   out.push(`couchbase answers: at most ${formatBytes(config.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES)} buffered at once, process-wide; at most ${config.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES} JSON values per answer`);
-  out.push(`collection heap: ${config.gcEveryAnswerBytes === undefined ? 'collected when V8 decides' : `collected every ${formatBytes(config.gcEveryAnswerBytes)} of answers read`}`);
+  const gcEvery = config.gcEveryAnswerBytes;
+  out.push(`collection heap: ${gcEvery === 0 ? 'collected when V8 decides' : `collected every ${formatBytes(gcEvery ?? GC_EVERY_DEFAULT_BYTES)} of answers read${gcEvery === undefined ? ' (the default)' : ''}`}`);
   const sg = config.webhooks.syncGateway;
   out.push(
     `webhooks.sync_gateway: ${sg === undefined ? 'off' : `on (token set; databases: ${sg.databases.length === 0 ? '(none listed)' : sg.databases.join(', ')}; max_body_bytes=${formatBytes(sg.max_body_bytes)}${sg.type_field === undefined ? '' : `; type_field=${sg.type_field}`})`}`,

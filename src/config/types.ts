@@ -81,7 +81,7 @@ export interface Config {
   readonly maxBufferedBytes?: number | undefined;
   /** JSON values one Couchbase answer may hold (`--couchbase.max-answer-values`); default 4,000,000. */
   readonly maxAnswerValues?: number | undefined;
-  /** `--collection.gc-every`: collect the collection thread's heap every this many bytes of answers; absent: off. */
+  /** `--collection.gc-every`: collect the collection thread's heap every this many bytes of answers; 0: off; absent: 8 MiB (GC_EVERY_DEFAULT_BYTES). */
   readonly gcEveryAnswerBytes?: number | undefined;
   readonly log: { readonly level: string; readonly format: 'json' | 'logfmt' | 'pretty' };
 }

@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { preparePart } from '../../src/collection/parts.js';
 import type { SnapshotUpdate } from '../../src/collection/parts.js';
-import { BurstCollector, IDLE_COLLECT_AFTER_BYTES, RELEASE_AFTER_BYTES, ReleaseCounter, StartupRelease, collectSoon } from '../../src/collection/release.js';
+import { BurstCollector, GC_EVERY_DEFAULT_BYTES, IDLE_COLLECT_AFTER_BYTES, RELEASE_AFTER_BYTES, ReleaseCounter, StartupRelease, collectSoon } from '../../src/collection/release.js';
 import { SnapshotView } from '../../src/collection/view.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
@@ -92,6 +92,44 @@ describe('BurstCollector', () => {
     b.count(1);
     b.idle();
     expect(b.requested).toBe(1);
+  });
+});
+
+describe('BurstCollector with a size (--collection.gc-every)', () => {
+  it('asks during a burst for a regular collection each time that many bytes were read since the last collection of either kind', () => {
+    const asked: string[] = [];
+    const b = new BurstCollector(
+      100,
+      () => (asked.push('end'), true),
+      250,
+      () => (asked.push('mid'), true),
+    );
+    expect(GC_EVERY_DEFAULT_BYTES).toBe(8 * 1024 * 1024);
+    b.idle(); // start-up's: the count starts from zero
+    b.count(200);
+    expect(asked).toEqual(['end']);
+    b.count(60); // 260 since the last: one during the burst
+    expect(asked).toEqual(['end', 'mid']);
+    // Counted from zero again: 90 more is under both the size and the end-of-burst threshold.
+    b.count(90);
+    b.idle();
+    expect(asked).toEqual(['end', 'mid']);
+    // An end-of-burst collection starts the count again for the size too: 10 + 240 after it is not 250.
+    b.count(10);
+    b.idle();
+    expect(asked).toEqual(['end', 'mid', 'end']);
+    b.count(240);
+    expect(asked).toEqual(['end', 'mid', 'end']);
+    b.count(10);
+    expect(asked).toEqual(['end', 'mid', 'end', 'mid']);
+    expect(b.requested).toBe(4);
+  });
+
+  it('with 0, asks for none during a burst however much is read', () => {
+    let mid = 0;
+    const b = new BurstCollector(100, () => true, 0, () => (mid++, true));
+    for (let i = 0; i < 100; i++) b.count(1024 * 1024);
+    expect(mid).toBe(0);
   });
 });
 

@@ -51,12 +51,12 @@ function only(names: string[]): (c: Config) => Config {
 }
 
 describe('collection worker', () => {
-  it('with --collection.gc-every, asks for a collection of its heap each time that many bytes of answers are read; without it, never', async () => {
-    // undefined: off. 1 GiB: on, but two polls of the harness cluster read a few kilobytes, far from it (a collection
-    // per answer, or one ignoring the threshold, would show). 1,024 bytes: several per poll. A few kilobytes are
+  it('with --collection.gc-every, asks for a collection of its heap each time that many bytes of answers are read; with 0, never', async () => {
+    // undefined: the default, 8 MiB, and 1 GiB: two polls of the harness cluster read a few kilobytes, far from
+    // either (a collection per answer, or one ignoring the threshold, would show). 0: none. 1,024 bytes: several per poll. A few kilobytes are
     // also far below the 4 MiB after which the end of a burst asks for one (the next test). The end of the first burst
     // asks for one that gives pages back (StartupRelease), whatever was read: calls[1] counts those.
-    for (const every of [undefined, 1024 * 1024 * 1024, 1024]) {
+    for (const every of [undefined, 0, 1024 * 1024 * 1024, 1024]) {
       const gcCalls = new SharedArrayBuffer(8);
       const calls = new Int32Array(gcCalls);
       const h = await startHarness({

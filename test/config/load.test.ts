@@ -360,9 +360,10 @@ describe('--couchbase.max-answer-values', () => {
 
 describe('--collection.gc-every', () => {
   const base = ['--couchbase.url', 'http://cb1:8091'];
-  it('is off by default and when 0; the flag, then the environment, set it (sizes or bytes)', () => {
+  it('is left to the default (8 MiB, in the worker) unless set; 0 turns it off; the flag, then the environment, set it (sizes or bytes)', () => {
     expect(load(base).gcEveryAnswerBytes).toBeUndefined();
-    expect(load([...base, '--collection.gc-every', '0']).gcEveryAnswerBytes).toBeUndefined();
+    expect(load([...base, '--collection.gc-every', '0']).gcEveryAnswerBytes).toBe(0);
+    expect(load(base, { CBWATCH_COLLECTION_GC_EVERY: '0' }).gcEveryAnswerBytes).toBe(0);
     expect(load([...base, '--collection.gc-every', '8MiB']).gcEveryAnswerBytes).toBe(8 * 1024 * 1024);
     expect(load(base, { CBWATCH_COLLECTION_GC_EVERY: '2097152' }).gcEveryAnswerBytes).toBe(2 * 1024 * 1024);
     // The floor is exactly 1 MiB.
