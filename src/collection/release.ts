@@ -21,8 +21,8 @@
  * in the old one, which only a full collection frees. At 1,000 buckets (about 35 MB of answers per 30 s poll, in
  * requests of 4–14 MB) the process rose by 100–190 MB during each poll and peaked at 300–340 MB; with a collection
  * every 8 MiB, at 216–230 MB and 241 MB (bench/RESULTS.md, "Footprint, tenth round"). A burst that reads less than
- * SIZE (the realistic scenario reads 3–7 MB per 30 s) asks for none during the burst: the end of the burst has the
- * one collection it needs (BurstCollector). `0` leaves the timing to V8 within a burst. Earlier figures, when it was
+ * SIZE (the realistic scenario reads 3–7 MB per 30 s) asks for none during the burst; the end of a burst asks for
+ * its own as before (BurstCollector). `0` leaves the timing to V8 within a burst. Earlier figures, when it was
  * off by default: at 1,000 replications it cost 0.8–1.1 s per minute and saved nothing (each replication's stats
  * were separate requests then), and a 20-cluster fleet paid 0.38 s per minute for 88 MB off its peak (scale curve,
  * fleet).
@@ -135,9 +135,12 @@ export const GC_EVERY_DEFAULT_BYTES = 8 * 1024 * 1024;
  * still runs after it (turning it off as well gave a higher median: it also gives pages back).
  */
 export class BurstCollector extends ReleaseCounter {
+  /** Bytes read since the last collection of either kind (`stale` counts since the last end-of-burst one). */
+  private sinceAny = 0;
+
   /**
-   * `every`: answer bytes since the last collection after which one is asked for during a burst (0: none during a
-   * burst); `midBurst` asks for it (a regular collection: the burst goes on and reuses the pages).
+   * `every`: answer bytes since the last collection of either kind after which one is asked for during a burst (0:
+   * none during a burst); `midBurst` asks for it (a regular collection: the burst goes on and reuses the pages).
    */
   constructor(
     threshold = IDLE_COLLECT_AFTER_BYTES,
@@ -148,12 +151,22 @@ export class BurstCollector extends ReleaseCounter {
     super(threshold, collect);
   }
 
-  /** Counts; during a burst asks for a collection only each `every` bytes. Either kind starts the count again. */
+  /**
+   * Counts; during a burst asks for a collection each `every` bytes. A collection during the burst does not
+   * excuse the one at its end: what the burst makes after its last answer (its parts' text, garbage once deflated:
+   * 26 MB at 1,000 buckets) is freed only then.
+   */
   override count(bytes: number): void {
     this.stale += bytes;
-    if (this.every <= 0 || this.stale < this.every) return;
-    this.stale = 0;
+    this.sinceAny += bytes;
+    if (this.every <= 0 || this.sinceAny < this.every) return;
+    this.sinceAny = 0;
     if (this.midBurst()) this.requested++;
+  }
+
+  override now(): void {
+    this.sinceAny = 0;
+    super.now();
   }
 
   private readonly startup = new StartupRelease(this);

@@ -96,7 +96,7 @@ describe('BurstCollector', () => {
 });
 
 describe('BurstCollector with a size (--collection.gc-every)', () => {
-  it('asks during a burst for a regular collection each time that many bytes were read since the last collection of either kind', () => {
+  it('asks during a burst for a regular collection each time that many bytes were read since the last collection of either kind; the end of the burst still asks for its own', () => {
     const asked: string[] = [];
     const b = new BurstCollector(
       100,
@@ -105,24 +105,30 @@ describe('BurstCollector with a size (--collection.gc-every)', () => {
       () => (asked.push('mid'), true),
     );
     expect(GC_EVERY_DEFAULT_BYTES).toBe(8 * 1024 * 1024);
-    b.idle(); // start-up's: the count starts from zero
+    b.idle(); // start-up's: both counts start from zero
     b.count(200);
     expect(asked).toEqual(['end']);
     b.count(60); // 260 since the last: one during the burst
     expect(asked).toEqual(['end', 'mid']);
-    // Counted from zero again: 90 more is under both the size and the end-of-burst threshold.
+    // 90 more: under the size since that one, but the burst read 350 since the last end-of-burst collection, which
+    // the end of the burst asks for (what the burst made after its answers is freed only then).
     b.count(90);
-    b.idle();
     expect(asked).toEqual(['end', 'mid']);
+    b.idle();
+    expect(asked).toEqual(['end', 'mid', 'end']);
     // An end-of-burst collection starts the count again for the size too: 10 + 240 after it is not 250.
     b.count(10);
-    b.idle();
+    b.count(239);
     expect(asked).toEqual(['end', 'mid', 'end']);
-    b.count(240);
-    expect(asked).toEqual(['end', 'mid', 'end']);
-    b.count(10);
+    b.count(1);
     expect(asked).toEqual(['end', 'mid', 'end', 'mid']);
-    expect(b.requested).toBe(4);
+    // That burst's end asks (250 since the last end-of-burst collection); a later burst of 50, under both, asks for nothing.
+    b.idle();
+    expect(asked).toEqual(['end', 'mid', 'end', 'mid', 'end']);
+    b.count(50);
+    b.idle();
+    expect(asked).toEqual(['end', 'mid', 'end', 'mid', 'end']);
+    expect(b.requested).toBe(5);
   });
 
   it('with 0, asks for none during a burst however much is read', () => {
