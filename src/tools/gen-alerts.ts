@@ -20,6 +20,7 @@ import { PACKAGE_ROOT } from '../paths.js';
 import { buildTemplates, loadParameters, mixinAlertsText, renderConfigured } from './alert-config.js';
 import type { AlertsConfig, GroupTemplate } from './alert-config.js';
 import type { Files } from './files.js';
+import { byCodeUnit } from '../text-order.js';
 
 export type { Files } from './files.js';
 
@@ -95,7 +96,7 @@ function areaRank(area: string): number {
 }
 
 export function compareAreas(a: string, b: string): number {
-  return areaRank(a) - areaRank(b) || (a < b ? -1 : a > b ? 1 : 0);
+  return areaRank(a) - areaRank(b) || byCodeUnit(a, b);
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -204,7 +205,7 @@ function orderedMap(m: Readonly<Record<string, string>>, first: readonly string[
     const ia = first.indexOf(a);
     const ib = first.indexOf(b);
     if (ia >= 0 || ib >= 0) return (ia < 0 ? first.length : ia) - (ib < 0 ? first.length : ib);
-    return a < b ? -1 : a > b ? 1 : 0;
+    return byCodeUnit(a, b);
   });
   return Object.fromEntries(keys.map((k) => [k, m[k] as string]));
 }
