@@ -31,6 +31,9 @@ export function resolveCollectorOptions<N extends CollectorName>(
   const interval = parsed.interval ?? DEFAULT_INTERVALS[name];
   // A poll may use most of its interval but must finish before the next one is due.
   const timeout = parsed.timeout ?? Math.max(1000, Math.min(interval - 500, 120_000));
+  // A scheduled collector keeps the default interval's deadline unless given one; its slots are at least a minute
+  // apart, and a poll still running at a slot skips it (src/scheduler/index.ts), so its deadline is not clamped.
+  if (parsed.schedule !== undefined) return { ...parsed, interval, timeout } as ResolvedCollectorOptions<N>;
   return { ...parsed, interval, timeout: Math.min(timeout, interval) } as ResolvedCollectorOptions<N>;
 }
 

@@ -13,6 +13,7 @@
 import { accessSync, constants as fsConstants, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
+import { CronSpec, formatSlot } from '../cron.js';
 import { processRedactor } from '../redact.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
 import { registerConfigSecrets } from './secrets.js';
@@ -307,7 +308,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     for (const c of COLLECTOR_NAMES) {
       const given = raw.collectors[c]?.timeout;
       const interval = collectors[c].interval;
-      if (given !== undefined && given > interval) {
+      if (given !== undefined && given > interval && collectors[c].schedule === undefined) {
         problems.push(
           `${key('collectors', c, 'timeout')}: ${formatDuration(given)} is longer than the interval ${formatDuration(interval)} (a poll must end before the next one)`,
         );
@@ -553,6 +554,16 @@ function optionText(key: string, value: unknown): string[] {
   return [`${key}=${String(value)}`];
 }
 
+/** `at "0 3 * * *" (Europe/Paris), next 2026-11-29 03:00 +01:00`: a schedule and its next slot from now. */
+function describeSchedule(expression: string, timezone: string | undefined): string {
+  const spec = new CronSpec(expression, timezone);
+  try {
+    return `at ${spec.describe()}, next ${formatSlot(spec.nextSlot(), timezone)}, and once at start`;
+  } finally {
+    spec.dispose();
+  }
+}
+
 /**
  * A human summary (newline-terminated) of a loaded configuration for `--config.check`: clusters, URLs, where each password comes
  * from (never the password), TLS files, enabled collectors with their intervals and options, web, webhooks.
@@ -589,11 +600,10 @@ export function describeConfig(config: Config): string {
         continue;
       }
       const extra = Object.entries(o)
-        .filter(([k]) => !['enabled', 'interval', 'timeout'].includes(k))
+        .filter(([k]) => !['enabled', 'interval', 'timeout', 'schedule', 'timezone'].includes(k))
         .flatMap(([k, v]) => optionText(k, v));
-      out.push(
-        `      ${name.padEnd(13)} every ${formatDuration(o.interval)}, timeout ${formatDuration(o.timeout)}${extra.length > 0 ? `; ${extra.join(', ')}` : ''}`,
-      );
+      const when = typeof o['schedule'] === 'string' ? describeSchedule(o['schedule'], o['timezone'] as string | undefined) : `every ${formatDuration(o.interval)}`;
+      out.push(`      ${name.padEnd(13)} ${when}, timeout ${formatDuration(o.timeout)}${extra.length > 0 ? `; ${extra.join(', ')}` : ''}`);
     }
     if (disabled.length > 0) out.push(`    disabled:    ${disabled.join(', ')}`);
   }

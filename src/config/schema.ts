@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_FAST_XDCR_STATS, DEFAULT_XDCR_SLOW_STATS_INTERVAL, XDCR_STAT_NAMES } from '../couchbase/xdcr.js';
+import { cronExpressionProblem, timeZoneProblem } from '../cron.js';
 import { formatDuration, parseDuration, parseSize } from './units.js';
 
 /** A duration string (or a number of seconds) as milliseconds. */
@@ -61,23 +62,54 @@ export type StatsSourceSetting = (typeof STATS_SOURCES)[number];
 /** What a cluster name (the `couchbase_cluster` label value) may hold. */
 export const CLUSTER_NAME = /^[\w.\-:]+$/;
 
+/** A cron expression of five fields (src/cron.ts), as written. */
+const cronExpression = z.string({ error: 'expected a cron expression such as "0 3 * * *"' }).superRefine((v, ctx) => {
+  const problem = cronExpressionProblem(v);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+/** An IANA time zone name, checked against the zones this Node knows. */
+const timeZone = z.string({ error: 'expected an IANA time zone name such as Europe/Paris' }).superRefine((v, ctx) => {
+  const problem = timeZoneProblem(v);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /** Options every collector has. */
 const base = {
   enabled: z.boolean().default(true),
   interval: duration(1000).optional(),
+  /**
+   * Poll at the wall-clock minutes of a cron expression (in `timezone`, else the process's local zone) instead of
+   * every `interval`; one poll at start too (issue 38).
+   */
+  schedule: cronExpression.optional(),
+  timezone: timeZone.optional(),
   /** Deadline of one poll; default: the interval. */
   timeout: duration(100).optional(),
 };
 
+/** A collector's options: `interval` or `schedule`, and `timezone` only with a schedule. */
+function collector<S extends z.core.$ZodLooseShape>(shape: S) {
+  return z.strictObject(shape).superRefine((o, ctx) => {
+    const v = o as { interval?: unknown; schedule?: unknown; timezone?: unknown };
+    if (v.interval !== undefined && v.schedule !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['schedule'], message: 'set interval or schedule, not both (a schedule polls at its cron slots; an interval every so long)' });
+    }
+    if (v.timezone !== undefined && v.schedule === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'a time zone only applies to a schedule' });
+    }
+  });
+}
+
 export const collectorSchemas = {
-  buckets: z.strictObject({ ...base }),
-  bucket_stats: z.strictObject({
+  buckets: collector({ ...base }),
+  bucket_stats: collector({
     ...base,
     per_node: z.boolean().default(false),
     /** Top N hot keys per bucket; 0 turns the family off (default). */
     hot_keys: z.number().int().min(0).max(100).default(0),
   }),
-  xdcr: z.strictObject({
+  xdcr: collector({
     ...base,
     /**
      * Period of the slow tier: the stats not in fast_stats are polled once per this period (rounded up to a
@@ -93,13 +125,13 @@ export const collectorSchemas = {
       })
       .default([...DEFAULT_FAST_XDCR_STATS]),
   }),
-  nodes: z.strictObject({ ...base }),
-  tasks: z.strictObject({ ...base }),
-  autofailover: z.strictObject({ ...base }),
-  certificates: z.strictObject({ ...base }),
-  security: z.strictObject({ ...base }),
-  collections: z.strictObject({ ...base }),
-  search: z.strictObject({
+  nodes: collector({ ...base }),
+  tasks: collector({ ...base }),
+  autofailover: collector({ ...base }),
+  certificates: collector({ ...base }),
+  security: collector({ ...base }),
+  collections: collector({ ...base }),
+  search: collector({
     ...base,
     slow_query_threshold: duration().default(10_000),
     /** Extra per-index views (GET /api/query/index/{name}). */
@@ -111,10 +143,22 @@ export const collectorSchemas = {
         indexes: z.array(z.string().min(1)).default([]),
         dry_run: z.boolean().default(true),
         log_query_text: z.boolean().default(false),
+        /**
+         * Cron windows (src/cron.ts): the policy acts only in a minute that `active` matches, and never in one
+         * that `inactive` matches; in `timezone`, else the process's local zone.
+         */
+        active: cronExpression.optional(),
+        inactive: cronExpression.optional(),
+        timezone: timeZone.optional(),
+      })
+      .superRefine((c, ctx) => {
+        if (c.timezone !== undefined && c.active === undefined && c.inactive === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['timezone'], message: 'a time zone only applies to an active or inactive window' });
+        }
       })
       .default({ enabled: false, longer_than: 300_000, indexes: [], dry_run: true, log_query_text: false }),
   }),
-  backup: z.strictObject({ ...base }),
+  backup: collector({ ...base }),
 } as const;
 
 export type CollectorName = keyof typeof collectorSchemas;

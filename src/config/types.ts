@@ -2,7 +2,7 @@ import type { CollectorName, CollectorOptions, StatsSourceSetting, WebhookConfig
 import type { WebSettings } from './webconfig.js';
 
 export type ResolvedCollectorOptions<N extends CollectorName = CollectorName> = CollectorOptions<N> & {
-  /** Poll interval, ms. */
+  /** Poll interval, ms (with a `schedule`, the default interval: only the default deadline is derived from it). */
   interval: number;
   /** Deadline of one poll, ms. */
   timeout: number;
