@@ -34,12 +34,15 @@ export class SnapshotView implements StatusSource {
   private overdueKey = '';
   private overdueV = 0;
   private readonly clock: () => number;
+  /** The wall clock, epoch ms: a scheduled collector's slot is a wall-clock instant (markOverdue). */
+  private readonly wall: () => number;
 
   /** Once every collector has polled once, this thread's start-up is over (src/collection/release.ts). */
   private readonly startup: StartupRelease;
 
-  constructor(release: ReleaseCounter = new ReleaseCounter(RELEASE_AFTER_BYTES, () => collectSoon(true)), clock: () => number = monotonicMs) {
+  constructor(release: ReleaseCounter = new ReleaseCounter(RELEASE_AFTER_BYTES, () => collectSoon(true)), clock: () => number = monotonicMs, wall: () => number = Date.now) {
     this.release = release;
+    this.wall = wall;
     this.startup = new StartupRelease(release);
     this.clock = clock;
   }
@@ -55,7 +58,7 @@ export class SnapshotView implements StatusSource {
 
   /** The statuses with the overdue ones marked failed (src/metrics/store.ts, markOverdue), as of now. */
   private current(): CollectorStatus[] {
-    const list = markOverdue(this.rawStatusList(), this.clock());
+    const list = markOverdue(this.rawStatusList(), this.clock(), this.wall());
     const key = list.flatMap((s) => (s.overdue ? [`${s.cluster}\u0000${s.collector}`] : [])).join('\u0001');
     if (key !== this.overdueKey) {
       this.overdueKey = key;

@@ -8,6 +8,7 @@
  * not retried every poll. Its counter lives in `ctx.state` too, because the snapshot model replaces a
  * collector's series on every poll.
  */
+import { CronSpec } from '../cron.js';
 import type { Log } from '../log-core.js';
 import { allowedCredentialHosts, fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
 import { tryParseGoDuration } from '../couchbase/goduration.js';
@@ -142,6 +143,31 @@ export interface CancelPolicy {
   readonly indexes: readonly string[];
   readonly dry_run: boolean;
   readonly log_query_text: boolean;
+  /** Cron windows (cancelWindowOpen): the policy acts only in a minute `active` matches and `inactive` does not. */
+  readonly active?: string | undefined;
+  readonly inactive?: string | undefined;
+  /** IANA zone of the windows; absent: the process's local zone. */
+  readonly timezone?: string | undefined;
+}
+
+/**
+ * Whether the policy's cron windows let it act at `atMs` (wall-clock epoch ms). A window is a cron expression read
+ * per minute (src/cron.ts): it is open for the whole of every minute the expression matches, in the policy's time
+ * zone. `active: "* 9-17 * * 1-5"` is open from 09:00:00 to 17:59:59 on weekdays; `inactive: "* 1-4 * * *"` closes
+ * the policy from 01:00:00 to 04:59:59 every day. Both given: open when `active` matches and `inactive` does not.
+ * Neither: always open.
+ */
+export function cancelWindowOpen(policy: Pick<CancelPolicy, 'active' | 'inactive' | 'timezone'>, atMs: number): boolean {
+  const matches = (expression: string): boolean => {
+    const spec = new CronSpec(expression, policy.timezone);
+    try {
+      return spec.activeAt(atMs);
+    } finally {
+      spec.dispose();
+    }
+  };
+  if (policy.active !== undefined && !matches(policy.active)) return false;
+  return policy.inactive === undefined || !matches(policy.inactive);
 }
 
 /** Keys in `ctx.state`. */
@@ -153,9 +179,13 @@ const STATE_DECLARED = 'cancel.indexes';
 export const MAX_CANCELS_PER_POLL = 10;
 const QUERY_TEXT_MAX = 2000;
 
-/** Pure: the queries the policy should act on now, oldest first. */
-export function cancelCandidates(queries: readonly SearchQuery[], policy: CancelPolicy, attempted: ReadonlySet<string>): SearchQuery[] {
+/**
+ * Pure: the queries the policy should act on at `atMs` (wall clock, for its windows), oldest first. Outside its
+ * windows none: a runaway found then is not remembered, and is acted on at the first poll inside a window.
+ */
+export function cancelCandidates(queries: readonly SearchQuery[], policy: CancelPolicy, attempted: ReadonlySet<string>, atMs: number = Date.now()): SearchQuery[] {
   if (!policy.enabled) return [];
+  if (!cancelWindowOpen(policy, atMs)) return [];
   const limit = policy.longer_than / 1000;
   const allowed = new Set(policy.indexes);
   return queries
@@ -234,13 +264,13 @@ async function cancelOne(deps: CancelDeps, q: SearchQuery): Promise<{ result: Ca
  * runaways (at most MAX_CANCELS_PER_POLL), count each result. Never throws: a failing cancel must not fail
  * the metrics of the poll.
  */
-export async function applyCancelPolicy(deps: CancelDeps, queries: readonly SearchQuery[], policy: CancelPolicy): Promise<void> {
+export async function applyCancelPolicy(deps: CancelDeps, queries: readonly SearchQuery[], policy: CancelPolicy, atMs: number = Date.now()): Promise<void> {
   const attempted = stateOf(deps.state, STATE_ATTEMPTED, () => new Set<string>());
   const counts = stateOf(deps.state, STATE_COUNTS, () => new Map<string, number>());
   const active = new Set(queries.map((q) => q.key));
   for (const key of attempted) if (!active.has(key)) attempted.delete(key);
 
-  const todo = cancelCandidates(queries, policy, attempted);
+  const todo = cancelCandidates(queries, policy, attempted, atMs);
   for (const q of todo.slice(0, MAX_CANCELS_PER_POLL)) {
     if (!/^\d+$/.test(q.id)) {
       // The cancel route takes an integer id; anything else cannot be cancelled (and is not retried).
@@ -436,6 +466,7 @@ export const searchCollector: Collector<'search'> = {
         },
         everyQuery,
         policy,
+        ctx.now(),
       );
     }
     emitCancelCounts(ctx.out, ctx.state, policy, everyQuery, ctx.cluster.maxDynamicFamilies);

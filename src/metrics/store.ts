@@ -51,6 +51,14 @@ export interface CollectorStatus {
   readonly lastPollMonoMs?: number;
   /** Set by `markOverdue`: no poll has finished for longer than the collector's schedule allows. */
   readonly overdue?: boolean;
+  /** A collector polled at cron slots (`schedule`, src/cron.ts) instead of an interval: its expression and zone. */
+  readonly schedule?: { readonly expression: string; readonly timezone: string | undefined };
+  /**
+   * A scheduled collector's next slot: its wall-clock time (epoch ms, `cbwatch_collector_next_slot_timestamp_seconds`)
+   * and, as the scheduler planned it, the same instant on the monotonic clock. Planned again after every poll.
+   */
+  readonly nextSlotAt?: number;
+  readonly nextSlotMonoMs?: number;
 }
 
 /** The status of a (cluster, collector) announced but not polled yet. */
@@ -110,13 +118,23 @@ export class SnapshotStore {
    * Announce a (cluster, collector) before its first poll, so status and readiness know about it; `timing` (its
    * interval and deadline) is what an overdue poll is measured against. A reload that changed them registers again.
    */
-  register(cluster: string, collector: string, timing?: { readonly intervalMs: number; readonly timeoutMs: number }): void {
+  register(
+    cluster: string,
+    collector: string,
+    timing?: { readonly intervalMs: number; readonly timeoutMs: number; readonly schedule?: { readonly expression: string; readonly timezone: string | undefined } | undefined },
+  ): void {
     const k = key(cluster, collector);
     if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
     const prev = this.statuses.get(k);
-    const t = timing === undefined ? {} : { intervalSeconds: timing.intervalMs / 1000, timeoutSeconds: timing.timeoutMs / 1000 };
+    const { intervalSeconds: _i, schedule: _s, nextSlotAt: _n, nextSlotMonoMs: _m, ...rest } = prev ?? pendingStatus(cluster, collector);
+    const t =
+      timing === undefined
+        ? {}
+        : timing.schedule === undefined
+          ? { intervalSeconds: timing.intervalMs / 1000, timeoutSeconds: timing.timeoutMs / 1000 }
+          : { schedule: timing.schedule, timeoutSeconds: timing.timeoutMs / 1000 };
     // A replaced job starts its schedule again now: its overdue clock too.
-    this.statuses.set(k, { ...(prev ?? pendingStatus(cluster, collector)), ...t, lastPollMonoMs: monotonicMs() });
+    this.statuses.set(k, { ...rest, ...t, lastPollMonoMs: monotonicMs() });
     this.changed();
   }
 
@@ -148,6 +166,9 @@ export class SnapshotStore {
       lastPollMonoMs: monotonicMs(),
       ...(prev?.intervalSeconds === undefined ? {} : { intervalSeconds: prev.intervalSeconds }),
       ...(prev?.timeoutSeconds === undefined ? {} : { timeoutSeconds: prev.timeoutSeconds }),
+      ...(prev?.schedule === undefined ? {} : { schedule: prev.schedule }),
+      ...(prev?.nextSlotAt === undefined ? {} : { nextSlotAt: prev.nextSlotAt }),
+      ...(prev?.nextSlotMonoMs === undefined ? {} : { nextSlotMonoMs: prev.nextSlotMonoMs }),
       series: outcome.ok ? outcome.set.size : 0,
       requests: outcome.requests.length,
       skipped: outcome.skipped,
@@ -159,6 +180,15 @@ export class SnapshotStore {
       missingPermissions: perms,
       reached: outcome.requests.some((r) => r.status !== undefined && r.status >= 200 && r.status < 300),
     });
+    this.changed();
+  }
+
+  /** A scheduled collector's next slot, as the scheduler planned it: wall-clock epoch ms and monotonic ms. */
+  recordSlot(cluster: string, collector: string, slot: { readonly atMs: number; readonly monoMs: number }): void {
+    const k = key(cluster, collector);
+    const prev = this.statuses.get(k);
+    if (prev === undefined) return;
+    this.statuses.set(k, { ...prev, nextSlotAt: slot.atMs, nextSlotMonoMs: slot.monoMs });
     this.changed();
   }
 
@@ -250,15 +280,22 @@ export class SnapshotStore {
 export const OVERDUE_GRACE_MS = 2000;
 
 /**
- * Mark the statuses whose next poll is overdue: none has finished within the schedule's allowance since the last
- * one (its interval, its current backoff and its deadline, plus OVERDUE_GRACE_MS), measured on the monotonic
- * clock. An overdue collector is a failure — success 0, the reason in lastError, no series counted — whatever its
- * last poll said: its values are as old as that poll, and whatever stopped its polls (a stalled thread, a
- * scheduler that does not tick) is not visible otherwise (issue 25, item 3). Applied where the statuses are
- * served, on the HTTP thread, so a collection thread that stopped altogether shows too.
+ * Mark the statuses whose next poll is overdue: one rule for every collector, "the next poll was due, and its
+ * deadline plus OVERDUE_GRACE_MS has passed without a poll finishing".
+ * - With an interval, the next poll is due one interval (plus the current backoff) after the last one finished,
+ *   on the monotonic clock.
+ * - With a schedule, it is due at the slot the scheduler planned after the last poll: a wall-clock instant, and
+ *   the monotonic instant it was then expected at. The later of the two readings counts, so a slot is missed
+ *   whichever clock moved: a wall clock stepped forward or a VM resumed from suspend (the monotonic clock stood
+ *   still) shows the slot missed until the catch-up poll ends; a scheduler that stopped shows on both.
+ * An overdue collector is a failure — success 0, the reason in lastError, no series counted — whatever its last
+ * poll said: its values are as old as that poll, and whatever stopped its polls (a stalled thread, a scheduler
+ * that does not tick) is not visible otherwise (issue 25, item 3). Applied where the statuses are served, on the
+ * HTTP thread, so a collection thread that stopped altogether shows too.
  */
-export function markOverdue(statuses: readonly CollectorStatus[], nowMono: number): CollectorStatus[] {
+export function markOverdue(statuses: readonly CollectorStatus[], nowMono: number, nowWall: number = Date.now()): CollectorStatus[] {
   return statuses.map((st) => {
+    if (st.schedule !== undefined) return markSlotMissed(st, nowMono, nowWall);
     if (st.lastPollMonoMs === undefined || st.intervalSeconds === undefined) return st;
     const allowance = (st.intervalSeconds + (st.backoffSeconds ?? 0) + (st.timeoutSeconds ?? st.intervalSeconds)) * 1000 + OVERDUE_GRACE_MS;
     const age = nowMono - st.lastPollMonoMs;
@@ -271,6 +308,21 @@ export function markOverdue(statuses: readonly CollectorStatus[], nowMono: numbe
       series: 0,
     };
   });
+}
+
+/** markOverdue for a scheduled collector: its planned slot passed, on either clock, by more than deadline and grace. */
+function markSlotMissed(st: CollectorStatus, nowMono: number, nowWall: number): CollectorStatus {
+  if (st.schedule === undefined || st.nextSlotAt === undefined) return st;
+  const late = Math.max(nowWall - st.nextSlotAt, st.nextSlotMonoMs === undefined ? Number.NEGATIVE_INFINITY : nowMono - st.nextSlotMonoMs);
+  const deadline = st.timeoutSeconds ?? 0;
+  if (late <= deadline * 1000 + OVERDUE_GRACE_MS) return st;
+  return {
+    ...st,
+    ok: false,
+    overdue: true,
+    lastError: `poll overdue: the slot at ${new Date(st.nextSlotAt).toISOString()} (schedule "${st.schedule.expression}"${st.schedule.timezone === undefined ? '' : ` in ${st.schedule.timezone}`}) passed ${Math.floor(late / 1000)}s ago and no poll has finished since (deadline ${deadline}s); the values of the last poll are withdrawn`,
+    series: 0,
+  };
 }
 
 /**
@@ -298,6 +350,8 @@ export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
     for (const what of CAP_WHATS) s.add(SELF.collectorCapped, { ...l, what }, st.capped?.get(what) ?? 0);
     s.add(SELF.collectorBackoff, l, st.backoffSeconds ?? 0);
     if (st.intervalSeconds !== undefined) s.add(SELF.collectorInterval, l, st.intervalSeconds);
+    if (st.nextSlotAt !== undefined) s.add(SELF.collectorNextSlot, l, st.nextSlotAt / 1000);
+    if (st.intervalSeconds !== undefined || st.schedule !== undefined) s.add(SELF.collectorOverdue, l, st.overdue === true);
     up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
   }
   // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,

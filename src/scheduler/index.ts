@@ -9,11 +9,21 @@
  * this loop before, computes its slots from the wall clock too). Timers (setTimeout, setInterval,
  * AbortSignal.timeout) are monotonic already. Wall-clock time is only data: sample timestamps, the last-success
  * timestamp, the `since` of a stats query (`deps.now`, the collectors' `ctx.now`).
+ *
+ * The one exception is a collector given a `schedule` (a cron expression, issue 38): an operator who asks for the
+ * backup collector at 03:00 means the wall clock's 03:00, in a time zone. node-cron (src/cron.ts) names the next
+ * slot; the ticker, still the monotonic one, starts the poll when the wall clock reaches the slot, or when as much
+ * time has passed on the monotonic clock as the wall clock said was left when the slot was planned, whichever is
+ * first. So a wall clock stepped forward (or a VM resumed from suspend) starts a passed slot at once, and one
+ * stepped back cannot hold polls up longer than the slot was away (the wall clock's slot then comes again, and
+ * polls again: a repeated read, never a pause). node-cron's own timers are never started: they follow the wall
+ * clock alone. A scheduled collector polls once at start too (readiness waits for every first poll).
  */
 import { z } from 'zod';
 import type { Log } from '../log-core.js';
 import { runPoll } from '../collectors/context.js';
 import { monotonicMs } from '../clock.js';
+import { CronSpec } from '../cron.js';
 import type { PollOutcome } from '../collectors/context.js';
 import { createSharedCache } from '../collectors/shared.js';
 import type { Collector, SharedCache } from '../collectors/types.js';
@@ -64,8 +74,12 @@ interface Job {
   readonly state: Map<string, unknown>;
   readonly shared: SharedCache;
   readonly log: Log;
-  /** Monotonic ms (the scheduler's clock). */
+  /** Monotonic ms (the scheduler's clock); never reached by a scheduled job, whose polls follow `slot`. */
   nextAt: number;
+  /** The job's cron schedule (options.schedule), or undefined for an interval. */
+  readonly cron: CronSpec | undefined;
+  /** A scheduled job's next slot: wall-clock epoch ms and the monotonic ms expected then; undefined while it polls. */
+  slot: { atMs: number; monoMs: number } | undefined;
   running: Promise<void> | undefined;
   lastErrorText: string | undefined;
   warnedPermissions: boolean;
@@ -87,6 +101,12 @@ export function clusterSignature(c: ClusterConfig): string {
 }
 
 export { monotonicMs } from '../clock.js';
+
+/** What the store measures a collector's polls against: its interval, or its schedule; and its deadline. */
+function timingOf(options: ResolvedCollectorOptions): { intervalMs: number; timeoutMs: number; schedule?: { expression: string; timezone: string | undefined } } {
+  const base = { intervalMs: options.interval, timeoutMs: options.timeout };
+  return options.schedule === undefined ? base : { ...base, schedule: { expression: options.schedule, timezone: options.timezone } };
+}
 
 /** Polls of a collector that keep timing out are at most this many intervals apart. */
 export const MAX_BACKOFF_INTERVALS = 5;
@@ -129,7 +149,7 @@ export class Scheduler {
       for (const collector of deps.collectors) {
         const options = cluster.collectors[collector.name as CollectorName] as ResolvedCollectorOptions;
         if (!options.enabled) continue;
-        deps.store.register(cluster.name, collector.name, { intervalMs: options.interval, timeoutMs: options.timeout });
+        deps.store.register(cluster.name, collector.name, timingOf(options));
         this.jobs.push(this.makeJob(cluster, collector, options, client, shared));
       }
     }
@@ -145,6 +165,8 @@ export class Scheduler {
       shared,
       log: this.deps.log.child({ couchbase_cluster: cluster.name, collector: collector.name }),
       nextAt: 0,
+      cron: options.schedule === undefined ? undefined : new CronSpec(options.schedule, options.timezone),
+      slot: undefined,
       running: undefined,
       lastErrorText: undefined,
       warnedPermissions: false,
@@ -154,10 +176,33 @@ export class Scheduler {
     };
   }
 
-  /** First poll soon (jittered), then every interval. */
+  /**
+   * A scheduled job's next slot, from node-cron, on both clocks, told to the store (the overdue rule and
+   * `cbwatch_collector_next_slot_timestamp_seconds`). node-cron reads the system clock (`new Date()`), so the
+   * wall time here is Date.now(), not deps.now: tests step both with fake timers.
+   */
+  private planSlot(job: Job): void {
+    if (job.cron === undefined || job.retired.signal.aborted) return;
+    const wall = Date.now();
+    const atMs = job.cron.nextSlot();
+    job.slot = { atMs, monoMs: this.clock() + (atMs - wall) };
+    this.deps.store.recordSlot(job.cluster.name, job.collector.name, job.slot);
+  }
+
+  /** Where a job polls next after its first poll: an interval after it, or its next cron slot. */
+  private afterFirst(job: Job, t: number): void {
+    if (job.cron === undefined) {
+      job.nextAt = t + job.options.interval;
+      return;
+    }
+    job.nextAt = Number.POSITIVE_INFINITY;
+    this.planSlot(job);
+  }
+
+  /** First poll soon (jittered), then every interval or at every slot. */
   private schedule(job: Job, t0: number): void {
     const jitter = Math.floor(Math.random() * Math.min(this.deps.maxJitterMs ?? 1000, job.options.interval / 10));
-    job.nextAt = t0 + jitter + job.options.interval;
+    this.afterFirst(job, t0 + jitter);
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.launch(job);
@@ -176,7 +221,7 @@ export class Scheduler {
     const next = (i: number): void => {
       const job = list[i];
       if (job === undefined || this.stopping.signal.aborted) return;
-      job.nextAt = this.clock() + job.options.interval;
+      this.afterFirst(job, this.clock());
       this.launch(job);
       let moved = false;
       const go = (): void => {
@@ -225,7 +270,7 @@ export class Scheduler {
         const shared = sharedByCluster.get(cluster.name) ?? (prev?.client === client ? prev.shared : createSharedCache(this.clock));
         sharedByCluster.set(cluster.name, shared);
         const job = this.makeJob(cluster, collector, options, client, shared);
-        this.deps.store.register(cluster.name, collector.name, { intervalMs: options.interval, timeoutMs: options.timeout });
+        this.deps.store.register(cluster.name, collector.name, timingOf(options));
         next.push(job);
         fresh.push(job);
       }
@@ -233,7 +278,9 @@ export class Scheduler {
     const retired = [...old.values()];
     const replaced = new Set(next.map((j) => `${j.cluster.name}\u0000${j.collector.name}`));
     for (const j of this.jobs) {
-      if (!next.includes(j)) j.retired.abort(new Error('configuration reloaded'));
+      if (next.includes(j)) continue;
+      j.retired.abort(new Error('configuration reloaded'));
+      j.cron?.dispose();
     }
     const replacedOld = this.jobs.filter((j) => !next.includes(j));
     this.jobs = next;
@@ -328,6 +375,10 @@ export class Scheduler {
   private tick(): void {
     const now = this.clock();
     for (const job of this.jobs) {
+      if (job.cron !== undefined) {
+        this.tickSlot(job, now);
+        continue;
+      }
       if (job.nextAt > now + 50) continue;
       if (job.running) {
         // Still busy from the previous slot: skip this one rather than pile up.
@@ -339,6 +390,21 @@ export class Scheduler {
       if (job.nextAt <= now) job.nextAt = now + job.options.interval;
       this.launch(job);
     }
+  }
+
+  /** A scheduled job: start its poll once the wall clock, or the monotonic one, has reached its slot. */
+  private tickSlot(job: Job, now: number): void {
+    const slot = job.slot;
+    if (slot === undefined) return; // polling: planned again when the poll ends
+    if (Date.now() < slot.atMs && now < slot.monoMs) return;
+    if (job.running) {
+      // Still busy from the start poll or an earlier slot: skip this one rather than pile up.
+      job.log.debug('previous poll still running; slot skipped');
+      this.planSlot(job);
+      return;
+    }
+    job.slot = undefined;
+    this.launch(job);
   }
 
   private launch(job: Job): void {
@@ -373,6 +439,13 @@ export class Scheduler {
     // stopped. They are now refused within their first chunks (--couchbase.max-answer-values), no deadline is
     // hit and the collector is back at its next poll. A timeout still backs off, even when the wait was on this
     // side (slots, budget): a deadline cannot tell whose fault it was, and a hung Couchbase is the case to spare.
+    if (job.cron !== undefined) {
+      // No backoff for a schedule: its next poll is its next slot, at least a minute away.
+      this.deps.store.record(job.cluster.name, outcome);
+      this.planSlot(job);
+      this.report(job, outcome);
+      return;
+    }
     const timedOut = !outcome.ok && (outcome.error as { code?: unknown } | undefined)?.code === 'CBW_ERR_TIMEOUT';
     job.timeouts = timedOut ? job.timeouts + 1 : 0;
     const gap = backoffGap(job.options.interval, job.timeouts);
@@ -408,6 +481,11 @@ export class Scheduler {
     return this.jobs.some((j) => j.running !== undefined);
   }
 
+  /** A scheduled collector's next slot (wall-clock epoch ms), for tests; undefined while it polls or for an interval. */
+  nextSlotAt(cluster: string, collector: string): number | undefined {
+    return this.jobs.find((j) => j.cluster.name === cluster && j.collector.name === collector)?.slot?.atMs;
+  }
+
   /** When a collector polls next (the scheduler's monotonic clock, ms), for tests and the backoff. */
   nextPollAt(cluster: string, collector: string): number | undefined {
     return this.jobs.find((j) => j.cluster.name === cluster && j.collector.name === collector)?.nextAt;
@@ -427,5 +505,6 @@ export class Scheduler {
     for (const name of [...this.probes.keys()]) this.stopProbe(name);
     this.stopping.abort(new Error('shutting down'));
     await Promise.all(this.jobs.map((j) => j.running));
+    for (const j of this.jobs) j.cron?.dispose();
   }
 }
