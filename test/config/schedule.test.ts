@@ -1,0 +1,41 @@
+/**
+ * A collector's `schedule` and `timezone` (issue 38) as the configuration resolves and prints them: the poll's
+ * deadline, no interval check, and `--config.check`'s line with the next slot (2026-11-28 12:00 UTC is the
+ * system clock here; 03:00 in Paris is 02:00 UTC in November).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { parseArgs } from '../../src/config/flags.js';
+import { describeConfig, loadConfig } from '../../src/config/load.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'cbwatch-schedule-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => vi.useRealTimers());
+
+function load(collectors: string) {
+  const file = join(dir, 'c.yml');
+  writeFileSync(file, `clusters:\n  - name: prod\n    url: http://cb1.example.com:8091\n    collectors:\n${collectors}\n`);
+  return loadConfig(parseArgs(['--config', file]).flags, {});
+}
+
+describe('schedule', () => {
+  it('resolves with the default interval\'s deadline, or the one given even past the default interval', () => {
+    const c = load('      backup: { schedule: "0 3 * * *", timezone: Europe/Paris }\n      collections: { schedule: "30 2 * * *", timeout: 10m }');
+    const backup = c.clusters[0]?.collectors.backup;
+    expect(backup).toMatchObject({ schedule: '0 3 * * *', timezone: 'Europe/Paris', timeout: 120_000 });
+    expect(c.clusters[0]?.collectors.collections).toMatchObject({ schedule: '30 2 * * *', timeout: 600_000 });
+    expect(c.clusters[0]?.collectors.nodes.schedule).toBeUndefined();
+  });
+
+  it('--config.check prints the schedule, its zone and the next slot', () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.parse('2026-11-28T12:00:00Z'));
+    const text = describeConfig(load('      backup: { schedule: "0 3 * * *", timezone: Europe/Paris }\n      search: { cancel: { enabled: true, active: "* 9-17 * * 1-5", timezone: UTC } }'));
+    expect(text).toContain('      backup        at "0 3 * * *" (Europe/Paris), next 2026-11-29 03:00 +01:00, and once at start, timeout 2m\n');
+    expect(text).toContain('cancel.active=* 9-17 * * 1-5');
+    expect(text).toContain('cancel.timezone=UTC');
+    expect(text).toContain('      nodes         every 30s, timeout 29.5s\n');
+  });
+});
