@@ -13,6 +13,7 @@ import type { CollectorName } from './config/schema.js';
 import type { ClusterConfig, Config, ResolvedCollectorOptions } from './config/types.js';
 import { createClient } from './couchbase/client.js';
 import { describeError } from './errors.js';
+import { CronSpec, formatSlot } from './cron.js';
 import { packageVersion } from './metrics/build.js';
 
 export interface CheckRow {
@@ -116,6 +117,26 @@ export function formatTable(rows: readonly CheckRow[]): string {
   return [line(head), ...cells.map(line)].join('\n');
 }
 
+/**
+ * The collectors on a cron schedule, with their next slot: `check` polls every collector once, now, whatever its
+ * schedule, and says when the daemon would poll the scheduled ones.
+ */
+export function scheduleLines(config: Config): string[] {
+  const out: string[] = [];
+  for (const cluster of config.clusters) {
+    for (const [name, o] of Object.entries(cluster.collectors) as Array<[string, ResolvedCollectorOptions]>) {
+      if (!o.enabled || o.schedule === undefined) continue;
+      const spec = new CronSpec(o.schedule, o.timezone);
+      try {
+        out.push(`${cluster.name} ${name}: polled now by check; the daemon polls it at ${spec.describe()}, next ${formatSlot(spec.nextSlot(), o.timezone)}`);
+      } finally {
+        spec.dispose();
+      }
+    }
+  }
+  return out;
+}
+
 export async function runCheck(config: Config, write: (s: string) => void, log?: Logger): Promise<number> {
   let failed = 0;
   const all: CheckRow[] = [];
@@ -124,6 +145,7 @@ export async function runCheck(config: Config, write: (s: string) => void, log?:
     all.push(...r.rows);
   }
   write(`${formatTable(all)}\n`);
+  for (const line of scheduleLines(config)) write(`${line}\n`);
   write(failed === 0 ? 'all collectors succeeded\n' : `${failed} collector(s) failed\n`);
   return failed === 0 ? 0 : 1;
 }

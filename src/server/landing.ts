@@ -2,6 +2,8 @@
 import type { CollectorStatus } from '../metrics/store.js';
 import type { Problem } from './problems.js';
 import { byCodeUnit } from '../text-order.js';
+import { formatSlot } from '../cron.js';
+import { formatDuration } from '../config/units.js';
 
 function esc(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
@@ -63,11 +65,19 @@ export function landingPage(opts: {
     opts.problems === undefined
       ? undefined
       : [...failingCollectors(opts.statuses), ...opts.problems].sort((a, b) => byCodeUnit(a.cluster, b.cluster) || rank[a.severity] - rank[b.severity]);
+  /** When the collector polls: its interval, or its cron schedule, zone and next slot. */
+  const polls = (s: CollectorStatus): string => {
+    if (s.schedule !== undefined) {
+      const next = s.nextSlotAt === undefined ? '' : `, next ${formatSlot(s.nextSlotAt, s.schedule.timezone)}`;
+      return `at "${s.schedule.expression}" (${s.schedule.timezone ?? 'local time'})${next}`;
+    }
+    return s.intervalSeconds === undefined ? '' : `every ${formatDuration(s.intervalSeconds * 1000)}`;
+  };
   const rows = opts.statuses
     .map((s) => {
       const state = s.ok === undefined ? 'pending' : s.notApplicable ? 'n/a' : s.ok ? 'ok' : 'failed';
       const detail = s.notApplicable ?? s.lastError ?? s.note ?? '';
-      return `<tr class="${state}"><td>${esc(s.cluster)}</td><td>${esc(s.collector)}</td><td>${state}</td><td>${esc(ago(s.lastSuccessAt, opts.now))}</td><td>${s.lastDurationSeconds === undefined ? '' : s.lastDurationSeconds.toFixed(3)}</td><td>${s.series}</td><td>${s.requests}</td><td>${esc(detail)}</td></tr>`;
+      return `<tr class="${state}"><td>${esc(s.cluster)}</td><td>${esc(s.collector)}</td><td>${esc(polls(s))}</td><td>${state}</td><td>${esc(ago(s.lastSuccessAt, opts.now))}</td><td>${s.lastDurationSeconds === undefined ? '' : s.lastDurationSeconds.toFixed(3)}</td><td>${s.series}</td><td>${s.requests}</td><td>${esc(detail)}</td></tr>`;
     })
     .join('\n');
   const clusters = opts.clusters.map((c) => `<li><b>${esc(c.name)}</b> — ${esc(c.url)}</li>`).join('');
@@ -89,7 +99,7 @@ li.critical b{color:#b00}li.warning b{color:#b60}li.info b{color:#06c}</style></
 <h2>Clusters</h2><ul>${clusters || '<li>none configured</li>'}</ul>
 ${opts.webhooks ? '<p>Sync Gateway webhook receiver: enabled.</p>' : ''}
 ${problems}<h2>Collectors</h2>
-<table><thead><tr><th>cluster</th><th>collector</th><th>state</th><th>last success</th><th>duration (s)</th><th>series</th><th>requests</th><th>detail</th></tr></thead>
+<table><thead><tr><th>cluster</th><th>collector</th><th>polls</th><th>state</th><th>last success</th><th>duration (s)</th><th>series</th><th>requests</th><th>detail</th></tr></thead>
 <tbody>
 ${rows}
 </tbody></table></body></html>

@@ -39,3 +39,31 @@ describe('schedule', () => {
     expect(text).toContain('      nodes         every 30s, timeout 29.5s\n');
   });
 });
+
+describe('where schedules show', () => {
+  it('`cbwatch check` says when the daemon would poll a scheduled collector', async () => {
+    const { scheduleLines } = await import('../../src/check.js');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.parse('2026-11-28T12:00:00Z'));
+    const lines = scheduleLines(load('      backup: { schedule: "0 3 * * *", timezone: Europe/Paris }'));
+    expect(lines).toEqual(['prod backup: polled now by check; the daemon polls it at "0 3 * * *" (Europe/Paris), next 2026-11-29 03:00 +01:00']);
+  });
+
+  it('the landing page lists how each collector polls: its interval, or its schedule and next slot', async () => {
+    const { landingPage } = await import('../../src/server/landing.js');
+    const { pendingStatus } = await import('../../src/metrics/store.js');
+    const html = landingPage({
+      version: '1',
+      clusters: [],
+      webhooks: false,
+      now: Date.parse('2026-11-28T12:00:00Z'),
+      statuses: [
+        { ...pendingStatus('prod', 'nodes'), intervalSeconds: 30 },
+        { ...pendingStatus('prod', 'backup'), schedule: { expression: '0 3 * * *', timezone: 'Europe/Paris' }, nextSlotAt: Date.parse('2026-11-29T02:00:00Z') },
+      ],
+    });
+    expect(html).toContain('<th>polls</th>');
+    expect(html).toContain('<td>nodes</td><td>every 30s</td>');
+    expect(html).toContain('<td>backup</td><td>at &quot;0 3 * * *&quot; (Europe/Paris), next 2026-11-29 03:00 +01:00</td>');
+  });
+});
