@@ -187,6 +187,79 @@ export async function caseClockSteps(): Promise<Rows> {
   });
 }
 
+/** A family's value for `collector` in an exposition, or undefined. */
+const valueOf = (body: string, family: string, collector: string): number | undefined => {
+  const line = body.split('\n').find((l) => l.startsWith(`${family}{`) && l.includes(`collector="${collector}"`));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+};
+
+/**
+ * Issue 38: a collector on a cron schedule (`autofailover`, every minute in UTC) under libfaketime. The wall clock
+ * steps forward 1 h (a VM resumed after sleeping through slots; the monotonic clock stays true), then back to the
+ * true time. Per step: when the next poll finished (a new last-success timestamp, timed on this process's true
+ * clock), whether `cbwatch_collector_overdue` was seen at 1 before it, and success after it.
+ */
+export async function caseScheduleSteps(): Promise<Rows> {
+  const lib = libfaketime();
+  if (lib === undefined) return [['cron schedule under clock steps', 'not run: libfaketime not found (apt-get install faketime)']];
+  log('case: a cron schedule under wall-clock steps');
+  return withSimulator(async (simUrl, dir) => {
+    const clockFile = join(dir, 'faketime');
+    writeFileSync(clockFile, '+0\n');
+    const cfg = join(dir, 'cron.yml');
+    writeFileSync(
+      cfg,
+      ['clusters:', '  - name: chaos', `    url: ${simUrl}`, '    username: Administrator', '    password_env: CHAOS_CB_PASSWORD', '    collectors:', '      autofailover: { schedule: "* * * * *", timezone: UTC }']
+        .concat(['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'certificates', 'security', 'collections', 'search', 'backup'].map((c) => `      ${c}: { enabled: false }`))
+        .join('\n') + '\n',
+    );
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const exp = track(
+      spawn(EXPORTER_CLI, ['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`], {
+        env: { ...process.env, CHAOS_CB_PASSWORD: PASSWORD, LD_PRELOAD: lib, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_NO_CACHE: '1', FAKETIME_DONT_FAKE_MONOTONIC: '1' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      }),
+    );
+    exp.child.stderr?.on('data', () => undefined);
+    const C = 'autofailover';
+    const rows: Rows = [['collector, schedule', `${C}, "* * * * *" in UTC (a slot every minute; the scheduler ticks every 1 s)`]];
+    try {
+      await until('exporter polled', async () => (valueOf(await metrics(url), 'cbwatch_collector_success', C) === 1 ? true : undefined), 60_000);
+      const steps: Array<[string, string, number]> = [
+        ['forward 1 h (slept through 60 slots)', '+3600', 5],
+        ['back 1 h to the true time', '+0', 65],
+      ];
+      for (const [label, offset, limitS] of steps) {
+        let last = valueOf(await metrics(url), 'cbwatch_collector_last_success_timestamp_seconds', C);
+        writeFileSync(clockFile, `${offset}\n`);
+        const t0 = performance.now();
+        let overdueSeen = false;
+        let polledAfter: number | undefined;
+        while (polledAfter === undefined && performance.now() - t0 < limitS * 1000 && exp.alive()) {
+          const body = await metrics(url).catch(() => '');
+          if (valueOf(body, 'cbwatch_collector_overdue', C) === 1) overdueSeen = true;
+          const ls = valueOf(body, 'cbwatch_collector_last_success_timestamp_seconds', C);
+          if (ls !== undefined && ls !== last) {
+            last = ls;
+            polledAfter = (performance.now() - t0) / 1000;
+          }
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const after = await metrics(url).catch(() => '');
+        rows.push([
+          `step ${label}: next poll after`,
+          `${polledAfter === undefined ? `none within ${limitS} s — NOT HELD` : `${fmt(polledAfter, 1)} s`}; overdue seen before it: ${overdueSeen ? 'yes' : 'no'}; then success ${valueOf(after, 'cbwatch_collector_success', C)}, overdue ${valueOf(after, 'cbwatch_collector_overdue', C)}`,
+        ]);
+      }
+      rows.push(['exporter at the end', exp.alive() ? 'alive' : exp.exit()]);
+    } finally {
+      await stop(exp);
+    }
+    return rows;
+  });
+}
+
 /** Item 5: the exporter's stderr a pipe whose reader goes away, then /dev/full. */
 export async function caseLogDestination(): Promise<Rows> {
   log('case: failing log destination');
