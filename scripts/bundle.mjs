@@ -16,7 +16,7 @@
 // - fastify's schema compilers (ajv, fast-json-stringify: a fifth of the HTTP thread's bundle), which fastify
 //   requires only for a route with a schema (lazyCompilers in src/server/app.ts; no route of cbwatch has one);
 // - what the code requires at run time by name: undici's parts (src/couchbase/undici.ts), yaml on the first YAML
-//   file read, bcryptjs.
+//   file read, bcryptjs, node-cron on the first cron schedule or window configured (src/cron.ts).
 // Names are kept (keepNames): error classes and stack traces read as in the sources, and no code has to care.
 // The linked source maps lead back to src/ through tsc's maps (`node --enable-source-maps`).
 import { build } from 'esbuild';
