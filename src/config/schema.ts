@@ -88,10 +88,17 @@ const base = {
   timeout: duration(100).optional(),
 };
 
-/** A collector's options: `interval` or `schedule`, and `timezone` only with a schedule. */
-function collector<S extends z.core.$ZodLooseShape>(shape: S) {
+/**
+ * A collector's options: `interval` or `schedule`, and `timezone` only with a schedule. `intervalOnly` names why a
+ * collector refuses a schedule.
+ */
+function collector<S extends z.core.$ZodLooseShape>(shape: S, intervalOnly?: string) {
   return z.strictObject(shape).superRefine((o, ctx) => {
     const v = o as { interval?: unknown; schedule?: unknown; timezone?: unknown };
+    if (intervalOnly !== undefined && v.schedule !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['schedule'], message: `takes an interval, not a schedule: ${intervalOnly}` });
+      return;
+    }
     if (v.interval !== undefined && v.schedule !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['schedule'], message: 'set interval or schedule, not both (a schedule polls at its cron slots; an interval every so long)' });
     }
@@ -101,6 +108,9 @@ function collector<S extends z.core.$ZodLooseShape>(shape: S) {
   });
 }
 
+/** Why bucket_stats and xdcr take no schedule. */
+const ONLY_INTERVAL = "its rates are the mean of Couchbase's samples since the previous poll, and the sampling it asks for follows its interval";
+
 export const collectorSchemas = {
   buckets: collector({ ...base }),
   bucket_stats: collector({
@@ -108,7 +118,7 @@ export const collectorSchemas = {
     per_node: z.boolean().default(false),
     /** Top N hot keys per bucket; 0 turns the family off (default). */
     hot_keys: z.number().int().min(0).max(100).default(0),
-  }),
+  }, ONLY_INTERVAL),
   xdcr: collector({
     ...base,
     /**
@@ -124,7 +134,7 @@ export const collectorSchemas = {
         if (twice !== undefined) ctx.addIssue({ code: 'custom', message: `lists "${twice}" twice` });
       })
       .default([...DEFAULT_FAST_XDCR_STATS]),
-  }),
+  }, ONLY_INTERVAL),
   nodes: collector({ ...base }),
   tasks: collector({ ...base }),
   autofailover: collector({ ...base }),
