@@ -129,4 +129,28 @@ describe('a collector on a cron schedule', () => {
     expect(late?.overdue).toBe(true);
     expect(late?.series).toBe(0);
   });
+
+  it('a reload from an interval to a schedule and back re-registers the collector with the new timing', async () => {
+    const { store, scheduler: s } = setup('0 3 * * *', 'UTC');
+    s.start();
+    await vi.advanceTimersByTimeAsync(1000);
+    const cluster = (options: Record<string, unknown>) => {
+      const raw = resolveCollectors();
+      for (const k of Object.keys(raw) as Array<keyof typeof raw>) raw[k].enabled = k === 'backup';
+      Object.assign(raw.backup, options);
+      return defaultClusterConfig({ url: 'http://cb.test:8091', name: 'c1', collectors: raw });
+    };
+    const clients = new Map<string, CouchbaseClient>([['c1', fakeClient({})]]);
+    await s.reconfigure([cluster({ interval: 60_000, timeout: 30_000 })], clients);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(store.statusList()[0]).toMatchObject({ intervalSeconds: 60 });
+    expect(store.statusList()[0]?.schedule).toBeUndefined();
+    expect(store.statusList()[0]?.nextSlotAt).toBeUndefined();
+    expect(s.nextSlotAt('c1', 'backup')).toBeUndefined();
+    await s.reconfigure([cluster({ schedule: '30 4 * * *', timezone: 'UTC', timeout: 30_000 })], clients);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(store.statusList()[0]?.intervalSeconds).toBeUndefined();
+    expect(store.statusList()[0]?.schedule).toEqual({ expression: '30 4 * * *', timezone: 'UTC' });
+    expect(new Date(s.nextSlotAt('c1', 'backup') as number).toISOString()).toBe('2026-11-29T04:30:00.000Z');
+  });
 });
