@@ -122,6 +122,18 @@ describe('the next slot', () => {
     }
   });
 
+  it('node-cron only matches: a spec arms no timer of its own', () => {
+    vi.useFakeTimers();
+    const spec = new CronSpec('* * * * *', 'UTC');
+    try {
+      spec.nextSlot();
+      spec.activeAt(Date.now());
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      spec.dispose();
+    }
+  });
+
   it('is written in its zone with the offset', () => {
     expect(formatSlot(at('2026-11-29T02:00:00Z'), 'Europe/Paris')).toBe('2026-11-29 03:00 +01:00');
     expect(formatSlot(at('2026-11-29T03:00:00Z'), 'UTC')).toBe('2026-11-29 03:00 +00:00');
