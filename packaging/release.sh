@@ -37,10 +37,10 @@ PKG=$WORK/pkg
 mkdir -p "$PKG"
 (cd "$TREE" && npm pack --dry-run --json --ignore-scripts 2>/dev/null) \
   | node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8"))[0].files) console.log(f.path)' \
-  | while IFS= read -r f; do mkdir -p "$PKG/$(dirname "$f")" && cp -p "$TREE/$f" "$PKG/$f"; done
+  | tar -C "$TREE" -cf - --verbatim-files-from -T - | tar -C "$PKG" -xpf -
 node -e '
   const fs = require("fs"), p = process.argv[1], j = JSON.parse(fs.readFileSync(p, "utf8"));
-  delete j.scripts; delete j.devDependencies;
+  delete j.scripts; delete j.devDependencies; j.files.push("npm-shrinkwrap.json");
   fs.writeFileSync(p, JSON.stringify(j, null, 2) + "\n");
 ' "$PKG/package.json"
 # npm-shrinkwrap.json, made here from package-lock.json (the one lock file in git): a global install gets the

@@ -96,6 +96,22 @@ describe('the npm tarball', () => {
     expect(pkg.bin).toEqual({ cbwatch: 'bin/cbwatch.js' });
   });
 
+  it('carries an npm-shrinkwrap.json from package-lock.json: production packages only, the tested cookie (no EBADENGINE on Node 20)', () => {
+    const wrap = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/npm-shrinkwrap.json'], { encoding: 'utf8' })) as {
+      lockfileVersion: number;
+      packages: Record<string, { version?: string; dev?: boolean; engines?: { node?: string } }>;
+    };
+    const lock = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package-lock.json'), 'utf8')) as typeof wrap;
+    expect(wrap.lockfileVersion).toBe(lock.lockfileVersion);
+    expect(Object.values(wrap.packages).filter((p) => p.dev)).toEqual([]);
+    expect(wrap.packages['node_modules/vitest']).toBeUndefined();
+    for (const [path, p] of Object.entries(wrap.packages)) if (path !== '') expect(p.version, path).toBe(lock.packages[path]?.version);
+    // cookie 2 needs Node 22; the override in package.json pins light-my-request 6.6.0, whose cookie is 1.x.
+    const cookies = Object.entries(wrap.packages).filter(([path]) => path.endsWith('node_modules/cookie'));
+    expect(cookies.length).toBeGreaterThan(0);
+    for (const [, c] of cookies) expect(c.version).toMatch(/^1\./);
+  });
+
   it('records the revision it was built from', () => {
     const info = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/dist/build-info.json'], { encoding: 'utf8' })) as Record<string, string>;
     if (head) expect(info.revision).toBe(head);
