@@ -22,17 +22,43 @@ echo "== npm pack"
 # dist/ is built from this tree (tsc, scripts/bundle.mjs, then scripts/build-info.mjs). The package is packed from a copy of the files
 # package.json lists, with a package.json that has no scripts or dev dependencies: an installed cbwatch has
 # nothing to build, and npm would otherwise offer to run `prepare` (tsc, which is not installed) on a global install.
-rm -rf dist && npm run --silent build
+# The build happens in a copy of the tree (its own dist/), never in this checkout's dist/: tests running beside
+# this script spawn bin/cbwatch.js from dist/, and a rebuild there pulls files from under them.
+TREE=$WORK/tree
+mkdir -p "$TREE"
+tar -C "$ROOT" --exclude=./node_modules --exclude=./dist --exclude=./release --exclude=./.cache --exclude=./.git \
+  --exclude=./test-results --exclude=./bench/out -cf - . | tar -C "$TREE" -xf -
+ln -s "$ROOT/node_modules" "$TREE/node_modules"
+# The copy has no .git: the revision and branch come from this checkout.
+export CBWATCH_REVISION=${CBWATCH_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}
+export CBWATCH_BRANCH=${CBWATCH_BRANCH:-$(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)}
+(cd "$TREE" && npm run --silent build)
 PKG=$WORK/pkg
 mkdir -p "$PKG"
-npm pack --dry-run --json --ignore-scripts 2>/dev/null \
+(cd "$TREE" && npm pack --dry-run --json --ignore-scripts 2>/dev/null) \
   | node -e 'for (const f of JSON.parse(require("fs").readFileSync(0, "utf8"))[0].files) console.log(f.path)' \
-  | while IFS= read -r f; do mkdir -p "$PKG/$(dirname "$f")" && cp -p "$f" "$PKG/$f"; done
+  | tar -C "$TREE" -cf - --verbatim-files-from -T - | tar -C "$PKG" -xpf -
 node -e '
   const fs = require("fs"), p = process.argv[1], j = JSON.parse(fs.readFileSync(p, "utf8"));
-  delete j.scripts; delete j.devDependencies;
+  delete j.scripts; delete j.devDependencies; j.files.push("npm-shrinkwrap.json");
   fs.writeFileSync(p, JSON.stringify(j, null, 2) + "\n");
 ' "$PKG/package.json"
+# npm-shrinkwrap.json, made here from package-lock.json (the one lock file in git): a global install gets the
+# tree the tests ran, production packages only. `overrides` does not reach an install from a tarball; the
+# shrinkwrap does (light-my-request 6.6.0 with cookie 1.1.1, not cookie 2, which needs Node 22: no EBADENGINE
+# on Node 20).
+node -e '
+  const fs = require("fs"), [lockPath, pkgPath, out] = process.argv.slice(1);
+  const lock = JSON.parse(fs.readFileSync(lockPath, "utf8")), pkg = JSON.parse(fs.readFileSync(pkgPath, "utf8"));
+  const packages = {};
+  for (const [path, entry] of Object.entries(lock.packages)) {
+    if (path === "") {
+      const { name, version, license, bin, engines, dependencies } = pkg;
+      packages[path] = { name, version, license, dependencies, bin, engines };
+    } else if (!entry.dev && !entry.devOptional) packages[path] = entry;
+  }
+  fs.writeFileSync(out, JSON.stringify({ name: lock.name, version: lock.version, lockfileVersion: lock.lockfileVersion, requires: true, packages }, null, 2) + "\n");
+' "$ROOT/package-lock.json" "$PKG/package.json" "$PKG/npm-shrinkwrap.json"
 (cd "$PKG" && npm pack --silent --ignore-scripts --pack-destination "$OUT" >/dev/null)
 TGZ=$OUT/cbwatch-$VERSION.tgz
 [ -f "$TGZ" ] || { echo "npm pack did not write $TGZ" >&2; exit 1; }
@@ -43,14 +69,12 @@ STAGE=$WORK/deb
 APP=$STAGE/usr/lib/cbwatch
 mkdir -p "$APP" "$STAGE/DEBIAN" "$STAGE/usr/bin" "$STAGE/lib/systemd/system" "$STAGE/etc/cbwatch" \
   "$STAGE/usr/share/doc/cbwatch" "$STAGE/usr/share/lintian/overrides"
-# The application is the npm tarball's content plus its production dependencies from the lock file.
+# The application is the npm tarball's content plus its production dependencies from its shrinkwrap.
 tar -xzf "$TGZ" -C "$WORK"
 cp -a "$WORK/package/." "$APP/"
-# npm ci needs the package.json the lock file was made from; the tarball's (no scripts) goes back afterwards.
-cp package.json package-lock.json "$APP/"
+# npm ci from the tarball's own npm-shrinkwrap.json (what a global install of the tarball gets), then dropped.
 (cd "$APP" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
-rm -f "$APP/package-lock.json"
-cp "$WORK/package/package.json" "$APP/package.json"
+rm -f "$APP/npm-shrinkwrap.json"
 # What the dependencies publish besides their runtime code: their own command-line tools, tests, benchmarks,
 # tooling dot-files and a docs page. cbwatch loads none of it; nothing in node_modules needs to be executable.
 find "$APP/node_modules" \( -name '.package-lock.json' -o -name '.eslintrc*' -o -name '.npmignore' -o -name '.gitattributes' \
@@ -59,7 +83,22 @@ find "$APP/node_modules" -depth \( -name test -o -name benchmarks -o -name integ
   -exec rm -rf {} +
 rm -f "$APP/node_modules/pino/bin.js" "$APP/node_modules/yaml/bin.mjs"
 find "$APP/node_modules" -type f -exec chmod 0644 {} +
+# Their documentation (cbwatch's own goes to /usr/share/doc below); licences stay beside their code.
+find "$APP/node_modules" -type f \( -iname '*.md' -o -iname '*.markdown' \) ! -iname 'licen[cs]e*' -delete
+# npm's links to the command-line tools removed above would dangle.
+rm -rf "$APP/node_modules/.bin"
 find "$APP" -maxdepth 1 -name '*.md' ! -name CHANGELOG.md -delete
+# tsc's output beside the bundles is not loaded: bin/cbwatch.js runs dist/hangup.js and dist/bundle/ (whose chunks
+# hold the simulator, check and the tools), --version reads dist/build-info.json, and the unit's start probe and
+# the light health check run dist/healthcheck.cjs.
+find "$APP/dist" -mindepth 1 -maxdepth 1 ! -name bundle ! -name hangup.js ! -name build-info.json ! -name healthcheck.cjs \
+  -exec rm -rf {} +
+# The documentation lives where Debian keeps it; /usr/lib/cbwatch/docs points there (cbwatch's hints name it).
+mv "$APP/docs" "$STAGE/usr/share/doc/cbwatch/docs"
+ln -s ../../share/doc/cbwatch/docs "$APP/docs"
+mv "$APP/CHANGELOG.md" "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
+gzip -9n "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
+find "$APP" -type d -empty -delete
 mkdir -p "$APP/node/bin"
 install -m 0755 "$NODE24" "$APP/node/bin/node"
 # Node's release binary keeps its symbol table (about a fifth of its size); cbwatch needs none of it.
@@ -73,6 +112,7 @@ install -m 0755 packaging/deb/cbwatch "$STAGE/usr/bin/cbwatch"
   echo '# `systemctl enable --now cbwatch`. The password reaches the service through LoadCredential=.'
   sed -n '/^\[Unit\]/,$p' deploy/systemd/cbwatch.service \
     | sed -e 's|^ExecStart=.*|ExecStart=/usr/bin/cbwatch run --config /etc/cbwatch/cbwatch.yml|' \
+          -e 's|/opt/cbwatch/node/bin/node|/usr/lib/cbwatch/node/bin/node|g' -e 's|/opt/cbwatch/dist/|/usr/lib/cbwatch/dist/|g' \
           -e '/^# A transient user per start/d' \
           -e 's|^DynamicUser=yes|# The system user the package created (kept on remove).\nUser=cbwatch\nGroup=cbwatch|'
 } > "$STAGE/lib/systemd/system/cbwatch.service"
@@ -81,7 +121,7 @@ install -m 0644 deploy/systemd/cbwatch.yml "$STAGE/etc/cbwatch/cbwatch.yml"
 install -m 0644 packaging/deb/copyright "$STAGE/usr/share/doc/cbwatch/copyright"
 install -m 0644 packaging/deb/lintian-overrides "$STAGE/usr/share/lintian/overrides/cbwatch"
 date_rfc=$(date -u -R -d "@$SOURCE_DATE_EPOCH")
-printf 'cbwatch (%s) unstable; urgency=medium\n\n  * Release %s. The changes are in /usr/lib/cbwatch/CHANGELOG.md.\n\n -- cbwatch maintainers <maintainers@cbwatch.invalid>  %s\n' \
+printf 'cbwatch (%s) unstable; urgency=medium\n\n  * Release %s. The changes are in /usr/share/doc/cbwatch/CHANGELOG.md.gz.\n\n -- cbwatch maintainers <maintainers@cbwatch.invalid>  %s\n' \
   "$DEB_VERSION" "$VERSION" "$date_rfc" | gzip -9n > "$STAGE/usr/share/doc/cbwatch/changelog.gz"
 # A manual page from `cbwatch --help`, run on the Node the package carries.
 mkdir -p "$STAGE/usr/share/man/man1"

@@ -39,14 +39,15 @@ describe('launch flags', () => {
 
   it("the Dockerfile's entrypoint and the systemd unit pass the launcher's flags, before the script", () => {
     const entry = /^ENTRYPOINT (\[.*\])$/m.exec(read('Dockerfile'))?.[1];
-    expect(JSON.parse(entry ?? '[]')).toEqual(['node', ...flags, '/opt/cbwatch/bin/cbwatch.js']);
+    expect(JSON.parse(entry ?? '[]')).toEqual(['node', ...flags, '--disable-sigusr1', '/opt/cbwatch/bin/cbwatch.js']);
     const exec = /^ExecStart=(.*)$/m.exec(read('deploy', 'systemd', 'cbwatch.service'))?.[1] ?? '';
-    expect(exec.split(' ').slice(0, 2 + flags.length)).toEqual(['/usr/bin/node', ...flags, '/opt/cbwatch/bin/cbwatch.js']);
+    expect(exec.split(' ').slice(0, 3 + flags.length)).toEqual(['/opt/cbwatch/node/bin/node', ...flags, '--disable-sigusr1', '/opt/cbwatch/bin/cbwatch.js']);
   });
 
   it("the Debian package's launcher passes them to its own Node", () => {
     const line = /^exec (.*)$/m.exec(read('packaging', 'deb', 'cbwatch'))?.[1] ?? '';
-    expect(line.split(' ').slice(0, 2 + flags.length)).toEqual(['"$lib/node/bin/node"', ...flags, '"$lib/bin/cbwatch.js"']);
+    // Its Node 24 also takes --disable-sigusr1 (Node 22.14 and later): SIGUSR1 does not open the inspector (issue 39).
+    expect(line.split(' ').slice(0, 3 + flags.length)).toEqual(['"$lib/node/bin/node"', ...flags, '--disable-sigusr1', '"$lib/bin/cbwatch.js"']);
   });
 
   it('node accepts the flags (a flag it does not know would stop every start)', () => {

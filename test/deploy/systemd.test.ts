@@ -35,10 +35,10 @@ function serviceDirectives(text: string): Map<string, string[]> {
   return out;
 }
 
-/** The unit as verify sees it: the same text, with node where this machine has it if not in /usr/bin. */
+/** The unit as verify sees it: the same text, with node where this machine has it if not in /opt/cbwatch/node. */
 function unitCopy(): string {
   const p = join(tmp, 'cbwatch.service');
-  writeFileSync(p, existsSync('/usr/bin/node') ? unitText : unitText.replace('ExecStart=/usr/bin/node ', `ExecStart=${process.execPath} `));
+  writeFileSync(p, existsSync('/opt/cbwatch/node/bin/node') ? unitText : unitText.replaceAll('/opt/cbwatch/node/bin/node ', `${process.execPath} `));
   return p;
 }
 

@@ -61,8 +61,8 @@ const key = (b: Block): string => `${b.file}: ${(b.text.split('\n')[0] ?? '').tr
 
 /** Blocks that cannot run on this machine, and why (reviewed: keep it short). */
 const NOT_HERE: Record<string, string> = {
-  'README.md: npm ci && npx cbwatch demo      # runs cbwatch against its built-in Couchbase simulator':
-    'npm ci needs the registry and npm test is this suite; CI (.ci/run) runs both, and test/demo.test.ts and test/cli.test.ts run `cbwatch demo`',
+  'README.md: npm ci && ./bin/cbwatch.js demo   # runs cbwatch against its built-in Couchbase simulator':
+    'npm ci needs the registry and npm test is this suite; CI (.ci/run) runs both first, and test/demo.test.ts and test/cli.test.ts run `cbwatch demo`',
   'README.md: npm install -g ./cbwatch-0.1.0.tgz && cbwatch --version && cbwatch demo': 'installs globally on the machine from a release tarball (packaging/release.sh builds and checks it)',
   'README.md: docker build --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%FT%TZ) -t cbwatch .': 'no Docker on this machine',
   'README.md: printf \'%s\' "$CB_PASSWORD" > cb-password && chmod 0400 cb-password && sudo chown 1000 cb-password': 'docker run (no Docker here), and sudo',

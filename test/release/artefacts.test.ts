@@ -1,9 +1,9 @@
 /**
  * `npm run release` (packaging/release.sh): the npm tarball and the Debian package, each tested where a user
  * would put it: the tarball installed globally into a throwaway prefix and run from outside any checkout, the
- * .deb extracted with dpkg-deb and its own launcher run on the Node 24 it carries. CI builds release/ once
- * before the test runs (`bash .ci/run`); here the artefacts are rebuilt when missing or built from another
- * revision. lintian runs on the .deb in .ci/run (a minute of CPU: once, not once per Node run).
+ * .deb extracted with dpkg-deb and its own launcher run on the Node 24 it carries. The artefacts are rebuilt here
+ * when missing or built from another revision; release.sh builds in a copy of the tree, never in this checkout's
+ * dist/, which the other test files run beside this one. lintian runs on the .deb in .ci/run, after the tests.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -96,6 +96,22 @@ describe('the npm tarball', () => {
     expect(pkg.bin).toEqual({ cbwatch: 'bin/cbwatch.js' });
   });
 
+  it('carries an npm-shrinkwrap.json from package-lock.json: production packages only, the tested cookie (no EBADENGINE on Node 20)', () => {
+    const wrap = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/npm-shrinkwrap.json'], { encoding: 'utf8' })) as {
+      lockfileVersion: number;
+      packages: Record<string, { version?: string; dev?: boolean; engines?: { node?: string } }>;
+    };
+    const lock = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package-lock.json'), 'utf8')) as typeof wrap;
+    expect(wrap.lockfileVersion).toBe(lock.lockfileVersion);
+    expect(Object.values(wrap.packages).filter((p) => p.dev)).toEqual([]);
+    expect(wrap.packages['node_modules/vitest']).toBeUndefined();
+    for (const [path, p] of Object.entries(wrap.packages)) if (path !== '') expect(p.version, path).toBe(lock.packages[path]?.version);
+    // cookie 2 needs Node 22; the override in package.json pins light-my-request 6.6.0, whose cookie is 1.x.
+    const cookies = Object.entries(wrap.packages).filter(([path]) => path.endsWith('node_modules/cookie'));
+    expect(cookies.length).toBeGreaterThan(0);
+    for (const [, c] of cookies) expect(c.version).toMatch(/^1\./);
+  });
+
   it('records the revision it was built from', () => {
     const info = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/dist/build-info.json'], { encoding: 'utf8' })) as Record<string, string>;
     if (head) expect(info.revision).toBe(head);
@@ -178,6 +194,39 @@ describe('the Debian package', () => {
       expect(r.status, argv.join(' ')).toBe(1);
       expect(r.stderr).toBe(`http://127.0.0.1:${port}/-/healthy: ECONNREFUSED\n`);
     }
+  });
+
+  it('behaves like a Debian package: no empty directory, no dangling link, no unused tsc output, docs in /usr/share/doc (issues 38, 39)', () => {
+    const all = execFileSync('find', [root, '-mindepth', '1'], { encoding: 'utf8' }).trim().split('\n');
+    const empty = execFileSync('find', [root, '-type', 'd', '-empty'], { encoding: 'utf8' }).trim();
+    expect(empty).toBe('');
+    const dangling = execFileSync('find', [root, '-xtype', 'l'], { encoding: 'utf8' }).trim();
+    expect(dangling).toBe('');
+    expect(existsSync(join(root, 'usr/lib/cbwatch/node_modules/.bin'))).toBe(false);
+    const dist = execFileSync('ls', [join(root, 'usr/lib/cbwatch/dist')], { encoding: 'utf8' }).trim().split('\n');
+    expect(dist.sort()).toEqual(['build-info.json', 'bundle', 'hangup.js', 'healthcheck.cjs']);
+    const docsOutside = all.filter((f) => /\.(md|markdown)$/i.test(f) && !f.startsWith(join(root, 'usr/share/doc/')) && !f.includes('/test/fixtures/'));
+    expect(docsOutside).toEqual([]);
+    expect(existsSync(join(root, 'usr/share/doc/cbwatch/docs/configuration.md'))).toBe(true);
+  });
+
+  it('sets /etc/cbwatch\'s mode on first install only, purges the password file it asked for, and hands systemd state to deb-systemd-helper', () => {
+    const postinst = readFileSync(join(control, 'postinst'), 'utf8');
+    expect(postinst).toMatch(/if \[ -z "\$2" \]; then\n\s+chmod 0755 \/etc\/cbwatch/);
+    expect(postinst).toMatch(/deb-systemd-helper update-state cbwatch\.service/);
+    const postrm = readFileSync(join(control, 'postrm'), 'utf8');
+    expect(postrm).toMatch(/deb-systemd-helper purge cbwatch\.service/);
+    expect(postrm).toMatch(/rm -f \/etc\/cbwatch\/couchbase-password/);
+    const unit = readFileSync(join(root, 'lib/systemd/system/cbwatch.service'), 'utf8');
+    // The reload needs no procps: the shell's kill.
+    expect(unit).not.toMatch(/\/bin\/kill/);
+    expect(unit).toMatch(/^ExecReload=\/bin\/sh -c 'kill -HUP \$\{MAINPID\}'$/m);
+    expect(unit).toMatch(/^ExecStartPost=.*\/usr\/lib\/cbwatch\/dist\/healthcheck\.cjs/m);
+  });
+
+  it('checks /etc/cbwatch/cbwatch.yml from a shell: $CREDENTIALS_DIRECTORY, when unset, is /etc/cbwatch', () => {
+    const launcher = readFileSync(join(root, 'usr/bin/cbwatch'), 'utf8');
+    expect(launcher).toMatch(/export CREDENTIALS_DIRECTORY=\/etc\/cbwatch/);
   });
 
   const analyze = findBinary('systemd-analyze');
