@@ -134,7 +134,7 @@ function readSecret(path: string, key: string, problems: string[]): string | und
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    problems.push(`${key}: cannot read ${JSON.stringify(path)} (${errCode(err)})`);
+    problems.push(`${key}: cannot read ${JSON.stringify(path)} (${errCode(err)})${credentialsHint(path)}`);
     return undefined;
   }
   const value = text.replace(/(?:\r?\n)+$/, '');
@@ -143,6 +143,18 @@ function readSecret(path: string, key: string, problems: string[]): string | und
     return undefined;
   }
   return value;
+}
+
+/**
+ * A path still starting with $CREDENTIALS_DIRECTORY was read outside systemd, which alone sets the variable (for the
+ * service, from LoadCredential=): say how to check the same file from a shell.
+ */
+function credentialsHint(path: string): string {
+  if (!/^\$(?:CREDENTIALS_DIRECTORY\b|\{CREDENTIALS_DIRECTORY\})/.test(path)) return '';
+  return (
+    '; $CREDENTIALS_DIRECTORY is set by systemd for the service only (LoadCredential=); from a shell, name the directory' +
+    ' the unit loads the credential from, e.g. CREDENTIALS_DIRECTORY=/etc/cbwatch cbwatch run --config /etc/cbwatch/cbwatch.yml --config.check'
+  );
 }
 
 function errCode(err: unknown): string {

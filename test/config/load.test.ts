@@ -378,3 +378,27 @@ describe('--collection.gc-every', () => {
     expect(() => load(base, { CBWATCH_COLLECTION_GC_EVERY: '8 lots' })).toThrow(/CBWATCH_COLLECTION_GC_EVERY/);
   });
 });
+
+describe('$CREDENTIALS_DIRECTORY outside systemd', () => {
+  const file = write('systemd.yml', 'clusters:\n  - name: a\n    url: http://cb1:8091\n    username: cbwatch\n    password_file: $CREDENTIALS_DIRECTORY/couchbase-password\n');
+
+  it('unset: the error names the key and the path, and says how to check the file from a shell', () => {
+    let err: unknown;
+    try {
+      loadConfig({ config: file }, {});
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const msg = (err as Error).message;
+    expect(msg).toContain('password_file: cannot read "$CREDENTIALS_DIRECTORY/couchbase-password" (no such file)');
+    expect(msg).toContain('set by systemd for the service only');
+    expect(msg).toContain('CREDENTIALS_DIRECTORY=/etc/cbwatch cbwatch run --config /etc/cbwatch/cbwatch.yml --config.check');
+  });
+
+  it('set as the hint says: the file is read from that directory', () => {
+    write('couchbase-password', `${SECRET_FILE_PW}\n`);
+    const c = loadConfig({ config: file }, { CREDENTIALS_DIRECTORY: dir });
+    expect(c.clusters[0]!.password).toBe(SECRET_FILE_PW);
+  });
+});
