@@ -96,6 +96,13 @@ find "$APP/dist" -mindepth 1 -maxdepth 1 ! -name bundle ! -name hangup.js ! -nam
 # The documentation lives where Debian keeps it; /usr/lib/cbwatch/docs points there (cbwatch's hints name it).
 mv "$APP/docs" "$STAGE/usr/share/doc/cbwatch/docs"
 ln -s ../../share/doc/cbwatch/docs "$APP/docs"
+# The rules' and dashboards' own pages (alerts/README.md, the runbook, dashboards/README.md) go there too, under the
+# same relative paths, so their links to each other still resolve; cbwatch reads none of them at run time.
+(cd "$APP" && find alerts dashboards -type f -name '*.md' -print) | while read -r f; do
+  mkdir -p "$STAGE/usr/share/doc/cbwatch/$(dirname "$f")"
+  mv "$APP/$f" "$STAGE/usr/share/doc/cbwatch/$f"
+done
+find "$APP/alerts" "$APP/dashboards" -type d -empty -delete
 mv "$APP/CHANGELOG.md" "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
 gzip -9n "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
 find "$APP" -type d -empty -delete

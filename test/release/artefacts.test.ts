@@ -162,7 +162,7 @@ describe('the Debian package', () => {
   it('creates the system user on install and keeps it on remove', () => {
     const postinst = readFileSync(join(control, 'postinst'), 'utf8');
     expect(postinst).toMatch(/adduser --system --group .*cbwatch/);
-    for (const s of ['postinst', 'prerm', 'postrm']) expect(readFileSync(join(control, s), 'utf8'), s).not.toMatch(/deluser|userdel/);
+    for (const s of ['postinst', 'prerm', 'postrm']) expect(readFileSync(join(control, s), 'utf8'), s).not.toMatch(/^[^#\n]*\b(deluser|userdel)\b(?![^\n]*\bremoves it)/m); // only named, in a comment or the purge's message
     const unit = readFileSync(join(root, 'lib/systemd/system/cbwatch.service'), 'utf8');
     expect(unit).toMatch(/^User=cbwatch$/m);
     expect(unit).not.toMatch(/^DynamicUser=/m);
@@ -205,9 +205,12 @@ describe('the Debian package', () => {
     expect(existsSync(join(root, 'usr/lib/cbwatch/node_modules/.bin'))).toBe(false);
     const dist = execFileSync('ls', [join(root, 'usr/lib/cbwatch/dist')], { encoding: 'utf8' }).trim().split('\n');
     expect(dist.sort()).toEqual(['build-info.json', 'bundle', 'hangup.js', 'healthcheck.cjs']);
-    const docsOutside = all.filter((f) => /\.(md|markdown)$/i.test(f) && !f.startsWith(join(root, 'usr/share/doc/')) && !f.includes('/test/fixtures/'));
+    const docsOutside = all.filter((f) => /\.(md|markdown)$/i.test(f) && !f.startsWith(join(root, 'usr/share/doc/')) && !f.includes('/test/fixtures/')
+      // A dependency's licence stays beside its code (Debian policy 12.5 asks only for the package's own copyright file).
+      && !/\/node_modules\/[^/]+(\/[^/]+)?\/licen[cs]e[^/]*$/i.test(f));
     expect(docsOutside).toEqual([]);
     expect(existsSync(join(root, 'usr/share/doc/cbwatch/docs/configuration.md'))).toBe(true);
+    expect(existsSync(join(root, 'usr/share/doc/cbwatch/alerts/runbook/certificates.md'))).toBe(true);
   });
 
   it('sets /etc/cbwatch\'s mode on first install only, purges the password file it asked for, and hands systemd state to deb-systemd-helper', () => {
