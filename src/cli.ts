@@ -15,7 +15,8 @@ import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { ignoredHangups, installHangupHandler, onHangup } from './hangup.js';
 import { createLogger, safeStderr } from './log.js';
-import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
+import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_TELEMETRY_PATH } from './config/load.js';
+import { applySwitches, collectorSwitches } from './config/switches.js';
 import { packageVersion, versionText } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
 import type { SimOptions, Simulator } from './simulator/index.js';
@@ -23,7 +24,8 @@ import { httpsOptions, loadWebConfig, webConfigToServerOptions } from './config/
 import type { WebSettings } from './config/webconfig.js';
 import type { TLSSocket } from 'node:tls';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, relative } from 'node:path';
 import { PACKAGE_ROOT } from './paths.js';
 
 type Out = (s: string) => void;
@@ -341,7 +343,8 @@ async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
   out(`cbwatch simulator (Couchbase Server ${sim.ctx.options.profile.version}, scenario ${sim.ctx.options.scenario}) listening on ${url}\n`);
   out(`  admin user:   ${u.admin.username} / ${u.admin.password}\n`);
   out(`  limited user: ${u.limited.username} / ${u.limited.password}\n`);
-  out(`  try: CBWATCH_COUCHBASE_PASSWORD=${u.admin.password} npx cbwatch check --couchbase.url ${url} --couchbase.username ${u.admin.username}\n`);
+  const cmd = commandName({ env: process.env, cwd: process.cwd(), root: PACKAGE_ROOT });
+  out(`  try: CBWATCH_COUCHBASE_PASSWORD=${u.admin.password} ${cmd} check --couchbase.url ${url} --couchbase.username ${u.admin.username}\n`);
   await untilSignal(term);
   await sim.close();
   return 0;
@@ -395,7 +398,14 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     await sim.close();
     throw err;
   }
-  const collectors = resolveCollectors();
+  // --[no-]collector.<name> and CBWATCH_COLLECTOR_<NAME> switch the demo's collectors as they do run's.
+  const problems: string[] = [];
+  const switches = collectorSwitches(args.flags, demoEnvironment(process.env), problems);
+  if (problems.length > 0) {
+    await sim.close();
+    throw new ConfigError(problems.join('\n'));
+  }
+  const collectors = applySwitches(resolveCollectors(), switches);
   // The demo polls often so that dashboards fill quickly.
   for (const c of Object.values(collectors)) {
     c.interval = Math.min(c.interval, 10_000);
@@ -420,39 +430,111 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   const stops: Array<() => Promise<void>> = [() => sim.close()];
   out(`\ncbwatch ${packageVersion()} demo\n`);
   out(`  exporter:   ${daemon.url}/        (landing page)\n`);
-  out(`  metrics:    ${daemon.url}/metrics\n`);
+  const metricsUrl = `${daemon.url}${config.web.telemetryPath ?? DEFAULT_TELEMETRY_PATH}`;
+  out(`  metrics:    ${metricsUrl}\n`);
   out(`  simulator:  ${simUrl}  (scenario ${sim.ctx.options.scenario}; user ${users.admin.username} / ${users.admin.password})\n`);
   if (args.flags['with-prometheus']) {
-    const stack = await startStack(daemon.url, log, { prometheusPort: args.flags['prometheus.port'], alertmanagerPort: args.flags['alertmanager.port'] });
+    const stack = await startStack(daemon.url, config.web.telemetryPath ?? DEFAULT_TELEMETRY_PATH, log, { prometheusPort: args.flags['prometheus.port'], alertmanagerPort: args.flags['alertmanager.port'] });
     if (stack) {
       stops.push(stack.stop);
       out(`  prometheus:   ${stack.prometheusUrl}\n`);
       out(`  alertmanager: ${stack.alertmanagerUrl}\n`);
     } else out('  prometheus:   not started (install Debian packages prometheus and prometheus-alertmanager)\n');
   }
-  out(demoNextSteps({ exporterUrl: daemon.url, simUrl, username: users.admin.username, password: users.admin.password, withPrometheus: args.flags['with-prometheus'] === true }));
+  out(
+    demoNextSteps({
+      exporterUrl: daemon.url,
+      metricsUrl,
+      simUrl,
+      username: users.admin.username,
+      password: users.admin.password,
+      withPrometheus: args.flags['with-prometheus'] === true,
+      cmd: commandName({ env: process.env, cwd: process.cwd(), root: PACKAGE_ROOT }),
+      ...packagePaths(),
+    }),
+  );
   out('Press Ctrl-C to stop.\n\n');
   return serveUntilSignal(daemon, log, term, stops);
 }
 
+/**
+ * How a hint names cbwatch: the way this process was started. `cbwatch` when the first `cbwatch` on PATH is this
+ * package's (a global npm install links bin/cbwatch.js there; the Debian package's /usr/bin/cbwatch runs
+ * ../lib/cbwatch), else the launcher by path (`./bin/cbwatch.js` from the package root, an absolute path from
+ * elsewhere). Never `npx cbwatch`: outside a clone npm would look the name up in its registry, where the name
+ * `cbwatch` is not this project's (whoever publishes it would be run).
+ */
+export function commandName(o: { readonly env: NodeJS.ProcessEnv; readonly cwd: string; readonly root: string }): string {
+  const real = (p: string): string | undefined => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const root = real(o.root) ?? o.root;
+  const launcher = join(root, 'bin', 'cbwatch.js');
+  for (const dir of (o.env.PATH ?? '').split(delimiter)) {
+    // A relative PATH entry depends on the directory the hint is typed in: not one to rely on.
+    if (!isAbsolute(dir)) continue;
+    const found = real(join(dir, 'cbwatch'));
+    if (found === undefined) continue;
+    try {
+      accessSync(found, constants.X_OK);
+    } catch {
+      continue;
+    }
+    if (found === launcher || real(join(dirname(found), '..', 'lib', 'cbwatch')) === root) return 'cbwatch';
+    // The shell would run this other cbwatch: name ours by its path.
+    break;
+  }
+  return relative(o.cwd, launcher) === join('bin', 'cbwatch.js') ? './bin/cbwatch.js' : launcher;
+}
+
+/** The installed package's directories a hint names, as absolute paths (symbolic links resolved: the .deb's docs/). */
+export function packagePaths(root: string = PACKAGE_ROOT): { readonly dashboards: string; readonly docs: string } {
+  const abs = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  return { dashboards: abs(join(root, 'dashboards')), docs: abs(join(root, 'docs')) };
+}
+
 /** What to try after `cbwatch demo` starts: the first five minutes of a newcomer. */
-export function demoNextSteps(o: { exporterUrl: string; simUrl: string; username: string; password: string; withPrometheus: boolean }): string {
+export function demoNextSteps(o: {
+  exporterUrl: string;
+  /** The metrics URL in effect (--web.telemetry-path). */
+  metricsUrl: string;
+  simUrl: string;
+  username: string;
+  password: string;
+  withPrometheus: boolean;
+  /** How to name cbwatch (commandName). */
+  cmd: string;
+  /** Absolute paths of the dashboards and docs directories (packagePaths). */
+  dashboards: string;
+  docs: string;
+}): string {
   const lines = [
     '',
     'Try next:',
     `  - Open ${o.exporterUrl}/ : the scenario's problems (a flapping node, a failed-over node, a CA expiring in`,
-    '    20 days, a paused and a failing XDCR replication, a slow search query...) are listed under "Needs a look".',
+    '    less than 20 days, a paused and a failing XDCR replication, a slow search query...) are listed under "Needs a look".',
     o.withPrometheus
       ? '  - In Prometheus (above), Alerts: the shipped rules fire as their `for:` durations pass.'
-      : '  - npx cbwatch demo --with-prometheus : also start Prometheus and Alertmanager with the shipped alert rules',
+      : `  - ${o.cmd} demo --with-prometheus : also start Prometheus and Alertmanager with the shipped alert rules`,
     ...(o.withPrometheus ? [] : ['    (Debian packages prometheus and prometheus-alertmanager).']),
-    `  - Grafana 10.4+: import dashboards/*.json (pick a Prometheus scraping ${o.exporterUrl}/metrics); see dashboards/README.md.`,
+    `  - Grafana 10.4+: import ${join(o.dashboards, '*.json')} (pick a Prometheus scraping ${o.metricsUrl});`,
+    `    see ${join(o.dashboards, 'README.md')}.`,
     '  - Poll the simulator once and print a table per collector:',
-    `    CBWATCH_COUCHBASE_PASSWORD=${o.password} npx cbwatch check --couchbase.url ${o.simUrl} --couchbase.username ${o.username}`,
-    '  - A real cluster (a read-only user with the roles in docs/configuration.md; the password never on the command line):',
+    `    CBWATCH_COUCHBASE_PASSWORD=${o.password} ${o.cmd} check --couchbase.url ${o.simUrl} --couchbase.username ${o.username}`,
+    `  - A real cluster (a read-only user with the roles in ${join(o.docs, 'configuration.md')}; the password never on the command line):`,
     '    export CBWATCH_COUCHBASE_PASSWORD=...',
-    '    npx cbwatch check --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
-    '    npx cbwatch run   --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
+    `    ${o.cmd} check --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch`,
+    `    ${o.cmd} run   --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch`,
     '',
   ];
   return `${lines.join('\n')}\n`;
@@ -460,16 +542,18 @@ export function demoNextSteps(o: { exporterUrl: string; simUrl: string; username
 
 async function startStack(
   exporterUrl: string,
+  metricsPath: string,
   log: Logger,
   ports: { prometheusPort: number | undefined; alertmanagerPort: number | undefined },
 ): Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> } | undefined> {
   try {
     const mod = (await import('./tools/prometheus-stack.js')) as {
-      startPrometheusStack?: (o: { exporterUrl: string; prometheusPort?: number; alertmanagerPort?: number }) => Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> }>;
+      startPrometheusStack?: (o: { exporterUrl: string; metricsPath?: string; prometheusPort?: number; alertmanagerPort?: number }) => Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> }>;
     };
     if (!mod.startPrometheusStack) return undefined;
     return await mod.startPrometheusStack({
       exporterUrl,
+      metricsPath,
       ...(ports.prometheusPort === undefined ? {} : { prometheusPort: ports.prometheusPort }),
       ...(ports.alertmanagerPort === undefined ? {} : { alertmanagerPort: ports.alertmanagerPort }),
     });
@@ -507,7 +591,7 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
   try {
     switch (args.command) {
       case 'help':
-        out(usage());
+        out(usage(join(packagePaths().docs, 'configuration.md')));
         return 0;
       case 'version':
         out(versionText());

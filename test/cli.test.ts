@@ -1,10 +1,11 @@
 /** The command line, in-process through main() and as the real `bin/cbwatch.js` process. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli.js';
+import { commandName, demoNextSteps, main, packagePaths } from '../src/cli.js';
+import { usage } from '../src/config/flags.js';
 import { shardOf } from '../src/config/load.js';
 import { createSimulator } from '../src/simulator/index.js';
 import type { Simulator } from '../src/simulator/index.js';
@@ -236,7 +237,11 @@ describe('bin/cbwatch.js run without clusters (a real process)', () => {
 
 describe('bin/cbwatch.js demo (a real process)', () => {
   it('serves realistic bucket metrics, prints its URLs, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: tmpdir(),
+      env: { ...process.env, PATH: '/usr/bin:/bin' },
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', () => undefined);
@@ -255,10 +260,16 @@ describe('bin/cbwatch.js demo (a real process)', () => {
       expect(out).toContain('simulator:');
       // The first five minutes: what to try next.
       expect(out).toContain('Try next:');
-      expect(out).toContain('npx cbwatch demo --with-prometheus');
-      expect(out).toContain('import dashboards/*.json');
-      expect(out).toMatch(/CBWATCH_COUCHBASE_PASSWORD=\S+ npx cbwatch check --couchbase.url http:\/\/127\.0\.0\.1:\d+ --couchbase.username \S+/);
-      expect(out).toContain('npx cbwatch run   --couchbase.url https://cb1.example.com:18091');
+      // Started by the launcher's path (not from the package root, no cbwatch of ours on PATH): hints name it so,
+      // never `npx cbwatch`, and give the dashboards and docs as absolute paths.
+      const launcher = join(ROOT, 'bin', 'cbwatch.js');
+      expect(out).not.toContain('npx');
+      expect(out).toContain(`${launcher} demo --with-prometheus`);
+      expect(out).toContain(`import ${join(ROOT, 'dashboards')}/*.json`);
+      expect(out).toContain(`see ${join(ROOT, 'dashboards', 'README.md')}`);
+      expect(out).toContain(`roles in ${join(ROOT, 'docs', 'configuration.md')}`);
+      expect(out).toMatch(new RegExp(`CBWATCH_COUCHBASE_PASSWORD=\\S+ ${launcher.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} check --couchbase.url http://127\\.0\\.0\\.1:\\d+ --couchbase.username \\S+`));
+      expect(out).toContain(`${launcher} run   --couchbase.url https://cb1.example.com:18091`);
       for (let i = 0; i < 200; i++) {
         if ((await fetch(`${url}/-/ready`)).status === 200) break;
         await new Promise((r) => setTimeout(r, 100));
@@ -345,4 +356,105 @@ describe('bin/cbwatch.js demo --web.config.file (a real process)', () => {
       });
     }
   }, 60_000);
+});
+
+describe('hints name cbwatch the way it was started (commandName)', () => {
+  /** A package tree with bin/cbwatch.js, as npm or the .deb lays it out. */
+  function pkg(dir: string): string {
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    writeFileSync(join(dir, 'bin', 'cbwatch.js'), '#!/usr/bin/env node\n', { mode: 0o755 });
+    return dir;
+  }
+
+  it('a global npm install (PATH links bin/cbwatch.js): cbwatch', () => {
+    const d = mkdtempSync(join(tmpdir(), 'cbw-cmd-npm-'));
+    const root = pkg(join(d, 'lib', 'node_modules', 'cbwatch'));
+    mkdirSync(join(d, 'bin'));
+    symlinkSync('../lib/node_modules/cbwatch/bin/cbwatch.js', join(d, 'bin', 'cbwatch'));
+    expect(commandName({ env: { PATH: `/nonexistent:${join(d, 'bin')}:/usr/bin` }, cwd: '/', root })).toBe('cbwatch');
+  });
+
+  it('the Debian package (/usr/bin/cbwatch runs ../lib/cbwatch): cbwatch', () => {
+    const d = mkdtempSync(join(tmpdir(), 'cbw-cmd-deb-'));
+    const root = pkg(join(d, 'usr', 'lib', 'cbwatch'));
+    mkdirSync(join(d, 'usr', 'bin'));
+    writeFileSync(join(d, 'usr', 'bin', 'cbwatch'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(commandName({ env: { PATH: join(d, 'usr', 'bin') }, cwd: '/tmp', root })).toBe('cbwatch');
+  });
+
+  it('a clone: ./bin/cbwatch.js from its root, the absolute launcher elsewhere; another cbwatch first on PATH is not ours', () => {
+    const d = mkdtempSync(join(tmpdir(), 'cbw-cmd-clone-'));
+    const root = pkg(join(d, 'clone'));
+    const other = join(d, 'other');
+    mkdirSync(other);
+    writeFileSync(join(other, 'cbwatch'), '#!/bin/sh\n', { mode: 0o755 });
+    const launcher = join(realpathSync(root), 'bin', 'cbwatch.js');
+    expect(commandName({ env: { PATH: '/usr/bin:/bin' }, cwd: root, root })).toBe('./bin/cbwatch.js');
+    expect(commandName({ env: { PATH: '/usr/bin:/bin' }, cwd: d, root })).toBe(launcher);
+    expect(commandName({ env: { PATH: other }, cwd: d, root })).toBe(launcher);
+    // Not executable: the shell would not run it.
+    writeFileSync(join(other, 'cbwatch'), '', { mode: 0o644 });
+    symlinkSync(launcher, join(d, 'cbwatch'));
+    expect(commandName({ env: { PATH: `${other}:relative/dir` }, cwd: d, root })).toBe(launcher);
+  });
+
+  it('the hints give dashboards and docs as absolute paths', () => {
+    const p = packagePaths(ROOT);
+    expect(p.dashboards).toBe(join(realpathSync(ROOT), 'dashboards'));
+    expect(p.docs).toBe(join(realpathSync(ROOT), 'docs'));
+    const text = demoNextSteps({ exporterUrl: 'http://127.0.0.1:9420', metricsUrl: 'http://127.0.0.1:9420/m', simUrl: 'http://127.0.0.1:1', username: 'u', password: 'p', withPrometheus: false, cmd: 'cbwatch', ...p });
+    expect(text).not.toContain('npx');
+    expect(text).toContain('cbwatch demo --with-prometheus');
+    expect(text).toContain(`import ${p.dashboards}/*.json (pick a Prometheus scraping http://127.0.0.1:9420/m)`);
+  });
+});
+
+describe('bin/cbwatch.js demo honours the flags and variables --help lists for it (a real process)', () => {
+  it('--web.telemetry-path (and CBWATCH_WEB_TELEMETRY_PATH), --no-collector.<name> and CBWATCH_COLLECTOR_<NAME>', async () => {
+    const help = usage();
+    for (const flag of ['--web.telemetry-path', '--[no-]collector.xdcr']) expect(help.split('\n').find((l) => l.trimStart().startsWith(`${flag} `))).toMatch(/\[[^\]]*\bdemo\b[^\]]*\]$/);
+    for (const [args, env, path] of [
+      [['--web.telemetry-path', '/prom', '--no-collector.search'], { CBWATCH_COLLECTOR_XDCR: 'false' }, '/prom'],
+      [[], { CBWATCH_WEB_TELEMETRY_PATH: '/stats', CBWATCH_COLLECTOR_XDCR: 'false', CBWATCH_COLLECTOR_SEARCH: 'no' }, '/stats'],
+    ] as const) {
+      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...env },
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      try {
+        let base: string | undefined;
+        for (let i = 0; i < 600 && base === undefined; i++) {
+          base = new RegExp(`metrics:\\s+(http://\\S+)${path}\\n`).exec(out)?.[1];
+          if (base === undefined) await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(base, `${out}\n${err}`).toBeDefined();
+        expect(out).toContain(`pick a Prometheus scraping ${base}${path})`);
+        for (let i = 0; i < 200; i++) {
+          if ((await fetch(`${base}/-/ready`)).status === 200) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect((await fetch(`${base}/metrics`)).status).toBe(404);
+        const text = await (await fetch(`${base}${path}`)).text();
+        expect(text).toContain('cbwatch_collector_success{couchbase_cluster="demo",collector="nodes"} 1');
+        expect(text).not.toContain('collector="xdcr"');
+        expect(text).not.toContain('collector="search"');
+      } finally {
+        await new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        });
+      }
+    }
+  }, 90_000);
+
+  it('an unknown CBWATCH_COLLECTOR_<NAME> exits 2 naming it', async () => {
+    process.env.CBWATCH_COLLECTOR_NOPE = 'false';
+    const r = await run(['demo', '--web.listen-address', '127.0.0.1:0']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('CBWATCH_COLLECTOR_NOPE');
+  });
 });

@@ -90,7 +90,7 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
   'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420; demo: 127.0.0.1:9420)' },
   'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
-  'web.telemetry-path': { type: 'string', commands: ['run'], value: 'PATH', help: 'path under which to expose metrics (default /metrics; /metrics then answers 404)' },
+  'web.telemetry-path': { type: 'string', commands: ['run', 'demo'], value: 'PATH', help: 'path under which to expose metrics (default /metrics; /metrics then answers 404)' },
   'web.enable-lifecycle': { type: 'boolean', commands: ['run'], help: 'serve POST /-/reload, which reloads the configuration as SIGHUP does (off by default)' },
   'web.max-requests': { type: 'string', commands: ['run', 'demo'], value: 'N', help: 'HTTP requests served at once; beyond it, 503 (default 40, 0 = no limit)' },
   'couchbase.max-buffered-bytes': { type: 'string', commands: ['run', 'check', 'demo'], value: 'SIZE', help: 'process-wide budget for answers being read or parsed; an answer beyond it fails (default 256MiB)' },
@@ -120,8 +120,8 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'server-version': { type: 'string', commands: ['demo', 'simulate'], value: 'X.Y.Z', help: 'simulated Couchbase Server version: 6.6.5, 7.2.4, 7.6.5 (default), 8.0.0; 7.0+ answers the stats range API' },
   ...Object.fromEntries(
     COLLECTOR_NAMES.flatMap((name) => [
-      [`collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `enable the ${name} collector (overrides the file)` }],
-      [`no-collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `disable the ${name} collector (overrides the file)` }],
+      [`collector.${name}`, { type: 'boolean', commands: ['run', 'check', 'demo'], help: `enable the ${name} collector (overrides the file)` }],
+      [`no-collector.${name}`, { type: 'boolean', commands: ['run', 'check', 'demo'], help: `disable the ${name} collector (overrides the file)` }],
     ]),
   ),
   help: { type: 'boolean', short: 'h', help: 'show this help' },
@@ -355,8 +355,8 @@ export function flagsHelp(): string {
   return rows.join('\n');
 }
 
-/** The whole `cbwatch --help` text. */
-export function usage(): string {
+/** The whole `cbwatch --help` text; `reference`: where docs/configuration.md is (the CLI gives its absolute path). */
+export function usage(reference = 'docs/configuration.md'): string {
   return `Usage: cbwatch [command] [flags]
 
 A Prometheus exporter for Couchbase Server.
@@ -382,6 +382,6 @@ flags win over the environment, which wins over the file.
 demo reads them too, except those naming a cluster, a config file or a shard (CBWATCH_CONFIG,
 CBWATCH_COUCHBASE_URL and its credentials, CBWATCH_SHARD): it watches its own simulated cluster.
 Exit code 2 means a bad command line or configuration.
-Reference: docs/configuration.md
+Reference: ${reference}
 `;
 }

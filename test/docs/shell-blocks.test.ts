@@ -179,13 +179,13 @@ function fresh(name: string): string {
 const RUN: Record<string, (b: Block) => Promise<void>> = {
   'README.md: export CBWATCH_COUCHBASE_PASSWORD=...            # never on the command line': async (b) => {
     const u = sim.ctx.options.users.admin;
-    await sh(sub(b.text, [['CBWATCH_COUCHBASE_PASSWORD=...', `CBWATCH_COUCHBASE_PASSWORD=${u.password}`], ['https://cb1.example.com:18091', simUrl], ['--couchbase.username cbwatch', `--couchbase.username ${u.username}`], npx]), fresh('readme-check'));
+    await sh(sub(b.text, [['CBWATCH_COUCHBASE_PASSWORD=...', `CBWATCH_COUCHBASE_PASSWORD=${u.password}`], ['https://cb1.example.com:18091', simUrl], ['--couchbase.username cbwatch', `--couchbase.username ${u.username}`]]), fresh('readme-check'));
   },
-  'README.md: npx cbwatch run --config cbwatch.yml --config.check   # validate and exit (0 valid, 2 invalid)': async (b) => {
+  'README.md: cbwatch run --config cbwatch.yml --config.check   # validate and exit (0 valid, 2 invalid)': async (b) => {
     const d = fresh('readme-config');
     writeFileSync(join(d, 'cb'), 'secret\n', { mode: 0o600 });
     writeFileSync(join(d, 'cbwatch.yml'), sub(yamlBlock('README.md', '# cbwatch.yml'), [['/run/secrets/cb', join(d, 'cb')], ['/etc/cbwatch/ca.pem', caPem]]));
-    const { stdout } = await sh(sub(b.text, [npx]), d);
+    const { stdout } = await sh(b.text, d);
     expect(stdout).toContain('configuration is valid');
   },
   'alerts/README.md: npx cbwatch rules \\': async (b) => {
