@@ -568,12 +568,19 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
   installHangupHandler();
   // `rules` has flags of its own (a repeatable --set), so it is parsed apart from the daemon's flags.
   if (argv[0] === 'rules') {
+    // --version works with every command, as --help does (rules answers its own --help).
+    const words = argv.slice(1, argv.includes('--') ? argv.indexOf('--') : undefined);
+    if (words.includes('--version') && !words.includes('--help') && !words.includes('-h')) {
+      out(versionText());
+      return 0;
+    }
     try {
       const { commandRules } = await import('./rules-command.js');
       return commandRules(argv.slice(1), out);
     } catch (e) {
       if (e instanceof ConfigError) {
         err(`cbwatch: configuration error: ${e.message}\n`);
+        err("run 'cbwatch rules --help' for usage\n");
         return 2;
       }
       err(`cbwatch: ${(e as Error).message}\n`);
