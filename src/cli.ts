@@ -248,6 +248,39 @@ async function serveUntilSignal(daemon: Daemon, log: Logger, term: Termination, 
   return 0;
 }
 
+/** Whether a URL's host is this machine's loopback (what goes there never crosses a network). */
+function loopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1' || host === '::ffff:127.0.0.1';
+}
+
+/**
+ * One warning per cluster whose credentials would cross a network in clear: a username (and so a password)
+ * sent as basic auth over an http:// URL to a host other than loopback. The URLs are shown (they hold no
+ * credentials: loadConfig refuses userinfo); never the username or password.
+ */
+export function clearCredentialWarnings(clusters: Config['clusters']): Array<{ cluster: string; urls: string[]; message: string }> {
+  const out: Array<{ cluster: string; urls: string[]; message: string }> = [];
+  for (const c of clusters) {
+    if (c.username === undefined && c.password === undefined) continue;
+    const plain = [c.url, c.searchUrl, c.backupUrl].filter((u): u is string => u !== undefined).filter((u) => {
+      try {
+        const url = new URL(u);
+        return url.protocol === 'http:' && !loopback(url);
+      } catch {
+        return false;
+      }
+    });
+    if (plain.length === 0) continue;
+    out.push({
+      cluster: c.name,
+      urls: plain,
+      message: `the Couchbase credentials of cluster ${c.name} go in clear over http:// to ${plain.map((u) => new URL(u).host).join(', ')}: use https:// (port 18091) so that nobody on the network reads them`,
+    });
+  }
+  return out;
+}
+
 async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   const hangupsBeforeLoad = ignoredHangups();
   // Before the configuration is read: a stop asked for at any moment of the start-up is a graceful one.
@@ -262,6 +295,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
   // No answer budget here: answers are buffered in the collection worker, which sets its own.
   const log = createLogger({ level: config.log.level, format: config.log.format });
+  for (const w of clearCredentialWarnings(config.clusters)) log.warn({ cluster: w.cluster, urls: w.urls }, w.message);
   if (config.clusters.length === 0) {
     log.warn(
       config.shard === undefined ? {} : { shard: `${config.shard.index}/${config.shard.total}` },
@@ -284,8 +318,9 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   return served;
 }
 
-async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
+async function commandCheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
   const config = loadConfig(args.flags, process.env);
+  for (const w of clearCredentialWarnings(config.clusters)) err(`cbwatch: warning: ${w.message}\n`);
   if (config.clusters.length === 0 && config.shard !== undefined) {
     out(`no cluster falls in shard ${config.shard.index}/${config.shard.total}: nothing to check\n`);
     return 0;
@@ -604,7 +639,7 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
         out(versionText());
         return 0;
       case 'check':
-        return await commandCheck(args, out);
+        return await commandCheck(args, out, err);
       case 'demo':
         return await commandDemo(args, out);
       case 'simulate':

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { commandName, demoNextSteps, main, packagePaths } from '../src/cli.js';
+import { clearCredentialWarnings, commandName, demoNextSteps, main, packagePaths } from '../src/cli.js';
 import { usage } from '../src/config/flags.js';
 import { shardOf } from '../src/config/load.js';
 import { createSimulator } from '../src/simulator/index.js';
@@ -457,4 +457,107 @@ describe('bin/cbwatch.js demo honours the flags and variables --help lists for i
     expect(r.code).toBe(2);
     expect(r.err).toContain('CBWATCH_COLLECTOR_NOPE');
   });
+});
+
+describe('CLI nits (issue 38, item 7)', () => {
+  it('suggests a flag by edit distance among the command\'s own flags, and nothing when none is close', async () => {
+    const cases: Array<[string[], string | undefined]> = [
+      [['--bogus'], undefined],
+      [['demo', '--bogus'], undefined],
+      [['simulate', '--bogus'], undefined],
+      [['--config.chek', 'x'], '--config.check'],
+      [['check', '--couchbase.usrname', 'u'], '--couchbase.username'],
+      [['demo', '--web.listen-adress', 'x'], '--web.listen-address'],
+      [['simulate', '--nodse', '3'], '--nodes'],
+      [['demo', '--with-promethues'], '--with-prometheus'],
+      // A flag of another command is not suggested: simulate has no --web.listen-address.
+      [['simulate', '--web.listen-adress', 'x'], undefined],
+    ];
+    for (const [argv, hint] of cases) {
+      const r = await run(argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      if (hint === undefined) expect(r.err, argv.join(' ')).not.toContain('did you mean');
+      else expect(r.err, argv.join(' ')).toContain(`(did you mean ${hint}?)`);
+    }
+  });
+
+  it('lists rules among the commands of an unknown command', async () => {
+    const r = await run(['frob']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('unknown command "frob" (commands: run, check, demo, simulate, healthcheck, rules, help, version)');
+  });
+
+  it('prints one hint line after each command-line error', async () => {
+    for (const argv of [['--bogus'], ['demo', '--config', 'x'], ['--couchbase.url'], ['--port', 'x'], ['simulate', '--port', 'abc'], ['--log.level', 'loud'], ['frob'], ['rules', '--bogus'], ['rules', '--format', 'x']]) {
+      const r = await run(argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      const lines = r.err.trimEnd().split('\n');
+      expect(lines, argv.join(' ')).toHaveLength(2);
+      expect(lines[1], argv.join(' ')).toMatch(/^run 'cbwatch (rules )?--help' for usage$/);
+      expect(lines[0], argv.join(' ')).not.toMatch(/--help/);
+    }
+  });
+
+  it('https:// to the plain-HTTP port says that 8091 is plain HTTP and 18091 TLS', async () => {
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    const r = await run(['check', '--couchbase.url', simUrl.replace('http:', 'https:'), '--couchbase.username', 'Administrator', '--no-collector.bucket_stats']);
+    expect(r.code).toBe(1);
+    const row = r.out.split('\n').find((l) => l.includes('nodes (FAILED)')) ?? '';
+    expect(row).toContain('ERR_SSL_WRONG_VERSION_NUMBER');
+    expect(row).toContain('Couchbase serves plain HTTP on 8091 and TLS on 18091');
+    // The same server over http:// has no such hint (nor does any other failure).
+    const plain = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--no-collector.bucket_stats']);
+    expect(plain.out).not.toContain('18091');
+  });
+
+  it('logfmt lines carry an error as err.message and err.code, its stack only at debug, never a JSON blob', async () => {
+    const { createLogger } = await import('../src/log.js');
+    const e = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8091'), { code: 'ECONNREFUSED' });
+    for (const [level, stack] of [['warn', false], ['info', false], ['debug', true]] as const) {
+      let text = '';
+      const sink = { write: (s: string) => void (text += s) } as unknown as NodeJS.WritableStream;
+      const log = createLogger({ level, format: 'logfmt', destination: sink });
+      log.warn({ err: e, cluster: 'prod' }, 'poll failed');
+      await new Promise((r) => setImmediate(r));
+      const line = text.trim();
+      expect(line, level).toMatch(/^ts=\S+ level=warn msg="poll failed" /);
+      expect(line, level).toContain('err.message="connect ECONNREFUSED 10.0.0.1:8091"');
+      expect(line, level).toContain('err.code=ECONNREFUSED');
+      expect(line, level).toContain('cluster=prod');
+      expect(line, level).not.toContain('{');
+      expect(line, level).not.toMatch(/\berr=/);
+      expect(line.includes('err.stack='), level).toBe(stack);
+    }
+  });
+
+  it('warns at start when credentials go in clear over http:// to a host that is not loopback', async () => {
+    const base = { username: 'cbwatch', password: 'pw', searchUrl: undefined, backupUrl: undefined } as const;
+    const warnings = clearCredentialWarnings([
+      { ...base, name: 'remote', url: 'http://cb1.example.com:8091' },
+      { ...base, name: 'tls', url: 'https://cb1.example.com:18091' },
+      { ...base, name: 'local', url: 'http://127.0.0.1:8091' },
+      { ...base, name: 'local6', url: 'http://[::1]:8091' },
+      { ...base, name: 'localhost', url: 'http://localhost:8091' },
+      { ...base, name: 'anonymous', url: 'http://cb2.example.com:8091', username: undefined, password: undefined },
+      { ...base, name: 'search', url: 'https://cb3.example.com:18091', searchUrl: 'http://fts.example.com:8094' },
+    ] as unknown as Parameters<typeof clearCredentialWarnings>[0]);
+    expect(warnings.map((w) => w.cluster)).toEqual(['remote', 'search']);
+    expect(warnings[0]?.message).toContain('go in clear over http:// to cb1.example.com:8091');
+    expect(warnings[0]?.message).not.toContain('pw');
+    expect(warnings[1]?.urls).toEqual(['http://fts.example.com:8094']);
+    // The real start-up: logged once at warn, before anything is polled; the password never appears.
+    const { stop, output } = await startBin(['run', '--couchbase.url', 'http://cbwatch-test.invalid:8091', '--couchbase.username', 'cbwatch', '--web.listen-address', '127.0.0.1:0'], { CBWATCH_COUCHBASE_PASSWORD: 'clear-text-secret' });
+    try {
+      const line = output().split('\n').find((l) => l.includes('go in clear')) ?? '';
+      expect(line).toContain('"level":"warn"');
+      expect(line).toContain('cbwatch-test.invalid:8091');
+      expect(output()).not.toContain('clear-text-secret');
+    } finally {
+      expect(await stop()).toBe(0);
+    }
+    // None for the simulator on loopback.
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    const local = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--no-collector.bucket_stats']);
+    expect(local.err).not.toContain('in clear');
+  }, 60_000);
 });
