@@ -633,7 +633,9 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
   try {
     switch (args.command) {
       case 'help':
-        out(usage(join(packagePaths().docs, 'configuration.md')));
+        // The reference stays relative: packaging/release.sh makes the .deb's manual page from this text, where an
+        // absolute path would be the build's staging directory.
+        out(usage());
         return 0;
       case 'version':
         out(versionText());
