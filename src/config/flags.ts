@@ -392,8 +392,8 @@ export function flagsHelp(): string {
   return rows.join('\n');
 }
 
-/** The whole `cbwatch --help` text; `reference`: where docs/configuration.md is (the CLI gives its absolute path). */
-export function usage(reference = 'docs/configuration.md'): string {
+/** The whole `cbwatch --help` text. */
+export function usage(): string {
   return `Usage: cbwatch [command] [flags]
 
 A Prometheus exporter for Couchbase Server.
@@ -420,6 +420,6 @@ flags win over the environment, which wins over the file.
 demo reads them too, except those naming a cluster, a config file or a shard (CBWATCH_CONFIG,
 CBWATCH_COUCHBASE_URL and its credentials, CBWATCH_SHARD): it watches its own simulated cluster.
 Exit code 2 means a bad command line or configuration.
-Reference: ${reference}
+Reference: docs/configuration.md
 `;
 }
