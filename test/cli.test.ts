@@ -561,3 +561,22 @@ describe('CLI nits (issue 38, item 7)', () => {
     expect(local.err).not.toContain('in clear');
   }, 60_000);
 });
+
+describe('bin/cbwatch.js simulate (a real process)', () => {
+  it('its "try:" hint names cbwatch as it was started, never npx', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'simulate', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: { ...process.env, PATH: '/usr/bin:/bin' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', () => undefined);
+    try {
+      for (let i = 0; i < 300 && !out.includes('try:'); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(out).toMatch(/try: CBWATCH_COUCHBASE_PASSWORD=\S+ \.\/bin\/cbwatch\.js check --couchbase\.url http:\/\/127\.0\.0\.1:\d+ --couchbase\.username \S+/);
+      expect(out).not.toContain('npx');
+    } finally {
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+    }
+  }, 30_000);
+});
