@@ -117,9 +117,9 @@ function logfmtValue(v: unknown): string {
 }
 
 /**
- * A record's fields as logfmt pairs: a nested object becomes dotted keys (`err.message=… err.code=…`), never a JSON
- * blob. An error's stack (one long line of frames) only when the logger shows debug lines; its `type` (the class
- * name) is left out, as `code` says what happened. Arrays stay one value (`settings=["a","b"]`).
+ * A record's fields as logfmt pairs: a nested object becomes dotted keys, never a JSON blob. An error is
+ * `err.message` and `err.code`, and `err.stack` (one long line of frames) only when the logger shows debug lines.
+ * Arrays stay one value (`settings=["a","b"]`).
  */
 export function logfmtPairs(rec: Readonly<Record<string, unknown>>, withStack: boolean, prefix = ''): string[] {
   const out: string[] = [];
@@ -128,9 +128,11 @@ export function logfmtPairs(rec: Readonly<Record<string, unknown>>, withStack: b
     const key = `${prefix}${k}`;
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       let fields = v as Record<string, unknown>;
-      if (key === 'err' || key.startsWith('err.')) {
-        const { stack, type: _type, ...rest } = fields;
-        fields = withStack && stack !== undefined ? { ...rest, stack } : rest;
+      if (key === 'err') {
+        // Its message (with its causes', as pino's serializer joins them) and code say what happened; the rest of
+        // what the serializer keeps (class name, brief, request) repeats the message.
+        const { message, code, stack } = fields;
+        fields = { message, code, ...(withStack ? { stack } : {}) };
       }
       out.push(...logfmtPairs(fields, withStack, `${key}.`));
     } else out.push(`${key}=${logfmtValue(v)}`);

@@ -527,6 +527,7 @@ describe('CLI nits (issue 38, item 7)', () => {
       expect(line, level).not.toContain('{');
       expect(line, level).not.toMatch(/\berr=/);
       expect(line.includes('err.stack='), level).toBe(stack);
+      expect(line.match(/ err\.\w+=/g)?.map((k) => k.trim()), level).toEqual(['err.message=', 'err.code=', ...(stack ? ['err.stack='] : [])]);
     }
   });
 
