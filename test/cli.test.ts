@@ -581,3 +581,12 @@ describe('bin/cbwatch.js simulate (a real process)', () => {
     }
   }, 30_000);
 });
+
+describe('demo --with-prometheus scrapes the telemetry path in effect', () => {
+  it('the Prometheus configuration names it as metrics_path', async () => {
+    const { prometheusConfig } = await import('../src/tools/prometheus-stack.js');
+    const base = { exporterUrl: 'http://127.0.0.1:9420', rulesFile: '/r.yml', alertmanager: '127.0.0.1:9093', scrapeInterval: '15s', evaluationInterval: '15s', jobName: 'cbwatch' };
+    expect(prometheusConfig({ ...base, metricsPath: '/stats' })).toMatch(/metrics_path: "?\/stats"?\n/);
+    expect(prometheusConfig(base)).toMatch(/metrics_path: "?\/metrics"?\n/);
+  });
+});
