@@ -63,8 +63,9 @@ const key = (b: Block): string => `${b.file}: ${(b.text.split('\n')[0] ?? '').tr
 const NOT_HERE: Record<string, string> = {
   'README.md: npm install -g ./release/cbwatch-0.1.0.tgz && cbwatch --version && cbwatch demo':
     'installs globally on the machine from a release tarball and fetches its dependencies (test/release/ installs it into a throwaway prefix; the path is checked below)',
-  'README.md: docker build --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%FT%TZ) -t cbwatch .': 'no Docker on this machine',
-  'README.md: printf \'%s\' "$CB_PASSWORD" > cb-password && chmod 0400 cb-password && sudo chown 1000 cb-password': 'docker run (no Docker here), and sudo',
+  'README.md: docker build --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%FT%TZ) -t cbwatch .':
+    'needs a Docker daemon (this machine has the client only) and node:24-bookworm-slim from a registry',
+  'README.md: printf \'%s\' "$CB_PASSWORD" > cb-password && chmod 0400 cb-password && sudo chown 1000 cb-password': 'docker run needs a Docker daemon (none here) and the image above; and sudo',
   'README.md: npm ci            # installs and builds (dist/)': 'the development loop itself (npm ci, npm test, bench); CI runs it as `bash .ci/run`',
   'alerts/README.md: promtool check rules /etc/prometheus/cbwatch.rules.yml':
     'the reload needs a running Prometheus; `promtool check rules` on the same file runs in the blocks below',
