@@ -15,7 +15,8 @@ import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
 import { ignoredHangups, installHangupHandler, onHangup } from './hangup.js';
 import { createLogger, safeStderr } from './log.js';
-import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './config/load.js';
+import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_TELEMETRY_PATH } from './config/load.js';
+import { applySwitches, collectorSwitches } from './config/switches.js';
 import { packageVersion, versionText } from './metrics/build.js';
 import { recordConfigLoad } from './metrics/self.js';
 import type { SimOptions, Simulator } from './simulator/index.js';
@@ -23,7 +24,8 @@ import { httpsOptions, loadWebConfig, webConfigToServerOptions } from './config/
 import type { WebSettings } from './config/webconfig.js';
 import type { TLSSocket } from 'node:tls';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { accessSync, constants, realpathSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, join, relative } from 'node:path';
 import { PACKAGE_ROOT } from './paths.js';
 
 type Out = (s: string) => void;
@@ -246,6 +248,39 @@ async function serveUntilSignal(daemon: Daemon, log: Logger, term: Termination, 
   return 0;
 }
 
+/** Whether a URL's host is this machine's loopback (what goes there never crosses a network). */
+function loopback(url: URL): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || /^127\.\d+\.\d+\.\d+$/.test(host) || host === '::1' || host === '::ffff:127.0.0.1';
+}
+
+/**
+ * One warning per cluster whose credentials would cross a network in clear: a username (and so a password)
+ * sent as basic auth over an http:// URL to a host other than loopback. The URLs are shown (they hold no
+ * credentials: loadConfig refuses userinfo); never the username or password.
+ */
+export function clearCredentialWarnings(clusters: Config['clusters']): Array<{ cluster: string; urls: string[]; message: string }> {
+  const out: Array<{ cluster: string; urls: string[]; message: string }> = [];
+  for (const c of clusters) {
+    if (c.username === undefined && c.password === undefined) continue;
+    const plain = [c.url, c.searchUrl, c.backupUrl].filter((u): u is string => u !== undefined).filter((u) => {
+      try {
+        const url = new URL(u);
+        return url.protocol === 'http:' && !loopback(url);
+      } catch {
+        return false;
+      }
+    });
+    if (plain.length === 0) continue;
+    out.push({
+      cluster: c.name,
+      urls: plain,
+      message: `the Couchbase credentials of cluster ${c.name} go in clear over http:// to ${plain.map((u) => new URL(u).host).join(', ')}: use https:// (port 18091) so that nobody on the network reads them`,
+    });
+  }
+  return out;
+}
+
 async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   const hangupsBeforeLoad = ignoredHangups();
   // Before the configuration is read: a stop asked for at any moment of the start-up is a graceful one.
@@ -260,6 +295,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
   // No answer budget here: answers are buffered in the collection worker, which sets its own.
   const log = createLogger({ level: config.log.level, format: config.log.format });
+  for (const w of clearCredentialWarnings(config.clusters)) log.warn({ cluster: w.cluster, urls: w.urls }, w.message);
   if (config.clusters.length === 0) {
     log.warn(
       config.shard === undefined ? {} : { shard: `${config.shard.index}/${config.shard.total}` },
@@ -282,8 +318,9 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   return served;
 }
 
-async function commandCheck(args: ParsedArgs, out: Out): Promise<number> {
+async function commandCheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
   const config = loadConfig(args.flags, process.env);
+  for (const w of clearCredentialWarnings(config.clusters)) err(`cbwatch: warning: ${w.message}\n`);
   if (config.clusters.length === 0 && config.shard !== undefined) {
     out(`no cluster falls in shard ${config.shard.index}/${config.shard.total}: nothing to check\n`);
     return 0;
@@ -341,7 +378,8 @@ async function commandSimulate(args: ParsedArgs, out: Out): Promise<number> {
   out(`cbwatch simulator (Couchbase Server ${sim.ctx.options.profile.version}, scenario ${sim.ctx.options.scenario}) listening on ${url}\n`);
   out(`  admin user:   ${u.admin.username} / ${u.admin.password}\n`);
   out(`  limited user: ${u.limited.username} / ${u.limited.password}\n`);
-  out(`  try: CBWATCH_COUCHBASE_PASSWORD=${u.admin.password} npx cbwatch check --couchbase.url ${url} --couchbase.username ${u.admin.username}\n`);
+  const cmd = commandName({ env: process.env, cwd: process.cwd(), root: PACKAGE_ROOT });
+  out(`  try: CBWATCH_COUCHBASE_PASSWORD=${u.admin.password} ${cmd} check --couchbase.url ${url} --couchbase.username ${u.admin.username}\n`);
   await untilSignal(term);
   await sim.close();
   return 0;
@@ -395,7 +433,14 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
     await sim.close();
     throw err;
   }
-  const collectors = resolveCollectors();
+  // --[no-]collector.<name> and CBWATCH_COLLECTOR_<NAME> switch the demo's collectors as they do run's.
+  const problems: string[] = [];
+  const switches = collectorSwitches(args.flags, demoEnvironment(process.env), problems);
+  if (problems.length > 0) {
+    await sim.close();
+    throw new ConfigError(problems.join('\n'));
+  }
+  const collectors = applySwitches(resolveCollectors(), switches);
   // The demo polls often so that dashboards fill quickly.
   for (const c of Object.values(collectors)) {
     c.interval = Math.min(c.interval, 10_000);
@@ -420,39 +465,111 @@ async function commandDemo(args: ParsedArgs, out: Out): Promise<number> {
   const stops: Array<() => Promise<void>> = [() => sim.close()];
   out(`\ncbwatch ${packageVersion()} demo\n`);
   out(`  exporter:   ${daemon.url}/        (landing page)\n`);
-  out(`  metrics:    ${daemon.url}/metrics\n`);
+  const metricsUrl = `${daemon.url}${config.web.telemetryPath ?? DEFAULT_TELEMETRY_PATH}`;
+  out(`  metrics:    ${metricsUrl}\n`);
   out(`  simulator:  ${simUrl}  (scenario ${sim.ctx.options.scenario}; user ${users.admin.username} / ${users.admin.password})\n`);
   if (args.flags['with-prometheus']) {
-    const stack = await startStack(daemon.url, log, { prometheusPort: args.flags['prometheus.port'], alertmanagerPort: args.flags['alertmanager.port'] });
+    const stack = await startStack(daemon.url, config.web.telemetryPath ?? DEFAULT_TELEMETRY_PATH, log, { prometheusPort: args.flags['prometheus.port'], alertmanagerPort: args.flags['alertmanager.port'] });
     if (stack) {
       stops.push(stack.stop);
       out(`  prometheus:   ${stack.prometheusUrl}\n`);
       out(`  alertmanager: ${stack.alertmanagerUrl}\n`);
     } else out('  prometheus:   not started (install Debian packages prometheus and prometheus-alertmanager)\n');
   }
-  out(demoNextSteps({ exporterUrl: daemon.url, simUrl, username: users.admin.username, password: users.admin.password, withPrometheus: args.flags['with-prometheus'] === true }));
+  out(
+    demoNextSteps({
+      exporterUrl: daemon.url,
+      metricsUrl,
+      simUrl,
+      username: users.admin.username,
+      password: users.admin.password,
+      withPrometheus: args.flags['with-prometheus'] === true,
+      cmd: commandName({ env: process.env, cwd: process.cwd(), root: PACKAGE_ROOT }),
+      ...packagePaths(),
+    }),
+  );
   out('Press Ctrl-C to stop.\n\n');
   return serveUntilSignal(daemon, log, term, stops);
 }
 
+/**
+ * How a hint names cbwatch: the way this process was started. `cbwatch` when the first `cbwatch` on PATH is this
+ * package's (a global npm install links bin/cbwatch.js there; the Debian package's /usr/bin/cbwatch runs
+ * ../lib/cbwatch), else the launcher by path (`./bin/cbwatch.js` from the package root, an absolute path from
+ * elsewhere). Never `npx cbwatch`: outside a clone npm would look the name up in its registry, where the name
+ * `cbwatch` is not this project's (whoever publishes it would be run).
+ */
+export function commandName(o: { readonly env: NodeJS.ProcessEnv; readonly cwd: string; readonly root: string }): string {
+  const real = (p: string): string | undefined => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  const root = real(o.root) ?? o.root;
+  const launcher = join(root, 'bin', 'cbwatch.js');
+  for (const dir of (o.env.PATH ?? '').split(delimiter)) {
+    // A relative PATH entry depends on the directory the hint is typed in: not one to rely on.
+    if (!isAbsolute(dir)) continue;
+    const found = real(join(dir, 'cbwatch'));
+    if (found === undefined) continue;
+    try {
+      accessSync(found, constants.X_OK);
+    } catch {
+      continue;
+    }
+    if (found === launcher || real(join(dirname(found), '..', 'lib', 'cbwatch')) === root) return 'cbwatch';
+    // The shell would run this other cbwatch: name ours by its path.
+    break;
+  }
+  return relative(o.cwd, launcher) === join('bin', 'cbwatch.js') ? './bin/cbwatch.js' : launcher;
+}
+
+/** The installed package's directories a hint names, as absolute paths (symbolic links resolved: the .deb's docs/). */
+export function packagePaths(root: string = PACKAGE_ROOT): { readonly dashboards: string; readonly docs: string } {
+  const abs = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  return { dashboards: abs(join(root, 'dashboards')), docs: abs(join(root, 'docs')) };
+}
+
 /** What to try after `cbwatch demo` starts: the first five minutes of a newcomer. */
-export function demoNextSteps(o: { exporterUrl: string; simUrl: string; username: string; password: string; withPrometheus: boolean }): string {
+export function demoNextSteps(o: {
+  exporterUrl: string;
+  /** The metrics URL in effect (--web.telemetry-path). */
+  metricsUrl: string;
+  simUrl: string;
+  username: string;
+  password: string;
+  withPrometheus: boolean;
+  /** How to name cbwatch (commandName). */
+  cmd: string;
+  /** Absolute paths of the dashboards and docs directories (packagePaths). */
+  dashboards: string;
+  docs: string;
+}): string {
   const lines = [
     '',
     'Try next:',
     `  - Open ${o.exporterUrl}/ : the scenario's problems (a flapping node, a failed-over node, a CA expiring in`,
-    '    20 days, a paused and a failing XDCR replication, a slow search query...) are listed under "Needs a look".',
+    '    less than 20 days, a paused and a failing XDCR replication, a slow search query...) are listed under "Needs a look".',
     o.withPrometheus
       ? '  - In Prometheus (above), Alerts: the shipped rules fire as their `for:` durations pass.'
-      : '  - npx cbwatch demo --with-prometheus : also start Prometheus and Alertmanager with the shipped alert rules',
+      : `  - ${o.cmd} demo --with-prometheus : also start Prometheus and Alertmanager with the shipped alert rules`,
     ...(o.withPrometheus ? [] : ['    (Debian packages prometheus and prometheus-alertmanager).']),
-    `  - Grafana 10.4+: import dashboards/*.json (pick a Prometheus scraping ${o.exporterUrl}/metrics); see dashboards/README.md.`,
+    `  - Grafana 10.4+: import ${join(o.dashboards, '*.json')} (pick a Prometheus scraping ${o.metricsUrl});`,
+    `    see ${join(o.dashboards, 'README.md')}.`,
     '  - Poll the simulator once and print a table per collector:',
-    `    CBWATCH_COUCHBASE_PASSWORD=${o.password} npx cbwatch check --couchbase.url ${o.simUrl} --couchbase.username ${o.username}`,
-    '  - A real cluster (a read-only user with the roles in docs/configuration.md; the password never on the command line):',
+    `    CBWATCH_COUCHBASE_PASSWORD=${o.password} ${o.cmd} check --couchbase.url ${o.simUrl} --couchbase.username ${o.username}`,
+    `  - A real cluster (a read-only user with the roles in ${join(o.docs, 'configuration.md')}; the password never on the command line):`,
     '    export CBWATCH_COUCHBASE_PASSWORD=...',
-    '    npx cbwatch check --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
-    '    npx cbwatch run   --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch',
+    `    ${o.cmd} check --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch`,
+    `    ${o.cmd} run   --couchbase.url https://cb1.example.com:18091 --couchbase.username cbwatch`,
     '',
   ];
   return `${lines.join('\n')}\n`;
@@ -460,16 +577,18 @@ export function demoNextSteps(o: { exporterUrl: string; simUrl: string; username
 
 async function startStack(
   exporterUrl: string,
+  metricsPath: string,
   log: Logger,
   ports: { prometheusPort: number | undefined; alertmanagerPort: number | undefined },
 ): Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> } | undefined> {
   try {
     const mod = (await import('./tools/prometheus-stack.js')) as {
-      startPrometheusStack?: (o: { exporterUrl: string; prometheusPort?: number; alertmanagerPort?: number }) => Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> }>;
+      startPrometheusStack?: (o: { exporterUrl: string; metricsPath?: string; prometheusPort?: number; alertmanagerPort?: number }) => Promise<{ prometheusUrl: string; alertmanagerUrl: string; stop: () => Promise<void> }>;
     };
     if (!mod.startPrometheusStack) return undefined;
     return await mod.startPrometheusStack({
       exporterUrl,
+      metricsPath,
       ...(ports.prometheusPort === undefined ? {} : { prometheusPort: ports.prometheusPort }),
       ...(ports.alertmanagerPort === undefined ? {} : { alertmanagerPort: ports.alertmanagerPort }),
     });
@@ -484,12 +603,19 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
   installHangupHandler();
   // `rules` has flags of its own (a repeatable --set), so it is parsed apart from the daemon's flags.
   if (argv[0] === 'rules') {
+    // --version works with every command, as --help does (rules answers its own --help).
+    const words = argv.slice(1, argv.includes('--') ? argv.indexOf('--') : undefined);
+    if (words.includes('--version') && !words.includes('--help') && !words.includes('-h')) {
+      out(versionText());
+      return 0;
+    }
     try {
       const { commandRules } = await import('./rules-command.js');
       return commandRules(argv.slice(1), out);
     } catch (e) {
       if (e instanceof ConfigError) {
         err(`cbwatch: configuration error: ${e.message}\n`);
+        err("run 'cbwatch rules --help' for usage\n");
         return 2;
       }
       err(`cbwatch: ${(e as Error).message}\n`);
@@ -507,13 +633,15 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
   try {
     switch (args.command) {
       case 'help':
+        // The reference stays relative: packaging/release.sh makes the .deb's manual page from this text, where an
+        // absolute path would be the build's staging directory.
         out(usage());
         return 0;
       case 'version':
         out(versionText());
         return 0;
       case 'check':
-        return await commandCheck(args, out);
+        return await commandCheck(args, out, err);
       case 'demo':
         return await commandDemo(args, out);
       case 'simulate':

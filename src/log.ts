@@ -6,7 +6,7 @@ import { writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import type { Logger } from 'pino';
-import { REDACT_CENSOR, REDACT_PATHS } from './log-core.js';
+import { LEVEL_VALUES, REDACT_CENSOR, REDACT_PATHS } from './log-core.js';
 
 export { REDACT_PATHS } from './log-core.js';
 
@@ -116,10 +116,34 @@ function logfmtValue(v: unknown): string {
   return /[\s"=]/.test(s) || s === '' ? JSON.stringify(s) : s;
 }
 
+/**
+ * A record's fields as logfmt pairs: a nested object becomes dotted keys, never a JSON blob. An error is
+ * `err.message` and `err.code`, and `err.stack` (one long line of frames) only when the logger shows debug lines.
+ * Arrays stay one value (`settings=["a","b"]`).
+ */
+export function logfmtPairs(rec: Readonly<Record<string, unknown>>, withStack: boolean, prefix = ''): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(rec)) {
+    if (v === undefined) continue;
+    const key = `${prefix}${k}`;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      let fields = v as Record<string, unknown>;
+      if (key === 'err') {
+        // Its message (with its causes', as pino's serializer joins them) and code say what happened; the rest of
+        // what the serializer keeps (class name, brief, request) repeats the message.
+        const { message, code, stack } = fields;
+        fields = { message, code, ...(withStack ? { stack } : {}) };
+      }
+      out.push(...logfmtPairs(fields, withStack, `${key}.`));
+    } else out.push(`${key}=${logfmtValue(v)}`);
+  }
+  return out;
+}
+
 const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
 /** Turns pino's JSON lines into logfmt (`ts=… level=… msg=… k=v`) or a terser human form. */
-function formatStream(format: 'logfmt' | 'pretty', out: { write(s: string): unknown }): Writable {
+function formatStream(format: 'logfmt' | 'pretty', out: { write(s: string): unknown }, withStack: boolean): Writable {
   return new Writable({
     write(chunk: Buffer, _enc, cb) {
       for (const line of chunk.toString('utf8').split('\n')) {
@@ -134,7 +158,7 @@ function formatStream(format: 'logfmt' | 'pretty', out: { write(s: string): unkn
         const { time, level, msg, pid: _pid, hostname: _h, ...rest } = rec;
         const ts = new Date(typeof time === 'number' ? time : String(time)).toISOString();
         const lvl = typeof level === 'number' ? (LEVELS[level] ?? String(level)) : String(level);
-        const kv = Object.entries(rest).map(([k, v]) => `${k}=${logfmtValue(v)}`);
+        const kv = logfmtPairs(rest, withStack);
         out.write(
           format === 'logfmt'
             ? `ts=${ts} level=${lvl} msg=${logfmtValue(msg ?? '')}${kv.length ? ` ${kv.join(' ')}` : ''}\n`
@@ -149,7 +173,8 @@ function formatStream(format: 'logfmt' | 'pretty', out: { write(s: string): unkn
 export function createLogger(opts: { level?: string; format?: LogFormat; destination?: NodeJS.WritableStream | FdDestination } = {}): Logger {
   const dest = opts.destination ?? safeStderr();
   const format = opts.format ?? 'json';
-  const stream = format === 'json' ? dest : formatStream(format, dest);
+  // Stacks are for debugging: a logfmt or pretty line carries one only at debug level or below.
+  const stream = format === 'json' ? dest : formatStream(format, dest, (LEVEL_VALUES[opts.level ?? 'info'] ?? 30) <= (LEVEL_VALUES.debug as number));
   return pino(
     {
       level: opts.level ?? 'info',

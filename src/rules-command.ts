@@ -21,7 +21,7 @@ Print cbwatch's Prometheus alerting rules, with overrides; the same keys as the 
   --list            print every key with its default value, and exit
 Example:
   cbwatch rules --set alerts.CouchbaseXdcrBacklogHigh.threshold=500000 --set 'selector=job="cbwatch-prod"' \\
-    --set alerts.CouchbaseUiOverHttpEnabled.enabled=false --out /etc/prometheus/rules/cbwatch.rules.yml
+    --set alerts.CouchbaseUiOverHttpEnabled.enabled=false --out /etc/prometheus/cbwatch.rules.yml
 `;
 
 type Out = (s: string) => void;

@@ -1,10 +1,11 @@
 /** The command line, in-process through main() and as the real `bin/cbwatch.js` process. */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli.js';
+import { clearCredentialWarnings, commandName, demoNextSteps, main, packagePaths } from '../src/cli.js';
+import { usage } from '../src/config/flags.js';
 import { shardOf } from '../src/config/load.js';
 import { createSimulator } from '../src/simulator/index.js';
 import type { Simulator } from '../src/simulator/index.js';
@@ -236,7 +237,11 @@ describe('bin/cbwatch.js run without clusters (a real process)', () => {
 
 describe('bin/cbwatch.js demo (a real process)', () => {
   it('serves realistic bucket metrics, prints its URLs, and stops cleanly on SIGTERM', async () => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: tmpdir(),
+      env: { ...process.env, PATH: '/usr/bin:/bin' },
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', () => undefined);
@@ -255,10 +260,16 @@ describe('bin/cbwatch.js demo (a real process)', () => {
       expect(out).toContain('simulator:');
       // The first five minutes: what to try next.
       expect(out).toContain('Try next:');
-      expect(out).toContain('npx cbwatch demo --with-prometheus');
-      expect(out).toContain('import dashboards/*.json');
-      expect(out).toMatch(/CBWATCH_COUCHBASE_PASSWORD=\S+ npx cbwatch check --couchbase.url http:\/\/127\.0\.0\.1:\d+ --couchbase.username \S+/);
-      expect(out).toContain('npx cbwatch run   --couchbase.url https://cb1.example.com:18091');
+      // Started by the launcher's path (not from the package root, no cbwatch of ours on PATH): hints name it so,
+      // never `npx cbwatch`, and give the dashboards and docs as absolute paths.
+      const launcher = join(ROOT, 'bin', 'cbwatch.js');
+      expect(out).not.toContain('npx');
+      expect(out).toContain(`${launcher} demo --with-prometheus`);
+      expect(out).toContain(`import ${join(ROOT, 'dashboards')}/*.json`);
+      expect(out).toContain(`see ${join(ROOT, 'dashboards', 'README.md')}`);
+      expect(out).toContain(`roles in ${join(ROOT, 'docs', 'configuration.md')}`);
+      expect(out).toMatch(new RegExp(`CBWATCH_COUCHBASE_PASSWORD=\\S+ ${launcher.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} check --couchbase.url http://127\\.0\\.0\\.1:\\d+ --couchbase.username \\S+`));
+      expect(out).toContain(`${launcher} run   --couchbase.url https://cb1.example.com:18091`);
       for (let i = 0; i < 200; i++) {
         if ((await fetch(`${url}/-/ready`)).status === 200) break;
         await new Promise((r) => setTimeout(r, 100));
@@ -345,4 +356,237 @@ describe('bin/cbwatch.js demo --web.config.file (a real process)', () => {
       });
     }
   }, 60_000);
+});
+
+describe('hints name cbwatch the way it was started (commandName)', () => {
+  /** A package tree with bin/cbwatch.js, as npm or the .deb lays it out. */
+  function pkg(dir: string): string {
+    mkdirSync(join(dir, 'bin'), { recursive: true });
+    writeFileSync(join(dir, 'bin', 'cbwatch.js'), '#!/usr/bin/env node\n', { mode: 0o755 });
+    return dir;
+  }
+
+  it('a global npm install (PATH links bin/cbwatch.js): cbwatch', () => {
+    const d = mkdtempSync(join(tmpdir(), 'cbw-cmd-npm-'));
+    const root = pkg(join(d, 'lib', 'node_modules', 'cbwatch'));
+    mkdirSync(join(d, 'bin'));
+    symlinkSync('../lib/node_modules/cbwatch/bin/cbwatch.js', join(d, 'bin', 'cbwatch'));
+    expect(commandName({ env: { PATH: `/nonexistent:${join(d, 'bin')}:/usr/bin` }, cwd: '/', root })).toBe('cbwatch');
+  });
+
+  it('the Debian package (/usr/bin/cbwatch runs ../lib/cbwatch): cbwatch', () => {
+    const d = mkdtempSync(join(tmpdir(), 'cbw-cmd-deb-'));
+    const root = pkg(join(d, 'usr', 'lib', 'cbwatch'));
+    mkdirSync(join(d, 'usr', 'bin'));
+    writeFileSync(join(d, 'usr', 'bin', 'cbwatch'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(commandName({ env: { PATH: join(d, 'usr', 'bin') }, cwd: '/tmp', root })).toBe('cbwatch');
+  });
+
+  it('a clone: ./bin/cbwatch.js from its root, the absolute launcher elsewhere; another cbwatch first on PATH is not ours', () => {
+    const d = mkdtempSync(join(tmpdir(), 'cbw-cmd-clone-'));
+    const root = pkg(join(d, 'clone'));
+    const other = join(d, 'other');
+    mkdirSync(other);
+    writeFileSync(join(other, 'cbwatch'), '#!/bin/sh\n', { mode: 0o755 });
+    const launcher = join(realpathSync(root), 'bin', 'cbwatch.js');
+    expect(commandName({ env: { PATH: '/usr/bin:/bin' }, cwd: root, root })).toBe('./bin/cbwatch.js');
+    expect(commandName({ env: { PATH: '/usr/bin:/bin' }, cwd: d, root })).toBe(launcher);
+    expect(commandName({ env: { PATH: other }, cwd: d, root })).toBe(launcher);
+    // Not executable: the shell would not run it.
+    writeFileSync(join(other, 'cbwatch'), '', { mode: 0o644 });
+    symlinkSync(launcher, join(d, 'cbwatch'));
+    expect(commandName({ env: { PATH: `${other}:relative/dir` }, cwd: d, root })).toBe(launcher);
+  });
+
+  it('the hints give dashboards and docs as absolute paths', () => {
+    const p = packagePaths(ROOT);
+    expect(p.dashboards).toBe(join(realpathSync(ROOT), 'dashboards'));
+    expect(p.docs).toBe(join(realpathSync(ROOT), 'docs'));
+    const text = demoNextSteps({ exporterUrl: 'http://127.0.0.1:9420', metricsUrl: 'http://127.0.0.1:9420/m', simUrl: 'http://127.0.0.1:1', username: 'u', password: 'p', withPrometheus: false, cmd: 'cbwatch', ...p });
+    expect(text).not.toContain('npx');
+    expect(text).toContain('cbwatch demo --with-prometheus');
+    expect(text).toContain(`import ${p.dashboards}/*.json (pick a Prometheus scraping http://127.0.0.1:9420/m)`);
+  });
+});
+
+describe('bin/cbwatch.js demo honours the flags and variables --help lists for it (a real process)', () => {
+  it('--web.telemetry-path (and CBWATCH_WEB_TELEMETRY_PATH), --no-collector.<name> and CBWATCH_COLLECTOR_<NAME>', async () => {
+    const help = usage();
+    for (const flag of ['--web.telemetry-path', '--[no-]collector.xdcr']) expect(help.split('\n').find((l) => l.trimStart().startsWith(`${flag} `))).toMatch(/\[[^\]]*\bdemo\b[^\]]*\]$/);
+    for (const [args, env, path] of [
+      [['--web.telemetry-path', '/prom', '--no-collector.search'], { CBWATCH_COLLECTOR_XDCR: 'false' }, '/prom'],
+      [[], { CBWATCH_WEB_TELEMETRY_PATH: '/stats', CBWATCH_COLLECTOR_XDCR: 'false', CBWATCH_COLLECTOR_SEARCH: 'no' }, '/stats'],
+    ] as const) {
+      const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'demo', '--web.listen-address', '127.0.0.1:0', ...args], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...env },
+      });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      try {
+        let base: string | undefined;
+        for (let i = 0; i < 600 && base === undefined; i++) {
+          base = new RegExp(`metrics:\\s+(http://\\S+)${path}\\n`).exec(out)?.[1];
+          if (base === undefined) await new Promise((r) => setTimeout(r, 50));
+        }
+        expect(base, `${out}\n${err}`).toBeDefined();
+        expect(out).toContain(`pick a Prometheus scraping ${base}${path})`);
+        for (let i = 0; i < 200; i++) {
+          if ((await fetch(`${base}/-/ready`)).status === 200) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect((await fetch(`${base}/metrics`)).status).toBe(404);
+        const text = await (await fetch(`${base}${path}`)).text();
+        expect(text).toContain('cbwatch_collector_success{couchbase_cluster="demo",collector="nodes"} 1');
+        expect(text).not.toContain('collector="xdcr"');
+        expect(text).not.toContain('collector="search"');
+      } finally {
+        await new Promise<void>((resolve) => {
+          child.once('exit', () => resolve());
+          child.kill('SIGTERM');
+        });
+      }
+    }
+  }, 90_000);
+
+  it('an unknown CBWATCH_COLLECTOR_<NAME> exits 2 naming it', async () => {
+    process.env.CBWATCH_COLLECTOR_NOPE = 'false';
+    const r = await run(['demo', '--web.listen-address', '127.0.0.1:0']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('CBWATCH_COLLECTOR_NOPE');
+  });
+});
+
+describe('CLI nits (issue 38, item 7)', () => {
+  it('suggests a flag by edit distance among the command\'s own flags, and nothing when none is close', async () => {
+    const cases: Array<[string[], string | undefined]> = [
+      [['--bogus'], undefined],
+      [['demo', '--bogus'], undefined],
+      [['simulate', '--bogus'], undefined],
+      [['--config.chek', 'x'], '--config.check'],
+      [['check', '--couchbase.usrname', 'u'], '--couchbase.username'],
+      [['demo', '--web.listen-adress', 'x'], '--web.listen-address'],
+      [['simulate', '--nodse', '3'], '--nodes'],
+      [['demo', '--with-promethues'], '--with-prometheus'],
+      // A flag of another command is not suggested: simulate has no --web.listen-address.
+      [['simulate', '--web.listen-adress', 'x'], undefined],
+    ];
+    for (const [argv, hint] of cases) {
+      const r = await run(argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      if (hint === undefined) expect(r.err, argv.join(' ')).not.toContain('did you mean');
+      else expect(r.err, argv.join(' ')).toContain(`(did you mean ${hint}?)`);
+    }
+  });
+
+  it('lists rules among the commands of an unknown command', async () => {
+    const r = await run(['frob']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('unknown command "frob" (commands: run, check, demo, simulate, healthcheck, rules, help, version)');
+  });
+
+  it('prints one hint line after each command-line error', async () => {
+    for (const argv of [['--bogus'], ['demo', '--config', 'x'], ['--couchbase.url'], ['--port', 'x'], ['simulate', '--port', 'abc'], ['--log.level', 'loud'], ['frob'], ['rules', '--bogus'], ['rules', '--format', 'x']]) {
+      const r = await run(argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      const lines = r.err.trimEnd().split('\n');
+      expect(lines, argv.join(' ')).toHaveLength(2);
+      expect(lines[1], argv.join(' ')).toMatch(/^run 'cbwatch (rules )?--help' for usage$/);
+      expect(lines[0], argv.join(' ')).not.toMatch(/--help/);
+    }
+  });
+
+  it('https:// to the plain-HTTP port says that 8091 is plain HTTP and 18091 TLS', async () => {
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    const r = await run(['check', '--couchbase.url', simUrl.replace('http:', 'https:'), '--couchbase.username', 'Administrator', '--no-collector.bucket_stats']);
+    expect(r.code).toBe(1);
+    const row = r.out.split('\n').find((l) => l.includes('nodes (FAILED)')) ?? '';
+    expect(row).toContain('ERR_SSL_WRONG_VERSION_NUMBER');
+    expect(row).toContain('Couchbase serves plain HTTP on 8091 and TLS on 18091');
+    // The same server over http:// has no such hint (nor does any other failure).
+    const plain = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--no-collector.bucket_stats']);
+    expect(plain.out).not.toContain('18091');
+  });
+
+  it('logfmt lines carry an error as err.message and err.code, its stack only at debug, never a JSON blob', async () => {
+    const { createLogger } = await import('../src/log.js');
+    const e = Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:8091'), { code: 'ECONNREFUSED' });
+    for (const [level, stack] of [['warn', false], ['info', false], ['debug', true]] as const) {
+      let text = '';
+      const sink = { write: (s: string) => void (text += s) } as unknown as NodeJS.WritableStream;
+      const log = createLogger({ level, format: 'logfmt', destination: sink });
+      log.warn({ err: e, cluster: 'prod' }, 'poll failed');
+      await new Promise((r) => setImmediate(r));
+      const line = text.trim();
+      expect(line, level).toMatch(/^ts=\S+ level=warn msg="poll failed" /);
+      expect(line, level).toContain('err.message="connect ECONNREFUSED 10.0.0.1:8091"');
+      expect(line, level).toContain('err.code=ECONNREFUSED');
+      expect(line, level).toContain('cluster=prod');
+      expect(line, level).not.toContain('{');
+      expect(line, level).not.toMatch(/\berr=/);
+      expect(line.includes('err.stack='), level).toBe(stack);
+      expect(line.match(/ err\.\w+=/g)?.map((k) => k.trim()), level).toEqual(['err.message=', 'err.code=', ...(stack ? ['err.stack='] : [])]);
+    }
+  });
+
+  it('warns at start when credentials go in clear over http:// to a host that is not loopback', async () => {
+    const base = { username: 'cbwatch', password: 'pw', searchUrl: undefined, backupUrl: undefined } as const;
+    const warnings = clearCredentialWarnings([
+      { ...base, name: 'remote', url: 'http://cb1.example.com:8091' },
+      { ...base, name: 'tls', url: 'https://cb1.example.com:18091' },
+      { ...base, name: 'local', url: 'http://127.0.0.1:8091' },
+      { ...base, name: 'local6', url: 'http://[::1]:8091' },
+      { ...base, name: 'localhost', url: 'http://localhost:8091' },
+      { ...base, name: 'anonymous', url: 'http://cb2.example.com:8091', username: undefined, password: undefined },
+      { ...base, name: 'search', url: 'https://cb3.example.com:18091', searchUrl: 'http://fts.example.com:8094' },
+    ] as unknown as Parameters<typeof clearCredentialWarnings>[0]);
+    expect(warnings.map((w) => w.cluster)).toEqual(['remote', 'search']);
+    expect(warnings[0]?.message).toContain('go in clear over http:// to cb1.example.com:8091');
+    expect(warnings[0]?.message).not.toContain('pw');
+    expect(warnings[1]?.urls).toEqual(['http://fts.example.com:8094']);
+    // The real start-up: logged once at warn, before anything is polled; the password never appears.
+    const { stop, output } = await startBin(['run', '--couchbase.url', 'http://cbwatch-test.invalid:8091', '--couchbase.username', 'cbwatch', '--web.listen-address', '127.0.0.1:0'], { CBWATCH_COUCHBASE_PASSWORD: 'clear-text-secret' });
+    try {
+      const line = output().split('\n').find((l) => l.includes('go in clear')) ?? '';
+      expect(line).toContain('"level":"warn"');
+      expect(line).toContain('cbwatch-test.invalid:8091');
+      expect(output()).not.toContain('clear-text-secret');
+    } finally {
+      expect(await stop()).toBe(0);
+    }
+    // None for the simulator on loopback.
+    process.env.CBWATCH_COUCHBASE_PASSWORD = 'password';
+    const local = await run(['check', '--couchbase.url', simUrl, '--couchbase.username', 'Administrator', '--no-collector.bucket_stats']);
+    expect(local.err).not.toContain('in clear');
+  }, 60_000);
+});
+
+describe('bin/cbwatch.js simulate (a real process)', () => {
+  it('its "try:" hint names cbwatch as it was started, never npx', async () => {
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'cbwatch.js'), 'simulate', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], cwd: ROOT, env: { ...process.env, PATH: '/usr/bin:/bin' } });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', () => undefined);
+    try {
+      for (let i = 0; i < 300 && !out.includes('try:'); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(out).toMatch(/try: CBWATCH_COUCHBASE_PASSWORD=\S+ \.\/bin\/cbwatch\.js check --couchbase\.url http:\/\/127\.0\.0\.1:\d+ --couchbase\.username \S+/);
+      expect(out).not.toContain('npx');
+    } finally {
+      await new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      });
+    }
+  }, 30_000);
+});
+
+describe('demo --with-prometheus scrapes the telemetry path in effect', () => {
+  it('the Prometheus configuration names it as metrics_path', async () => {
+    const { prometheusConfig } = await import('../src/tools/prometheus-stack.js');
+    const base = { exporterUrl: 'http://127.0.0.1:9420', rulesFile: '/r.yml', alertmanager: '127.0.0.1:9093', scrapeInterval: '15s', evaluationInterval: '15s', jobName: 'cbwatch' };
+    expect(prometheusConfig({ ...base, metricsPath: '/stats' })).toMatch(/metrics_path: "?\/stats"?\n/);
+    expect(prometheusConfig(base)).toMatch(/metrics_path: "?\/metrics"?\n/);
+  });
 });

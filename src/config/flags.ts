@@ -90,14 +90,14 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'config.check': { type: 'boolean', commands: ['run'], help: 'validate the configuration, print a summary and exit (0 valid, 2 invalid)' },
   'web.listen-address': { type: 'string', commands: ['run', 'demo'], value: 'HOST:PORT', help: 'address to serve /metrics on (default :9420; demo: 127.0.0.1:9420)' },
   'web.config.file': { type: 'string', commands: ['run', 'demo'], value: 'FILE', help: 'TLS and basic auth (Prometheus exporter-toolkit format)' },
-  'web.telemetry-path': { type: 'string', commands: ['run'], value: 'PATH', help: 'path under which to expose metrics (default /metrics; /metrics then answers 404)' },
+  'web.telemetry-path': { type: 'string', commands: ['run', 'demo'], value: 'PATH', help: 'path under which to expose metrics (default /metrics; /metrics then answers 404)' },
   'web.enable-lifecycle': { type: 'boolean', commands: ['run'], help: 'serve POST /-/reload, which reloads the configuration as SIGHUP does (off by default)' },
   'web.max-requests': { type: 'string', commands: ['run', 'demo'], value: 'N', help: 'HTTP requests served at once; beyond it, 503 (default 40, 0 = no limit)' },
   'couchbase.max-buffered-bytes': { type: 'string', commands: ['run', 'check', 'demo'], value: 'SIZE', help: 'process-wide budget for answers being read or parsed; an answer beyond it fails (default 256MiB)' },
   'couchbase.max-answer-values': { type: 'string', commands: ['run', 'check', 'demo'], value: 'N', help: 'JSON values one answer may hold (its [ { and , characters, counted as it arrives); beyond it, too_large (default 4000000)' },
   'collection.gc-every': { type: 'string', commands: ['run', 'demo'], value: 'SIZE', help: "collect the collection thread's heap every SIZE of Couchbase answers read: less memory where answers are large, for more CPU (default 8MiB; 0: V8 decides)" },
-  'log.level': { type: 'string', value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
-  'log.format': { type: 'string', value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json; demo: logfmt)` },
+  'log.level': { type: 'string', commands: ['run', 'check', 'demo', 'simulate'], value: 'LEVEL', help: `one of ${LOG_LEVELS.join(', ')} (default info)` },
+  'log.format': { type: 'string', commands: ['run', 'check', 'demo', 'simulate'], value: 'FORMAT', help: `one of ${LOG_FORMATS.join(', ')} (default json; demo: logfmt)` },
   'couchbase.url': { type: 'string', commands: ['run', 'check'], value: 'URL', help: 'single-cluster shortcut: management URL, e.g. https://cb1:18091' },
   'couchbase.username': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'user name (the password comes from CBWATCH_COUCHBASE_PASSWORD or --couchbase.password-file)' },
   'couchbase.cluster-name': { type: 'string', commands: ['run', 'check'], value: 'NAME', help: 'value of the couchbase_cluster label (default: the URL host)' },
@@ -120,8 +120,8 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
   'server-version': { type: 'string', commands: ['demo', 'simulate'], value: 'X.Y.Z', help: 'simulated Couchbase Server version: 6.6.5, 7.2.4, 7.6.5 (default), 8.0.0; 7.0+ answers the stats range API' },
   ...Object.fromEntries(
     COLLECTOR_NAMES.flatMap((name) => [
-      [`collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `enable the ${name} collector (overrides the file)` }],
-      [`no-collector.${name}`, { type: 'boolean', commands: ['run', 'check'], help: `disable the ${name} collector (overrides the file)` }],
+      [`collector.${name}`, { type: 'boolean', commands: ['run', 'check', 'demo'], help: `enable the ${name} collector (overrides the file)` }],
+      [`no-collector.${name}`, { type: 'boolean', commands: ['run', 'check', 'demo'], help: `disable the ${name} collector (overrides the file)` }],
     ]),
   ),
   help: { type: 'boolean', short: 'h', help: 'show this help' },
@@ -130,6 +130,25 @@ const OPTIONS: Record<string, OptionSpec & { commands?: readonly Command[]; valu
 
 /** Every flag name, without the leading `--`. */
 export const FLAG_NAMES: readonly string[] = Object.keys(OPTIONS);
+
+/**
+ * The commands that take a flag, as `--help`, the parser's errors and docs/configuration.md name them (a test holds
+ * the three together); undefined: every command (`--help`, `--version`). `healthcheck` takes `run`'s command
+ * line (so a service's command can be copied), except `--config.check`, and follows `run` in every list.
+ */
+export function flagCommands(name: string): readonly string[] | undefined {
+  const commands = OPTIONS[name]?.commands;
+  if (commands === undefined) return undefined;
+  return commands.flatMap((c) => (c === 'run' && name !== 'config.check' ? ['run', 'healthcheck'] : [c]));
+}
+
+/** The flags `command` takes (for "did you mean"). */
+function flagsOf(command: Command): string[] {
+  return FLAG_NAMES.filter((n) => flagCommands(n)?.includes(command) ?? true);
+}
+
+/** What `cbwatch <command>` lists as its commands when given another word: `rules` is one too (parsed apart). */
+const COMMAND_LIST = [...COMMANDS.slice(0, 5), 'rules', ...COMMANDS.slice(5)];
 
 /** Flags that do not exist on purpose, and what to use instead. */
 const REFUSED: Record<string, string> = {
@@ -203,7 +222,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   try {
     parsed = parse();
   } catch (err) {
-    throw translateParseError(err);
+    throw translateParseError(err, commandGuess(argv));
   }
   const { values, positionals, tokens } = parsed;
 
@@ -212,7 +231,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   }
   const first = positionals[0];
   if (first !== undefined && !(COMMANDS as readonly string[]).includes(first)) {
-    throw new ConfigError(`unknown command ${JSON.stringify(first)} (commands: ${COMMANDS.join(', ')})`);
+    throw new ConfigError(`unknown command ${JSON.stringify(first)} (commands: ${COMMAND_LIST.join(', ')})`);
   }
   const v = values as Record<string, string | boolean | undefined>;
   const help = v['help'] === true || first === 'help';
@@ -222,10 +241,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   if (command !== 'help' && command !== 'version') {
     for (const token of tokens) {
       if (token.kind !== 'option') continue;
-      const allowed = OPTIONS[token.name]?.commands;
-      // healthcheck takes run's command line (so it can be copied), except what only makes sense for run.
-      const as: Command = command === 'healthcheck' && token.name !== 'config.check' ? 'run' : command;
-      if (allowed !== undefined && !allowed.includes(as)) {
+      const allowed = flagCommands(token.name);
+      if (allowed !== undefined && !allowed.includes(command)) {
         throw new ConfigError(`--${token.name} is not a flag of "${command}" (it belongs to: ${allowed.join(', ')})`);
       }
     }
@@ -288,7 +305,23 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   return { command, flags };
 }
 
-function translateParseError(err: unknown): ConfigError {
+/**
+ * The command of a command line the strict parser refused (its flags are not known yet): the first word when it is
+ * a command, else the first positional a lenient parse finds, else `run`.
+ */
+function commandGuess(argv: readonly string[]): Command {
+  const isCommand = (w: string | undefined): w is Command => w !== undefined && (COMMANDS as readonly string[]).includes(w);
+  if (isCommand(argv[0])) return argv[0];
+  try {
+    const first = nodeParseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: false }).positionals[0];
+    if (isCommand(first)) return first;
+  } catch {
+    // Not even a lenient parse: fall back to run.
+  }
+  return 'run';
+}
+
+function translateParseError(err: unknown, command: Command): ConfigError {
   const code = (err as { code?: unknown }).code;
   const message = err instanceof Error ? err.message : String(err);
   // Node's messages quote the offending token; rebuild ours from the flag name only (no `=value`).
@@ -298,21 +331,26 @@ function translateParseError(err: unknown): ConfigError {
     const collector = name === undefined ? undefined : unknownCollectorFlag(name);
     if (collector !== undefined) return collector;
     const shown = quoted ?? 'an unknown flag';
-    const hint = name === undefined ? undefined : closest(name, Object.keys(OPTIONS));
-    return new ConfigError(`unknown flag ${shown}${hint === undefined ? '' : ` (did you mean --${hint}?)`}; see cbwatch --help`);
+    // Among the flags of the command at hand: `demo --web.listen-adress` suggests what demo takes.
+    const hint = name === undefined ? undefined : closest(name, flagsOf(command === 'help' || command === 'version' ? 'run' : command));
+    return new ConfigError(`unknown flag ${shown}${hint === undefined ? '' : ` (did you mean --${hint}?)`}`);
   }
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
     if (name !== undefined && OPTIONS[name]?.type === 'boolean') return new ConfigError(`--${name} takes no value`);
     if (name !== undefined) return new ConfigError(`--${name} needs a value (--${name} ${OPTIONS[name]?.value ?? 'VALUE'})`);
-    return new ConfigError(`a flag is missing its value; see cbwatch --help`);
+    return new ConfigError('a flag is missing its value');
   }
   return new ConfigError(`invalid command line: ${message.split('\n', 1)[0] ?? ''}`);
 }
 
-/** The known name nearest to `name` (edit distance ≤ 3), for "did you mean". */
+/**
+ * The known name nearest to `name`, for "did you mean"; none when nothing is close: at most one edit per three
+ * characters typed (at least one, at most three), a swap of two neighbours counting as one. `--bogus` is 3 edits
+ * from `--nodes`, too far for 5 characters; `--config.chek` is one from `--config.check`.
+ */
 export function closest(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
-  let bestD = 4;
+  let bestD = Math.min(3, Math.max(1, Math.floor(name.length / 3))) + 1;
   for (const k of known) {
     const d = editDistance(name, k);
     if (d < bestD) {
@@ -323,18 +361,18 @@ export function closest(name: string, known: readonly string[]): string | undefi
   return best;
 }
 
-function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+/** Optimal string alignment distance: insertions, deletions, substitutions and swaps of neighbours, each 1. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const at = (i: number, j: number): number => (d[i] as number[])[j] as number;
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0] as number;
-    prev[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const up = prev[j] as number;
-      prev[j] = Math.min(up + 1, (prev[j - 1] as number) + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = up;
+      let v = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) v = Math.min(v, at(i - 2, j - 2) + 1);
+      (d[i] as number[])[j] = v;
     }
   }
-  return prev[b.length] as number;
+  return at(a.length, b.length);
 }
 
 /** The flags section of `cbwatch --help`. */
@@ -342,14 +380,13 @@ export function flagsHelp(): string {
   const rows = Object.entries(OPTIONS).flatMap(([name, o]) => {
     // One line per collector for the pair, as node_exporter's --[no-]collector.<name>.
     if (name.startsWith('no-collector.')) return [];
+    const commands = flagCommands(name);
+    const where = commands === undefined ? '' : ` [${commands.join(', ')}]`;
     if (name.startsWith('collector.')) {
       const left = `--[no-]${name}`;
-      return [`  ${left.padEnd(36)} enable or disable the ${name.slice('collector.'.length)} collector for every cluster (overrides the file) [${(o.commands ?? []).join(', ')}]`];
+      return [`  ${left.padEnd(36)} enable or disable the ${name.slice('collector.'.length)} collector for every cluster (overrides the file)${where}`];
     }
     const left = `--${name}${o.value === undefined ? '' : ` ${o.value}`}`;
-    // healthcheck takes run's command line (parseArgs), so every flag of run is one of healthcheck too.
-    const commands = o.commands === undefined ? undefined : o.commands.flatMap((c) => (c === 'run' && name !== 'config.check' ? ['run', 'healthcheck'] : [c]));
-    const where = commands === undefined ? '' : ` [${commands.join(', ')}]`;
     return `  ${left.padEnd(36)} ${o.help}${where}`;
   });
   return rows.join('\n');
@@ -368,11 +405,12 @@ Commands:
   simulate   start only the simulated cluster (for trials and benchmarks)
   healthcheck  ask the running daemon (same flags, environment and web config as run) for /-/healthy;
              exit 0 healthy, 1 not (for Docker's HEALTHCHECK)
-  rules      print the alerting rules with overrides (--set key=value; see cbwatch rules --help)
+  rules      print the alerting rules with overrides (--set key=value; see cbwatch rules --help); takes flags
+             of its own, besides --help and --version
   help       show this help
   version    print the version
 
-Flags (commands that accept each in brackets; no brackets: every command):
+Flags (commands that accept each in brackets; no brackets: every command, rules included):
 ${flagsHelp()}
 
 The Couchbase password is never a flag: set CBWATCH_COUCHBASE_PASSWORD or use --couchbase.password-file.

@@ -51,7 +51,16 @@ export function transportError(desc: RequestDescription, err: unknown, signal: A
   if (err instanceof undiciErrors.HeadersTimeoutError || code === 'UND_ERR_HEADERS_TIMEOUT') return new TimeoutError(desc, 'headers', { cause: err });
   if (err instanceof undiciErrors.BodyTimeoutError || code === 'UND_ERR_BODY_TIMEOUT') return new TimeoutError(desc, 'body', { cause: err });
   const msg = (err as { message?: string } | null)?.message ?? String(err);
+  if (desc.url.startsWith('https:') && speaksPlainHttp(code, msg)) return new NetworkError(desc, `${code ?? 'EPROTO'} ${PLAIN_PORT_HINT}`, { cause: err });
   return new NetworkError(desc, code ? `${code}` : msg.slice(0, 120), { cause: err });
+}
+
+/** What an https:// URL to a port that answers in plain HTTP gets: the TLS handshake reads an HTTP answer. */
+export const PLAIN_PORT_HINT =
+  '(the port answered without TLS: Couchbase serves plain HTTP on 8091 and TLS on 18091; use https://HOST:18091, or http://HOST:8091)';
+
+function speaksPlainHttp(code: string | undefined, message: string): boolean {
+  return code === 'ERR_SSL_WRONG_VERSION_NUMBER' || /wrong version number/i.test(message) || (code === 'EPROTO' && /ssl|tls/i.test(message));
 }
 
 export function codeOf(err: RequestError | undefined): string {

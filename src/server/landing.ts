@@ -58,8 +58,10 @@ export function landingPage(opts: {
   docsBase?: string;
 }): string {
   const docs = (opts.docsBase ?? DOCS_BASE).replace(/\/+$/, '');
-  const runbook = (alert: string | undefined): string =>
-    alert === undefined ? '' : ` <a class="runbook" href="${esc(`${docs}/alerts/runbook.md#${alert.toLowerCase()}`)}">runbook</a>`;
+  const runbook = (p: Problem): string => {
+    const href = p.alert !== undefined ? `${docs}/alerts/runbook.md#${p.alert.toLowerCase()}` : p.runbook !== undefined ? `${docs}/${p.runbook}` : undefined;
+    return href === undefined ? '' : ` <a class="runbook" href="${esc(href)}">runbook</a>`;
+  };
   const rank = { critical: 0, warning: 1, info: 2 } as const;
   const listed =
     opts.problems === undefined
@@ -87,11 +89,11 @@ export function landingPage(opts: {
       : `<h2>Needs a look</h2>${
           listed.length === 0
             ? '<p>Nothing in the latest polls.</p>'
-            : `<ul class="problems">${listed.map((p) => `<li class="${p.severity}"><b>${esc(p.severity)}</b> ${esc(p.cluster)}: ${esc(p.text)}${runbook(p.alert)}</li>`).join('')}</ul>`
+            : `<ul class="problems">${listed.map((p) => `<li class="${p.severity}"><b>${esc(p.severity)}</b> ${esc(p.cluster)}: ${esc(p.text)}${runbook(p)}</li>`).join('')}</ul>`
         }<p>From the latest polls, at the alerts' thresholds but without their durations; the alert rules in <code>alerts/</code> decide what pages.</p>\n`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>cbwatch</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;display:block;overflow-x:auto}@media (max-width:600px){body{margin:.8em}}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}
+<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222;overflow-wrap:anywhere}table{border-collapse:collapse;display:block;overflow-x:auto}td,th{overflow-wrap:normal}td:last-child{overflow-wrap:anywhere;min-width:16em}@media (max-width:600px){body{margin:.8em}}td,th{padding:.3em .8em;border-bottom:1px solid #ddd;text-align:left}
 tr.failed td{background:#fde8e8}tr.pending td{color:#888}tr.n\\/a td{color:#666}code{background:#f3f3f3;padding:0 .3em}
 li.critical b{color:#b00}li.warning b{color:#b60}li.info b{color:#06c}</style></head>
 <body><h1>cbwatch ${esc(opts.version)}</h1>

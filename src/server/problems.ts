@@ -15,7 +15,12 @@ export interface Problem {
   readonly text: string;
   /** The alert of alerts/cbwatch.rules.yml this is the early sign of: its runbook entry is linked. */
   readonly alert?: string;
+  /** For what no alert covers: its runbook entry, a page and anchor under the docs base (`docs/runbook.md#…`). */
+  readonly runbook?: string;
 }
+
+/** The runbook entries of the items no alert covers (docs/runbook.md). */
+export const RUNBOOK_PAGE = 'docs/runbook.md';
 
 /** The alerts' certificate thresholds (CouchbaseCertificateExpiringSoon / ExpiryCritical). */
 const WARN_DAYS = 28;
@@ -48,15 +53,17 @@ function replication(l: Readonly<Record<string, string>>): string {
 export function findProblems(sets: readonly LabelledSet[], nowMs: number): Problem[] {
   const now = nowMs / 1000;
   const out: Problem[] = [];
-  const add = (cluster: string, severity: Problem['severity'], text: string, alert?: string): void =>
-    void out.push(alert === undefined ? { cluster, severity, text } : { cluster, severity, text, alert });
+  // Every item links to its runbook entry: `link` is the alert it is the early sign of (alerts/runbook.md), or an
+  // anchor of docs/runbook.md for what no alert covers.
+  const add = (cluster: string, severity: Problem['severity'], text: string, link: string): void =>
+    void out.push(link.startsWith('#') ? { cluster, severity, text, runbook: `${RUNBOOK_PAGE}${link}` } : { cluster, severity, text, alert: link });
 
   for (const r of rows(sets, 'couchbase_node_status'))
     if (r.value === 1 && r.labels.status !== 'healthy') add(r.cluster, r.labels.status === 'warmup' ? 'warning' : 'critical', `node ${r.labels.node} is ${r.labels.status}`, 'CouchbaseNodeUnhealthy');
   for (const r of rows(sets, 'couchbase_node_membership'))
     if (r.value === 1 && r.labels.membership === 'inactiveFailed') add(r.cluster, 'warning', `node ${r.labels.node} was failed over: a rebalance is needed`, 'CouchbaseNodeFailedOver');
     else if (r.value === 1 && r.labels.membership === 'inactiveAdded') add(r.cluster, 'info', `node ${r.labels.node} was added and waits for a rebalance`, 'CouchbaseClusterUnbalanced');
-  for (const r of rows(sets, 'couchbase_rebalance_progress_ratio')) add(r.cluster, 'info', `rebalance running, ${Math.round(r.value * 100)}% done`);
+  for (const r of rows(sets, 'couchbase_rebalance_progress_ratio')) add(r.cluster, 'info', `rebalance running, ${Math.round(r.value * 100)}% done`, 'CouchbaseRebalanceStuck');
 
   const maxEvents = new Map(rows(sets, 'couchbase_autofailover_max_events').map((r) => [r.cluster, r.value]));
   for (const r of rows(sets, 'couchbase_autofailover_events')) {
@@ -84,12 +91,12 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
 
   for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_secure_type'))
     if (r.value === 1 && (r.labels.secure_type === 'none' || r.labels.secure_type === 'half'))
-      add(r.cluster, 'info', `XDCR remote cluster ${r.labels.target_cluster_name} is secured as ${r.labels.secure_type}: replicated data crosses the network in clear`);
+      add(r.cluster, 'info', `XDCR remote cluster ${r.labels.target_cluster_name} is secured as ${r.labels.secure_type}: replicated data crosses the network in clear`, 'CouchbaseXdcrUnencrypted');
 
   const configuredReplicas = new Map(rows(sets, 'couchbase_bucket_replicas').map((r) => [`${r.cluster}\u0000${r.labels.bucket}`, r.value]));
   for (const r of rows(sets, 'couchbase_bucket_replicas_available')) {
     const configured = configuredReplicas.get(`${r.cluster}\u0000${r.labels.bucket}`);
-    if (configured !== undefined && r.value < configured) add(r.cluster, 'warning', `bucket ${r.labels.bucket} has ${r.value} of its ${configured} configured replica(s) on every vBucket`);
+    if (configured !== undefined && r.value < configured) add(r.cluster, 'warning', `bucket ${r.labels.bucket} has ${r.value} of its ${configured} configured replica(s) on every vBucket`, 'CouchbaseBucketReplicasUnavailable');
   }
 
   for (const r of rows(sets, 'couchbase_bucket_quota_used_ratio'))
@@ -101,15 +108,15 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
     if (r.value === 1 && (r.labels.version === 'tlsv1' || r.labels.version === 'tlsv1.1')) add(r.cluster, 'warning', `TLS minimum version of ${r.labels.service} is ${r.labels.version}`, 'CouchbaseWeakTlsMinVersion');
   for (const r of rows(sets, 'couchbase_security_ui_over_http_disabled')) if (r.value === 0) add(r.cluster, 'info', 'the web console is served over plain http', 'CouchbaseUiOverHttpEnabled');
   for (const r of rows(sets, 'couchbase_node_certificate_plain_passphrase'))
-    if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`);
+    if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`, '#plain-private-key-passphrase');
 
   // Couchbase's own alerts (the alerts array of /pools/default), as the nodes collector kept them: redacted,
   // shortened, at most a few per poll. The only text here that is not a label value from /metrics.
   for (const s of sets) {
     const cluster = s.base.couchbase_cluster;
     if (cluster === undefined) continue;
-    for (const note of s.set.notes) add(cluster, 'warning', note);
-    if (s.set.notesLeftOut > 0) add(cluster, 'warning', `${s.set.notesLeftOut} more Couchbase alert(s) not shown (couchbase_cluster_alerts counts them all)`);
+    for (const note of s.set.notes) add(cluster, 'warning', note, 'CouchbaseClusterAlertRaised');
+    if (s.set.notesLeftOut > 0) add(cluster, 'warning', `${s.set.notesLeftOut} more Couchbase alert(s) not shown (couchbase_cluster_alerts counts them all)`, 'CouchbaseClusterAlertRaised');
   }
 
   const rank = { critical: 0, warning: 1, info: 2 } as const;

@@ -17,6 +17,8 @@ import { yamlText } from './gen-alerts.js';
 export interface PrometheusStackOptions {
   /** Base URL of the cbwatch to scrape (its /metrics). */
   readonly exporterUrl: string;
+  /** The path that serves its metrics (--web.telemetry-path), under exporterUrl's path; default /metrics. */
+  readonly metricsPath?: string;
   /** A Prometheus rules file; default: the package's alerts/cbwatch.rules.yml. */
   readonly rulesFile?: string;
   /** Where configs and storage go; created if missing. Default: a temporary directory removed by stop(). */
@@ -133,6 +135,7 @@ async function waitReady(url: string, proc: Proc, name: string, deadline: number
 
 export function prometheusConfig(o: {
   exporterUrl: string;
+  metricsPath?: string;
   rulesFile: string;
   alertmanager: string;
   scrapeInterval: string;
@@ -149,7 +152,7 @@ export function prometheusConfig(o: {
       {
         job_name: o.jobName,
         scheme: u.protocol.replace(':', ''),
-        metrics_path: `${basePath}/metrics`,
+        metrics_path: `${basePath}${o.metricsPath ?? '/metrics'}`,
         static_configs: [{ targets: [u.host] }],
       },
     ],
@@ -199,6 +202,7 @@ export async function startPrometheusStack(opts: PrometheusStackOptions): Promis
     opts.prometheusConfig?.(amAddr) ??
       prometheusConfig({
         exporterUrl: opts.exporterUrl,
+        ...(opts.metricsPath === undefined ? {} : { metricsPath: opts.metricsPath }),
         rulesFile,
         alertmanager: amAddr,
         scrapeInterval: opts.scrapeInterval ?? '15s',

@@ -3,7 +3,7 @@
  * either run here — in a temporary directory, against the simulator, with the built CLI, with bounded time —
  * or listed in NOT_HERE with the reason it cannot run on this machine. A new block in neither set fails.
  *
- * How a block runs: `npx cbwatch` and `cbwatch` are the checkout's bin/cbwatch.js (a wrapper on PATH); a
+ * How a block runs: `cbwatch` is the checkout's bin/cbwatch.js (a wrapper on PATH; no block may say `npx cbwatch`); a
  * long-running `cbwatch [run]` must still be running after a few seconds (then it is stopped: `timeout`'s 124
  * counts as success); example hosts, secrets and paths are replaced by the simulator's and by files in the
  * temporary directory (each runner lists its replacements). The `--config.check` sample output of
@@ -61,13 +61,13 @@ const key = (b: Block): string => `${b.file}: ${(b.text.split('\n')[0] ?? '').tr
 
 /** Blocks that cannot run on this machine, and why (reviewed: keep it short). */
 const NOT_HERE: Record<string, string> = {
-  'README.md: npm ci && ./bin/cbwatch.js demo   # runs cbwatch against its built-in Couchbase simulator':
-    'npm ci needs the registry and npm test is this suite; CI (.ci/run) runs both first, and test/demo.test.ts and test/cli.test.ts run `cbwatch demo`',
-  'README.md: npm install -g ./cbwatch-0.1.0.tgz && cbwatch --version && cbwatch demo': 'installs globally on the machine from a release tarball (packaging/release.sh builds and checks it)',
-  'README.md: docker build --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%FT%TZ) -t cbwatch .': 'no Docker on this machine',
-  'README.md: printf \'%s\' "$CB_PASSWORD" > cb-password && chmod 0400 cb-password && sudo chown 1000 cb-password': 'docker run (no Docker here), and sudo',
+  'README.md: npm install -g ./release/cbwatch-0.1.0.tgz && cbwatch --version && cbwatch demo':
+    'installs globally on the machine from a release tarball and fetches its dependencies (test/release/ installs it into a throwaway prefix; the path is checked below)',
+  'README.md: docker build --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%FT%TZ) -t cbwatch .':
+    'needs a Docker daemon (this machine has the client only) and node:24-bookworm-slim from a registry',
+  'README.md: printf \'%s\' "$CB_PASSWORD" > cb-password && chmod 0400 cb-password && sudo chown 1000 cb-password': 'docker run needs a Docker daemon (none here) and the image above; and sudo',
   'README.md: npm ci            # installs and builds (dist/)': 'the development loop itself (npm ci, npm test, bench); CI runs it as `bash .ci/run`',
-  'alerts/README.md: promtool check rules /etc/prometheus/rules/cbwatch.rules.yml':
+  'alerts/README.md: promtool check rules /etc/prometheus/cbwatch.rules.yml':
     'the reload needs a running Prometheus; `promtool check rules` on the same file runs in the blocks below',
   'alerts/README.md: kubectl apply -n monitoring -f alerts/kubernetes/prometheusrule.yml': 'needs a Kubernetes cluster with the Prometheus operator',
   'docs/configuration.md: # a Read-Only Admin user (Couchbase CLI)': 'needs a real Couchbase Server and its couchbase-cli',
@@ -101,7 +101,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'cbw-shell-blocks-'));
   binDir = join(work, 'bin');
   mkdirSync(binDir);
-  for (const name of ['cbwatch', 'npx-cbwatch']) {
+  for (const name of ['cbwatch']) {
     writeFileSync(join(binDir, name), wrapper());
     chmodSync(join(binDir, name), 0o755);
   }
@@ -147,7 +147,6 @@ function cleanEnv(): Record<string, string> {
   return e;
 }
 
-const npx = ['npx cbwatch', 'cbwatch'] as const;
 
 /** The yaml block of `file` whose first line is `first`. */
 function yamlBlock(file: string, first: string): string {
@@ -179,18 +178,30 @@ function fresh(name: string): string {
 const RUN: Record<string, (b: Block) => Promise<void>> = {
   'README.md: export CBWATCH_COUCHBASE_PASSWORD=...            # never on the command line': async (b) => {
     const u = sim.ctx.options.users.admin;
-    await sh(sub(b.text, [['CBWATCH_COUCHBASE_PASSWORD=...', `CBWATCH_COUCHBASE_PASSWORD=${u.password}`], ['https://cb1.example.com:18091', simUrl], ['--couchbase.username cbwatch', `--couchbase.username ${u.username}`], npx]), fresh('readme-check'));
+    await sh(sub(b.text, [['CBWATCH_COUCHBASE_PASSWORD=...', `CBWATCH_COUCHBASE_PASSWORD=${u.password}`], ['https://cb1.example.com:18091', simUrl], ['--couchbase.username cbwatch', `--couchbase.username ${u.username}`]]), fresh('readme-check'));
   },
-  'README.md: npx cbwatch run --config cbwatch.yml --config.check   # validate and exit (0 valid, 2 invalid)': async (b) => {
+  'README.md: cbwatch run --config cbwatch.yml --config.check   # validate and exit (0 valid, 2 invalid)': async (b) => {
     const d = fresh('readme-config');
     writeFileSync(join(d, 'cb'), 'secret\n', { mode: 0o600 });
     writeFileSync(join(d, 'cbwatch.yml'), sub(yamlBlock('README.md', '# cbwatch.yml'), [['/run/secrets/cb', join(d, 'cb')], ['/etc/cbwatch/ca.pem', caPem]]));
-    const { stdout } = await sh(sub(b.text, [npx]), d);
+    const { stdout } = await sh(b.text, d);
     expect(stdout).toContain('configuration is valid');
   },
-  'alerts/README.md: npx cbwatch rules \\': async (b) => {
+  'README.md: npm ci && ./bin/cbwatch.js demo   # runs cbwatch against its built-in Couchbase simulator': async (b) => {
+    // The Quick start in the checkout: `npm ci` already ran (it is how this suite got its packages; CI's .ci/run
+    // runs the block's two commands as written on a clean clone) and `npm test` is this suite. The demo runs by
+    // the launcher's path, with dist/ as built, and its hints name it so.
+    const [first, second] = b.text.trim().split('\n');
+    expect(second?.trim().startsWith('npm test')).toBe(true);
+    const demo = sub(first ?? '', [['npm ci && ', ''], [/ +#.*$/, ''], ['./bin/cbwatch.js demo', 'timeout -s TERM 8 ./bin/cbwatch.js demo || [ $? = 124 ]']]);
+    const { stdout } = await sh(demo, ROOT);
+    expect(stdout).toMatch(/metrics: +http:\/\/127\.0\.0\.1:\d+\/metrics\n/);
+    expect(stdout).toContain('./bin/cbwatch.js demo --with-prometheus');
+    expect(stdout).not.toContain('npx');
+  },
+  'alerts/README.md: cbwatch rules \\': async (b) => {
     const d = fresh('alerts-rules');
-    await sh(sub(b.text, [['/etc/prometheus/rules/', `${d}/`], npx]), d);
+    await sh(sub(b.text, [['/etc/prometheus/', `${d}/`]]), d);
     const rules = readFileSync(join(d, 'cbwatch.rules.yml'), 'utf8');
     expect(rules).toContain('job="cbwatch-prod"');
     expect(rules).toContain('alert: CouchbaseXdcrBacklogHigh');
@@ -266,6 +277,19 @@ describe('shell commands of README.md and docs', () => {
     for (const k of [...Object.keys(RUN), ...Object.keys(NOT_HERE)]) expect(keys, `stale entry ${k}`).toContain(k);
     for (const k of Object.keys(NOT_HERE)) expect(RUN[k], k).toBeUndefined();
     expect(Object.keys(NOT_HERE).length).toBeLessThanOrEqual(10);
+  });
+
+  it('README installs the tarball from where packaging/release.sh writes it', () => {
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    const release = readFileSync(join(ROOT, 'packaging', 'release.sh'), 'utf8');
+    expect(release).toMatch(/^OUT=\$ROOT\/release$/m);
+    expect(release).toMatch(/^TGZ=\$OUT\/cbwatch-\$VERSION\.tgz$/m);
+    const block = SH.find((x) => x.file === 'README.md' && x.text.startsWith('npm install -g'));
+    expect(block?.text).toContain(`npm install -g ./release/cbwatch-${version}.tgz `);
+  });
+
+  it('no block runs `npx cbwatch` (the npm name is not this project\'s)', () => {
+    for (const b of SH) expect(b.text, key(b)).not.toMatch(/\bnpx cbwatch\b/);
   });
 
   it('matchesSample: elisions and exact lines', () => {
