@@ -87,7 +87,6 @@ find "$APP/node_modules" -type f -exec chmod 0644 {} +
 find "$APP/node_modules" -type f \( -iname '*.md' -o -iname '*.markdown' \) ! -iname 'licen[cs]e*' -delete
 # npm's links to the command-line tools removed above would dangle.
 rm -rf "$APP/node_modules/.bin"
-find "$APP" -maxdepth 1 -name '*.md' ! -name CHANGELOG.md -delete
 # tsc's output beside the bundles is not loaded: bin/cbwatch.js runs dist/hangup.js and dist/bundle/ (whose chunks
 # hold the simulator, check and the tools), --version reads dist/build-info.json, and the unit's start probe and
 # the light health check run dist/healthcheck.cjs.
@@ -98,6 +97,15 @@ mv "$APP/docs" "$STAGE/usr/share/doc/cbwatch/docs"
 ln -s ../../share/doc/cbwatch/docs "$APP/docs"
 mv "$APP/CHANGELOG.md" "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
 gzip -9n "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
+# So do the README and the Markdown beside the alert rules and dashboards (the runbook, the thresholds table, the
+# dashboards' guide): each moves to the same path under /usr/share/doc/cbwatch, and a relative link keeps its
+# place under /usr/lib/cbwatch. The test fixtures' SOURCES.md files are data the simulator reads, and stay.
+(cd "$APP" && find . \( -path ./node_modules -o -path ./test \) -prune -o -type f -name '*.md' -printf '%P\n') | while IFS= read -r f; do
+  d=$(dirname "$f")
+  mkdir -p "$STAGE/usr/share/doc/cbwatch/$d"
+  mv "$APP/$f" "$STAGE/usr/share/doc/cbwatch/$f"
+  ln -s "$(realpath -m --relative-to="$APP/$d" "$STAGE/usr/share/doc/cbwatch/$f")" "$APP/$f"
+done
 find "$APP" -type d -empty -delete
 mkdir -p "$APP/node/bin"
 install -m 0755 "$NODE24" "$APP/node/bin/node"
