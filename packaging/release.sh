@@ -3,8 +3,13 @@
 #   cbwatch-<version>.tgz          npm pack: installs with `npm install -g ./cbwatch-<version>.tgz` (Node >= 20.18.1)
 #   cbwatch_<version>_amd64.deb    Debian package carrying its own Node 24, the systemd unit, /etc/cbwatch and a
 #                                  system user cbwatch (created on install, kept on remove)
-#   SHA256SUMS                     sha256sum of both
+#   cbwatch-<version>-oci.tar      the container image as an OCI image layout (packaging/image.sh: Debian 12
+#                                  minbase plus the .deb, assembled with umoci), when CBWATCH_IMAGE asks for it
+#   SHA256SUMS                     sha256sum of each
 # Needs npm (and the npm registry: the Debian package's runtime dependencies and Node 24) and dpkg-deb.
+# CBWATCH_IMAGE: 1 builds the image (failing when it cannot); auto, what `npm run release` sets, builds it when
+# this runs as root with umoci, and debootstrap or the cached Debian root (.cache/bookworm-minbase), and says
+# how to build it otherwise; unset or 0, as the tests run this script: no image (`npm test` never builds it).
 # SOURCE_DATE_EPOCH, when set, fixes the build date and the files' times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -167,5 +172,19 @@ DEB=$OUT/cbwatch_${DEB_VERSION}_amd64.deb
 dpkg-deb --root-owner-group -Zxz -z6 --build "$STAGE" "$DEB" >/dev/null
 
 (cd "$OUT" && sha256sum "$(basename "$TGZ")" "$(basename "$DEB")" > SHA256SUMS)
+
+# The image writes SHA256SUMS again, with itself.
+case "${CBWATCH_IMAGE:-0}" in
+  1) bash packaging/image.sh ;;
+  auto)
+    if [ "$(id -u)" -eq 0 ] && command -v umoci >/dev/null && { [ -x .cache/bookworm-minbase/usr/bin/dpkg ] || command -v debootstrap >/dev/null; }; then
+      bash packaging/image.sh
+    else
+      echo "== OCI image: not built (it needs root, umoci and debootstrap); \`sudo bash packaging/image.sh\` builds it from release/'s .deb"
+    fi
+    ;;
+  0) ;;
+  *) echo "CBWATCH_IMAGE must be 1, auto or 0, not '$CBWATCH_IMAGE'" >&2; exit 2 ;;
+esac
 echo "== release/"
 (cd "$OUT" && ls -l && cat SHA256SUMS)

@@ -71,9 +71,10 @@ async function demoMetrics(command: string, args: string[]): Promise<string> {
 const VERSION_LINE = new RegExp(`^cbwatch, version ${VERSION.replace(/\./g, '\\.')} \\(branch: \\S+, revision: ([0-9a-f]{40}|unknown)\\)$`);
 
 describe('release/SHA256SUMS', () => {
-  it('lists both artefacts and matches them', () => {
+  it('lists both artefacts (and the OCI image when `npm run release` built it) and matches them', () => {
     const sums = readFileSync(join(OUT, 'SHA256SUMS'), 'utf8').trim().split('\n').map((l) => l.split(/\s+/)[1]);
-    expect(sums).toEqual([`cbwatch-${VERSION}.tgz`, `cbwatch_${VERSION}_amd64.deb`]);
+    const image = existsSync(join(OUT, `cbwatch-${VERSION}-oci.tar`)) ? [`cbwatch-${VERSION}-oci.tar`] : [];
+    expect(sums).toEqual([`cbwatch-${VERSION}.tgz`, `cbwatch_${VERSION}_amd64.deb`, ...image]);
     const r = spawnSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: OUT, encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
   });
