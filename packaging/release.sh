@@ -3,8 +3,13 @@
 #   cbwatch-<version>.tgz          npm pack: installs with `npm install -g ./cbwatch-<version>.tgz` (Node >= 20.18.1)
 #   cbwatch_<version>_amd64.deb    Debian package carrying its own Node 24, the systemd unit, /etc/cbwatch and a
 #                                  system user cbwatch (created on install, kept on remove)
-#   SHA256SUMS                     sha256sum of both
+#   cbwatch-<version>-oci.tar      the container image as an OCI image layout (packaging/image.sh: Debian 12
+#                                  minbase plus the .deb, assembled with umoci), when CBWATCH_IMAGE asks for it
+#   SHA256SUMS                     sha256sum of each
 # Needs npm (and the npm registry: the Debian package's runtime dependencies and Node 24) and dpkg-deb.
+# CBWATCH_IMAGE: 1 builds the image (failing when it cannot); auto, what `npm run release` sets, builds it when
+# this runs as root with umoci, and debootstrap or the cached Debian root (.cache/bookworm-minbase), and says
+# how to build it otherwise; unset or 0, as the tests run this script: no image (`npm test` never builds it).
 # SOURCE_DATE_EPOCH, when set, fixes the build date and the files' times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -87,7 +92,6 @@ find "$APP/node_modules" -type f -exec chmod 0644 {} +
 find "$APP/node_modules" -type f \( -iname '*.md' -o -iname '*.markdown' \) ! -iname 'licen[cs]e*' -delete
 # npm's links to the command-line tools removed above would dangle.
 rm -rf "$APP/node_modules/.bin"
-find "$APP" -maxdepth 1 -name '*.md' ! -name CHANGELOG.md -delete
 # tsc's output beside the bundles is not loaded: bin/cbwatch.js runs dist/hangup.js and dist/bundle/ (whose chunks
 # hold the simulator, check and the tools), --version reads dist/build-info.json, and the unit's start probe and
 # the light health check run dist/healthcheck.cjs.
@@ -96,15 +100,17 @@ find "$APP/dist" -mindepth 1 -maxdepth 1 ! -name bundle ! -name hangup.js ! -nam
 # The documentation lives where Debian keeps it; /usr/lib/cbwatch/docs points there (cbwatch's hints name it).
 mv "$APP/docs" "$STAGE/usr/share/doc/cbwatch/docs"
 ln -s ../../share/doc/cbwatch/docs "$APP/docs"
-# The rules' and dashboards' own pages (alerts/README.md, the runbook, dashboards/README.md) go there too, under the
-# same relative paths, so their links to each other still resolve; cbwatch reads none of them at run time.
-(cd "$APP" && find alerts dashboards -type f -name '*.md' -print) | while read -r f; do
-  mkdir -p "$STAGE/usr/share/doc/cbwatch/$(dirname "$f")"
-  mv "$APP/$f" "$STAGE/usr/share/doc/cbwatch/$f"
-done
-find "$APP/alerts" "$APP/dashboards" -type d -empty -delete
 mv "$APP/CHANGELOG.md" "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
 gzip -9n "$STAGE/usr/share/doc/cbwatch/CHANGELOG.md"
+# So do the README and the Markdown beside the alert rules and dashboards (the runbook, the thresholds table, the
+# dashboards' guide): each moves to the same path under /usr/share/doc/cbwatch, and a relative link keeps its
+# place under /usr/lib/cbwatch. The test fixtures' SOURCES.md files are data the simulator reads, and stay.
+(cd "$APP" && find . \( -path ./node_modules -o -path ./test \) -prune -o -type f -name '*.md' -printf '%P\n') | while IFS= read -r f; do
+  d=$(dirname "$f")
+  mkdir -p "$STAGE/usr/share/doc/cbwatch/$d"
+  mv "$APP/$f" "$STAGE/usr/share/doc/cbwatch/$f"
+  ln -s "$(realpath -m --relative-to="$APP/$d" "$STAGE/usr/share/doc/cbwatch/$f")" "$APP/$f"
+done
 find "$APP" -type d -empty -delete
 mkdir -p "$APP/node/bin"
 install -m 0755 "$NODE24" "$APP/node/bin/node"
@@ -166,5 +172,19 @@ DEB=$OUT/cbwatch_${DEB_VERSION}_amd64.deb
 dpkg-deb --root-owner-group -Zxz -z6 --build "$STAGE" "$DEB" >/dev/null
 
 (cd "$OUT" && sha256sum "$(basename "$TGZ")" "$(basename "$DEB")" > SHA256SUMS)
+
+# The image writes SHA256SUMS again, with itself.
+case "${CBWATCH_IMAGE:-0}" in
+  1) bash packaging/image.sh ;;
+  auto)
+    if [ "$(id -u)" -eq 0 ] && command -v umoci >/dev/null && { [ -x .cache/bookworm-minbase/usr/bin/dpkg ] || command -v debootstrap >/dev/null; }; then
+      bash packaging/image.sh
+    else
+      echo "== OCI image: not built (it needs root, umoci and debootstrap); \`sudo bash packaging/image.sh\` builds it from release/'s .deb"
+    fi
+    ;;
+  0) ;;
+  *) echo "CBWATCH_IMAGE must be 1, auto or 0, not '$CBWATCH_IMAGE'" >&2; exit 2 ;;
+esac
 echo "== release/"
 (cd "$OUT" && ls -l && cat SHA256SUMS)

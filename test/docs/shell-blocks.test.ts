@@ -66,6 +66,8 @@ const NOT_HERE: Record<string, string> = {
   'README.md: docker build --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%FT%TZ) -t cbwatch .':
     'needs a Docker daemon (this machine has the client only) and node:24-bookworm-slim from a registry',
   'README.md: printf \'%s\' "$CB_PASSWORD" > cb-password && chmod 0400 cb-password && sudo chown 1000 cb-password': 'docker run needs a Docker daemon (none here) and the image above; and sudo',
+  'README.md: podman load -i release/cbwatch-0.1.0-oci.tar        # Loaded image: localhost/cbwatch:0.1.0':
+    'needs the image archive (sudo npm run release) and a running container with a real cluster; test/release/image.test.ts loads and runs the image in CI',
   'README.md: npm ci            # installs and builds (dist/)': 'the development loop itself (npm ci, npm test, bench); CI runs it as `bash .ci/run`',
   'alerts/README.md: promtool check rules /etc/prometheus/cbwatch.rules.yml':
     'the reload needs a running Prometheus; `promtool check rules` on the same file runs in the blocks below',

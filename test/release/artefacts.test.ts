@@ -6,9 +6,9 @@
  * dist/, which the other test files run beside this one. lintian runs on the .deb in .ci/run, after the tests.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { findBinary } from '../helpers/tools.js';
@@ -71,9 +71,10 @@ async function demoMetrics(command: string, args: string[]): Promise<string> {
 const VERSION_LINE = new RegExp(`^cbwatch, version ${VERSION.replace(/\./g, '\\.')} \\(branch: \\S+, revision: ([0-9a-f]{40}|unknown)\\)$`);
 
 describe('release/SHA256SUMS', () => {
-  it('lists both artefacts and matches them', () => {
+  it('lists both artefacts (and the OCI image when `npm run release` built it) and matches them', () => {
     const sums = readFileSync(join(OUT, 'SHA256SUMS'), 'utf8').trim().split('\n').map((l) => l.split(/\s+/)[1]);
-    expect(sums).toEqual([`cbwatch-${VERSION}.tgz`, `cbwatch_${VERSION}_amd64.deb`]);
+    const image = existsSync(join(OUT, `cbwatch-${VERSION}-oci.tar`)) ? [`cbwatch-${VERSION}-oci.tar`] : [];
+    expect(sums).toEqual([`cbwatch-${VERSION}.tgz`, `cbwatch_${VERSION}_amd64.deb`, ...image]);
     const r = spawnSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: OUT, encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
   });
@@ -162,7 +163,29 @@ describe('the Debian package', () => {
   it('creates the system user on install and keeps it on remove', () => {
     const postinst = readFileSync(join(control, 'postinst'), 'utf8');
     expect(postinst).toMatch(/adduser --system --group .*cbwatch/);
-    for (const s of ['postinst', 'prerm', 'postrm']) expect(readFileSync(join(control, s), 'utf8'), s).not.toMatch(/^[^#\n]*\b(deluser|userdel)\b(?![^\n]*\bremoves it)/m); // only named, in a comment or the purge's message
+    // Debian keeps a package's system user on purge (files elsewhere may still belong to it): no maintainer
+    // script runs deluser or userdel. Comments and the messages a script prints may name them (postrm's purge
+    // says how to remove the user by hand), so the check reads the commands only: comment lines dropped, and
+    // the text of quoted strings that run nothing (no $( ) or backticks) blanked.
+    const commands = (script: string): string => {
+      const code = script.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+      let out = '';
+      for (let i = 0; i < code.length; i++) {
+        const q = code[i] as string;
+        if (q !== '"' && q !== "'") {
+          out += q;
+          continue;
+        }
+        let j = i + 1;
+        while (j < code.length && code[j] !== q) j += q === '"' && code[j] === '\\' ? 2 : 1;
+        const body = code.slice(i + 1, j);
+        out += q + (q === '"' && /\$\(|`/.test(body) ? body : '') + q;
+        i = j;
+      }
+      return out;
+    };
+    for (const s of ['postinst', 'prerm', 'postrm']) expect(commands(readFileSync(join(control, s), 'utf8')), s).not.toMatch(/\b(deluser|userdel)\b/);
+    expect(readFileSync(join(control, 'postrm'), 'utf8')).toMatch(/the system user cbwatch is kept/);
     const unit = readFileSync(join(root, 'lib/systemd/system/cbwatch.service'), 'utf8');
     expect(unit).toMatch(/^User=cbwatch$/m);
     expect(unit).not.toMatch(/^DynamicUser=/m);
@@ -205,12 +228,20 @@ describe('the Debian package', () => {
     expect(existsSync(join(root, 'usr/lib/cbwatch/node_modules/.bin'))).toBe(false);
     const dist = execFileSync('ls', [join(root, 'usr/lib/cbwatch/dist')], { encoding: 'utf8' }).trim().split('\n');
     expect(dist.sort()).toEqual(['build-info.json', 'bundle', 'hangup.js', 'healthcheck.cjs']);
-    const docsOutside = all.filter((f) => /\.(md|markdown)$/i.test(f) && !f.startsWith(join(root, 'usr/share/doc/')) && !f.includes('/test/fixtures/')
-      // A dependency's licence stays beside its code (Debian policy 12.5 asks only for the package's own copyright file).
-      && !/\/node_modules\/[^/]+(\/[^/]+)?\/licen[cs]e[^/]*$/i.test(f));
+    // Regular files only: a link under /usr/lib/cbwatch to the page in /usr/share/doc keeps the page's path. The
+    // dependencies' licence files stay beside their code; the fixtures' SOURCES.md are data the simulator reads.
+    const docsOutside = all.filter(
+      (f) =>
+        /\.(md|markdown)$/i.test(f) &&
+        !lstatSync(f).isSymbolicLink() &&
+        !f.startsWith(join(root, 'usr/share/doc/')) &&
+        !f.includes('/test/fixtures/') &&
+        !(f.includes('/node_modules/') && /^licen[cs]e/i.test(basename(f))),
+    );
     expect(docsOutside).toEqual([]);
     expect(existsSync(join(root, 'usr/share/doc/cbwatch/docs/configuration.md'))).toBe(true);
-    expect(existsSync(join(root, 'usr/share/doc/cbwatch/alerts/runbook/certificates.md'))).toBe(true);
+    expect(readFileSync(join(root, 'usr/lib/cbwatch/alerts/runbook.md'), 'utf8')).toMatch(/^# /m);
+    expect(lstatSync(join(root, 'usr/share/doc/cbwatch/alerts/runbook.md')).isFile()).toBe(true);
   });
 
   it('sets /etc/cbwatch\'s mode on first install only, purges the password file it asked for, and hands systemd state to deb-systemd-helper', () => {
@@ -222,7 +253,7 @@ describe('the Debian package', () => {
     expect(postrm).toMatch(/rm -f \/etc\/cbwatch\/couchbase-password/);
     const unit = readFileSync(join(root, 'lib/systemd/system/cbwatch.service'), 'utf8');
     // The reload needs no procps: the shell's kill.
-    expect(unit).not.toMatch(/\/bin\/kill/);
+    expect(unit.split('\n').filter((l) => !l.startsWith('#')).join('\n')).not.toMatch(/\/bin\/kill/);
     expect(unit).toMatch(/^ExecReload=\/bin\/sh -c 'kill -HUP \$\{MAINPID\}'$/m);
     expect(unit).toMatch(/^ExecStartPost=.*\/usr\/lib\/cbwatch\/dist\/healthcheck\.cjs/m);
   });
