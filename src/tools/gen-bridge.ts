@@ -67,6 +67,7 @@ const sumBy = (by: string, e: string): string => `sum by (${by}) (${e})`;
 /** `metric{matchers}`: a list of values is any of them. */
 export function selector(x: NativeSeries): string {
   const m = Object.entries(x.matchers).map(([k, v]) => (typeof v === 'string' ? `${k}="${v}"` : `${k}=~"${v.join('|')}"`));
+  for (const [k, v] of Object.entries(x.notMatchers ?? {})) m.push(`${k}!~"${v.join('|')}"`);
   return m.length ? `${x.metric}{${m.join(', ')}}` : x.metric;
 }
 
@@ -121,6 +122,13 @@ function derive(row: NativeMapRow, by: string, wrap: (e: string) => string = (e)
     case 'complement_ratio':
       e = ratio(false, true);
       break;
+    case 'difference':
+      e = `${sum(row.series, false)}\n- ${sum(row.denominator ?? [], false)}`;
+      break;
+    // Per-node rules (the small-file rule, rounding after the merge): not bridged (no shipped dashboard or alert reads them).
+    case 'docs_data_size':
+    case 'fragmentation':
+      throw new Error(`${row.legacy}: derive ${row.derive} is not bridged`);
   }
   return row.scale === 1 ? e : `(${e}) * ${row.scale}`;
 }
@@ -294,6 +302,9 @@ function docsText(): string {
         increase_ratio: `rate of ${num} / rate of ${den}`,
         level_ratio: `${num} / ${den}`,
         complement_ratio: `1 − ${num} / ${den}`,
+        difference: `${num} − ${den}`,
+        docs_data_size: 'per node: the file size while under 128 KiB × vBuckets, else the data size; summed',
+        fragmentation: 'round(100 × (disk − data) / disk) over the nodes\' sums',
       };
       const how = `${words[row.derive]}${row.scale === 1 ? '' : ` × ${row.scale}`}`;
       return `| \`${family}\` | \`${row.legacy}\` | ${natives.replaceAll('|', '\\|')} | ${how.replaceAll('|', '\\|')} |`;

@@ -51,25 +51,26 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-function matchersText(m: Matchers): string {
+function matchersText(m: Matchers, not?: NativeSeries['notMatchers']): string {
   const parts = Object.entries(m).map(([k, v]) => (typeof v === 'string' ? `${k}="${v}"` : `${k}=~"${v.join('|')}"`));
+  for (const [k, v] of Object.entries(not ?? {})) parts.push(`${k}!~"${v.join('|')}"`);
   return parts.length === 0 ? '' : `{${parts.join(',')}}`;
 }
 
 function seriesText(xs: readonly NativeSeries[]): string {
-  return xs.map((x) => `\`${x.metric}${matchersText(x.matchers)}\``).join(' + ');
+  return xs.map((x) => `\`${x.metric}${matchersText(x.matchers, x.notMatchers)}\``).join(' + ');
 }
 
 function deriveText(r: NativeMapRow): string {
   const num = seriesText(r.series);
   const den = r.denominator ? seriesText(r.denominator) : '';
-  const where = r.section === 'kv' && !r.perBucket ? ` (per node, no bucket label; bucket-wide: ${r.acrossNodes === 'mean' ? 'mean' : 'sum'} over nodes)` : '';
+  const where = r.section === 'kv' && !r.perBucket ? ` (per node, no bucket label; bucket-wide: ${r.nodeAggregate === 'max' ? 'max' : 'sum'} over nodes)` : r.nodeAggregate === 'max' ? ' (bucket-wide: max over nodes)' : '';
   const scale = r.scale === 1 ? '' : ` × ${r.scale}`;
   switch (r.derive) {
     case 'level':
       return `newest ${num}${scale}${where}${r.absentIn80 ? ' (7.x; not in 8.0: absent there)' : ''}`;
     case 'rate':
-      return `increase of ${num} since the previous poll, per second${scale}`;
+      return `increase of ${num} since the previous poll, per second${scale}${where}`;
     case 'mean':
       return `mean of ${num}'s points since the previous poll${scale}${where}`;
     case 'increase_ratio':
@@ -78,6 +79,12 @@ function deriveText(r: NativeMapRow): string {
       return `${num} / ${den}${scale}`;
     case 'complement_ratio':
       return `1 − ${num} / ${den}${scale}`;
+    case 'difference':
+      return `newest ${num} − newest ${den}${scale}${where}`;
+    case 'docs_data_size':
+      return `per node: newest \`${r.series[1]?.metric ?? ''}\` while under ${(r.minFileBytesPerVbucket ?? 0) / 1024} KiB × \`${r.series[2]?.metric ?? ''}\`, else \`${r.series[0]?.metric ?? ''}\`; summed over nodes${scale}`;
+    case 'fragmentation':
+      return `round(100 × (disk − data) / disk) of the nodes' sums, data \`${r.series[0]?.metric ?? ''}\`, disk \`${r.series[1]?.metric ?? ''}\`${r.minFileBytesPerVbucket ? ` − \`${r.series[3]?.metric ?? ''}\`, data per node by the small-file rule` : ''}${scale}`;
   }
 }
 
@@ -101,7 +108,7 @@ function statisticsSources(): string[] {
     'and `GET /pools/default/buckets/{source}/stats/replications%2F…%2F{stat}` per replication and stat (in two tiers).',
     'On 7.0+ Couchbase answers them by translating each legacy name into queries over its native metrics;',
     '8.0 deprecates them. The range API gives those native metrics directly: one query per native name for every',
-    'bucket (and node) or replication at once, at most 10 queries per request — 7 requests per `bucket_stats` poll and',
+    'bucket (and node) or replication at once, at most 11 queries per request — 8 requests per `bucket_stats` poll and',
     '2 per `xdcr` poll, whatever the number of buckets, nodes and replications. The queries are dealt out by the size',
     'of their answers in the previous poll, so that no request\'s answer (held whole while it is read) is much larger',
     'than the others. Values are asked raw, one series per node',

