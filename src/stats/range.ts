@@ -58,6 +58,7 @@ import { arrayElementBounds, Ch, elementEnd, parseSlice, skipSpace } from './jso
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
+import { withNodes } from './node-lines.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { IdList, idKey, Interner, QueryReader } from './range-reader.js';
 import type { ReadEntry } from './range-reader.js';
@@ -550,11 +551,11 @@ export interface RangeState {
 /** NUL-prefixed: forgetGone keeps it. */
 export const RANGE_STATE_KEY = '\u0000range';
 
-export function rangeStateOf(state: Map<string, unknown>): RangeState {
-  let s = state.get(RANGE_STATE_KEY) as RangeState | undefined;
+export function rangeStateOf(state: Map<string, unknown>, key: string = RANGE_STATE_KEY): RangeState {
+  let s = state.get(key) as RangeState | undefined;
   if (s === undefined) {
     s = { memo: new Map(), newest: undefined, sizes: new Map() };
-    state.set(RANGE_STATE_KEY, s);
+    state.set(key, s);
   }
   return s;
 }
@@ -576,9 +577,11 @@ export async function fetchRange<N extends CollectorName>(
   extra: Readonly<Record<string, string>>,
   itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
   sumOverNodes = false,
+  // A cluster mid-upgrade (node-lines.ts): this line's nodes only, with its own memo and window (a state key of its own).
+  line?: { readonly stateKey: string; readonly nodes: readonly string[] },
 ): Promise<RangeFetch> {
   keepShapes();
-  const st = rangeStateOf(ctx.state);
+  const st = rangeStateOf(ctx.state, line?.stateKey);
   const now = ctx.now();
   const intervalS = ctx.options.interval / 1000;
   const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
@@ -600,7 +603,7 @@ export async function fetchRange<N extends CollectorName>(
     try {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
         method: 'POST',
-        json: buildQueries(names, extra, window, narrow, from, summed),
+        json: withNodes(buildQueries(names, extra, window, narrow, from, summed), line?.nodes),
         allowStatus: [403, 404, 405],
         parseBody: (text) => grouping.readText(text, names, summed),
       });
