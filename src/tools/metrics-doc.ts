@@ -3,7 +3,7 @@ import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from '../metrics/family.js';
 import { allFamilies } from '../metrics/catalog.js';
 import { TRUTH_RULES } from './metrics-doc-rules.js';
-import { NATIVE_MAP, NO_NATIVE_EQUIVALENT } from '../stats/native-map.js';
+import { LINE_ONLY, NATIVE_MAP, NO_NATIVE_EQUIVALENT } from '../stats/native-map.js';
 import type { Matchers, NativeMapRow, NativeSeries } from '../stats/native-map.js';
 
 function cell(s: string): string {
@@ -132,8 +132,12 @@ function statisticsSources(): string[] {
     '  10 s differently. `couchbase_…_last_sample_timestamp_seconds` moves in 10 s steps.',
     '- `hit_ratio`, `ep_cache_miss_rate` and the `avg_*` times are over the poll interval (increase over increase); the',
     '  envelope\'s are the latest second\'s.',
-    '- Host stats shown under every bucket (`cpu_*`, `mem_*`, `swap_*`): the bucket-wide value is the mean of the nodes\'',
-    '  values.',
+    '- Host stats shown under every bucket (`cpu_*`, `mem_*`, `swap_*`, `allocstall`, `rest_requests`, `hibernated_*`):',
+    '  the bucket-wide value is their sum over the nodes, the max for `cpu_utilization_rate`, as Couchbase\'s envelope',
+    '  gives them (menelaus_stats get_aggregate_method; also the max for `couch_views_ops`).',
+    '- Each node is asked with the native names and formulas of its own server line (7.0, 7.1, 7.2, 7.6, 7.6.8, 8.0:',
+    '  docs/native-metrics.md, "Per server line"); a cluster being upgraded is asked one line at a time. The table below',
+    '  is the 7.6 line\'s.',
     '- XDCR stats are asked every poll (no slow tier is needed); `meta_latency_wt` has no native equivalent and is absent.',
     '  On 8.0, `docs_rep_queue` is absent (8.0 no longer lists `xdcr_docs_rep_queue_total`).',
     '- Hot keys exist only in the envelopes: `hot_keys` above 0 keeps that cluster\'s `bucket_stats` on the envelopes.',
@@ -145,6 +149,7 @@ function statisticsSources(): string[] {
     '| section | legacy stat | why |',
     '|---|---|---|',
     ...none,
+    ...Object.entries(LINE_ONLY).map(([stat, o]) => `| bucket | \`${cell(stat)}\` | mapped on ${o.lines.join(', ')} only: ${cell(o.why)} |`),
     '',
     'Every family fed by the range API on 7.0+, with its native series (`bucket`, or `sourceBucketName`,',
     '`targetClusterUUID`, `targetBucketName`, besides the matchers shown) and how the value is derived. Per-node bucket',
