@@ -565,11 +565,11 @@ export const NO_NATIVE_EQUIVALENT: Readonly<Record<Section, Readonly<Record<stri
   kv: Object.freeze({
     'ep_dcp_<type>_total_backlog_size':
       'map_dcpagg_stat asks for kv_dcp_total_backlog_size, which kv_engine never defines (stats.def.h has no backlog connagg stat): Couchbase\'s own 7.0+ envelope answers nothing for it either',
-    'couch_spatial_* (data/disk size, ops)': 'spatial views were removed before 7.0: the couch_spatial_* metrics ns_server\'s couch_ clause asks for are served by no 7.0+ node',
+    'couch_spatial_* (data/disk size, ops)': 'not asked: the 8.0 metadata lists no couch_spatial_* metric and spatial views are deprecated; the couch_views_* rows cover the view engine',
     'ep_tap_*, replication_* (pre-4.0 XDCR totals)': 'removed before 7.0: a 7.0+ envelope has none either',
-    odp_report_failed: 'sys_odp_report_failed (stat_names_mappings.erl is_system_stat) is not in the 8.0 metadata: on-premises nodes do not serve it',
+    odp_report_failed: 'ns_server asks for sys_odp_report_failed (stat_names_mappings.erl is_system_stat), which the 8.0 metadata does not list (it lists cm_odp_report_failed): Couchbase\'s own envelope has no value for it',
     'cpu_idle_ms, cpu_local_ms': 'pre-7.0 @system stats: ns_server would ask for sys_cpu_idle_ms / sys_cpu_local_ms, which the 8.0 metadata does not list',
-    ep_max_data_size: 'not in kv_stats_mappings or the 8.0 metadata (the 7.0+ envelope has no ep_max_data_size; ep_max_size is mapped)',
+    ep_max_data_size: 'no kv_ep_max_data_size in the 8.0 metadata (the bucket quota is mapped as ep_max_size)',
     '(any stat outside cbwatch\'s catalog)': 'exported by the envelope under a generated name; the range source asks only for the rows of this table',
   }),
   xdcr: Object.freeze({
