@@ -19,9 +19,22 @@
  * - couchbase/kv_engine `include/statistics/stats.def.h` (commit 0c846fffcdc4): the memcached stat → native family
  *   and labels that kv_stats_mappings is generated from (`STAT(get_hits, , count, ops, LABEL(op, get),
  *   LABEL(result, hit))` → `kv_ops{op="get",result="hit"}`; `VB_AGG_STAT(x)` → `kv_vb_x{state=…}`; units).
- * - couchbase/ns_server `menelaus_stats` computed stats (hit_ratio, ep_cache_miss_rate, ep_resident_items_rate,
- *   vb_<state>_resident_items_ratio, avg_* times, vb_avg_<state>_queue_age): the envelope computes them from the
- *   stats above; the rows here compute the same quotient from the native series.
+ * - couchbase/ns_server `src/menelaus_stats.erl` (commit 001be57c4e85) computed_stats_lazy_proplist (hit_ratio,
+ *   ep_cache_miss_rate = ep_bg_fetched / cmd_lookup, ep_resident_items_rate, vb_<state>_resident_items_ratio, the
+ *   avg_* times and drifts, vb_avg_<state|total>_queue_age, couch_total_disk_size, the Fragmentation of docs and
+ *   views, ep_dcp_views+indexes_*): the envelope computes them from the stats above after merging the nodes; the
+ *   rows here compute the same from the native series. get_aggregate_method: the nodes' values are summed, except
+ *   couch_views_ops and cpu_utilization_rate (and, outside this table, views/<id>/accesses and index_ram_percent,
+ *   in a later version of the same file): their max (`nodeAggregate`). section_nodes: host stats (`@system`) come
+ *   from the active nodes, bucket stats from the bucket's live nodes.
+ * - per server line (nativeMapFor): kv_engine `stats.def.h` at 0c846fffcdc4 (7.0: ep_kv_size as
+ *   memory_used{for="hashtable"}, per-state ep_*_hlc_drift and ep_*_ahead_exceptions, connagg_producer_count) and a
+ *   later stored version (vb_{state}_itm_memory and vb_{state}_sync_write_*_count with a `state` label); the 8.0
+ *   metadata for what 7.6+ no longer serves; and, where the stored snapshots stop, issue 37's reading of the 7.0.0,
+ *   7.1.4, 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees: ep_cache_miss_rate = get_misses / cmd_get from 7.6.8, the 7.2+
+ *   small-file rule of couch_docs_data_size (a node's file under 128 KiB × its vBuckets reports its file size) and
+ *   the history file left out of the docs fragmentation, the `state` label of the 7.6+ drift families. Which 7.x
+ *   release first served the labelled drift families is not in the stored sources: 7.6 is this table's choice.
  * - couchbase/docs-server `modules/metrics-reference/attachments/*_metrics_metadata.json` (release/8.0, commit
  *   a33f9b3c1581; copies in test/fixtures/couchbase/native/): name, type, unit and labels of every native metric
  *   in 8.0; `xdcr_cross_reference.csv` and `kv_cross_reference.csv`: legacy → native names.
@@ -43,13 +56,16 @@
  *   `rate`: the exact increase of the counter(s) since the previous poll, per second (counter resets handled);
  *   `increase_ratio`: increase(series) / increase(denominator) over the same time (a mean or a share per event);
  *   `level_ratio`: newest(series) / newest(denominator);
- *   `complement_ratio`: 1 − newest(series) / newest(denominator).
+ *   `complement_ratio`: 1 − newest(series) / newest(denominator);
+ *   `difference`, `docs_data_size`, `fragmentation`: see Derive.
  *   A zero divisor gives what menelaus_stats gives the envelope: 0 for the ratios, 1 (100 %) for a residency.
  * - `scale`: multiplies the derived native value into the family's unit. `legacyFactor` is what ns_server
  *   multiplies the native value by to produce the legacy stat (1000 for seconds → milliseconds, 1e6 for
  *   microseconds, 100 for a percentage): `scale` = `legacyFactor` × the catalog's scale of the legacy stat.
- * - `acrossNodes`: `mean` for a host's own gauges (sys_*): the bucket-wide value is their mean over the nodes
- *   (the envelope shows a host stat under every bucket); otherwise the nodes' values are summed.
+ * - `nodeAggregate`: `max` where get_aggregate_method takes the max over the nodes; otherwise the nodes' values are
+ *   summed (host stats too: the envelope shows their sum over the active nodes under every bucket).
+ * - `series.notMatchers`: ns_server's `not_any` (ep_dcp_other_*).
+ * - `minFileBytesPerVbucket`: the 7.2+ small-file rule of the docs_data_size and fragmentation derives.
  * - `nsServer`: the legacy stat's query as ns_server writes it (short form), for the record.
  * - `absentIn80`: the 8.0 metadata no longer lists the native metric (7.x serves it): on 8.0 the family is absent.
  *

@@ -140,7 +140,7 @@ function statisticsSources(): string[] {
     '  is the 7.6 line\'s.',
     '  While a cluster runs two lines, a bucket-wide `hit_ratio`, `ep_cache_miss_rate` or `avg_*` time is the ratio of',
     '  the lines\' summed per-second rates (each line is read in its own request, a second or so apart), not of their',
-    '  increases over one window: the two agree within that difference.',
+    '  increases over one window: the two agree within that difference. Such a poll makes one set of requests per line.',
     '- `ep_dcp_other_*` counts the connections of no named type (ns_server\'s `not_any`), leaving out kv_engine\'s',
     '  `:total` aggregate series too, should a node serve one (it is every type summed, not another type).',
     '- XDCR stats are asked every poll (no slow tier is needed); `meta_latency_wt` has no native equivalent and is absent.',
