@@ -33,8 +33,9 @@
  *   metadata for what 7.6+ no longer serves; and, where the stored snapshots stop, issue 37's reading of the 7.0.0,
  *   7.1.4, 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees: ep_cache_miss_rate = get_misses / cmd_get from 7.6.8, the 7.2+
  *   small-file rule of couch_docs_data_size (a node's file under 128 KiB × its vBuckets reports its file size) and
- *   the history file left out of the docs fragmentation, the `state` label of the 7.6+ drift families. Which 7.x
- *   release first served the labelled drift families is not in the stored sources: 7.6 is this table's choice.
+ *   the history file left out of the docs fragmentation, the `state` label of the drift families. Which release
+ *   first served the labelled drift families is not dated in the stored sources: the stored stats.def.h that has
+ *   them also has 7.2's scope data limits, one without them 7.0's layout; 7.1 keeps the per-state names here.
  * - couchbase/docs-server `modules/metrics-reference/attachments/*_metrics_metadata.json` (release/8.0, commit
  *   a33f9b3c1581; copies in test/fixtures/couchbase/native/): name, type, unit and labels of every native metric
  *   in 8.0; `xdcr_cross_reference.csv` and `kv_cross_reference.csv`: legacy → native names.
@@ -309,14 +310,16 @@ const hitMiss = (legacy: string, op: string, result: string): NativeMapRow =>
   kv(legacy, `${legacy}_per_second`, 'rate', [ops(op, result)], `irate(kv_ops{op="${op}",result="${result}"})`);
 
 /**
- * HLC drift, ahead exceptions and sync writes by vBucket state. 7.6 and later: one family with a `state` label
- * (8.0 metadata: kv_ep_hlc_drift_seconds, kv_ep_hlc_drift_count, kv_ep_ahead_exceptions); 7.0–7.2: one metric per
- * state (stats.def.h STAT(ep_active_hlc_drift, , microseconds, , ) → kv_ep_active_hlc_drift_seconds, as ns_server's
- * prometheus_cfg derived kv_avg_active_timestamp_drift_seconds reads it). Sync writes: kv_vb_sync_write_<x>_count
- * {state} on every line (stats.def.h STAT(vb_sync_write_accepted_count, "vb_{state}_sync_write_accepted_count", …)).
+ * HLC drift, ahead exceptions and sync writes by vBucket state. 7.2 and later: one family with a `state` label
+ * (stats.def.h STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), microseconds, , ) in the stored version that also has
+ * 7.2's scope data limits; 8.0 metadata: kv_ep_hlc_drift_seconds, kv_ep_hlc_drift_count, kv_ep_ahead_exceptions);
+ * 7.0–7.1: one metric per state (stats.def.h STAT(ep_active_hlc_drift, , microseconds, , ) →
+ * kv_ep_active_hlc_drift_seconds, as ns_server's prometheus_cfg derived kv_avg_active_timestamp_drift_seconds reads
+ * it). Sync writes: kv_vb_sync_write_<x>_count{state} on every line (stats.def.h
+ * STAT(vb_sync_write_accepted_count, "vb_{state}_sync_write_accepted_count", …)).
  */
 function stateRows(line: ServerLine): NativeMapRow[] {
-  const labelled = at(line, '7.6');
+  const labelled = at(line, '7.2');
   const out: NativeMapRow[] = [];
   for (const st of ['active', 'replica'] as const) {
     const drift = labelled ? s('kv_ep_hlc_drift_seconds', 'gauge', { state: st }) : s(`kv_ep_${st}_hlc_drift_seconds`, 'gauge');

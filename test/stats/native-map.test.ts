@@ -10,7 +10,8 @@
  *   001be57c4e85: EPCacheMissRatio = ep_bg_fetched / cmd_lookup; get_aggregate_method: max for couch_views_ops and
  *   cpu_utilization_rate). Per-line facts not in those snapshots come from issue 37, which read the 7.0.0, 7.1.4,
  *   7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees: ep_cache_miss_rate = get_misses / cmd_get from 7.6.8, the 7.2+ small-file
- *   rule (128 KiB × vBuckets) and history file size, the `state` label of the HLC-drift families on 7.6+.
+ *   rule (128 KiB × vBuckets) and history file size; a third stored stats.def.h (with 7.2's scope data limits) for
+ *   the `state` label of the HLC-drift families from 7.2.
  * - older kv_engine names: `include/statistics/stats.def.h` at 0c846fffcdc4 (7.0: STAT(ep_kv_size, , bytes,
  *   memory_used, LABEL(for, hashtable)); STAT(ep_active_hlc_drift, , microseconds, , ) …; connagg_producer_count)
  *   and a later stored version (vb_{state}_itm_memory → vb_itm_memory; vb_{state}_sync_write_*_count →
@@ -256,11 +257,13 @@ function lineOracle(line: ServerLine): Record<string, Oracle> {
   out.couch_docs_fragmentation = rule ? { series: [data, file, vbs, hist], derive: 'fragmentation', minFile: 131072 } : { series: [data, file], derive: 'fragmentation' };
   // vb_<state>_itm_memory: 7.0–7.2 only.
   if (!from(line, '7.6')) for (const st of ['active', 'replica', 'pending']) out[`vb_${st}_itm_memory`] = { series: one('kv_vb_itm_memory_bytes', { state: st }) };
-  // HLC drift and ahead exceptions: per-state metrics to 7.2 (stats.def.h), one family with `state` from 7.6.
+  // HLC drift and ahead exceptions: per-state metrics on 7.0–7.1 (stats.def.h 0c846fff: STAT(ep_active_hlc_drift, ,
+  // microseconds, , )), one family with `state` from 7.2 (the stored stats.def.h with 7.2's scope data limits:
+  // STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), microseconds, , )).
   for (const st of ['active', 'replica']) {
-    const drift: Series = from(line, '7.6') ? ['kv_ep_hlc_drift_seconds', { state: st }] : [`kv_ep_${st}_hlc_drift_seconds`, {}];
-    const count: Series = from(line, '7.6') ? ['kv_ep_hlc_drift_count', { state: st }] : [`kv_ep_${st}_hlc_drift_count`, {}];
-    const ahead: Series = from(line, '7.6') ? ['kv_ep_ahead_exceptions', { state: st }] : [`kv_ep_${st}_ahead_exceptions`, {}];
+    const drift: Series = from(line, '7.2') ? ['kv_ep_hlc_drift_seconds', { state: st }] : [`kv_ep_${st}_hlc_drift_seconds`, {}];
+    const count: Series = from(line, '7.2') ? ['kv_ep_hlc_drift_count', { state: st }] : [`kv_ep_${st}_hlc_drift_count`, {}];
+    const ahead: Series = from(line, '7.2') ? ['kv_ep_ahead_exceptions', { state: st }] : [`kv_ep_${st}_ahead_exceptions`, {}];
     out[`ep_${st}_hlc_drift`] = { series: [drift], rate: true, factor: 1e6 };
     out[`ep_${st}_hlc_drift_count`] = { series: [count], rate: true };
     out[`ep_${st}_ahead_exceptions`] = { series: [ahead], rate: true };
@@ -425,7 +428,7 @@ describe('native map: what each line adds or drops (the 32 stats of issue 37 §4
 function implicitLabels(metric: string): string[] {
   const out = ['bucket'];
   if (metric.startsWith('kv_vb_') || metric === 'kv_num_vbuckets') out.push('state');
-  // issue 37 (read from the 7.6 and 8.0 trees): the HLC drift and ahead-exception families carry `state`.
+  // stats.def.h (7.2-era stored version): STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), …): a `state` label.
   if (['kv_ep_hlc_drift_seconds', 'kv_ep_hlc_drift_count', 'kv_ep_ahead_exceptions'].includes(metric)) out.push('state');
   if (metric.startsWith('kv_dcp_')) out.push('connection_type');
   // kv_ops carries `result` beside the `op` the metadata lists (stats.def.h: LABEL(op, get), LABEL(result, hit)).
@@ -441,12 +444,12 @@ function implicitLabels(metric: string): string[] {
 const NOT_IN_80_METADATA: Record<string, { lines: readonly ServerLine[]; type: string; source: string }> = {
   kv_vb_itm_memory_bytes: { lines: ['7.0', '7.1', '7.2'], type: 'gauge', source: 'stats.def.h STAT(vb_itm_memory, "vb_{state}_itm_memory", bytes, vb_itm_memory, )' },
   kv_dcp_producer_count: { lines: ['7.0', '7.1', '7.2'], type: 'gauge', source: 'stats.def.h STAT(connagg_producer_count, …, dcp_producer_count, )' },
-  kv_ep_active_hlc_drift_seconds: { lines: ['7.0', '7.1', '7.2'], type: 'gauge', source: 'stats.def.h STAT(ep_active_hlc_drift, , microseconds, , )' },
-  kv_ep_active_hlc_drift_count: { lines: ['7.0', '7.1', '7.2'], type: 'gauge', source: 'stats.def.h STAT(ep_active_hlc_drift_count, , count, , )' },
-  kv_ep_replica_hlc_drift_seconds: { lines: ['7.0', '7.1', '7.2'], type: 'gauge', source: 'stats.def.h STAT(ep_replica_hlc_drift, , microseconds, , )' },
-  kv_ep_replica_hlc_drift_count: { lines: ['7.0', '7.1', '7.2'], type: 'gauge', source: 'stats.def.h STAT(ep_replica_hlc_drift_count, , count, , )' },
-  kv_ep_active_ahead_exceptions: { lines: ['7.0', '7.1', '7.2'], type: 'counter', source: 'stats.def.h STAT(ep_active_ahead_exceptions, , count, , )' },
-  kv_ep_replica_ahead_exceptions: { lines: ['7.0', '7.1', '7.2'], type: 'counter', source: 'stats.def.h STAT(ep_replica_ahead_exceptions, , count, , )' },
+  kv_ep_active_hlc_drift_seconds: { lines: ['7.0', '7.1'], type: 'gauge', source: 'stats.def.h STAT(ep_active_hlc_drift, , microseconds, , )' },
+  kv_ep_active_hlc_drift_count: { lines: ['7.0', '7.1'], type: 'gauge', source: 'stats.def.h STAT(ep_active_hlc_drift_count, , count, , )' },
+  kv_ep_replica_hlc_drift_seconds: { lines: ['7.0', '7.1'], type: 'gauge', source: 'stats.def.h STAT(ep_replica_hlc_drift, , microseconds, , )' },
+  kv_ep_replica_hlc_drift_count: { lines: ['7.0', '7.1'], type: 'gauge', source: 'stats.def.h STAT(ep_replica_hlc_drift_count, , count, , )' },
+  kv_ep_active_ahead_exceptions: { lines: ['7.0', '7.1'], type: 'counter', source: 'stats.def.h STAT(ep_active_ahead_exceptions, , count, , )' },
+  kv_ep_replica_ahead_exceptions: { lines: ['7.0', '7.1'], type: 'counter', source: 'stats.def.h STAT(ep_replica_ahead_exceptions, , count, , )' },
   couch_views_data_size: { lines: LINES, type: 'gauge', source: 'ns_server couchdb stats (signature label)' },
   couch_views_disk_size: { lines: LINES, type: 'gauge', source: 'ns_server couchdb stats (signature label)' },
   couch_views_ops: { lines: LINES, type: 'counter', source: 'ns_server couchdb stats (signature label), asked as irate' },
