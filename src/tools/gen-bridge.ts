@@ -467,8 +467,8 @@ function perLineText(): string[] {
     'Sources: ns_server `stat_names_mappings.erl` and `menelaus_stats.erl` (get_aggregate_method,',
     'computed_stats_lazy_proplist), kv_engine `stats.def.h` (three stored versions: 7.0\'s per-state drift names,',
     '7.2\'s `state`-labelled ones), the 8.0 metadata, and the 7.0.0–8.0.0 trees as read for issue 37 (ep_cache_miss_rate',
-    'from 7.6.8, the 7.2 small-file rule). When 7.1 first served the labelled drift families is not in those sources;',
-    'the table keeps 7.1 on the per-state names.',
+    'from 7.6.8, the 7.2 small-file rule). Whether 7.1 already served the labelled drift families is not in those',
+    'sources; the table keeps 7.1 on the per-state names.',
     '',
   ];
 }
