@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { nativeMapFor } from '../../src/stats/native-map.js';
 import type { NativeMapRow, ServerLine } from '../../src/stats/native-map.js';
-import { groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
+import { groupSeries, kvItemOf, narrowing, parseQueryAnswer } from '../../src/stats/range.js';
 import { rowValue } from '../../src/stats/range-groups.js';
 
 /** Bucket b: one series per node and label set, a level (two equal points) or a counter (0 then v, 10 s apart). */
@@ -88,6 +88,9 @@ describe('DCP groups', () => {
   });
   it('ep_dcp_views+indexes_count: views + 2i + fts', () => {
     expect(value('7.6', 'ep_dcp_views+indexes_count', conns)).toBe(7);
+  });
+  it('the kv_dcp_* queries are not narrowed to the named types (the other connections must be in the answer)', () => {
+    for (const line of ['7.0', '8.0'] as const) expect(narrowing(nativeMapFor(line).kv).get('kv_dcp_connection_count'), line).toBeUndefined();
   });
 });
 
