@@ -13,7 +13,7 @@
  * taken of a summed series, so a reset on one node can never be hidden by the sum (metrics that a rate, an
  * increase ratio or a window mean reads stay per node). No coarser `step` either: an increase over fewer points
  * would miss a reset between them.
- * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (82–87 native names by server line) take 8 requests per poll and
+ * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (82–86 native names by server line) take 8 requests per poll and
  * the XDCR stats (16) 2, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat). The queries are dealt out so that the
  * requests' answers are about the same size (balancedBatches): a query's answer grows with buckets × nodes (a
@@ -68,7 +68,7 @@ import type { CounterMemo, Point } from './range-values.js';
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
 /**
  * Queries per POST: the bound on one request's body and answer (the answer grows with buckets × nodes). With the
- * mapping table's 82 (7.6+) to 87 (7.2) kv and 16 XDCR names, a poll of both collectors makes 10 requests, the 10 the issue
+ * mapping table's 82 (7.6+) to 86 (7.0, 7.1) kv and 16 XDCR names, a poll of both collectors makes 10 requests, the 10 the issue
  * (and the bench's statistics-source section) allows.
  */
 export const MAX_QUERIES_PER_REQUEST = 11;
