@@ -19,9 +19,23 @@
  * - couchbase/kv_engine `include/statistics/stats.def.h` (commit 0c846fffcdc4): the memcached stat → native family
  *   and labels that kv_stats_mappings is generated from (`STAT(get_hits, , count, ops, LABEL(op, get),
  *   LABEL(result, hit))` → `kv_ops{op="get",result="hit"}`; `VB_AGG_STAT(x)` → `kv_vb_x{state=…}`; units).
- * - couchbase/ns_server `menelaus_stats` computed stats (hit_ratio, ep_cache_miss_rate, ep_resident_items_rate,
- *   vb_<state>_resident_items_ratio, avg_* times, vb_avg_<state>_queue_age): the envelope computes them from the
- *   stats above; the rows here compute the same quotient from the native series.
+ * - couchbase/ns_server `src/menelaus_stats.erl` (commit 001be57c4e85) computed_stats_lazy_proplist (hit_ratio,
+ *   ep_cache_miss_rate = ep_bg_fetched / cmd_lookup, ep_resident_items_rate, vb_<state>_resident_items_ratio, the
+ *   avg_* times and drifts, vb_avg_<state|total>_queue_age, couch_total_disk_size, the Fragmentation of docs and
+ *   views, ep_dcp_views+indexes_*): the envelope computes them from the stats above after merging the nodes; the
+ *   rows here compute the same from the native series. get_aggregate_method: the nodes' values are summed, except
+ *   couch_views_ops and cpu_utilization_rate (and, outside this table, views/<id>/accesses and index_ram_percent,
+ *   in a later version of the same file): their max (`nodeAggregate`). section_nodes: host stats (`@system`) come
+ *   from the active nodes, bucket stats from the bucket's live nodes.
+ * - per server line (nativeMapFor): kv_engine `stats.def.h` at 0c846fffcdc4 (7.0: ep_kv_size as
+ *   memory_used{for="hashtable"}, per-state ep_*_hlc_drift and ep_*_ahead_exceptions, connagg_producer_count) and a
+ *   later stored version (vb_{state}_itm_memory and vb_{state}_sync_write_*_count with a `state` label); the 8.0
+ *   metadata for what 7.6+ no longer serves; and, where the stored snapshots stop, issue 37's reading of the 7.0.0,
+ *   7.1.4, 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees: ep_cache_miss_rate = get_misses / cmd_get from 7.6.8, the 7.2+
+ *   small-file rule of couch_docs_data_size (a node's file under 128 KiB × its vBuckets reports its file size) and
+ *   the history file left out of the docs fragmentation, the `state` label of the drift families. Which release
+ *   first served the labelled drift families is not dated in the stored sources: the stored stats.def.h that has
+ *   them also has 7.2's scope data limits, one without them 7.0's layout; 7.1 keeps the per-state names here.
  * - couchbase/docs-server `modules/metrics-reference/attachments/*_metrics_metadata.json` (release/8.0, commit
  *   a33f9b3c1581; copies in test/fixtures/couchbase/native/): name, type, unit and labels of every native metric
  *   in 8.0; `xdcr_cross_reference.csv` and `kv_cross_reference.csv`: legacy → native names.
@@ -43,13 +57,16 @@
  *   `rate`: the exact increase of the counter(s) since the previous poll, per second (counter resets handled);
  *   `increase_ratio`: increase(series) / increase(denominator) over the same time (a mean or a share per event);
  *   `level_ratio`: newest(series) / newest(denominator);
- *   `complement_ratio`: 1 − newest(series) / newest(denominator).
+ *   `complement_ratio`: 1 − newest(series) / newest(denominator);
+ *   `difference`, `docs_data_size`, `fragmentation`: see Derive.
  *   A zero divisor gives what menelaus_stats gives the envelope: 0 for the ratios, 1 (100 %) for a residency.
  * - `scale`: multiplies the derived native value into the family's unit. `legacyFactor` is what ns_server
  *   multiplies the native value by to produce the legacy stat (1000 for seconds → milliseconds, 1e6 for
  *   microseconds, 100 for a percentage): `scale` = `legacyFactor` × the catalog's scale of the legacy stat.
- * - `acrossNodes`: `mean` for a host's own gauges (sys_*): the bucket-wide value is their mean over the nodes
- *   (the envelope shows a host stat under every bucket); otherwise the nodes' values are summed.
+ * - `nodeAggregate`: `max` where get_aggregate_method takes the max over the nodes; otherwise the nodes' values are
+ *   summed (host stats too: the envelope shows their sum over the active nodes under every bucket).
+ * - `series.notMatchers`: ns_server's `not_any` (ep_dcp_other_*).
+ * - `minFileBytesPerVbucket`: the 7.2+ small-file rule of the docs_data_size and fragmentation derives.
  * - `nsServer`: the legacy stat's query as ns_server writes it (short form), for the record.
  * - `absentIn80`: the 8.0 metadata no longer lists the native metric (7.x serves it): on 8.0 the family is absent.
  *
@@ -58,9 +75,16 @@
  */
 
 export type NativeType = 'counter' | 'gauge' | 'histogram';
-// `mean`: the mean of a gauge's points since the previous poll (cbwatch's window rule for stats that are themselves
-// an average over one sample period, such as the CPU shares: docs/metrics.md), where ns_server serves the gauge.
-export type Derive = 'level' | 'rate' | 'mean' | 'increase_ratio' | 'level_ratio' | 'complement_ratio';
+/**
+ * `mean`: the mean of a gauge's points since the previous poll (cbwatch's window rule for stats that are themselves
+ * an average over one sample period, such as the CPU shares: docs/metrics.md), where ns_server serves the gauge.
+ * `difference`: newest(series) − newest(denominator) (hibernated_requests: hibernates − unhibernates).
+ * `docs_data_size`: couch_docs_data_size, per node with the 7.2+ small-file rule (`minFileBytesPerVbucket`), summed.
+ * `fragmentation`: round(100 × (disk − data) / disk) over the nodes' sums, 0 for an empty disk (menelaus_stats'
+ * Fragmentation); with `minFileBytesPerVbucket` the data side follows the small-file rule and the history file is
+ * taken off the disk side. Series order is fixed for these two: data, file, then (7.2+) vBuckets and history.
+ */
+export type Derive = 'level' | 'rate' | 'mean' | 'increase_ratio' | 'level_ratio' | 'complement_ratio' | 'difference' | 'docs_data_size' | 'fragmentation';
 export type Section = 'kv' | 'xdcr';
 
 /** Label matchers besides the item's own labels: a value, or any of several values. */
@@ -70,6 +94,8 @@ export interface NativeSeries {
   /** Series name as served on /metrics and asked with `name=` (a histogram's `_sum` / `_count` series). */
   readonly metric: string;
   readonly matchers: Matchers;
+  /** Labels whose value must be none of these (ns_server's `not_any`: ep_dcp_other_*); a series without the label matches. */
+  readonly notMatchers?: Readonly<Record<string, readonly string[]>>;
   /** The metric family's type in the 8.0 metadata. */
   readonly type: NativeType;
 }
@@ -89,10 +115,14 @@ export interface NativeMapRow {
   /** kv only: false for a per-node metric without a `bucket` label (the same value under every bucket). */
   readonly perBucket: boolean;
   /**
-   * How the bucket-wide value combines the nodes' values: `sum` (default: counts, bytes, rates of a bucket), or
-   * `mean` (a host's own gauges, shown under every bucket: each node reports its host).
+   * Kept for the range groups' older rule (a host gauge averaged over the nodes); no row of the tables sets it any
+   * more: ns_server sums host stats over the active nodes (max for cpu_utilization_rate), see nodeAggregate.
    */
   readonly acrossNodes?: 'mean';
+  /** How ns_server merges this stat across nodes (get_aggregate_method): 'sum' unless stated. */
+  readonly nodeAggregate?: 'sum' | 'max';
+  /** docs_data_size / fragmentation on 7.2+: a node whose file is under this × its vBuckets reports its file size as data. */
+  readonly minFileBytesPerVbucket?: number;
   readonly nsServer: string;
   readonly absentIn80?: true;
 }
@@ -107,15 +137,49 @@ export const XDCR_NATIVE_LABELS = Object.freeze({
 /** The native label of a bucket. */
 export const KV_BUCKET_LABEL = 'bucket';
 
-const s = (metric: string, type: NativeType, matchers: Matchers = {}): NativeSeries => Object.freeze({ metric, type, matchers: Object.freeze({ ...matchers }) });
+// ---- server lines ----
+
+/**
+ * The server lines whose native names or formulas differ (docs/native-metrics.md, "Per server line"). 7.6.8 is its
+ * own line only because ep_cache_miss_rate changed there; 7.3–7.5 were never released (a 7.3+ pre-7.6 version
+ * reads as 7.2); versions after 8.0 read as 8.0.
+ */
+export type ServerLine = '7.0' | '7.1' | '7.2' | '7.6' | '7.6.8' | '8.0';
+export const SERVER_LINES: readonly ServerLine[] = Object.freeze(['7.0', '7.1', '7.2', '7.6', '7.6.8', '8.0'] as const);
+
+/**
+ * The line of a node's version (`7.6.8-6615-enterprise`, `7.2.0`, …); undefined before 7.0 or for a version that
+ * does not parse. Pure.
+ */
+export function serverLineOf(version: string): ServerLine | undefined {
+  const m = /^(\d+)\.(\d+)(?:\.(\d+))?/.exec(version.trim());
+  if (m === null) return undefined;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)];
+  if (major < 7) return undefined;
+  if (major >= 8) return '8.0';
+  if (minor === 0) return '7.0';
+  if (minor === 1) return '7.1';
+  if (minor < 6) return '7.2';
+  if (minor === 6 && patch < 8) return '7.6';
+  return '7.6.8';
+}
+
+const at = (line: ServerLine, from: ServerLine): boolean => SERVER_LINES.indexOf(line) >= SERVER_LINES.indexOf(from);
+
+/** kv_engine's small-file rule for couch_docs_data_size from 7.2 (issue 37: 128 KiB per vBucket of the node). */
+export const MIN_FILE_BYTES_PER_VBUCKET = 128 * 1024;
+
+const s = (metric: string, type: NativeType, matchers: Matchers = {}, notMatchers?: Readonly<Record<string, readonly string[]>>): NativeSeries =>
+  Object.freeze({ metric, type, matchers: Object.freeze({ ...matchers }), ...(notMatchers ? { notMatchers: Object.freeze({ ...notMatchers }) } : {}) });
 
 interface RowOpts {
-  readonly acrossNodes?: 'mean';
+  readonly nodeAggregate?: 'max';
   readonly scale?: number;
   readonly legacyFactor?: number;
   readonly perBucket?: boolean;
   readonly denominator?: readonly NativeSeries[];
   readonly absentIn80?: true;
+  readonly minFileBytesPerVbucket?: number;
 }
 
 function kv(legacy: string, metric: string, derive: Derive, series: readonly NativeSeries[], nsServer: string, o: RowOpts = {}): NativeMapRow {
@@ -129,7 +193,8 @@ function kv(legacy: string, metric: string, derive: Derive, series: readonly Nat
     scale: o.scale ?? 1,
     legacyFactor: o.legacyFactor ?? 1,
     perBucket: o.perBucket ?? true,
-    ...(o.acrossNodes ? { acrossNodes: o.acrossNodes } : {}),
+    ...(o.nodeAggregate ? { nodeAggregate: o.nodeAggregate } : {}),
+    ...(o.minFileBytesPerVbucket !== undefined ? { minFileBytesPerVbucket: o.minFileBytesPerVbucket } : {}),
     nsServer,
     ...(o.absentIn80 ? { absentIn80: true as const } : {}),
   });
@@ -154,8 +219,8 @@ function xdcr(legacy: string, family: string, derive: Derive, metric: string, ty
 
 const VB_STATES = ['active', 'replica', 'pending'] as const;
 
-/** `vb_<state>_*` (stats.def.h VB_AGG_STAT: family `kv_vb_<x>` or as named, label `state`). */
-function vbRows(): NativeMapRow[] {
+/** `vb_<state>_*` (stats.def.h: `vb_{state}_x` → family `kv_vb_<x>` or as named, label `state`). */
+function vbRows(line: ServerLine): NativeMapRow[] {
   const out: NativeMapRow[] = [];
   for (const st of VB_STATES) {
     const p = `vb_${st}_`;
@@ -190,12 +255,21 @@ function vbRows(): NativeMapRow[] {
       ),
     );
     if (st !== 'active') out.push(kv(`${p}curr_items`, `${p}curr_items`, 'level', [s('kv_vb_curr_items', 'gauge', m)], gen('curr_items')));
+    // 7.0–7.2 only: kv_engine dropped vb_{state}_itm_memory from its Prometheus stats by 7.6 (absent from the 8.0 metadata).
+    if (!at(line, '7.6')) out.push(kv(`${p}itm_memory`, `${p}itm_memory_bytes`, 'level', [s('kv_vb_itm_memory_bytes', 'gauge', m)], gen('itm_memory_bytes')));
   }
   return out;
 }
 
-/** `ep_dcp_<group>_*` (stat_names_mappings.erl map_dcpagg_stat; views and other are sums over several types). */
-const DCP_TYPES: ReadonlyArray<readonly [string, string | readonly string[] | undefined]> = [
+/**
+ * `ep_dcp_<group>_*` (stat_names_mappings.erl pre_70_stat_to_prom_query ep_dcp_* clauses + map_dcpagg_stat): one
+ * connection_type, `views` as any of two, `other` as none of the named ones (`not_any`). The `:total` aggregate
+ * series (every connection type summed by kv_engine) is not a connection of another type: `other` leaves it out.
+ * `views+indexes` is menelaus_stats' computed sum of views, 2i and fts.
+ */
+const NAMED_DCP_TYPES = ['replication', 'xdcr', 'fts', 'cbas', 'eventing', 'secidx', 'mapreduce_view', 'spatial_view'] as const;
+export const DCP_TOTAL_CONNECTION_TYPE = ':total';
+const DCP_GROUPS: ReadonlyArray<readonly [string, string | readonly string[] | 'other']> = [
   ['replica', 'replication'],
   ['xdcr', 'xdcr'],
   ['2i', 'secidx'],
@@ -203,22 +277,30 @@ const DCP_TYPES: ReadonlyArray<readonly [string, string | readonly string[] | un
   ['eventing', 'eventing'],
   ['cbas', 'cbas'],
   ['views', ['mapreduce_view', 'spatial_view']],
+  ['views+indexes', ['mapreduce_view', 'spatial_view', 'secidx', 'fts']],
+  ['other', 'other'],
 ];
 
-function dcpRows(): NativeMapRow[] {
+function dcpRows(line: ServerLine): NativeMapRow[] {
   const out: NativeMapRow[] = [];
-  for (const [g, type] of DCP_TYPES) {
-    const m = type === undefined ? {} : { connection_type: type };
+  for (const [g, type] of DCP_GROUPS) {
+    const other = type === 'other';
+    const m = other ? {} : { connection_type: type };
+    const not = other ? { connection_type: [...NAMED_DCP_TYPES, DCP_TOTAL_CONNECTION_TYPE] } : undefined;
     const p = `ep_dcp_${g}_`;
-    const f = `ep_dcp_${g}_`;
-    const q = (name: string): string => `kv_dcp_${name}{connection_type=${Array.isArray(type) ? `~${(type as readonly string[]).join('|')}` : String(type)}}`;
+    const f = `ep_dcp_${g.replace('+', '_')}_`;
+    const sel = other ? `!~${[...NAMED_DCP_TYPES, DCP_TOTAL_CONNECTION_TYPE].join('|')}` : Array.isArray(type) ? `~${(type as readonly string[]).join('|')}` : String(type);
+    const q = (name: string): string => `kv_dcp_${name}{connection_type=${sel}}`;
+    const x = (name: string): NativeSeries => s(`kv_dcp_${name}`, 'gauge', m, not);
     out.push(
-      kv(`${p}count`, `${f}connections`, 'level', [s('kv_dcp_connection_count', 'gauge', m)], q('connection_count')),
-      kv(`${p}items_remaining`, `${f}items_remaining`, 'level', [s('kv_dcp_items_remaining', 'gauge', m)], q('items_remaining')),
-      kv(`${p}items_sent`, `${f}items_sent_per_second`, 'rate', [s('kv_dcp_items_sent', 'gauge', m)], `irate(${q('items_sent')})`),
-      kv(`${p}backoff`, `${f}backoff_per_second`, 'rate', [s('kv_dcp_backoff', 'gauge', m)], `irate(${q('backoff')})`),
-      kv(`${p}total_bytes`, `${f}sent_bytes_per_second`, 'rate', [s('kv_dcp_total_data_size_bytes', 'gauge', m)], `irate(${q('total_data_size_bytes')})`),
+      kv(`${p}count`, `${f}connections`, 'level', [x('connection_count')], q('connection_count')),
+      kv(`${p}items_remaining`, `${f}items_remaining`, 'level', [x('items_remaining')], q('items_remaining')),
+      kv(`${p}items_sent`, `${f}items_sent_per_second`, 'rate', [x('items_sent')], `irate(${q('items_sent')})`),
+      kv(`${p}backoff`, `${f}backoff_per_second`, 'rate', [x('backoff')], `irate(${q('backoff')})`),
+      kv(`${p}total_bytes`, `${f}sent_bytes_per_second`, 'rate', [x('total_data_size_bytes')], `irate(${q('total_data_size_bytes')})`),
     );
+    // 7.0–7.2 only: kv_dcp_producer_count (stats.def.h connagg_producer_count) is absent from 7.6 on.
+    if (!at(line, '7.6')) out.push(kv(`${p}producer_count`, `${f}producers`, 'level', [x('producer_count')], q('producer_count')));
   }
   return out;
 }
@@ -227,115 +309,199 @@ const ops = (op: string | readonly string[], result?: string): NativeSeries => s
 const hitMiss = (legacy: string, op: string, result: string): NativeMapRow =>
   kv(legacy, `${legacy}_per_second`, 'rate', [ops(op, result)], `irate(kv_ops{op="${op}",result="${result}"})`);
 
-const KV_ROWS: NativeMapRow[] = [
-  // Explicit clauses of stat_names_mappings.erl.
-  kv('cmd_get', 'cmd_get_per_second', 'rate', [ops('get')], 'sum(irate(kv_ops{op="get"}))'),
-  kv('misses', 'misses_per_second', 'rate', [s('kv_ops', 'gauge', { result: 'miss' })], 'sum(irate(kv_ops{result="miss"}))'),
-  kv(
-    'ops',
-    'ops_per_second',
-    'rate',
-    [s('kv_cmd_lookup', 'counter'), ops(['set', 'incr', 'decr', 'delete', 'del_meta', 'get_meta', 'set_meta', 'set_ret_meta', 'del_ret_meta'])],
-    'sum(irate(kv_cmd_lookup) or irate(kv_ops{op=~"set|incr|decr|delete|del_meta|get_meta|set_meta|set_ret_meta|del_ret_meta"}))',
-  ),
-  kv('xdc_ops', 'xdc_ops_per_second', 'rate', [ops(['del_meta', 'get_meta', 'set_meta'])], 'sum(irate(kv_ops{op=~"del_meta|get_meta|set_meta"}))'),
-  kv('ep_ops_create', 'ep_ops_create_per_second', 'rate', [s('kv_vb_ops_create', 'gauge')], 'sum(irate(kv_vb_ops_create))'),
-  kv('ep_ops_update', 'ep_ops_update_per_second', 'rate', [s('kv_vb_ops_update', 'gauge')], 'sum(irate(kv_vb_ops_update))'),
-  kv('disk_write_queue', 'disk_write_queue', 'level', [s('kv_ep_queue_size', 'gauge'), s('kv_ep_flusher_todo', 'gauge')], 'sum(kv_ep_queue_size or kv_ep_flusher_todo)'),
-  kv('couch_docs_disk_size', 'couch_docs_disk_size_bytes', 'level', [s('kv_ep_db_file_size_bytes', 'gauge')], 'sum(kv_ep_db_file_size_bytes)'),
-  kv('couch_docs_data_size', 'couch_docs_data_size_bytes', 'level', [s('kv_ep_db_data_size_bytes', 'gauge')], 'sum(kv_ep_db_data_size_bytes)'),
-  kv('couch_docs_actual_disk_size', 'couch_docs_actual_disk_size_bytes', 'level', [s('couch_docs_actual_disk_size', 'gauge')], 'sum by (name) (couch_docs_actual_disk_size)'),
-  kv('couch_views_actual_disk_size', 'couch_views_actual_disk_size_bytes', 'level', [s('couch_views_actual_disk_size', 'gauge')], 'sum by (name) (couch_views_actual_disk_size)'),
-  kv('vb_total_queue_age', 'vb_total_queue_age_seconds', 'level', [s('kv_vb_queue_age_seconds', 'gauge')], 'sum(kv_vb_queue_age_seconds) * 1000 (ms)', { legacyFactor: 1000 }),
-  kv('vb_total_queue_size', 'vb_total_queue_size', 'level', [s('kv_vb_queue_size', 'gauge')], 'sum(kv_vb_queue_size)'),
-  kv('bg_wait_count', 'bg_waits_per_second', 'rate', [s('kv_bg_wait_seconds_count', 'histogram')], 'irate(kv_bg_wait_seconds_count)'),
-  kv('bg_wait_total', 'bg_wait_seconds_per_second', 'rate', [s('kv_bg_wait_seconds_sum', 'histogram')], 'irate(kv_bg_wait_seconds_sum) * 1000000 (µs)', { legacyFactor: 1e6 }),
-  kv('disk_commit_count', 'disk_commits_per_second', 'rate', [s('kv_disk_seconds_count', 'histogram', { op: 'commit' })], 'irate(kv_disk_seconds_count{op="commit"})'),
-  kv('disk_commit_total', 'disk_commit_seconds_per_second', 'rate', [s('kv_disk_seconds_sum', 'histogram', { op: 'commit' })], 'irate(kv_disk_seconds_sum{op="commit"}) * 1000000 (µs)', { legacyFactor: 1e6 }),
-  kv('disk_update_count', 'disk_updates_per_second', 'rate', [s('kv_disk_seconds_count', 'histogram', { op: 'update' })], 'irate(kv_disk_seconds_count{op="update"})'),
-  kv('disk_update_total', 'disk_update_seconds_per_second', 'rate', [s('kv_disk_seconds_sum', 'histogram', { op: 'update' })], 'irate(kv_disk_seconds_sum{op="update"}) * 1000000 (µs)', { legacyFactor: 1e6 }),
-  kv('curr_connections', 'curr_connections', 'level', [s('kv_curr_connections', 'gauge')], 'kv_curr_connections (per node, no bucket label)', { perBucket: false }),
-  // kv_stats_mappings (stats.def.h): counters are asked as irate, gauges as they are.
-  kv('cmd_set', 'cmd_set_per_second', 'rate', [ops('set')], 'irate(kv_ops{op="set"})'),
-  hitMiss('get_hits', 'get', 'hit'),
-  hitMiss('get_misses', 'get', 'miss'),
-  hitMiss('delete_hits', 'delete', 'hit'),
-  hitMiss('delete_misses', 'delete', 'miss'),
-  hitMiss('incr_hits', 'incr', 'hit'),
-  hitMiss('incr_misses', 'incr', 'miss'),
-  hitMiss('decr_hits', 'decr', 'hit'),
-  hitMiss('decr_misses', 'decr', 'miss'),
-  hitMiss('cas_hits', 'cas', 'hit'),
-  hitMiss('cas_misses', 'cas', 'miss'),
-  hitMiss('cas_badval', 'cas', 'badval'),
-  kv('ep_num_ops_get_meta', 'ep_num_ops_get_meta_per_second', 'rate', [ops('get_meta')], 'irate(kv_ops{op="get_meta"})'),
-  kv('ep_num_ops_set_meta', 'ep_num_ops_set_meta_per_second', 'rate', [ops('set_meta')], 'irate(kv_ops{op="set_meta"})'),
-  kv('ep_num_ops_del_meta', 'ep_num_ops_del_meta_per_second', 'rate', [ops('del_meta')], 'irate(kv_ops{op="del_meta"})'),
-  kv('ep_num_ops_set_ret_meta', 'ep_num_ops_set_ret_meta_per_second', 'rate', [ops('set_ret_meta')], 'irate(kv_ops{op="set_ret_meta"})'),
-  kv('ep_num_ops_del_ret_meta', 'ep_num_ops_del_ret_meta_per_second', 'rate', [ops('del_ret_meta')], 'irate(kv_ops{op="del_ret_meta"})'),
-  kv('cmd_lookup', 'cmd_lookup_per_second', 'rate', [s('kv_cmd_lookup', 'counter')], 'irate(kv_cmd_lookup)'),
-  kv('bytes_read', 'read_bytes_per_second', 'rate', [s('kv_read_bytes', 'gauge')], 'irate(kv_read_bytes)'),
-  kv('bytes_written', 'written_bytes_per_second', 'rate', [s('kv_written_bytes', 'gauge')], 'irate(kv_written_bytes)'),
-  kv('evictions', 'evictions_per_second', 'rate', [s('kv_memcache_evictions', 'gauge')], 'irate(kv_memcache_evictions)'),
-  kv('ep_bg_fetched', 'ep_bg_fetched_per_second', 'rate', [s('kv_ep_bg_fetched', 'counter')], 'irate(kv_ep_bg_fetched)'),
-  kv('ep_tmp_oom_errors', 'ep_tmp_oom_errors_per_second', 'rate', [s('kv_ep_tmp_oom_errors', 'counter')], 'irate(kv_ep_tmp_oom_errors)'),
-  kv('ep_num_value_ejects', 'ep_num_value_ejects_per_second', 'rate', [s('kv_ep_num_value_ejects', 'counter')], 'irate(kv_ep_num_value_ejects)'),
-  kv('ep_diskqueue_fill', 'ep_diskqueue_fill_per_second', 'rate', [s('kv_ep_diskqueue_fill', 'gauge')], 'irate(kv_ep_diskqueue_fill)'),
-  kv('ep_diskqueue_drain', 'ep_diskqueue_drain_per_second', 'rate', [s('kv_ep_diskqueue_drain', 'gauge')], 'irate(kv_ep_diskqueue_drain)'),
-  kv('curr_items', 'curr_items', 'level', [s('kv_curr_items', 'gauge')], 'kv_curr_items'),
-  kv('curr_items_tot', 'curr_items_tot', 'level', [s('kv_curr_items_tot', 'gauge')], 'kv_curr_items_tot'),
-  kv('mem_used', 'mem_used_bytes', 'level', [s('kv_mem_used_bytes', 'gauge')], 'kv_mem_used_bytes'),
-  kv('ep_mem_high_wat', 'ep_mem_high_wat_bytes', 'level', [s('kv_ep_mem_high_wat', 'gauge')], 'kv_ep_mem_high_wat'),
-  kv('ep_mem_low_wat', 'ep_mem_low_wat_bytes', 'level', [s('kv_ep_mem_low_wat', 'gauge')], 'kv_ep_mem_low_wat'),
-  kv('ep_max_size', 'ep_max_size_bytes', 'level', [s('kv_ep_max_size', 'gauge')], 'kv_ep_max_size'),
-  // kv_cross_reference.csv: ep_kv_size → kv_ep_key_value_size_bytes (older stats.def.h: kv_memory_used_bytes{for="hashtable"}).
-  kv('ep_kv_size', 'ep_kv_size_bytes', 'level', [s('kv_ep_key_value_size_bytes', 'gauge')], 'kv_ep_key_value_size_bytes'),
-  kv('ep_overhead', 'ep_overhead_bytes', 'level', [s('kv_total_memory_overhead_bytes', 'gauge')], 'kv_total_memory_overhead_bytes'),
-  kv('ep_meta_data_memory', 'ep_meta_data_memory_bytes', 'level', [s('kv_ep_meta_data_memory_bytes', 'gauge')], 'kv_ep_meta_data_memory_bytes'),
-  kv('ep_queue_size', 'ep_queue_size', 'level', [s('kv_ep_queue_size', 'gauge')], 'kv_ep_queue_size'),
-  kv('ep_flusher_todo', 'ep_flusher_todo', 'level', [s('kv_ep_flusher_todo', 'gauge')], 'kv_ep_flusher_todo'),
-  kv('ep_diskqueue_items', 'ep_diskqueue_items', 'level', [s('kv_ep_diskqueue_items', 'gauge')], 'kv_ep_diskqueue_items'),
-  kv('ep_num_non_resident', 'ep_num_non_resident', 'level', [s('kv_ep_num_non_resident', 'gauge')], 'kv_ep_num_non_resident'),
-  kv('ep_vb_total', 'ep_vbuckets', 'level', [s('kv_ep_vb_total', 'gauge')], 'kv_ep_vb_total'),
-  kv('ep_oom_errors', 'ep_oom_errors_total', 'level', [s('kv_ep_oom_errors', 'gauge')], 'kv_ep_oom_errors'),
-  kv('ep_item_commit_failed', 'ep_item_commit_failed_total', 'level', [s('kv_ep_item_commit_failed', 'gauge')], 'kv_ep_item_commit_failed'),
-  kv('ep_data_read_failed', 'ep_data_read_failed_total', 'level', [s('kv_ep_data_read_failed', 'gauge')], 'kv_ep_data_read_failed'),
-  kv('ep_data_write_failed', 'ep_data_write_failed_total', 'level', [s('kv_ep_data_write_failed', 'gauge')], 'kv_ep_data_write_failed'),
-  kv('ep_clock_cas_drift_threshold_exceeded', 'ep_clock_cas_drift_threshold_exceeded_total', 'level', [s('kv_ep_clock_cas_drift_threshold_exceeded', 'gauge')], 'kv_ep_clock_cas_drift_threshold_exceeded'),
-  ...vbRows(),
-  ...dcpRows(),
-  // Computed by ns_server from the stats above (menelaus_stats).
-  kv('hit_ratio', 'hit_ratio', 'increase_ratio', [ops('get', 'hit')], 'computed: 100 * get_hits / cmd_get', { denominator: [ops('get')], legacyFactor: 100, scale: 1 }),
-  kv('ep_cache_miss_rate', 'ep_cache_miss_ratio', 'increase_ratio', [s('kv_ep_bg_fetched', 'counter')], 'computed: 100 * ep_bg_fetched / cmd_get', {
-    denominator: [ops('get')],
-    legacyFactor: 100,
-    scale: 1,
-  }),
-  kv('ep_resident_items_rate', 'ep_resident_items_ratio', 'complement_ratio', [s('kv_ep_num_non_resident', 'gauge')], 'computed: 100 * (curr_items_tot - ep_num_non_resident) / curr_items_tot', {
-    denominator: [s('kv_curr_items_tot', 'gauge')],
-    legacyFactor: 100,
-    scale: 1,
-  }),
-  kv('avg_bg_wait_time', 'avg_bg_wait_seconds', 'increase_ratio', [s('kv_bg_wait_seconds_sum', 'histogram')], 'computed: bg_wait_total / bg_wait_count (µs)', {
-    denominator: [s('kv_bg_wait_seconds_count', 'histogram')],
-    legacyFactor: 1e6,
-  }),
-  kv('avg_disk_update_time', 'avg_disk_update_seconds', 'increase_ratio', [s('kv_disk_seconds_sum', 'histogram', { op: 'update' })], 'computed: disk_update_total / disk_update_count (µs)', {
-    denominator: [s('kv_disk_seconds_count', 'histogram', { op: 'update' })],
-    legacyFactor: 1e6,
-  }),
-  kv('avg_disk_commit_time', 'avg_disk_commit_seconds', 'increase_ratio', [s('kv_disk_seconds_sum', 'histogram', { op: 'commit' })], 'computed: disk_commit_total / disk_commit_count / 1e6 (s)', {
-    denominator: [s('kv_disk_seconds_count', 'histogram', { op: 'commit' })],
-  }),
-  // `@system` stats (stat_names_mappings.erl: sys_<stat>), per node, shown under every bucket by the envelope.
-  ...(['cpu_utilization_rate', 'cpu_user_rate', 'cpu_sys_rate', 'cpu_irq_rate', 'cpu_stolen_rate'] as const).map((st) =>
-    kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'mean', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)`, { perBucket: false, acrossNodes: 'mean', legacyFactor: 1, scale: 0.01 }),
-  ),
-  kv('cpu_cores_available', 'cpu_cores_available', 'level', [s('sys_cpu_cores_available', 'gauge')], 'sys_cpu_cores_available (per node)', { perBucket: false, acrossNodes: 'mean' }),
-  ...(['mem_actual_free', 'mem_actual_used', 'mem_free', 'mem_limit', 'mem_total', 'mem_used_sys', 'swap_total', 'swap_used'] as const).map((st) =>
-    kv(st, `${st}_bytes`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node)`, { perBucket: false, acrossNodes: 'mean' }),
-  ),
-];
+/**
+ * HLC drift, ahead exceptions and sync writes by vBucket state. 7.2 and later: one family with a `state` label
+ * (stats.def.h STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), microseconds, , ) in the stored version that also has
+ * 7.2's scope data limits; 8.0 metadata: kv_ep_hlc_drift_seconds, kv_ep_hlc_drift_count, kv_ep_ahead_exceptions);
+ * 7.0–7.1: one metric per state (stats.def.h STAT(ep_active_hlc_drift, , microseconds, , ) →
+ * kv_ep_active_hlc_drift_seconds, as ns_server's prometheus_cfg derived kv_avg_active_timestamp_drift_seconds reads
+ * it). Sync writes: kv_vb_sync_write_<x>_count{state} on every line (stats.def.h
+ * STAT(vb_sync_write_accepted_count, "vb_{state}_sync_write_accepted_count", …)).
+ */
+function stateRows(line: ServerLine): NativeMapRow[] {
+  const labelled = at(line, '7.2');
+  const out: NativeMapRow[] = [];
+  for (const st of ['active', 'replica'] as const) {
+    const drift = labelled ? s('kv_ep_hlc_drift_seconds', 'gauge', { state: st }) : s(`kv_ep_${st}_hlc_drift_seconds`, 'gauge');
+    const count = labelled ? s('kv_ep_hlc_drift_count', 'gauge', { state: st }) : s(`kv_ep_${st}_hlc_drift_count`, 'gauge');
+    const ahead = labelled ? s('kv_ep_ahead_exceptions', 'counter', { state: st }) : s(`kv_ep_${st}_ahead_exceptions`, 'counter');
+    const name = (x: NativeSeries): string => `${x.metric}${x.matchers.state ? `{state="${st}"}` : ''}`;
+    out.push(
+      kv(`ep_${st}_hlc_drift`, `ep_${st}_hlc_drift_seconds_per_second`, 'rate', [drift], `irate(${name(drift)}) * 1000000 (µs)`, { legacyFactor: 1e6, scale: 1 }),
+      kv(`ep_${st}_hlc_drift_count`, `ep_${st}_hlc_drift_count_per_second`, 'rate', [count], `irate(${name(count)})`),
+      kv(`ep_${st}_ahead_exceptions`, `ep_${st}_ahead_exceptions_per_second`, 'rate', [ahead], `irate(${name(ahead)})`),
+      kv(`avg_${st}_timestamp_drift`, `avg_${st}_timestamp_drift_seconds`, 'increase_ratio', [drift], `computed: ep_${st}_hlc_drift / 1000000 / ep_${st}_hlc_drift_count (s)`, {
+        denominator: [count],
+      }),
+    );
+  }
+  for (const x of ['accepted', 'committed', 'aborted'] as const) {
+    out.push(
+      kv(`vb_active_sync_write_${x}_count`, `vb_active_sync_write_${x}_per_second`, 'rate', [s(`kv_vb_sync_write_${x}_count`, 'gauge', { state: 'active' })], `irate(kv_vb_sync_write_${x}_count{state="active"})`),
+    );
+  }
+  return out;
+}
+
+/** couch_docs_data_size and the fragmentations: series in the order the docs_data_size / fragmentation derives read them. */
+function couchRows(line: ServerLine): NativeMapRow[] {
+  const data = s('kv_ep_db_data_size_bytes', 'gauge');
+  const file = s('kv_ep_db_file_size_bytes', 'gauge');
+  const rule = at(line, '7.2');
+  const extra = rule ? [s('kv_ep_vb_total', 'gauge'), s('kv_ep_db_history_file_size_bytes', 'gauge')] : [];
+  const o = rule ? { minFileBytesPerVbucket: MIN_FILE_BYTES_PER_VBUCKET } : {};
+  return [
+    kv('couch_docs_data_size', 'couch_docs_data_size_bytes', rule ? 'docs_data_size' : 'level', rule ? [data, file, extra[0] as NativeSeries] : [data], rule ? 'sum(kv_ep_db_data_size_bytes), a node\'s file size while it is under 128 KiB × its vBuckets (7.2+)' : 'sum(kv_ep_db_data_size_bytes)', o),
+    kv('couch_docs_fragmentation', 'couch_docs_fragmentation_ratio', 'fragmentation', [data, file, ...extra], `computed: round((couch_docs_disk_size${rule ? ' - history file size' : ''} - couch_docs_data_size) / (couch_docs_disk_size${rule ? ' - history' : ''}) * 100)`, {
+      ...o,
+      legacyFactor: 1,
+      scale: 0.01,
+    }),
+    kv('couch_views_fragmentation', 'couch_views_fragmentation_ratio', 'fragmentation', [s('couch_views_data_size', 'gauge'), s('couch_views_disk_size', 'gauge')], 'computed: round((couch_views_disk_size - couch_views_data_size) / couch_views_disk_size * 100)', {
+      legacyFactor: 1,
+      scale: 0.01,
+    }),
+  ];
+}
+
+function kvRows(line: ServerLine): NativeMapRow[] {
+  return [
+    // Explicit clauses of stat_names_mappings.erl.
+    kv('cmd_get', 'cmd_get_per_second', 'rate', [ops('get')], 'sum(irate(kv_ops{op="get"}))'),
+    kv('misses', 'misses_per_second', 'rate', [s('kv_ops', 'gauge', { result: 'miss' })], 'sum(irate(kv_ops{result="miss"}))'),
+    kv(
+      'ops',
+      'ops_per_second',
+      'rate',
+      [s('kv_cmd_lookup', 'counter'), ops(['set', 'incr', 'decr', 'delete', 'del_meta', 'get_meta', 'set_meta', 'set_ret_meta', 'del_ret_meta'])],
+      'sum(irate(kv_cmd_lookup) or irate(kv_ops{op=~"set|incr|decr|delete|del_meta|get_meta|set_meta|set_ret_meta|del_ret_meta"}))',
+    ),
+    kv('xdc_ops', 'xdc_ops_per_second', 'rate', [ops(['del_meta', 'get_meta', 'set_meta'])], 'sum(irate(kv_ops{op=~"del_meta|get_meta|set_meta"}))'),
+    kv('ep_ops_create', 'ep_ops_create_per_second', 'rate', [s('kv_vb_ops_create', 'gauge')], 'sum(irate(kv_vb_ops_create))'),
+    kv('ep_ops_update', 'ep_ops_update_per_second', 'rate', [s('kv_vb_ops_update', 'gauge')], 'sum(irate(kv_vb_ops_update))'),
+    kv('disk_write_queue', 'disk_write_queue', 'level', [s('kv_ep_queue_size', 'gauge'), s('kv_ep_flusher_todo', 'gauge')], 'sum(kv_ep_queue_size or kv_ep_flusher_todo)'),
+    kv('couch_docs_disk_size', 'couch_docs_disk_size_bytes', 'level', [s('kv_ep_db_file_size_bytes', 'gauge')], 'sum(kv_ep_db_file_size_bytes)'),
+    ...couchRows(line),
+    kv('couch_docs_actual_disk_size', 'couch_docs_actual_disk_size_bytes', 'level', [s('couch_docs_actual_disk_size', 'gauge')], 'sum by (name) (couch_docs_actual_disk_size)'),
+    kv('couch_views_actual_disk_size', 'couch_views_actual_disk_size_bytes', 'level', [s('couch_views_actual_disk_size', 'gauge')], 'sum by (name) (couch_views_actual_disk_size)'),
+    // `couch_<x>`: sum by name over the design documents (signature label); ops as irate, max over the nodes (get_aggregate_method).
+    kv('couch_views_data_size', 'couch_views_data_size_bytes', 'level', [s('couch_views_data_size', 'gauge')], 'sum by (name) (couch_views_data_size)'),
+    kv('couch_views_disk_size', 'couch_views_disk_size_bytes', 'level', [s('couch_views_disk_size', 'gauge')], 'sum by (name) (couch_views_disk_size)'),
+    kv('couch_views_ops', 'couch_views_ops_per_second', 'rate', [s('couch_views_ops', 'counter')], 'sum by (name) (irate(couch_views_ops)); max over nodes', { nodeAggregate: 'max' }),
+    kv('couch_total_disk_size', 'couch_total_disk_size_bytes', 'level', [s('couch_docs_actual_disk_size', 'gauge'), s('couch_views_actual_disk_size', 'gauge')], 'computed: couch_docs_actual_disk_size + couch_views_actual_disk_size'),
+    kv('vb_total_queue_age', 'vb_total_queue_age_seconds', 'level', [s('kv_vb_queue_age_seconds', 'gauge')], 'sum(kv_vb_queue_age_seconds) * 1000 (ms)', { legacyFactor: 1000 }),
+    kv('vb_total_queue_size', 'vb_total_queue_size', 'level', [s('kv_vb_queue_size', 'gauge')], 'sum(kv_vb_queue_size)'),
+    kv('vb_avg_total_queue_age', 'vb_avg_total_queue_age_seconds', 'level_ratio', [s('kv_vb_queue_age_seconds', 'gauge')], 'computed: vb_total_queue_age / vb_total_queue_size / 1000', {
+      denominator: [s('kv_vb_queue_size', 'gauge')],
+    }),
+    kv('bg_wait_count', 'bg_waits_per_second', 'rate', [s('kv_bg_wait_seconds_count', 'histogram')], 'irate(kv_bg_wait_seconds_count)'),
+    kv('bg_wait_total', 'bg_wait_seconds_per_second', 'rate', [s('kv_bg_wait_seconds_sum', 'histogram')], 'irate(kv_bg_wait_seconds_sum) * 1000000 (µs)', { legacyFactor: 1e6 }),
+    kv('disk_commit_count', 'disk_commits_per_second', 'rate', [s('kv_disk_seconds_count', 'histogram', { op: 'commit' })], 'irate(kv_disk_seconds_count{op="commit"})'),
+    kv('disk_commit_total', 'disk_commit_seconds_per_second', 'rate', [s('kv_disk_seconds_sum', 'histogram', { op: 'commit' })], 'irate(kv_disk_seconds_sum{op="commit"}) * 1000000 (µs)', { legacyFactor: 1e6 }),
+    kv('disk_update_count', 'disk_updates_per_second', 'rate', [s('kv_disk_seconds_count', 'histogram', { op: 'update' })], 'irate(kv_disk_seconds_count{op="update"})'),
+    kv('disk_update_total', 'disk_update_seconds_per_second', 'rate', [s('kv_disk_seconds_sum', 'histogram', { op: 'update' })], 'irate(kv_disk_seconds_sum{op="update"}) * 1000000 (µs)', { legacyFactor: 1e6 }),
+    kv('curr_connections', 'curr_connections', 'level', [s('kv_curr_connections', 'gauge')], 'kv_curr_connections (per node, no bucket label)', { perBucket: false }),
+    // kv_stats_mappings (stats.def.h): counters are asked as irate, gauges as they are.
+    kv('cmd_set', 'cmd_set_per_second', 'rate', [ops('set')], 'irate(kv_ops{op="set"})'),
+    hitMiss('get_hits', 'get', 'hit'),
+    hitMiss('get_misses', 'get', 'miss'),
+    hitMiss('delete_hits', 'delete', 'hit'),
+    hitMiss('delete_misses', 'delete', 'miss'),
+    hitMiss('incr_hits', 'incr', 'hit'),
+    hitMiss('incr_misses', 'incr', 'miss'),
+    hitMiss('decr_hits', 'decr', 'hit'),
+    hitMiss('decr_misses', 'decr', 'miss'),
+    hitMiss('cas_hits', 'cas', 'hit'),
+    hitMiss('cas_misses', 'cas', 'miss'),
+    hitMiss('cas_badval', 'cas', 'badval'),
+    kv('ep_num_ops_get_meta', 'ep_num_ops_get_meta_per_second', 'rate', [ops('get_meta')], 'irate(kv_ops{op="get_meta"})'),
+    kv('ep_num_ops_set_meta', 'ep_num_ops_set_meta_per_second', 'rate', [ops('set_meta')], 'irate(kv_ops{op="set_meta"})'),
+    kv('ep_num_ops_del_meta', 'ep_num_ops_del_meta_per_second', 'rate', [ops('del_meta')], 'irate(kv_ops{op="del_meta"})'),
+    kv('ep_num_ops_set_ret_meta', 'ep_num_ops_set_ret_meta_per_second', 'rate', [ops('set_ret_meta')], 'irate(kv_ops{op="set_ret_meta"})'),
+    kv('ep_num_ops_del_ret_meta', 'ep_num_ops_del_ret_meta_per_second', 'rate', [ops('del_ret_meta')], 'irate(kv_ops{op="del_ret_meta"})'),
+    kv('cmd_lookup', 'cmd_lookup_per_second', 'rate', [s('kv_cmd_lookup', 'counter')], 'irate(kv_cmd_lookup)'),
+    kv('bytes_read', 'read_bytes_per_second', 'rate', [s('kv_read_bytes', 'gauge')], 'irate(kv_read_bytes)'),
+    kv('bytes_written', 'written_bytes_per_second', 'rate', [s('kv_written_bytes', 'gauge')], 'irate(kv_written_bytes)'),
+    kv('evictions', 'evictions_per_second', 'rate', [s('kv_memcache_evictions', 'gauge')], 'irate(kv_memcache_evictions)'),
+    kv('ep_bg_fetched', 'ep_bg_fetched_per_second', 'rate', [s('kv_ep_bg_fetched', 'counter')], 'irate(kv_ep_bg_fetched)'),
+    kv('ep_tmp_oom_errors', 'ep_tmp_oom_errors_per_second', 'rate', [s('kv_ep_tmp_oom_errors', 'counter')], 'irate(kv_ep_tmp_oom_errors)'),
+    kv('ep_num_value_ejects', 'ep_num_value_ejects_per_second', 'rate', [s('kv_ep_num_value_ejects', 'counter')], 'irate(kv_ep_num_value_ejects)'),
+    kv('ep_diskqueue_fill', 'ep_diskqueue_fill_per_second', 'rate', [s('kv_ep_diskqueue_fill', 'gauge')], 'irate(kv_ep_diskqueue_fill)'),
+    kv('ep_diskqueue_drain', 'ep_diskqueue_drain_per_second', 'rate', [s('kv_ep_diskqueue_drain', 'gauge')], 'irate(kv_ep_diskqueue_drain)'),
+    kv('curr_items', 'curr_items', 'level', [s('kv_curr_items', 'gauge')], 'kv_curr_items'),
+    kv('curr_items_tot', 'curr_items_tot', 'level', [s('kv_curr_items_tot', 'gauge')], 'kv_curr_items_tot'),
+    kv('mem_used', 'mem_used_bytes', 'level', [s('kv_mem_used_bytes', 'gauge')], 'kv_mem_used_bytes'),
+    kv('ep_mem_high_wat', 'ep_mem_high_wat_bytes', 'level', [s('kv_ep_mem_high_wat', 'gauge')], 'kv_ep_mem_high_wat'),
+    kv('ep_mem_low_wat', 'ep_mem_low_wat_bytes', 'level', [s('kv_ep_mem_low_wat', 'gauge')], 'kv_ep_mem_low_wat'),
+    kv('ep_max_size', 'ep_max_size_bytes', 'level', [s('kv_ep_max_size', 'gauge')], 'kv_ep_max_size'),
+    // 7.0–7.2: stats.def.h STAT(ep_kv_size, , bytes, memory_used, LABEL(for, hashtable)); 7.6+: kv_cross_reference.csv → kv_ep_key_value_size_bytes.
+    at(line, '7.6')
+      ? kv('ep_kv_size', 'ep_kv_size_bytes', 'level', [s('kv_ep_key_value_size_bytes', 'gauge')], 'kv_ep_key_value_size_bytes')
+      : kv('ep_kv_size', 'ep_kv_size_bytes', 'level', [s('kv_memory_used_bytes', 'gauge', { for: 'hashtable' })], 'kv_memory_used_bytes{for="hashtable"}'),
+    kv('ep_overhead', 'ep_overhead_bytes', 'level', [s('kv_total_memory_overhead_bytes', 'gauge')], 'kv_total_memory_overhead_bytes'),
+    kv('ep_meta_data_memory', 'ep_meta_data_memory_bytes', 'level', [s('kv_ep_meta_data_memory_bytes', 'gauge')], 'kv_ep_meta_data_memory_bytes'),
+    kv('ep_queue_size', 'ep_queue_size', 'level', [s('kv_ep_queue_size', 'gauge')], 'kv_ep_queue_size'),
+    kv('ep_flusher_todo', 'ep_flusher_todo', 'level', [s('kv_ep_flusher_todo', 'gauge')], 'kv_ep_flusher_todo'),
+    kv('ep_diskqueue_items', 'ep_diskqueue_items', 'level', [s('kv_ep_diskqueue_items', 'gauge')], 'kv_ep_diskqueue_items'),
+    kv('ep_num_non_resident', 'ep_num_non_resident', 'level', [s('kv_ep_num_non_resident', 'gauge')], 'kv_ep_num_non_resident'),
+    kv('ep_vb_total', 'ep_vbuckets', 'level', [s('kv_ep_vb_total', 'gauge')], 'kv_ep_vb_total'),
+    kv('ep_oom_errors', 'ep_oom_errors_total', 'level', [s('kv_ep_oom_errors', 'gauge')], 'kv_ep_oom_errors'),
+    kv('ep_item_commit_failed', 'ep_item_commit_failed_total', 'level', [s('kv_ep_item_commit_failed', 'gauge')], 'kv_ep_item_commit_failed'),
+    kv('ep_data_read_failed', 'ep_data_read_failed_total', 'level', [s('kv_ep_data_read_failed', 'gauge')], 'kv_ep_data_read_failed'),
+    kv('ep_data_write_failed', 'ep_data_write_failed_total', 'level', [s('kv_ep_data_write_failed', 'gauge')], 'kv_ep_data_write_failed'),
+    kv('ep_clock_cas_drift_threshold_exceeded', 'ep_clock_cas_drift_threshold_exceeded_total', 'level', [s('kv_ep_clock_cas_drift_threshold_exceeded', 'gauge')], 'kv_ep_clock_cas_drift_threshold_exceeded'),
+    ...stateRows(line),
+    ...vbRows(line),
+    ...dcpRows(line),
+    // Computed by ns_server from the stats above (menelaus_stats computed_stats_lazy_proplist).
+    kv('hit_ratio', 'hit_ratio', 'increase_ratio', [ops('get', 'hit')], 'computed: 100 * get_hits / cmd_get', { denominator: [ops('get')], legacyFactor: 100, scale: 1 }),
+    // 7.0–7.6.7: ep_bg_fetched / cmd_lookup (menelaus_stats EPCacheMissRatio); 7.6.8 and 8.0: get_misses / cmd_get (issue 37).
+    at(line, '7.6.8')
+      ? kv('ep_cache_miss_rate', 'ep_cache_miss_ratio', 'increase_ratio', [ops('get', 'miss')], 'computed: 100 * get_misses / cmd_get', { denominator: [ops('get')], legacyFactor: 100, scale: 1 })
+      : kv('ep_cache_miss_rate', 'ep_cache_miss_ratio', 'increase_ratio', [s('kv_ep_bg_fetched', 'counter')], 'computed: 100 * ep_bg_fetched / cmd_lookup', {
+          denominator: [s('kv_cmd_lookup', 'counter')],
+          legacyFactor: 100,
+          scale: 1,
+        }),
+    kv('ep_resident_items_rate', 'ep_resident_items_ratio', 'complement_ratio', [s('kv_ep_num_non_resident', 'gauge')], 'computed: 100 * (curr_items_tot - ep_num_non_resident) / curr_items_tot', {
+      denominator: [s('kv_curr_items_tot', 'gauge')],
+      legacyFactor: 100,
+      scale: 1,
+    }),
+    kv('avg_bg_wait_time', 'avg_bg_wait_seconds', 'increase_ratio', [s('kv_bg_wait_seconds_sum', 'histogram')], 'computed: bg_wait_total / bg_wait_count (µs)', {
+      denominator: [s('kv_bg_wait_seconds_count', 'histogram')],
+      legacyFactor: 1e6,
+    }),
+    kv('avg_disk_update_time', 'avg_disk_update_seconds', 'increase_ratio', [s('kv_disk_seconds_sum', 'histogram', { op: 'update' })], 'computed: disk_update_total / disk_update_count (µs)', {
+      denominator: [s('kv_disk_seconds_count', 'histogram', { op: 'update' })],
+      legacyFactor: 1e6,
+    }),
+    kv('avg_disk_commit_time', 'avg_disk_commit_seconds', 'increase_ratio', [s('kv_disk_seconds_sum', 'histogram', { op: 'commit' })], 'computed: disk_commit_total / disk_commit_count / 1e6 (s)', {
+      denominator: [s('kv_disk_seconds_count', 'histogram', { op: 'commit' })],
+    }),
+    // `@system` stats (stat_names_mappings.erl: sys_<stat>, rest_requests, hibernated_*), per node, shown under every
+    // bucket: summed over the active nodes (menelaus_stats section_nodes("@system")), max for cpu_utilization_rate.
+    ...(['cpu_utilization_rate', 'cpu_user_rate', 'cpu_sys_rate', 'cpu_irq_rate', 'cpu_stolen_rate'] as const).map((st) =>
+      kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'mean', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)${st === 'cpu_utilization_rate' ? '; max over nodes' : ''}`, {
+        perBucket: false,
+        legacyFactor: 1,
+        scale: 0.01,
+        ...(st === 'cpu_utilization_rate' ? { nodeAggregate: 'max' as const } : {}),
+      }),
+    ),
+    kv('cpu_cores_available', 'cpu_cores_available', 'level', [s('sys_cpu_cores_available', 'gauge')], 'sys_cpu_cores_available (per node)', { perBucket: false }),
+    ...(['mem_actual_free', 'mem_actual_used', 'mem_free', 'mem_limit', 'mem_total', 'mem_used_sys', 'swap_total', 'swap_used'] as const).map((st) =>
+      kv(st, `${st}_bytes`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node)`, { perBucket: false }),
+    ),
+    kv('allocstall', 'allocstall', 'level', [s('sys_allocstall', 'counter')], 'sys_allocstall (per node; as served, not a rate)', { perBucket: false }),
+    kv('rest_requests', 'rest_requests_per_second', 'rate', [s('cm_rest_request_leaves_total', 'counter')], 'irate(cm_rest_request_leaves_total) (per node)', { perBucket: false }),
+    kv('hibernated_waked', 'hibernated_waked_per_second', 'rate', [s('cm_request_unhibernates_total', 'counter')], 'irate(cm_request_unhibernates_total) (per node)', { perBucket: false }),
+    kv('hibernated_requests', 'hibernated_requests', 'difference', [s('cm_request_hibernates_total', 'counter')], 'cm_request_hibernates_total - cm_request_unhibernates_total (per node)', {
+      perBucket: false,
+      denominator: [s('cm_request_unhibernates_total', 'counter')],
+    }),
+  ];
+}
 
 const XDCR_ROWS: NativeMapRow[] = [
   xdcr('bandwidth_usage', 'couchbase_xdcr_bandwidth_usage_bytes_per_second', 'rate', 'xdcr_data_replicated_bytes', 'counter', 'irate(xdcr_data_replicated_bytes{pipelineType="Main"})'),
@@ -364,29 +530,65 @@ const XDCR_ROWS: NativeMapRow[] = [
     scale: 1,
   }),
 ];
+/** One line's table: its bucket rows and XDCR rows, and lookups by legacy stat name. Made once per line. */
+export interface NativeTable {
+  readonly line: ServerLine;
+  readonly kv: readonly NativeMapRow[];
+  readonly xdcr: readonly NativeMapRow[];
+  /** kv then xdcr. */
+  readonly all: readonly NativeMapRow[];
+  readonly kvByLegacy: ReadonlyMap<string, NativeMapRow>;
+  readonly xdcrByLegacy: ReadonlyMap<string, NativeMapRow>;
+}
 
-/** Every row: bucket stats, then XDCR stats. */
-export const NATIVE_MAP: readonly NativeMapRow[] = Object.freeze([...KV_ROWS, ...XDCR_ROWS]);
+const tables = new Map<ServerLine, NativeTable>();
 
-export const KV_NATIVE_MAP: readonly NativeMapRow[] = Object.freeze(NATIVE_MAP.filter((r) => r.section === 'kv'));
-export const XDCR_NATIVE_MAP: readonly NativeMapRow[] = Object.freeze(NATIVE_MAP.filter((r) => r.section === 'xdcr'));
+/** The table of a server line (the same frozen arrays every call: the range groups' plans are kept per table). */
+export function nativeMapFor(line: ServerLine): NativeTable {
+  let t = tables.get(line);
+  if (t !== undefined) return t;
+  // 8.0 no longer serves the metrics behind `absentIn80` rows: they are left out of its table.
+  const keep = (r: NativeMapRow): boolean => !(line === '8.0' && r.absentIn80 === true);
+  const kvRowsOf = Object.freeze(kvRows(line).filter(keep));
+  const xdcrRowsOf = Object.freeze(XDCR_ROWS.filter(keep));
+  t = Object.freeze({
+    line,
+    kv: kvRowsOf,
+    xdcr: xdcrRowsOf,
+    all: Object.freeze([...kvRowsOf, ...xdcrRowsOf]),
+    kvByLegacy: new Map(kvRowsOf.map((r) => [r.legacy, r])),
+    xdcrByLegacy: new Map(xdcrRowsOf.map((r) => [r.legacy, r])),
+  });
+  tables.set(line, t);
+  return t;
+}
 
 /**
- * Legacy stats cbwatch exports whose value the range API cannot give: no native metric carries it (in the
- * references above), or the envelope computes it from something the native metrics do not keep. They are named in
- * docs/metrics.md; with `stats_source: range` their families are absent.
+ * The default table: the 7.6 line's (7.6.0–7.6.7). What a caller that knows no node's version reads, what the
+ * recording-rule bridge (gen-bridge.ts) derives its rules from, and what docs/metrics.md lists row by row;
+ * nativeMapFor gives every line's.
+ */
+export const DEFAULT_LINE: ServerLine = '7.6';
+/** Every row of the default table: bucket stats, then XDCR stats. */
+export const NATIVE_MAP: readonly NativeMapRow[] = nativeMapFor(DEFAULT_LINE).all;
+export const KV_NATIVE_MAP: readonly NativeMapRow[] = nativeMapFor(DEFAULT_LINE).kv;
+export const XDCR_NATIVE_MAP: readonly NativeMapRow[] = nativeMapFor(DEFAULT_LINE).xdcr;
+
+/**
+ * Legacy stats cbwatch exports whose value the range API cannot give, on any line: no native metric carries it (in
+ * the references above), or Couchbase's own envelope answers nothing for it on 7.0+ either. They are named in
+ * docs/metrics.md; with `stats_source: range` their families are absent. Stats mapped on some lines only
+ * (kv_dcp_producer_count, vb_<state>_itm_memory: 7.0–7.2) are in LINE_ONLY.
  */
 export const NO_NATIVE_EQUIVALENT: Readonly<Record<Section, Readonly<Record<string, string>>>> = Object.freeze({
   kv: Object.freeze({
-    'vb_<state>_itm_memory': 'no kv_vb_itm_memory_bytes in the 8.0 metadata',
-    'ep_dcp_<type>_producer_count, ep_dcp_<type>_total_backlog_size': 'no kv_dcp_producer_count or backlog metric in the 8.0 metadata',
-    'ep_dcp_other_*': 'a sum over every other connection type (a negative matcher): not asked',
-    'couch_docs_fragmentation, couch_views_fragmentation, couch_total_disk_size': 'computed by menelaus_stats from data and file sizes (rounded to a whole percent); the views\' sizes have no native equivalent; not mapped',
-    'couch_views_* (data/disk size, ops), couch_spatial_*': 'per design document in 7.0+ (signature label); not summed here',
-    'ep_active_ahead_exceptions, ep_replica_ahead_exceptions, ep_*_hlc_drift*': 'the native drift metrics carry other labels than the envelope\'s per-state names',
-    'vb_active_sync_write_*_count': 'kv_vb_sync_write_* in 8.0 carries no state label',
+    'ep_dcp_<type>_total_backlog_size':
+      'map_dcpagg_stat asks for kv_dcp_total_backlog_size, which kv_engine never defines (stats.def.h has no backlog connagg stat): Couchbase\'s own 7.0+ envelope answers nothing for it either',
+    'couch_spatial_* (data/disk size, ops)': 'not asked: the 8.0 metadata lists no couch_spatial_* metric and spatial views are deprecated; the couch_views_* rows cover the view engine',
     'ep_tap_*, replication_* (pre-4.0 XDCR totals)': 'removed before 7.0: a 7.0+ envelope has none either',
-    'allocstall, hibernated_requests, hibernated_waked, rest_requests, odp_report_failed': 'node-level management-process stats of the envelope, not asked from the range API (system CPU, memory and swap are)',
+    odp_report_failed: 'ns_server asks for sys_odp_report_failed (stat_names_mappings.erl is_system_stat), which the 8.0 metadata does not list (it lists cm_odp_report_failed): Couchbase\'s own envelope has no value for it',
+    'cpu_idle_ms, cpu_local_ms': 'pre-7.0 @system stats: ns_server would ask for sys_cpu_idle_ms / sys_cpu_local_ms, which the 8.0 metadata does not list',
+    ep_max_data_size: 'no kv_ep_max_data_size in the 8.0 metadata (the bucket quota is mapped as ep_max_size)',
     '(any stat outside cbwatch\'s catalog)': 'exported by the envelope under a generated name; the range source asks only for the rows of this table',
   }),
   xdcr: Object.freeze({
@@ -394,9 +596,15 @@ export const NO_NATIVE_EQUIVALENT: Readonly<Record<Section, Readonly<Record<stri
   }),
 });
 
-/** Rows by legacy stat name, per section. */
-export const KV_ROW_BY_LEGACY: ReadonlyMap<string, NativeMapRow> = new Map(KV_NATIVE_MAP.map((r) => [r.legacy, r]));
-export const XDCR_ROW_BY_LEGACY: ReadonlyMap<string, NativeMapRow> = new Map(XDCR_NATIVE_MAP.map((r) => [r.legacy, r]));
+/** Stats that only some lines map, and why the others cannot (docs/native-metrics.md, "Per server line"). */
+export const LINE_ONLY: Readonly<Record<string, { readonly lines: readonly ServerLine[]; readonly why: string }>> = Object.freeze({
+  'vb_<state>_itm_memory': { lines: ['7.0', '7.1', '7.2'], why: 'kv_vb_itm_memory_bytes is not served from 7.6 on (absent from the 8.0 metadata)' },
+  'ep_dcp_<type>_producer_count': { lines: ['7.0', '7.1', '7.2'], why: 'kv_dcp_producer_count is not served from 7.6 on (absent from the 8.0 metadata)' },
+});
+
+/** Rows by legacy stat name, per section (the default table). */
+export const KV_ROW_BY_LEGACY: ReadonlyMap<string, NativeMapRow> = nativeMapFor(DEFAULT_LINE).kvByLegacy;
+export const XDCR_ROW_BY_LEGACY: ReadonlyMap<string, NativeMapRow> = nativeMapFor(DEFAULT_LINE).xdcrByLegacy;
 
 /** Every native series name a section's rows read (numerators and denominators), sorted. */
 export function nativeMetricsOf(rows: readonly NativeMapRow[]): string[] {

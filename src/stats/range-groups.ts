@@ -23,6 +23,7 @@ export const ALL_NODES = '\u0000all';
 interface Target {
   readonly slot: number;
   readonly matchers: Matchers;
+  readonly notMatchers?: NativeSeries['notMatchers'];
 }
 
 /** How a table's rows read the series: per metric, the row parts it feeds; per row, its parts. Built once per table. */
@@ -46,7 +47,7 @@ export function planOf(rows: readonly NativeMapRow[]): Plan {
     for (const x of list) {
       const slot = width++;
       into.push(slot);
-      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({ slot, matchers: x.matchers });
+      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({ slot, matchers: x.matchers, ...(x.notMatchers ? { notMatchers: x.notMatchers } : {}) });
     }
   };
   for (const r of rows) {
@@ -240,7 +241,7 @@ export class Layer {
     if (targets === undefined) return;
     for (let i = 0; i < targets.length; i++) {
       const x = targets[i] as Target;
-      if (matches(labels, x.matchers)) this.parts.add(cell, x.slot, value);
+      if (matches(labels, x.matchers) && noneOf(labels, x.notMatchers)) this.parts.add(cell, x.slot, value);
     }
   }
 }
@@ -259,6 +260,16 @@ function matches(labels: Readonly<Record<string, string>>, m: Matchers): boolean
     const have = labels[k];
     if (have === undefined) return false;
     if (typeof want === 'string' ? have !== want : !want.includes(have)) return false;
+  }
+  return true;
+}
+
+/** ns_server's `not_any`: the label is absent or none of the values (ep_dcp_other_*). */
+function noneOf(labels: Readonly<Record<string, string>>, not: NativeSeries['notMatchers']): boolean {
+  if (not === undefined) return true;
+  for (const k in not) {
+    const have = labels[k];
+    if (have !== undefined && (not[k] as readonly string[]).includes(have)) return false;
   }
   return true;
 }
@@ -398,6 +409,12 @@ function fromSums(row: NativeMapRow, num: Sum, den: Sum): number | undefined {
     case 'complement_ratio':
       if (!den.any) return undefined;
       return den.level > 0 ? 1 - num.level / den.level : 1;
+    case 'difference':
+      return den.any ? num.level - den.level : undefined;
+    // Per node first (docsValue).
+    case 'docs_data_size':
+    case 'fragmentation':
+      return undefined;
   }
 }
 
@@ -429,6 +446,7 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   if (blocked(row, g.errored, node)) return undefined;
   const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
   if (cells === undefined) return undefined;
+  if (row.derive === 'docs_data_size' || row.derive === 'fragmentation') return docsValue(row, g, cells, node, parts.num);
   if (node === undefined && row.acrossNodes === 'mean') {
     // A host's own gauge: the mean of the nodes' values.
     let sum = 0;
@@ -469,4 +487,37 @@ export function newestOf(g: RangeItems, item: string, node: string | undefined):
   let t = 0;
   for (const [n, c] of cells) if ((node === undefined || n === node) && c.newest > t) t = c.newest;
   return t > 0 ? t : undefined;
+}
+
+/**
+ * couch_docs_data_size with the small-file rule, and the fragmentations (native-map.ts, derives docs_data_size and
+ * fragmentation): each node's newest levels in the row's series order (data, file, then vBuckets and history with
+ * `minFileBytesPerVbucket`), the rule applied per node, then the nodes added up; a fragmentation is
+ * round(100 × (disk − data) / disk) of the sums (menelaus_stats Fragmentation: a whole percent, 0 for no disk). A node
+ * without both its data and file sizes adds nothing. Undefined when no node has them.
+ */
+function docsValue(row: NativeMapRow, g: RangeItems, cells: ReadonlyMap<string, Cell>, node: string | undefined, slots: readonly number[]): number | undefined {
+  const level = (c: Cell, i: number): number | undefined => {
+    const slot = slots[i];
+    if (slot === undefined) return undefined;
+    const o = g.slots[c.base + slot] as number;
+    return o < 0 ? undefined : (g.data[o + LEVEL] as number);
+  };
+  const min = row.minFileBytesPerVbucket;
+  let data = 0;
+  let disk = 0;
+  let any = false;
+  cells.forEach((c, nd) => {
+    if (nd === ALL_NODES || (node !== undefined && nd !== node)) return;
+    const d = level(c, 0);
+    const f = level(c, 1);
+    if (d === undefined || f === undefined) return;
+    const vb = min === undefined ? undefined : level(c, 2);
+    any = true;
+    data += vb !== undefined && min !== undefined && f < min * vb ? f : d;
+    disk += f - (min === undefined ? 0 : (level(c, 3) ?? 0));
+  });
+  if (!any) return undefined;
+  const v = row.derive === 'docs_data_size' ? data : disk > 0 ? Math.round(((disk - data) / disk) * 100) : 0;
+  return v * row.legacyFactor;
 }

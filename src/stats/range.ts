@@ -13,7 +13,7 @@
  * taken of a summed series, so a reset on one node can never be hidden by the sum (metrics that a rate, an
  * increase ratio or a window mean reads stay per node). No coarser `step` either: an increase over fewer points
  * would miss a reset between them.
- * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (68 native names) take 7 requests per poll and
+ * At most MAX_QUERIES_PER_REQUEST queries per POST: the bucket stats (82–86 native names by server line) take 8 requests per poll and
  * the XDCR stats (16) 2, whatever the number of buckets, nodes and replications (the envelopes need one request per
  * bucket, per bucket and node with per_node, and per replication and stat). The queries are dealt out so that the
  * requests' answers are about the same size (balancedBatches): a query's answer grows with buckets × nodes (a
@@ -58,6 +58,7 @@ import { arrayElementBounds, Ch, elementEnd, parseSlice, skipSpace } from './jso
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
+import { withNodes } from './node-lines.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { IdList, idKey, Interner, QueryReader } from './range-reader.js';
 import type { ReadEntry } from './range-reader.js';
@@ -67,10 +68,10 @@ import type { CounterMemo, Point } from './range-values.js';
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
 /**
  * Queries per POST: the bound on one request's body and answer (the answer grows with buckets × nodes). With the
- * mapping table's 68 kv and 16 XDCR names, a poll of both collectors makes 9 requests, under the 10 the issue
+ * mapping table's 82 (7.6+) to 86 (7.0, 7.1) kv and 16 XDCR names, a poll of both collectors makes 10 requests, the 10 the issue
  * (and the bench's statistics-source section) allows.
  */
-export const MAX_QUERIES_PER_REQUEST = 10;
+export const MAX_QUERIES_PER_REQUEST = 11;
 /** The native metrics are scraped every 10 s by default; a finer step only repeats points. */
 export const RANGE_STEP_SECONDS = 10;
 /** How far before the previous newest point the next window starts. */
@@ -550,11 +551,11 @@ export interface RangeState {
 /** NUL-prefixed: forgetGone keeps it. */
 export const RANGE_STATE_KEY = '\u0000range';
 
-export function rangeStateOf(state: Map<string, unknown>): RangeState {
-  let s = state.get(RANGE_STATE_KEY) as RangeState | undefined;
+export function rangeStateOf(state: Map<string, unknown>, key: string = RANGE_STATE_KEY): RangeState {
+  let s = state.get(key) as RangeState | undefined;
   if (s === undefined) {
     s = { memo: new Map(), newest: undefined, sizes: new Map() };
-    state.set(RANGE_STATE_KEY, s);
+    state.set(key, s);
   }
   return s;
 }
@@ -576,9 +577,11 @@ export async function fetchRange<N extends CollectorName>(
   extra: Readonly<Record<string, string>>,
   itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
   sumOverNodes = false,
+  // A cluster mid-upgrade (node-lines.ts): this line's nodes only, with its own memo and window (a state key of its own).
+  line?: { readonly stateKey: string; readonly nodes: readonly string[] },
 ): Promise<RangeFetch> {
   keepShapes();
-  const st = rangeStateOf(ctx.state);
+  const st = rangeStateOf(ctx.state, line?.stateKey);
   const now = ctx.now();
   const intervalS = ctx.options.interval / 1000;
   const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
@@ -600,7 +603,7 @@ export async function fetchRange<N extends CollectorName>(
     try {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
         method: 'POST',
-        json: buildQueries(names, extra, window, narrow, from, summed),
+        json: withNodes(buildQueries(names, extra, window, narrow, from, summed), line?.nodes),
         allowStatus: [403, 404, 405],
         parseBody: (text) => grouping.readText(text, names, summed),
       });

@@ -17,7 +17,9 @@
  * aggregates `by` cbwatch's labels, so Prometheus's `job`/`instance` and Couchbase's own extra labels drop out.
  */
 import { allFamilies } from '../metrics/catalog.js';
-import { KV_BUCKET_LABEL, KV_ROW_BY_LEGACY, XDCR_NATIVE_LABELS, XDCR_ROW_BY_LEGACY } from '../stats/native-map.js';
+import { KV_BUCKET_LABEL, KV_ROW_BY_LEGACY, nativeMapFor, SERVER_LINES, XDCR_NATIVE_LABELS, XDCR_ROW_BY_LEGACY } from '../stats/native-map.js';
+import { nativeCoverage } from './native-coverage.js';
+import { PACKAGE_ROOT } from '../paths.js';
 import type { NativeMapRow, NativeSeries } from '../stats/native-map.js';
 import { yamlText } from './gen-alerts.js';
 import type { Files } from './files.js';
@@ -67,6 +69,7 @@ const sumBy = (by: string, e: string): string => `sum by (${by}) (${e})`;
 /** `metric{matchers}`: a list of values is any of them. */
 export function selector(x: NativeSeries): string {
   const m = Object.entries(x.matchers).map(([k, v]) => (typeof v === 'string' ? `${k}="${v}"` : `${k}=~"${v.join('|')}"`));
+  for (const [k, v] of Object.entries(x.notMatchers ?? {})) m.push(`${k}!~"${v.join('|')}"`);
   return m.length ? `${x.metric}{${m.join(', ')}}` : x.metric;
 }
 
@@ -121,6 +124,13 @@ function derive(row: NativeMapRow, by: string, wrap: (e: string) => string = (e)
     case 'complement_ratio':
       e = ratio(false, true);
       break;
+    case 'difference':
+      e = `${sum(row.series, false)}\n- ${sum(row.denominator ?? [], false)}`;
+      break;
+    // Per-node rules (the small-file rule, rounding after the merge): not bridged (no shipped dashboard or alert reads them).
+    case 'docs_data_size':
+    case 'fragmentation':
+      throw new Error(`${row.legacy}: derive ${row.derive} is not bridged`);
   }
   return row.scale === 1 ? e : `(${e}) * ${row.scale}`;
 }
@@ -294,6 +304,9 @@ function docsText(): string {
         increase_ratio: `rate of ${num} / rate of ${den}`,
         level_ratio: `${num} / ${den}`,
         complement_ratio: `1 − ${num} / ${den}`,
+        difference: `${num} − ${den}`,
+        docs_data_size: 'per node: the file size while under 128 KiB × vBuckets, else the data size; summed',
+        fragmentation: 'round(100 × (disk − data) / disk) over the nodes\' sums',
       };
       const how = `${words[row.derive]}${row.scale === 1 ? '' : ` × ${row.scale}`}`;
       return `| \`${family}\` | \`${row.legacy}\` | ${natives.replaceAll('|', '\\|')} | ${how.replaceAll('|', '\\|')} |`;
@@ -310,6 +323,7 @@ function docsText(): string {
     "stats part of `xdcr` out of the native series, and cbwatch keeps everything else (tasks, remote clusters,",
     'certificates, security, search, auto-failover, nodes, buckets, backup, collections).',
     '',
+    ...nativeAloneText(),
     '## What you run',
     '',
     "1. Prometheus scrapes every node's `/metrics`, finding the nodes through the cluster's discovery endpoint",
@@ -355,6 +369,7 @@ function docsText(): string {
     '|---|---|---|---|',
     ...rows,
     '',
+    ...perLineText(),
     '## Known differences',
     '',
     ...absent.map((a) => `- ${a} is not listed in Couchbase's 8.0 metadata files (7.x serves it): where a server does not serve it, that family is empty.`),
@@ -376,4 +391,84 @@ export function renderBridge(): Files {
     'mixin/native-bridge.libsonnet': mixinText(),
     'docs/native-metrics.md': docsText(),
   };
+}
+
+/** Alerts whose suppression reads cbwatch series (on the right of `unless`): without cbwatch they fire unsuppressed. */
+const UNSUPPRESSED: Readonly<Record<string, string>> = {
+  CouchbaseBucketReplicaBacklogHigh: 'is not silenced during a rebalance (it reads `couchbase_rebalance_running`)',
+  CouchbaseXdcrStalled: 'is not silenced for a paused replication (it reads `couchbase_xdcr_replication_paused`)',
+};
+
+/** What works on the native /metrics alone (measured from the shipped files by native-coverage.ts). */
+function nativeAloneText(): string[] {
+  const c = nativeCoverage(PACKAGE_ROOT, new Set(BRIDGE_GROUPS.flatMap((g) => g.rules.map((r) => r.record))));
+  const per = c.dashboards.map((d) => `\`${d.file}\` ${d.native} of ${d.queries}`).join(', ');
+  return [
+    '## What works on native scraping alone, and what needs cbwatch',
+    '',
+    'With only Couchbase\'s own `/metrics` scraped and the bridge rules loaded (no cbwatch at all), a dashboard',
+    'query or an alert works when every series it needs is a native metric or a family the bridge records. Counted',
+    'from the shipped files (`npm run generate` recounts; src/tools/native-coverage.ts):',
+    '',
+    `- **${c.nativeQueries} of ${c.queries} dashboard queries** (${per}): the bucket and XDCR statistics panels.`,
+    "  Everything else — cluster and node health, rebalance, auto-failover, certificates, search, the exporter's",
+    '  own panels, bucket quotas and replicas, replication errors and pauses — comes only from cbwatch.',
+    `- **${c.nativeAlerts.length} of ${c.alerts} alerts**: ${c.nativeAlerts.map((a) => `\`${a}\``).join(', ')}.`,
+    ...Object.entries(UNSUPPRESSED).filter(([a]) => c.nativeAlerts.includes(a)).map(([a, why]) => `  Without cbwatch, \`${a}\` ${why}.`),
+    `- **${c.nativeVariables} of ${c.variables} template variables**: every dashboard's \`couchbase_cluster\`, \`bucket\`,`,
+    "  `node` and `remote_cluster` variables come from cbwatch's series (`couchbase_up`, `couchbase_bucket_info`, …), so",
+    '  without cbwatch the dashboards have no variable to select with, even on the panels whose queries would work.',
+    '',
+    'So native scraping replaces cbwatch\'s two statistics collectors (the expensive part at scale), not cbwatch: run',
+    'cbwatch beside it as below.',
+    '',
+  ];
+}
+
+/** How the native names and formulas differ by server line (from the mapping table's per-line tables). */
+function perLineText(): string[] {
+  const describe = (r: NativeMapRow | undefined): string => {
+    if (r === undefined) return '—';
+    const ser = (xs: readonly NativeSeries[]): string => xs.map((x) => `\`${selector(x)}\``).join(' + ');
+    const den = r.denominator ? ` / ${ser(r.denominator)}` : '';
+    const rule = r.minFileBytesPerVbucket ? ` (small-file rule: ${r.minFileBytesPerVbucket / 1024} KiB × vBuckets${r.derive === 'fragmentation' ? ', history off the disk' : ''})` : '';
+    return `${r.derive}: ${ser(r.series)}${den}${rule}`.replaceAll('|', '\\|');
+  };
+  const tables = SERVER_LINES.map((l) => nativeMapFor(l));
+  const legacy = [...new Set(tables.flatMap((t) => t.all.map((r) => `${r.section}:${r.legacy}`)))];
+  const rows: string[] = [];
+  for (const key of legacy) {
+    const [section, name] = key.split(':') as ['kv' | 'xdcr', string];
+    const cells = tables.map((t) => describe((section === 'kv' ? t.kvByLegacy : t.xdcrByLegacy).get(name)));
+    if (new Set(cells).size === 1) continue;
+    // Lines with the same cell are written once, as a range of lines.
+    const groups: Array<{ lines: string[]; cell: string }> = [];
+    cells.forEach((cell, i) => {
+      const last = groups[groups.length - 1];
+      if (last !== undefined && last.cell === cell) last.lines.push(SERVER_LINES[i] as string);
+      else groups.push({ lines: [SERVER_LINES[i] as string], cell });
+    });
+    rows.push(`| \`${name}\` | ${groups.map((g) => `${g.lines.length > 1 ? `${g.lines[0]}–${g.lines[g.lines.length - 1]}` : g.lines[0]}: ${g.cell}`).join('<br>')} |`);
+  }
+  return [
+    '## Per server line',
+    '',
+    "Couchbase's native names and its envelope's formulas changed between releases. cbwatch keeps one table per",
+    'server line (7.0, 7.1, 7.2, 7.6 = 7.6.0–7.6.7, 7.6.8 = 7.6.8 and later 7.x, 8.0; `src/stats/native-map.ts`',
+    '`nativeMapFor`; 7.3–7.5 were never released), and its range source',
+    "asks each node by its own version: a cluster being upgraded is asked one line at a time, each line's nodes",
+    "with that line's names, and the values merged as Couchbase merges nodes. The bridge rules above use the 7.6",
+    'table. What differs (every other stat is the same on every line):',
+    '',
+    '| legacy stat | by line |',
+    '|---|---|',
+    ...rows,
+    '',
+    'Sources: ns_server `stat_names_mappings.erl` and `menelaus_stats.erl` (get_aggregate_method,',
+    'computed_stats_lazy_proplist), kv_engine `stats.def.h` (three stored versions: 7.0\'s per-state drift names,',
+    '7.2\'s `state`-labelled ones), the 8.0 metadata, and the 7.0.0–8.0.0 trees as read for issue 37 (ep_cache_miss_rate',
+    'from 7.6.8, the 7.2 small-file rule). Whether 7.1 already served the labelled drift families is not in those',
+    'sources; the table keeps 7.1 on the per-state names.',
+    '',
+  ];
 }

@@ -3,7 +3,7 @@ import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from '../metrics/family.js';
 import { allFamilies } from '../metrics/catalog.js';
 import { TRUTH_RULES } from './metrics-doc-rules.js';
-import { NATIVE_MAP, NO_NATIVE_EQUIVALENT } from '../stats/native-map.js';
+import { LINE_ONLY, NATIVE_MAP, NO_NATIVE_EQUIVALENT } from '../stats/native-map.js';
 import type { Matchers, NativeMapRow, NativeSeries } from '../stats/native-map.js';
 
 function cell(s: string): string {
@@ -51,25 +51,26 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-function matchersText(m: Matchers): string {
+function matchersText(m: Matchers, not?: NativeSeries['notMatchers']): string {
   const parts = Object.entries(m).map(([k, v]) => (typeof v === 'string' ? `${k}="${v}"` : `${k}=~"${v.join('|')}"`));
+  for (const [k, v] of Object.entries(not ?? {})) parts.push(`${k}!~"${v.join('|')}"`);
   return parts.length === 0 ? '' : `{${parts.join(',')}}`;
 }
 
 function seriesText(xs: readonly NativeSeries[]): string {
-  return xs.map((x) => `\`${x.metric}${matchersText(x.matchers)}\``).join(' + ');
+  return xs.map((x) => `\`${x.metric}${matchersText(x.matchers, x.notMatchers)}\``).join(' + ');
 }
 
 function deriveText(r: NativeMapRow): string {
   const num = seriesText(r.series);
   const den = r.denominator ? seriesText(r.denominator) : '';
-  const where = r.section === 'kv' && !r.perBucket ? ` (per node, no bucket label; bucket-wide: ${r.acrossNodes === 'mean' ? 'mean' : 'sum'} over nodes)` : '';
+  const where = r.section === 'kv' && !r.perBucket ? ` (per node, no bucket label; bucket-wide: ${r.nodeAggregate === 'max' ? 'max' : 'sum'} over nodes)` : r.nodeAggregate === 'max' ? ' (bucket-wide: max over nodes)' : '';
   const scale = r.scale === 1 ? '' : ` × ${r.scale}`;
   switch (r.derive) {
     case 'level':
       return `newest ${num}${scale}${where}${r.absentIn80 ? ' (7.x; not in 8.0: absent there)' : ''}`;
     case 'rate':
-      return `increase of ${num} since the previous poll, per second${scale}`;
+      return `increase of ${num} since the previous poll, per second${scale}${where}`;
     case 'mean':
       return `mean of ${num}'s points since the previous poll${scale}${where}`;
     case 'increase_ratio':
@@ -78,6 +79,12 @@ function deriveText(r: NativeMapRow): string {
       return `${num} / ${den}${scale}`;
     case 'complement_ratio':
       return `1 − ${num} / ${den}${scale}`;
+    case 'difference':
+      return `newest ${num} − newest ${den}${scale}${where}`;
+    case 'docs_data_size':
+      return `per node: newest \`${r.series[1]?.metric ?? ''}\` while under ${(r.minFileBytesPerVbucket ?? 0) / 1024} KiB × \`${r.series[2]?.metric ?? ''}\`, else \`${r.series[0]?.metric ?? ''}\`; summed over nodes${scale}`;
+    case 'fragmentation':
+      return `round(100 × (disk − data) / disk) of the nodes' sums, data \`${r.series[0]?.metric ?? ''}\`, disk \`${r.series[1]?.metric ?? ''}\`${r.minFileBytesPerVbucket ? ` − \`${r.series[3]?.metric ?? ''}\`, data per node by the small-file rule` : ''}${scale}`;
   }
 }
 
@@ -101,7 +108,7 @@ function statisticsSources(): string[] {
     'and `GET /pools/default/buckets/{source}/stats/replications%2F…%2F{stat}` per replication and stat (in two tiers).',
     'On 7.0+ Couchbase answers them by translating each legacy name into queries over its native metrics;',
     '8.0 deprecates them. The range API gives those native metrics directly: one query per native name for every',
-    'bucket (and node) or replication at once, at most 10 queries per request — 7 requests per `bucket_stats` poll and',
+    'bucket (and node) or replication at once, at most 11 queries per request — 8 requests per `bucket_stats` poll and',
     '2 per `xdcr` poll, whatever the number of buckets, nodes and replications. The queries are dealt out by the size',
     'of their answers in the previous poll, so that no request\'s answer (held whole while it is read) is much larger',
     'than the others. Values are asked raw, one series per node',
@@ -125,8 +132,17 @@ function statisticsSources(): string[] {
     '  10 s differently. `couchbase_…_last_sample_timestamp_seconds` moves in 10 s steps.',
     '- `hit_ratio`, `ep_cache_miss_rate` and the `avg_*` times are over the poll interval (increase over increase); the',
     '  envelope\'s are the latest second\'s.',
-    '- Host stats shown under every bucket (`cpu_*`, `mem_*`, `swap_*`): the bucket-wide value is the mean of the nodes\'',
-    '  values.',
+    '- Host stats shown under every bucket (`cpu_*`, `mem_*`, `swap_*`, `allocstall`, `rest_requests`, `hibernated_*`):',
+    '  the bucket-wide value is their sum over the nodes, the max for `cpu_utilization_rate`, as Couchbase\'s envelope',
+    '  gives them (menelaus_stats get_aggregate_method; also the max for `couch_views_ops`).',
+    '- Each node is asked with the native names and formulas of its own server line (7.0, 7.1, 7.2, 7.6, 7.6.8, 8.0:',
+    '  docs/native-metrics.md, "Per server line"); a cluster being upgraded is asked one line at a time. The table below',
+    '  is the 7.6 line\'s.',
+    '  While a cluster runs two lines, a bucket-wide `hit_ratio`, `ep_cache_miss_rate` or `avg_*` time is the ratio of',
+    '  the lines\' summed per-second rates (each line is read in its own request, a second or so apart), not of their',
+    '  increases over one window: the two agree within that difference. Such a poll makes one set of requests per line.',
+    '- `ep_dcp_other_*` counts the connections of no named type (ns_server\'s `not_any`), leaving out kv_engine\'s',
+    '  `:total` aggregate series too, should a node serve one (it is every type summed, not another type).',
     '- XDCR stats are asked every poll (no slow tier is needed); `meta_latency_wt` has no native equivalent and is absent.',
     '  On 8.0, `docs_rep_queue` is absent (8.0 no longer lists `xdcr_docs_rep_queue_total`).',
     '- Hot keys exist only in the envelopes: `hot_keys` above 0 keeps that cluster\'s `bucket_stats` on the envelopes.',
@@ -138,6 +154,7 @@ function statisticsSources(): string[] {
     '| section | legacy stat | why |',
     '|---|---|---|',
     ...none,
+    ...Object.entries(LINE_ONLY).map(([stat, o]) => `| bucket | \`${cell(stat)}\` | mapped on ${o.lines.join(', ')} only: ${cell(o.why)} |`),
     '',
     'Every family fed by the range API on 7.0+, with its native series (`bucket`, or `sourceBucketName`,',
     '`targetClusterUUID`, `targetBucketName`, besides the matchers shown) and how the value is derived. Per-node bucket',

@@ -23,8 +23,8 @@ import type { CouchbaseClient } from '../../src/couchbase/client.js';
 import type { Sample } from '../../src/metrics/family.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
-import { KV_NATIVE_MAP, XDCR_NATIVE_MAP } from '../../src/stats/native-map.js';
-import type { NativeMapRow } from '../../src/stats/native-map.js';
+import { KV_NATIVE_MAP, nativeMapFor, serverLineOf, XDCR_NATIVE_MAP } from '../../src/stats/native-map.js';
+import type { NativeMapRow, ServerLine } from '../../src/stats/native-map.js';
 import { collect } from '../helpers/collect.js';
 
 
@@ -79,6 +79,25 @@ async function twoPolls<N extends CollectorName>(
   return { first: await one(), second: await one() };
 }
 
+/**
+ * Families whose values the simulator's envelope does not yet compute as ns_server does (issue 37 §6, owned by the
+ * simulator's branch): the range source follows ns_server here and the simulator's envelope does not, so the two
+ * differ by design until the simulator does. Each entry says which rule the simulator lacks; remove it when the
+ * simulator follows it. Nothing else is exempt.
+ */
+const SIM_PENDING: ReadonlyMap<string, string> = new Map([
+  ['couchbase_bucket_couch_docs_data_size_bytes', 'the 7.2+ small-file rule (a node\'s file under 128 KiB × its vBuckets reports its file size as data)'],
+  ['couchbase_bucket_couch_docs_fragmentation_ratio', 'the 7.2+ small-file rule and the history file taken off the disk size'],
+  ...[
+    'cpu_utilization_ratio', 'cpu_user_ratio', 'cpu_sys_ratio', 'cpu_irq_ratio', 'cpu_stolen_ratio', 'cpu_cores_available',
+    'mem_actual_free_bytes', 'mem_actual_used_bytes', 'mem_free_bytes', 'mem_limit_bytes', 'mem_total_bytes', 'mem_used_sys_bytes',
+    'swap_total_bytes', 'swap_used_bytes',
+  ].map((f): [string, string] => [
+    `couchbase_bucket_${f}`,
+    'host stats in the envelope: summed over the active nodes (max for cpu_utilization_rate, menelaus_stats get_aggregate_method); the simulator averages them',
+  ]),
+]);
+
 /** Poll envelope and auto at T0, then both again at T0 + 30 s. */
 async function compare<N extends CollectorName>(
   collector: Collector<N>,
@@ -116,7 +135,7 @@ function familiesOf(rows: readonly NativeMapRow[], perNode: boolean): Map<string
  * Check `auto` against `env`: same values for every series of every family both have; `auto` has nothing more;
  * every family only `env` has is accounted for. Returns the families compared.
  */
-function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, unserved: ReadonlySet<NativeMapRow>): string[] {
+function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, unserved: ReadonlySet<NativeMapRow>, pending: ReadonlyMap<string, string> = new Map()): string[] {
   const compared: string[] = [];
   const mismatches: string[] = [];
   for (const [name, autoSeries] of auto.families) {
@@ -132,7 +151,12 @@ function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, 
       if (!ok) mismatches.push(`${name}${k}: envelope ${v}, auto ${String(a)}`);
     }
   }
-  expect([...new Set(mismatches.map((m) => m.split("[")[0]))], mismatches.slice(0, 12).join("\n")).toEqual([]);
+  const exempt = (m: string): boolean => {
+    const f = (m.split('[')[0] as string).replace(/^couchbase_bucket_node_/, 'couchbase_bucket_');
+    return SIM_PENDING.has(f) || pending.has(f);
+  };
+  const real = mismatches.filter((m) => !exempt(m));
+  expect([...new Set(real.map((m) => m.split('[')[0]))], real.slice(0, 12).join('\n')).toEqual([]);
   const onlyEnv = [...env.families.keys()].filter((n) => !auto.families.has(n));
   const unexplained = onlyEnv.filter((n) => {
     const row = rows.get(n);
@@ -181,14 +205,14 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
       ),
     );
 
-  it('bucket_stats: same families and values, from 7 range requests instead of 100 envelopes', async () => {
+  it('bucket_stats: same families and values, from 8 range requests instead of 100 envelopes', async () => {
     const { env, auto, autoFirst } = await compare(bucketStatsCollector, client, clock);
     expect(env.ok && auto.ok && autoFirst.ok).toBe(true);
     expect(auto.note).toMatch(/^statistics: range/);
     expect(env.note).toMatch(/^statistics: envelope/);
-    // Requests: the bucket list + the range batches (68 native names, 10 to a request); the envelope path asks once per bucket.
+    // Requests: the bucket list + the range batches (82 native names on the 7.6 line, 11 to a request); the envelope path asks once per bucket.
     expect([...auto.endpoints].sort()).toEqual(['/pools/default/buckets', '/pools/default/stats/range']);
-    expect(auto.requests).toBe(1 + 7);
+    expect(auto.requests).toBe(1 + 8);
     expect(env.requests).toBe(1 + 100);
     const compared = expectEquivalent(env, auto, familiesOf(KV_NATIVE_MAP, false), unserved());
     // Meaningful: most of what dashboards and alerts read is compared, levels, rates and ratios alike.
@@ -214,7 +238,7 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
   it('bucket_stats per node: the per-node families from the same range batch', async () => {
     const { env, auto } = await compare(bucketStatsCollector, client, clock, { per_node: true });
     expect(env.ok && auto.ok).toBe(true);
-    expect(auto.requests).toBe(1 + 7);
+    expect(auto.requests).toBe(1 + 8);
     expect(env.requests).toBe(1 + 100 + 100 * 4);
     const compared = expectEquivalent(env, auto, familiesOf(KV_NATIVE_MAP, true), unserved());
     expect(compared).toContain('couchbase_bucket_node_ops_per_second');
@@ -235,6 +259,67 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
     }
   }, 180_000);
 });
+/**
+ * The other server lines (issue 37 §3): a smaller cluster of each profile, its nodes reporting that version, so the
+ * range source reads that line's table (native-map.ts nativeMapFor). The simulator serves one set of native names
+ * for every 7.x profile (its branch gives each profile its own): a row of the line's table whose series it does not
+ * serve may be absent, as above; PENDING_BY_LINE names the families whose envelope formula the simulator does not
+ * yet follow on that line.
+ */
+const PENDING_BY_LINE: Readonly<Record<string, ReadonlyMap<string, string>>> = {
+  '7.6.8': new Map([['couchbase_bucket_ep_cache_miss_ratio', 'the 7.6.8+ envelope formula 100 × get_misses / cmd_get (menelaus_stats); the simulator keeps ep_bg_fetched-based']]),
+  '8.0.0': new Map([['couchbase_bucket_ep_cache_miss_ratio', 'the 7.6.8+ envelope formula 100 × get_misses / cmd_get (menelaus_stats); the simulator keeps ep_bg_fetched-based']]),
+};
+
+describe.each(['7.0.5', '7.1.4', '7.2.4', '7.6.8', '8.0.0'])('stats_source auto = envelope on a simulated %s cluster (each line its own table)', (version) => {
+  let sim: Simulator;
+  let client: CouchbaseClient;
+  const clock = { now: T0 };
+  const served = new Map<string, Array<Record<string, string>>>();
+  const table = nativeMapFor(serverLineOf(version) as ServerLine);
+
+  beforeAll(async () => {
+    sim = createSimulator({ version, buckets: 8, nodes: 3, replications: 4, statSet: 'full', seed: 7, clock: () => clock.now });
+    const url = await sim.listen();
+    client = createClient({ cluster: 't', url, username: 'Administrator', password: 'password', concurrency: 8 });
+    clock.now = T0;
+    const names = [...new Set(table.all.flatMap((r) => [...r.series, ...(r.denominator ?? [])].map((x) => x.metric)))];
+    const res = await fetch(`${url}/pools/default/stats/range`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify(names.map((n) => ({ metric: [{ label: 'name', value: n }], start: -20, step: 10 }))),
+    });
+    const body = (await res.json()) as Array<{ data: Array<{ metric: Record<string, string> }> }>;
+    names.forEach((n, i) => served.set(n, (body[i]?.data ?? []).map((d) => d.metric)));
+  }, 120_000);
+  afterAll(async () => {
+    await client?.close();
+    await sim?.close();
+  });
+  const unserved = (): Set<NativeMapRow> =>
+    new Set(
+      table.all.filter((r) =>
+        [...r.series, ...(r.denominator ?? [])].some(
+          (x) => !(served.get(x.metric) ?? []).some((l) => Object.entries(x.matchers).every(([k, v]) => (typeof v === 'string' ? l[k] === v : v.includes(l[k] ?? '')))),
+        ),
+      ),
+    );
+
+  it('bucket_stats and xdcr: the same families and values', async () => {
+    const pending = PENDING_BY_LINE[version] ?? new Map<string, string>();
+    const b = await compare(bucketStatsCollector, client, clock);
+    expect(b.env.ok && b.auto.ok).toBe(true);
+    expect(b.auto.note).toMatch(/^statistics: range/);
+    // At most 8 range requests for the bucket stats of a single-version cluster, whatever the line.
+    expect(b.auto.requests).toBeLessThanOrEqual(1 + 8);
+    const compared = expectEquivalent(b.env, b.auto, familiesOf(table.kv, false), unserved(), pending);
+    expect(compared).toContain('couchbase_bucket_curr_items');
+    const x = await compare(xdcrCollector, client, clock, { slow_stats_interval: '30s' });
+    expect(x.env.ok && x.auto.ok).toBe(true);
+    expectEquivalent(x.env, x.auto, familiesOf(table.xdcr, false), unserved(), pending);
+  }, 180_000);
+});
+
 describe('stats_source auto on a simulated 6.x cluster', () => {
   let sim: Simulator;
   let client: CouchbaseClient;

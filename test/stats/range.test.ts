@@ -255,10 +255,10 @@ describe('balancedBatches: requests whose answers weigh about the same', () => {
 describe('fetchRange: batches dealt by the previous answer sizes (bucket_stats)', () => {
   const NODE = { hostname: 'n1:8091', clusterCompatibility: 0x70006 };
   const list = [{ name: 'b', bucketType: 'membase', nodes: [NODE] }];
-  // Two queries answer 200 series each, every other query one: the first and the eighth name, which seven batches
+  // Two queries answer 200 series each, every other query one: the first and the ninth name, which eight batches
   // dealt out in turn (all weighing the same) would put together.
   const all = nativeMetricsOf(KV_NATIVE_MAP);
-  const HEAVY = new Set([all[0] as string, all[7] as string]);
+  const HEAVY = new Set([all[0] as string, all[8] as string]);
   const series = (i: number) => ({ metric: { nodes: ['n1:8091'], bucket: `b${i}`, op: 'get' }, values: [[1_700_000_000, '1']] });
   const answer = (name: string) => ({ data: Array.from({ length: HEAVY.has(name) ? 200 : 1 }, (_, i) => series(i)), errors: [] });
   it('the second poll puts the two queries with the largest answers in different requests', async () => {
@@ -274,12 +274,12 @@ describe('fetchRange: batches dealt by the previous answer sizes (bucket_stats)'
     const state = new Map<string, unknown>();
     await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' }, state });
     const first = asked.length;
-    expect(first).toBe(7);
+    expect(first).toBe(8);
     await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' }, state });
     const second = asked.slice(first);
-    expect(second).toHaveLength(7);
+    expect(second).toHaveLength(8);
     expect(second.flat().sort()).toEqual(asked.slice(0, first).flat().sort());
-    for (const names of second) expect(names.length).toBeLessThanOrEqual(10);
+    for (const names of second) expect(names.length).toBeLessThanOrEqual(11);
     const withHeavy = second.filter((names) => names.some((n) => HEAVY.has(n)));
     expect(withHeavy).toHaveLength(2);
   });
@@ -319,8 +319,8 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     const client = fakeClient(routes(0x70006, (_p: unknown, o: { json?: unknown }) => rangeAnswer(o.json)));
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' } });
     expect(r.ok).toBe(true);
-    // 68 native names, at most 10 to a request.
-    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', ...Array.from({ length: 7 }, () => '/pools/default/stats/range')]);
+    // 82 native names (the 7.6 table), at most 11 to a request.
+    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', ...Array.from({ length: 8 }, () => '/pools/default/stats/range')]);
     expect(client.calls[1]?.options.method).toBe('POST');
     expect(r.note).toBe('statistics: range (auto: cluster 7.6)');
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(9);

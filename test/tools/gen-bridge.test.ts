@@ -86,7 +86,8 @@ describe('native-metrics bridge: facts', () => {
     expect(metadata.kv?.kv_ops?.labels).toEqual(['op']);
     let n = 0;
     for (const r of rules) for (const m of r.expr.matchAll(/kv_ops\{([^}]*)\}/g)) (expect(m[1]).toMatch(/^op=~?"/), n++);
-    expect(n).toBeGreaterThan(3);
+    // ops, cmd_get and cmd_set read kv_ops (ep_cache_miss_rate reads kv_cmd_lookup on the 7.6 line).
+    expect(n).toBeGreaterThanOrEqual(3);
   });
 
   it('every bridged stat is a row of the mapping table, and every row the bridge uses is a bucket or XDCR row', () => {

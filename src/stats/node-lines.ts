@@ -1,0 +1,177 @@
+/**
+ * Each node asked by its own version (issue 37 §3): the native names and formulas differ by server line
+ * (native-map.ts nativeMapFor), and a cluster mid-upgrade runs several lines at once. The range source groups the
+ * nodes by line (groupByLine, from the bucket list's nodes and their `version`), and
+ * - one line (every cluster but one being upgraded): that line's table, asked as before — the same number of
+ *   requests as one table;
+ * - several lines: each line's table asked with `nodes` = that line's nodes, each line's answer grouped on its own
+ *   (its own counter memo and window, under its own state key), and the bucket-wide values merged here as ns_server
+ *   merges nodes: summed (max where get_aggregate_method says so), ratios after the merge (from each line's summed
+ *   parts). A per-node value is that node's line's.
+ *
+ * In the mixed case an increase ratio (hit_ratio, ep_cache_miss_rate, the avg_* times) is the ratio of the lines'
+ * summed per-second rates rather than of their increases: the lines' windows are read in the same poll, a second or
+ * so apart, so the two agree within that window difference.
+ */
+import type { CollectContext } from '../collectors/types.js';
+import type { CollectorName } from '../config/schema.js';
+import { fetchBucketList } from '../couchbase/buckets.js';
+import { DEFAULT_LINE, nativeMapFor, SERVER_LINES, serverLineOf } from './native-map.js';
+import type { NativeMapRow, NativeSeries, NativeTable, ServerLine } from './native-map.js';
+import { rowValue } from './range-groups.js';
+import type { RangeItems } from './range-groups.js';
+
+/** The nodes of each line present, in line order; one entry for a single-version cluster. */
+export type NodeLines = ReadonlyArray<{ readonly line: ServerLine; readonly nodes: readonly string[] }>;
+
+/** How long a cluster's node lines are reused (an upgraded node is asked by its new version within this). */
+export const NODE_LINES_MAX_AGE_MS = 60_000;
+
+/**
+ * The bucket list's nodes grouped by the line of their `version` (deduplicated by hostname; a node of no known line
+ * goes with the oldest line present, or the default line when none is known; a node whose membership is other than
+ * `active` is left out when active ones are known, as it serves no bucket data). Pure.
+ */
+export function groupByLine(nodes: readonly unknown[]): NodeLines {
+  const byHost = new Map<string, ServerLine | undefined>();
+  const inactive = new Set<string>();
+  for (const n of nodes) {
+    if (n === null || typeof n !== 'object') continue;
+    const { hostname, version, clusterMembership } = n as { hostname?: unknown; version?: unknown; clusterMembership?: unknown };
+    if (typeof hostname !== 'string' || hostname === '') continue;
+    if (typeof clusterMembership === 'string' && clusterMembership !== 'active') inactive.add(hostname);
+    if (!byHost.has(hostname) || byHost.get(hostname) === undefined) byHost.set(hostname, typeof version === 'string' ? serverLineOf(version) : undefined);
+  }
+  if ([...byHost.keys()].some((h) => !inactive.has(h))) for (const h of inactive) byHost.delete(h);
+  const known = [...byHost.values()].filter((l): l is ServerLine => l !== undefined);
+  const fallback = known.length > 0 ? SERVER_LINES.find((l) => known.includes(l)) as ServerLine : DEFAULT_LINE;
+  const out = new Map<ServerLine, string[]>();
+  for (const [host, line] of byHost) (out.get(line ?? fallback) ?? out.set(line ?? fallback, []).get(line ?? fallback) as string[]).push(host);
+  if (out.size === 0) return [{ line: DEFAULT_LINE, nodes: [] }];
+  return SERVER_LINES.filter((l) => out.has(l)).map((line) => ({ line, nodes: (out.get(line) as string[]).sort() }));
+}
+
+/** A cluster's node lines (shared by both collectors; the bucket list is the one bucket_stats reads anyway). */
+export async function nodeLinesOf<N extends CollectorName>(ctx: CollectContext<N>): Promise<NodeLines> {
+  return ctx.shared.get('statsNodeLines', NODE_LINES_MAX_AGE_MS, async () => {
+    const list = await fetchBucketList(ctx);
+    return groupByLine(list.buckets.flatMap((b) => (b.nodes ?? []) as unknown[]));
+  });
+}
+
+/** Queries with `nodes` set (the range API then asks only those nodes). */
+export function withNodes<Q extends object>(queries: readonly Q[], nodes: readonly string[] | undefined): Array<Q & { nodes?: string[] }> {
+  return nodes === undefined ? [...queries] : queries.map((q) => ({ ...q, nodes: [...nodes] }));
+}
+
+// ---- merging the lines' bucket-wide values ----
+
+const RATIOS = new Set<NativeMapRow['derive']>(['increase_ratio', 'level_ratio', 'complement_ratio', 'fragmentation']);
+
+/** A ratio row's two sides as rows of their own (summed over the nodes like any level or rate), made once per row. */
+interface Parts {
+  readonly num: NativeMapRow;
+  readonly den: NativeMapRow;
+}
+const partsOf = new WeakMap<NativeMapRow, Parts>();
+
+function side(row: NativeMapRow, name: string, derive: NativeMapRow['derive'], series: readonly NativeSeries[], extra: { denominator?: readonly NativeSeries[]; minFileBytesPerVbucket?: number } = {}): NativeMapRow {
+  const { denominator: _d, minFileBytesPerVbucket: _m, ...rest } = row;
+  return Object.freeze({ ...rest, legacy: `${row.legacy}\u0000${name}`, family: `${row.family}\u0000${name}`, derive, series, scale: 1, legacyFactor: 1, ...extra });
+}
+
+/** The part rows of a ratio row; undefined for any other. */
+export function ratioParts(row: NativeMapRow): Parts | undefined {
+  if (!RATIOS.has(row.derive)) return undefined;
+  let p = partsOf.get(row);
+  if (p !== undefined) return p;
+  const den = row.denominator ?? [];
+  if (row.derive === 'fragmentation') {
+    // data, file, [vBuckets, history]: data by the small-file rule when the row has it; disk = file − history.
+    const [data, file, vbs, hist] = row.series as [NativeSeries, NativeSeries, NativeSeries?, NativeSeries?];
+    const num = row.minFileBytesPerVbucket !== undefined && vbs !== undefined ? side(row, 'data', 'docs_data_size', [data, file, vbs], { minFileBytesPerVbucket: row.minFileBytesPerVbucket }) : side(row, 'data', 'level', [data]);
+    const disk = hist !== undefined ? side(row, 'disk', 'difference', [file], { denominator: [hist] }) : side(row, 'disk', 'level', [file]);
+    p = { num, den: disk };
+  } else {
+    const kind = row.derive === 'increase_ratio' ? 'rate' : 'level';
+    p = { num: side(row, 'num', kind, row.series), den: side(row, 'den', kind, den) };
+  }
+  partsOf.set(row, p);
+  return p;
+}
+
+/** A line's rows and its ratio rows' parts: the table a line's grouping is made for in the mixed case. Made once per table. */
+const mixedRows = new WeakMap<readonly NativeMapRow[], readonly NativeMapRow[]>();
+export function withRatioParts(rows: readonly NativeMapRow[]): readonly NativeMapRow[] {
+  let out = mixedRows.get(rows);
+  if (out === undefined) {
+    out = Object.freeze([...rows, ...rows.flatMap((r) => { const p = ratioParts(r); return p === undefined ? [] : [p.num, p.den]; })]);
+    mixedRows.set(rows, out);
+  }
+  return out;
+}
+
+/** One line's answer: its table and its groups. */
+export interface LineGroups {
+  readonly table: NativeTable;
+  readonly groups: RangeItems;
+  readonly nodes: readonly string[];
+}
+
+/** A ratio from its summed sides, as fromSums gives it (0 for a zero divisor; 1 for a residency; fragmentation rounded). */
+function ratioOf(row: NativeMapRow, num: number, den: number): number {
+  switch (row.derive) {
+    case 'complement_ratio':
+      return den > 0 ? 1 - num / den : 1;
+    case 'fragmentation':
+      return den > 0 ? Math.round(((den - num) / den) * 100) : 0;
+    default:
+      return den > 0 ? num / den : 0;
+  }
+}
+
+/**
+ * The value of a legacy stat for one item over several lines' groups (or on one node: that node's line's value), in
+ * the legacy unit; undefined when no line has it. Lines whose table has no row for the stat add nothing.
+ */
+export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: readonly LineGroups[], item: string, node: string | undefined): number | undefined {
+  if (node !== undefined) {
+    const l = lines.find((x) => x.nodes.includes(node)) ?? (lines.length === 1 ? lines[0] : undefined);
+    const row = l && (section === 'kv' ? l.table.kvByLegacy : l.table.xdcrByLegacy).get(legacy);
+    return l && row ? rowValue(row, l.groups, item, node) : undefined;
+  }
+  if (lines.length === 1) {
+    const l = lines[0] as LineGroups;
+    const row = (section === 'kv' ? l.table.kvByLegacy : l.table.xdcrByLegacy).get(legacy);
+    return row ? rowValue(row, l.groups, item, undefined) : undefined;
+  }
+  let acc: number | undefined;
+  let num = 0;
+  let den = 0;
+  let ratioRow: NativeMapRow | undefined;
+  for (const l of lines) {
+    const row = (section === 'kv' ? l.table.kvByLegacy : l.table.xdcrByLegacy).get(legacy);
+    if (row === undefined) continue;
+    const p = ratioParts(row);
+    if (p !== undefined) {
+      const n = rowValue(p.num, l.groups, item, undefined);
+      const d = rowValue(p.den, l.groups, item, undefined);
+      if (n === undefined || d === undefined) continue;
+      ratioRow = row;
+      num += n;
+      den += d;
+      acc = 0;
+      continue;
+    }
+    const v = rowValue(row, l.groups, item, undefined);
+    if (v === undefined) continue;
+    acc = acc === undefined ? v : row.nodeAggregate === 'max' ? Math.max(acc, v) : acc + v;
+  }
+  if (ratioRow !== undefined) return ratioOf(ratioRow, num, den) * ratioRow.legacyFactor;
+  return acc;
+}
+
+/** The line tables of a cluster's node lines (for callers that only need the rows). */
+export function tablesOf(lines: NodeLines): NativeTable[] {
+  return lines.map((l) => nativeMapFor(l.line));
+}
