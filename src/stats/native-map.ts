@@ -48,8 +48,9 @@
  * - `scale`: multiplies the derived native value into the family's unit. `legacyFactor` is what ns_server
  *   multiplies the native value by to produce the legacy stat (1000 for seconds → milliseconds, 1e6 for
  *   microseconds, 100 for a percentage): `scale` = `legacyFactor` × the catalog's scale of the legacy stat.
- * - `acrossNodes`: `mean` for a host's own gauges (sys_*): the bucket-wide value is their mean over the nodes
- *   (the envelope shows a host stat under every bucket); otherwise the nodes' values are summed.
+ * - `nodeAggregate`: how the bucket-wide value combines the nodes' values, as ns_server's envelope does
+ *   (menelaus_stats get_aggregate_method): `sum` (absent: the default) or `max`. Host stats under a bucket
+ *   (sys_*) are summed over the nodes like any other, except cpu_utilization_rate, their max.
  * - `nsServer`: the legacy stat's query as ns_server writes it (short form), for the record.
  * - `absentIn80`: the 8.0 metadata no longer lists the native metric (7.x serves it): on 8.0 the family is absent.
  *
@@ -89,10 +90,11 @@ export interface NativeMapRow {
   /** kv only: false for a per-node metric without a `bucket` label (the same value under every bucket). */
   readonly perBucket: boolean;
   /**
-   * How the bucket-wide value combines the nodes' values: `sum` (default: counts, bytes, rates of a bucket), or
-   * `mean` (a host's own gauges, shown under every bucket: each node reports its host).
+   * How the bucket-wide value combines the nodes' values (ns_server menelaus_stats get_aggregate_method): `sum`
+   * (absent: counts, bytes, rates, host stats) or `max` (e.g. cpu_utilization_rate). A ratio row divides the
+   * merged numerator by the merged denominator (never a merge of the nodes' ratios).
    */
-  readonly acrossNodes?: 'mean';
+  readonly nodeAggregate?: 'sum' | 'max';
   readonly nsServer: string;
   readonly absentIn80?: true;
 }
@@ -110,7 +112,7 @@ export const KV_BUCKET_LABEL = 'bucket';
 const s = (metric: string, type: NativeType, matchers: Matchers = {}): NativeSeries => Object.freeze({ metric, type, matchers: Object.freeze({ ...matchers }) });
 
 interface RowOpts {
-  readonly acrossNodes?: 'mean';
+  readonly nodeAggregate?: 'sum' | 'max';
   readonly scale?: number;
   readonly legacyFactor?: number;
   readonly perBucket?: boolean;
@@ -129,7 +131,7 @@ function kv(legacy: string, metric: string, derive: Derive, series: readonly Nat
     scale: o.scale ?? 1,
     legacyFactor: o.legacyFactor ?? 1,
     perBucket: o.perBucket ?? true,
-    ...(o.acrossNodes ? { acrossNodes: o.acrossNodes } : {}),
+    ...(o.nodeAggregate ? { nodeAggregate: o.nodeAggregate } : {}),
     nsServer,
     ...(o.absentIn80 ? { absentIn80: true as const } : {}),
   });
@@ -329,11 +331,11 @@ const KV_ROWS: NativeMapRow[] = [
   }),
   // `@system` stats (stat_names_mappings.erl: sys_<stat>), per node, shown under every bucket by the envelope.
   ...(['cpu_utilization_rate', 'cpu_user_rate', 'cpu_sys_rate', 'cpu_irq_rate', 'cpu_stolen_rate'] as const).map((st) =>
-    kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'mean', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)`, { perBucket: false, acrossNodes: 'mean', legacyFactor: 1, scale: 0.01 }),
+    kv(st, `${st.replace(/_rate$/, '')}_ratio`, 'mean', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node; percent)`, { perBucket: false, ...(st === 'cpu_utilization_rate' ? { nodeAggregate: 'max' as const } : {}), legacyFactor: 1, scale: 0.01 }),
   ),
-  kv('cpu_cores_available', 'cpu_cores_available', 'level', [s('sys_cpu_cores_available', 'gauge')], 'sys_cpu_cores_available (per node)', { perBucket: false, acrossNodes: 'mean' }),
+  kv('cpu_cores_available', 'cpu_cores_available', 'level', [s('sys_cpu_cores_available', 'gauge')], 'sys_cpu_cores_available (per node)', { perBucket: false }),
   ...(['mem_actual_free', 'mem_actual_used', 'mem_free', 'mem_limit', 'mem_total', 'mem_used_sys', 'swap_total', 'swap_used'] as const).map((st) =>
-    kv(st, `${st}_bytes`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node)`, { perBucket: false, acrossNodes: 'mean' }),
+    kv(st, `${st}_bytes`, 'level', [s(`sys_${st}`, 'gauge')], `sys_${st} (per node)`, { perBucket: false }),
   ),
 ];
 

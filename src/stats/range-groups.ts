@@ -429,21 +429,15 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   if (blocked(row, g.errored, node)) return undefined;
   const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
   if (cells === undefined) return undefined;
-  if (node === undefined && row.acrossNodes === 'mean') {
-    // A host's own gauge: the mean of the nodes' values.
-    let sum = 0;
-    let n = 0;
-    let missing = false;
+  if (node === undefined && row.nodeAggregate === 'max') {
+    // ns_server's max over the nodes (get_aggregate_method): each node's value, then the largest. A query asked
+    // with `nodesAggregation: "max"` has one cell (ALL_NODES), already the max at each instant.
+    let max: number | undefined;
     cells.forEach((_c, nd) => {
-      if (nd === ALL_NODES || missing) return;
       const v = rowValue(row, g, item, nd);
-      if (v === undefined) missing = true;
-      else {
-        sum += v;
-        n++;
-      }
+      if (v !== undefined && (max === undefined || v > max)) max = v;
     });
-    return missing || n === 0 ? undefined : sum / n;
+    return max;
   }
   const num = reset(NUM);
   const den = reset(DEN);

@@ -6,9 +6,10 @@
  * replication matcher (the answer holds every bucket or replication; items are told apart by their labels), no
  * `applyFunctions` (raw values: a rate is computed here, exactly, from the counter) and no `nodesAggregation` (one
  * series per node: per-node families come from the same answer, and a counter reset on one node is seen as such),
- * except where only a sum over the nodes is read (`sumOverNodes`: bucket_stats without per_node): a metric that
- * only levels read (level, level_ratio, complement_ratio; never a host gauge averaged over the nodes) is asked
- * with `nodesAggregation: "sum"`, one series instead of one per node. That is exact: those rows use the newest
+ * except where only a bucket-wide value is read (`sumOverNodes`: bucket_stats without per_node): a metric that
+ * only levels read (level, level_ratio, complement_ratio) is asked with `nodesAggregation: "sum"`, and one that
+ * only a `max` row reads (nodeAggregate; its newest point or window mean) with `nodesAggregation: "max"`: one
+ * series instead of one per node. That is exact: those rows use the newest
  * point summed over the nodes, which is the newest point of the summed series (same instants); no increase is
  * taken of a summed series, so a reset on one node can never be hidden by the sum (metrics that a rate, an
  * increase ratio or a window mean reads stay per node). No coarser `step` either: an increase over fewer points
@@ -91,47 +92,65 @@ export interface RangeQuery {
   readonly metric: ReadonlyArray<{ readonly label: string; readonly value: string | readonly string[]; readonly operator?: string }>;
   readonly start: number;
   readonly step: number;
-  readonly nodesAggregation?: 'sum';
+  readonly nodesAggregation?: 'sum' | 'max';
 }
 
 const LEVEL_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'level_ratio', 'complement_ratio']);
+/** What a `max` row may read from a series maxed over the nodes at each instant: its newest point or its window mean. */
+const MAX_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'mean']);
 
 /**
- * The metrics whose sum over the nodes is all that a bucket-wide value needs: every row reading them takes the
- * newest point (a level or a ratio of levels) and adds the nodes up (not `acrossNodes: 'mean'`). Pure.
+ * Per metric, the aggregation over the nodes that is all a bucket-wide value needs, when every row reading it agrees:
+ * `sum` when each takes the newest point (a level or a ratio of levels) and adds the nodes up; `max` when each is a
+ * `max` row (nodeAggregate) that takes the newest point or the window mean (the mean of the per-instant max, as the
+ * envelope's samples are). Pure.
  */
-export function summableMetrics(rows: readonly NativeMapRow[]): Set<string> {
-  const ok = new Set<string>();
-  const no = new Set<string>();
+export function aggregatedMetrics(rows: readonly NativeMapRow[]): Map<string, 'sum' | 'max'> {
+  const kinds = new Map<string, 'sum' | 'max' | 'none'>();
   for (const r of rows) {
-    const sums = LEVEL_DERIVES.has(r.derive) && r.acrossNodes === undefined;
-    for (const m of rowMetrics(r)) (sums ? ok : no).add(m);
+    const kind = r.nodeAggregate === 'max' ? (MAX_DERIVES.has(r.derive) ? 'max' : 'none') : LEVEL_DERIVES.has(r.derive) ? 'sum' : 'none';
+    for (const m of rowMetrics(r)) {
+      const had = kinds.get(m);
+      kinds.set(m, had === undefined || had === kind ? kind : 'none');
+    }
   }
-  for (const m of no) ok.delete(m);
-  return ok;
+  const out = new Map<string, 'sum' | 'max'>();
+  for (const [m, k] of kinds) if (k !== 'none') out.set(m, k);
+  return out;
+}
+
+/** The metrics aggregatedMetrics sums over the nodes. Pure. */
+export function summableMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  return new Set([...aggregatedMetrics(rows)].filter(([, k]) => k === 'sum').map(([m]) => m));
+}
+
+/** What buildQueries puts in every query besides the metric's name and the extra matchers. */
+export interface QueryOptions {
+  /** Per metric, the label values its rows constrain (narrowing). */
+  readonly narrow?: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
+  /** The window's first instant (epoch s); else `windowSeconds` back from the server's now. */
+  readonly from?: number;
+  /** Per metric, the aggregation over the nodes asked (`nodesAggregation`), when a bucket-wide value is all that is read. */
+  readonly aggregated?: ReadonlyMap<string, 'sum' | 'max'>;
 }
 
 /** One query per metric name, with the extra matchers (e.g. pipelineType) every row of that metric shares. */
-export function buildQueries(
-  metrics: readonly string[],
-  extra: Readonly<Record<string, string>>,
-  windowSeconds: number,
-  narrow: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>> = new Map(),
-  from?: number,
-  summed: ReadonlySet<string> = new Set(),
-): RangeQuery[] {
+export function buildQueries(metrics: readonly string[], extra: Readonly<Record<string, string>>, windowSeconds: number, o: QueryOptions = {}): RangeQuery[] {
   // From the previous answer's newest point (epoch seconds) when there is one, else a window back from now.
-  const start = from !== undefined ? from : -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
-  return metrics.map((name) => ({
-    metric: [
-      { label: 'name', value: name },
-      ...Object.entries(extra).map(([label, value]) => ({ label, value })),
-      ...Object.entries(narrow.get(name) ?? {}).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
-    ],
-    start,
-    step: RANGE_STEP_SECONDS,
-    ...(summed.has(name) ? { nodesAggregation: 'sum' as const } : {}),
-  }));
+  const start = o.from !== undefined ? o.from : -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
+  return metrics.map((name) => {
+    const agg = o.aggregated?.get(name);
+    return {
+      metric: [
+        { label: 'name', value: name },
+        ...Object.entries(extra).map(([label, value]) => ({ label, value })),
+        ...Object.entries(o.narrow?.get(name) ?? {}).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
+      ],
+      start,
+      step: RANGE_STEP_SECONDS,
+      ...(agg !== undefined ? { nodesAggregation: agg } : {}),
+    };
+  });
 }
 
 /**
@@ -584,7 +603,9 @@ export async function fetchRange<N extends CollectorName>(
   const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
   const metrics = nativeMetricsOf(rows);
   const narrow = narrowing(rows);
-  const summed = sumOverNodes ? summableMetrics(rows) : new Set<string>();
+  const aggregated = sumOverNodes ? aggregatedMetrics(rows) : new Map<string, 'sum' | 'max'>();
+  // Read as one series over the nodes (ALL_NODES), summed or maxed.
+  const summed = new Set(aggregated.keys());
   // The next window starts at the previous answer's newest point (it must be in the answer again: the increase
   // counts from it), unless that is older than the longest window.
   const from = st.newest !== undefined && now - st.newest <= MAX_WINDOW_SECONDS * 1000 ? Math.floor(st.newest / 1000) : undefined;
@@ -600,7 +621,7 @@ export async function fetchRange<N extends CollectorName>(
     try {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
         method: 'POST',
-        json: buildQueries(names, extra, window, narrow, from, summed),
+        json: buildQueries(names, extra, window, { narrow, ...(from !== undefined ? { from } : {}), aggregated }),
         allowStatus: [403, 404, 405],
         parseBody: (text) => grouping.readText(text, names, summed),
       });

@@ -63,7 +63,7 @@ function seriesText(xs: readonly NativeSeries[]): string {
 function deriveText(r: NativeMapRow): string {
   const num = seriesText(r.series);
   const den = r.denominator ? seriesText(r.denominator) : '';
-  const where = r.section === 'kv' && !r.perBucket ? ` (per node, no bucket label; bucket-wide: ${r.acrossNodes === 'mean' ? 'mean' : 'sum'} over nodes)` : '';
+  const where = r.section === 'kv' && !r.perBucket ? ` (per node, no bucket label; bucket-wide: ${r.nodeAggregate ?? 'sum'} over nodes)` : '';
   const scale = r.scale === 1 ? '' : ` × ${r.scale}`;
   switch (r.derive) {
     case 'level':

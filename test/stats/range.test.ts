@@ -80,7 +80,7 @@ describe('buildQueries', () => {
     expect(n.get('kv_vb_queue_size')).toBeUndefined();
     // `misses` reads kv_ops of every op: no op matcher.
     expect(n.get('kv_ops')).toBeUndefined();
-    expect(buildQueries(['kv_disk_seconds_count'], {}, 40, n, 1_700_000_000)).toEqual([
+    expect(buildQueries(['kv_disk_seconds_count'], {}, 40, { narrow: n, from: 1_700_000_000 })).toEqual([
       { metric: [{ label: 'name', value: 'kv_disk_seconds_count' }, { label: 'op', value: ['commit', 'update'], operator: 'any' }], start: 1_700_000_000, step: 10 },
     ]);
   });
@@ -93,22 +93,22 @@ describe('buildQueries', () => {
 });
 
 describe('the sum over the nodes (bucket_stats without per_node)', () => {
-  it('is asked only of metrics that levels alone read and add up over the nodes: never of a counter a rate or an increase ratio reads, nor of a window mean or a host gauge averaged over the nodes', () => {
+  it('is asked only of metrics that levels alone read and add up over the nodes: never of a counter a rate or an increase ratio reads, nor of a window mean or a `max` row', () => {
     const s = summableMetrics(KV_NATIVE_MAP);
     expect(s.has('kv_curr_items')).toBe(true);
     expect(s.has('kv_vb_queue_size')).toBe(true);
-    // Rates (resets per node), increase ratios (hit_ratio), window means and acrossNodes 'mean' stay per node.
+    // Rates (resets per node), increase ratios (hit_ratio) and window means stay per node; a `max` row is not summed.
     for (const m of ['kv_ops', 'kv_disk_seconds_count', 'kv_ep_bg_fetched', 'sys_cpu_utilization_rate']) expect(s.has(m), m).toBe(false);
     for (const r of KV_NATIVE_MAP) {
       const reads = [...r.series, ...(r.denominator ?? [])].some((x) => s.has(x.metric));
       if (reads) expect(['level', 'level_ratio', 'complement_ratio'], r.legacy).toContain(r.derive);
-      if (reads) expect(r.acrossNodes, r.legacy).toBeUndefined();
+      if (reads) expect(r.nodeAggregate, r.legacy).not.toBe('max');
     }
     expect(s.size).toBeGreaterThan(30);
   });
 
   it('the query carries nodesAggregation "sum" for those metrics only, same window and step', () => {
-    expect(buildQueries(['kv_curr_items', 'kv_ops'], {}, 40, new Map(), 1_700_000_000, new Set(['kv_curr_items']))).toEqual([
+    expect(buildQueries(['kv_curr_items', 'kv_ops'], {}, 40, { from: 1_700_000_000, aggregated: new Map([['kv_curr_items', 'sum' as const]]) })).toEqual([
       { metric: [{ label: 'name', value: 'kv_curr_items' }], start: 1_700_000_000, step: 10, nodesAggregation: 'sum' },
       { metric: [{ label: 'name', value: 'kv_ops' }], start: 1_700_000_000, step: 10 },
     ]);
