@@ -15,6 +15,12 @@
  */
 import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
 import type { CounterMemo, MemoPoint, SeriesValue } from './range-values.js';
+import { MAX_GAP_NODES } from '../metrics/family.js';
+
+/** Add `n` to a node's count in a map of at most MAX_GAP_NODES nodes (node names come from upstream). */
+function countNode(m: Map<string, number>, node: string, n: number): void {
+  if (m.has(node) || m.size < MAX_GAP_NODES) m.set(node, (m.get(node) ?? 0) + n);
+}
 
 /** The pseudo-node of a series summed over the nodes (`nodesAggregation: "sum"`). */
 export const ALL_NODES = '\u0000all';
@@ -196,6 +202,10 @@ export class Layer {
   readonly errored: Array<[string, Set<string>]> = [];
   readonly errorTexts: Array<{ metric: string; errors: string[] }> = [];
   readonly nodes = new Set<string>();
+  /** Nodes an `errors` entry names, with its reason (the first one). */
+  readonly nodeErrors = new Map<string, string>();
+  /** Points dropped per node for a time too far in the future. */
+  readonly future = new Map<string, number>();
 
   constructor(
     private readonly plan: Plan,
@@ -205,10 +215,19 @@ export class Layer {
     this.parts = new Parts(plan.width);
   }
 
-  /** A metric's errors: the nodes whose answer is missing ('*': all), and the texts. */
-  errors(metric: string, nodes: Set<string>, texts: string[] = []): void {
+  /**
+   * A metric's errors: the nodes whose answer is missing ('*': all), the texts of the entries that name no node
+   * (the metric's own item errors), and the entries that name a node (one item error per node and poll).
+   */
+  errors(metric: string, nodes: Set<string>, texts: string[] = [], byNode: ReadonlyArray<readonly [string, string]> = []): void {
     if (nodes.size > 0) this.errored.push([metric, nodes]);
     if (texts.length > 0) this.errorTexts.push({ metric, errors: texts });
+    for (const [node, why] of byNode) if (!this.nodeErrors.has(node) && this.nodeErrors.size < MAX_GAP_NODES) this.nodeErrors.set(node, why);
+  }
+
+  /** `n` points of a series of `node` dropped: their time is too far in the future. */
+  dropFuture(node: string, n: number): void {
+    countNode(this.future, node, n);
   }
 
   /**
@@ -275,8 +294,12 @@ export interface RangeItems {
   readonly plan: Plan;
   /** metric → nodes whose answer is missing ('*': all). */
   readonly errored: ReadonlyMap<string, Set<string>>;
-  /** Every node seen. */
+  /** Every node seen (in a series of its own). */
   readonly nodes: ReadonlySet<string>;
+  /** Nodes an `errors` entry named, with the first reason. */
+  readonly nodeErrors: ReadonlyMap<string, string>;
+  /** Points dropped per node for a time too far in the future. */
+  readonly future: ReadonlyMap<string, number>;
 }
 
 /** Builds a poll's RangeItems request by request (layers), and the memo with them. */
@@ -286,6 +309,9 @@ export class Grouping {
   private readonly nodes = new Set<string>();
   /** Each committed answer's error texts (for the item errors), in the order committed. */
   readonly errorTexts: Array<{ metric: string; errors: string[] }> = [];
+  /** Nodes an `errors` entry of a committed answer named, with the first reason. */
+  readonly nodeErrors = new Map<string, string>();
+  readonly future = new Map<string, number>();
   private readonly gen = ++groupings;
   private readonly plan: Plan;
 
@@ -306,6 +332,8 @@ export class Grouping {
     for (const [metric, nodes] of l.errored) this.errored.set(metric, nodes);
     for (const e of l.errorTexts) this.errorTexts.push(e);
     for (const n of l.nodes) this.nodes.add(n);
+    for (const [n, why] of l.nodeErrors) if (!this.nodeErrors.has(n) && this.nodeErrors.size < MAX_GAP_NODES) this.nodeErrors.set(n, why);
+    for (const [n, k] of l.future) countNode(this.future, n, k);
     for (let i = 0; i < l.recs.length; i++) {
       const r = l.recs[i] as MemoPoint;
       r.t = l.recPoints[2 * i] as number;
@@ -324,7 +352,7 @@ export class Grouping {
     this.memo.forEach((r, k) => {
       if (r.gen !== this.gen) this.memo.delete(k);
     });
-    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes };
+    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes, nodeErrors: this.nodeErrors, future: this.future };
   }
 }
 
@@ -413,11 +441,17 @@ export function rowMetrics(row: NativeMapRow): readonly string[] {
   return list;
 }
 
+/**
+ * Whether a row has no value here: a metric it reads failed as a whole ('*': the request, or an entry naming no
+ * node), or, for one node's value, on that node. A node's error never blanks the bucket-wide value: that is the
+ * merge over the nodes that answered, as ns_server's envelope merges its live nodes (menelaus_stats), and the gap
+ * is named by the self-metrics (range.ts).
+ */
 function blocked(row: NativeMapRow, errored: RangeItems['errored'], node: string | undefined): boolean {
   for (const m of rowMetrics(row)) {
     const e = errored.get(m);
     if (e === undefined) continue;
-    if (e.has('*') || node === undefined || e.has(node)) return true;
+    if (e.has('*') || (node !== undefined && e.has(node))) return true;
   }
   return false;
 }

@@ -45,13 +45,16 @@
  * envelope whose timestamp is the newest point's time: the collectors' staleness, stall and scale rules apply as
  * for an envelope.
  *
- * Failures: an entry of a query's `errors` (a node that did not answer) removes that metric's values on that node,
- * and so every value that needs them (on that node, and the bucket-wide sums): counted as one item error each. A
- * POST that fails removes the values of its metrics. 404, 405 and 403 on the endpoint mean the cluster (or a
- * proxy in front of it) does not offer the range API: RangeUnavailableError, which `auto` answers by falling back
- * to the envelopes (source.ts).
+ * Failures: an entry of a query's `errors` that names a node (down, slow past `timeout`) removes that metric's
+ * values on that node only: the bucket-wide values are the merge over the nodes that answered (see fetchRange), and
+ * the node is named once per poll. An entry naming no node, or a POST that fails, removes the values of its
+ * metrics (an item error each). 404 and 405 on the endpoint mean the cluster (or a proxy in front of it) does not
+ * offer the range API: RangeUnavailableError, which `auto` answers by falling back to the envelopes (source.ts).
  */
-import { CbwError } from '../errors.js';
+import { boundedText, CbwError } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
+import { fetchPoolsDefault, poolNodeSchema } from '../couchbase/pools.js';
+import type { StatsGaps } from '../metrics/family.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { z } from 'zod';
@@ -93,6 +96,8 @@ export interface RangeQuery {
   readonly start: number;
   readonly step: number;
   readonly nodesAggregation?: 'sum' | 'max';
+  readonly nodes?: readonly string[];
+  readonly timeout?: number;
 }
 
 const LEVEL_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'level_ratio', 'complement_ratio']);
@@ -132,6 +137,18 @@ export interface QueryOptions {
   readonly from?: number;
   /** Per metric, the aggregation over the nodes asked (`nodesAggregation`), when a bucket-wide value is all that is read. */
   readonly aggregated?: ReadonlyMap<string, 'sum' | 'max'>;
+  /**
+   * The nodes to ask (host:port, as /pools/default names them). Without it the range API asks every node of the
+   * cluster in any membership state (menelaus_web_stats validators: `nodes` defaults to get_hostnames(Req, any)),
+   * failed-over ones included, each of which then answers an error.
+   */
+  readonly nodes?: readonly string[];
+  /**
+   * How long the server waits for the nodes' answers, ms (menelaus_web_stats read_metrics_response: from the
+   * request's start; 1 to 300,000; 60,000 when not given). A node that has not answered by then is an `errors`
+   * entry ("Request timed out") and the others' answers come back.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** One query per metric name, with the extra matchers (e.g. pipelineType) every row of that metric shares. */
@@ -144,11 +161,14 @@ export function buildQueries(metrics: readonly string[], extra: Readonly<Record<
       metric: [
         { label: 'name', value: name },
         ...Object.entries(extra).map(([label, value]) => ({ label, value })),
-        ...Object.entries(o.narrow?.get(name) ?? {}).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
+        // A label the extra matchers already fix (pipelineType) is not asked twice.
+        ...Object.entries(o.narrow?.get(name) ?? {}).filter(([label]) => extra[label] === undefined).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
       ],
       start,
       step: RANGE_STEP_SECONDS,
       ...(agg !== undefined ? { nodesAggregation: agg } : {}),
+      ...(o.nodes !== undefined ? { nodes: [...o.nodes] } : {}),
+      ...(o.timeoutMs !== undefined ? { timeout: o.timeoutMs } : {}),
     };
   });
 }
@@ -236,14 +256,22 @@ export function parseQueryAnswer(metric: string, raw: unknown, summed = false): 
   return out;
 }
 
-/** An answer's `errors` (the nodes they name; '*' when one names none) and its `data` entries. Pure. */
-function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]; data: readonly unknown[] } {
+/** Longest reason kept from an `errors` entry (upstream text): enough for "Request timed out" and its kind. */
+export const MAX_ERROR_TEXT = 200;
+
+/**
+ * An answer's `errors` (the nodes they name; '*' when one names none; every entry's text, and the entries that
+ * name a node apart, node → reason) and its `data` entries. Pure.
+ */
+function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]; clusterErrors: string[]; byNode: Array<[string, string]>; data: readonly unknown[] } {
   const erroredNodes = new Set<string>();
   const errors: string[] = [];
+  const clusterErrors: string[] = [];
+  const byNode: Array<[string, string]> = [];
   if (raw === null || typeof raw !== 'object') {
     erroredNodes.add('*');
     errors.push('answer is not an object');
-    return { erroredNodes, errors, data: [] };
+    return { erroredNodes, errors, clusterErrors: errors, byNode, data: [] };
   }
   const r = raw as { data?: unknown; errors?: unknown };
   if (Array.isArray(r.errors)) {
@@ -251,17 +279,22 @@ function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]
       const node = e !== null && typeof e === 'object' ? str((e as { node?: unknown }).node) : undefined;
       erroredNodes.add(node ?? '*');
       const why = e !== null && typeof e === 'object' ? (e as { error?: unknown }).error : e;
-      errors.push(`${node ?? 'cluster'}: ${typeof why === 'string' ? why : JSON.stringify(why) ?? 'error'}`);
+      // Upstream text: redacted and bounded before it is kept.
+      const text = boundedText(typeof why === 'string' ? why : (JSON.stringify(why) ?? 'error').slice(0, 4 * MAX_ERROR_TEXT), MAX_ERROR_TEXT);
+      errors.push(`${node ?? 'cluster'}: ${text}`);
+      if (node === undefined) clusterErrors.push(`cluster: ${text}`);
+      else byNode.push([node.slice(0, MAX_ERROR_TEXT), text]);
     }
   }
   if (!Array.isArray(r.data)) {
     if (errors.length === 0) {
       erroredNodes.add('*');
       errors.push('answer has no data array');
+      clusterErrors.push('answer has no data array');
     }
-    return { erroredNodes, errors, data: [] };
+    return { erroredNodes, errors, clusterErrors, byNode, data: [] };
   }
-  return { erroredNodes, errors, data: r.data as unknown[] };
+  return { erroredNodes, errors, clusterErrors, byNode, data: r.data as unknown[] };
 }
 
 /**
@@ -359,6 +392,11 @@ export class AnswerGrouping {
   /** Each committed answer's error texts (for the item errors), in the order added. */
   get errorTexts(): ReadonlyArray<{ metric: string; errors: string[] }> {
     return this.g.errorTexts;
+  }
+
+  /** The nodes the committed answers' `errors` entries named, with the first reason. */
+  get nodeErrors(): ReadonlyMap<string, string> {
+    return this.g.nodeErrors;
   }
 
   add(answers: readonly RawAnswer[]): void {
@@ -465,7 +503,7 @@ export class AnswerGrouping {
   /** One query's answer, valued against the memo series by series, into the layer. */
   private stage(l: Layer, metric: string, raw: unknown, summed: boolean): void {
     const head = answerHead(raw);
-    l.errors(metric, head.erroredNodes, head.errors);
+    l.errors(metric, head.erroredNodes, head.clusterErrors, head.byNode);
     for (const d of head.data) {
       const e = entryOf(d, summed);
       if (e === undefined) continue;
@@ -564,6 +602,8 @@ export interface RangeState {
   newest: number | undefined;
   /** Each native metric's answer length in the previous poll (characters): how the next poll's batches are dealt. */
   readonly sizes: Map<string, number>;
+  /** What the last poll could not read (for its note). */
+  gaps?: StatsGaps | undefined;
 }
 
 /** NUL-prefixed: forgetGone keeps it. */
@@ -585,9 +625,60 @@ export interface RangeFetch {
 }
 
 /**
+ * The nodes a statistics query is asked of: the cluster's active members running the data service (the kv and XDCR
+ * series live there), as GET /pools/default lists them (shared with the nodes collector for 10 s). A failed-over
+ * (inactiveFailed) or not yet rebalanced-in (inactiveAdded) node is left out: it serves no bucket data. Undefined
+ * when the list cannot be read or names none: the range API's default (every node) then applies.
+ */
+export async function statsNodes<N extends CollectorName>(ctx: CollectContext<N>): Promise<string[] | undefined> {
+  try {
+    const pools = await fetchPoolsDefault(ctx);
+    const out: string[] = [];
+    for (const raw of pools.nodes) {
+      const n = poolNodeSchema.safeParse(raw);
+      if (!n.success) continue;
+      if ((n.data.clusterMembership ?? 'active') !== 'active') continue;
+      if (n.data.services !== undefined && !n.data.services.includes('kv')) continue;
+      if (!out.includes(n.data.hostname)) out.push(n.data.hostname);
+    }
+    return out.length > 0 ? out : undefined;
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.log.debug({ err }, 'statistics: the node list (GET /pools/default) could not be read; the range API asks every node');
+    return undefined;
+  }
+}
+
+/** Share of the poll's remaining time a range request lets the server wait for its nodes (`timeout`). */
+export const TIMEOUT_SHARE = 0.8;
+/** The range API's bounds on `timeout` (menelaus_web_stats validators), ms. */
+const MAX_SERVER_TIMEOUT_MS = 300_000;
+
+/** The `timeout` of a request sent now: TIMEOUT_SHARE of the poll's remaining time, within the server's bounds. Pure. */
+export function serverTimeoutMs(remainingMs: number): number {
+  return Math.max(1, Math.min(MAX_SERVER_TIMEOUT_MS, Math.floor(TIMEOUT_SHARE * remainingMs)));
+}
+
+/** An `errors` entry's reason that means the node did not answer at all (down, unreachable, or slower than `timeout`). */
+const NODE_DOWN = /timed out|timeout|not available|is down|connect/i;
+
+/** The error code an item error for a node missing from the answer carries, by its reason. */
+function missingCode(why: string): ErrorCode {
+  return /timed out|timeout/i.test(why) ? 'CBW_ERR_TIMEOUT' : NODE_DOWN.test(why) ? 'CBW_ERR_NETWORK' : 'CBW_ERR_HTTP';
+}
+
+/**
  * Ask the range API for every native metric of `rows`, in batches, and group the answer. Throws
- * RangeUnavailableError on 404/405/403, and the first error when every request failed; a request that fails when
+ * RangeUnavailableError on 404/405, and the first error when every request failed; a request that fails when
  * others did not costs its metrics (an item error each), never the poll.
+ *
+ * Partial answers (issue 37): each request asks only the active data nodes (statsNodes) and lets the server wait
+ * for them TIMEOUT_SHARE of the poll's remaining time. A node an `errors` entry names (down: "Node is not available";
+ * slow: "Request timed out"), or that answers nothing, leaves the bucket-wide and XDCR values as the merge over the
+ * nodes that answered (range-groups.ts), as ns_server's envelope merges its live bucket nodes. A node found down or
+ * slow is not asked again in this poll's later requests (as ns_server skips its DownHosts within a request). The
+ * gap is named: one item error per node and poll, `ctx.out.statsGaps` (cbwatch_stats_nodes_missing, the landing
+ * page) and the poll's note (`cbwatch check`).
  */
 export async function fetchRange<N extends CollectorName>(
   ctx: CollectContext<N>,
@@ -610,6 +701,10 @@ export async function fetchRange<N extends CollectorName>(
   // counts from it), unless that is older than the longest window.
   const from = st.newest !== undefined && now - st.newest <= MAX_WINDOW_SECONDS * 1000 ? Math.floor(st.newest / 1000) : undefined;
   const batches = balancedBatches(metrics, MAX_QUERIES_PER_REQUEST, answerWeight(st.sizes, summed));
+  const asked = await statsNodes(ctx);
+  const collector = rows[0]?.section === 'xdcr' ? 'xdcr' : 'bucket_stats';
+  // Nodes found down or slow in this poll: not asked again by its later requests.
+  const down = new Set<string>();
   // One request after the other, each answer grouped as soon as it is read, and read query by query (readText):
   // one request's answer and one query's parsed JSON are alive at a time, rather than every batch's. A poll has
   // up to 7 batches: a few round trips more, within the poll's deadline.
@@ -618,15 +713,19 @@ export async function fetchRange<N extends CollectorName>(
   let first: unknown;
   for (const names of batches) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
+    const up = asked?.filter((n) => !down.has(n));
+    const nodes = up === undefined || up.length === 0 ? asked : up;
+    const remaining = ctx.deadline === undefined ? ctx.options.timeout : ctx.deadline - performance.now();
     try {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
         method: 'POST',
-        json: buildQueries(names, extra, window, { narrow, ...(from !== undefined ? { from } : {}), aggregated }),
+        json: buildQueries(names, extra, window, { narrow, ...(from !== undefined ? { from } : {}), aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining) }),
         allowStatus: [403, 404, 405],
         parseBody: (text) => grouping.readText(text, names, summed),
       });
       if (res.status === 403 || res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
       if (res.data !== undefined) grouping.commit(res.data);
+      for (const [n, why] of grouping.nodeErrors) if (NODE_DOWN.test(why)) down.add(n);
     } catch (err) {
       if (err instanceof RangeUnavailableError) throw err;
       failed++;
@@ -638,18 +737,47 @@ export async function fetchRange<N extends CollectorName>(
   if (ctx.signal.aborted) throw ctx.signal.reason;
   if (failed > 0 && failed === batches.length) throw first;
   const groups = grouping.done();
-  const errors = grouping.errorTexts;
-  for (const r of errors) {
+  for (const r of grouping.errorTexts) {
     for (const e of r.errors) {
-      // The entry's text comes from upstream: bounded here, and kept out of the brief a page may show.
-      const err = new CbwError('CBW_ERR_HTTP', `range API error for ${r.metric}: ${e.slice(0, 200)}`);
+      // The entry's text comes from upstream (bounded and redacted as it was read), kept out of the brief a page may show.
+      const err = new CbwError('CBW_ERR_HTTP', `range API error for ${r.metric}: ${e}`);
       err.brief = `range API error for ${r.metric}`;
       ctx.itemFailed(`range ${r.metric}`, err);
     }
   }
+  const missing = missingNodes(groups, asked, collector === 'bucket_stats');
+  for (const [n, why] of missing) {
+    const err = new CbwError(missingCode(why), `range API: the statistics of node ${n} are missing from the answer (${why}); bucket-wide values are sums over the nodes that answered`);
+    err.brief = `range API: the statistics of node ${n} are missing`;
+    ctx.itemFailed(`range node ${n}`, err);
+  }
+  const gaps: StatsGaps = { collector, missing, futurePoints: groups.future };
+  ctx.out.statsGaps = gaps;
+  st.gaps = gaps;
   let newest: number | undefined;
   for (const cells of groups.items.values()) for (const c of cells.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
   for (const c of groups.nodeWide.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
   if (newest !== undefined) st.newest = newest;
   return { groups, requests: batches.length };
+}
+
+/**
+ * The nodes whose statistics this poll's answer lacks, with the reason: those an `errors` entry named and, when
+ * `silent` (bucket stats: every data node has series of its own, its host's at least), the asked nodes that
+ * answered no series. Pure.
+ */
+export function missingNodes(groups: RangeItems, asked: readonly string[] | undefined, silent: boolean): Map<string, string> {
+  const missing = new Map<string, string>();
+  for (const [n, why] of groups.nodeErrors) missing.set(n, why);
+  if (silent && asked !== undefined) for (const n of asked) if (!groups.nodes.has(n) && !missing.has(n)) missing.set(n, 'no statistics in the answer');
+  return missing;
+}
+
+/** The gaps of a collector's last poll through the range API, for the poll's note. Pure. */
+export function gapsNote(g: StatsGaps | undefined): string {
+  if (g === undefined) return '';
+  const parts: string[] = [];
+  if (g.missing.size > 0) parts.push(`partial: ${[...g.missing].map(([n, why]) => `node ${n} missing (${why})`).join(', ')}`);
+  if (g.futurePoints.size > 0) parts.push(`clock ahead: ${[...g.futurePoints].map(([n, k]) => `node ${n} (${k} future points dropped)`).join(', ')}`);
+  return parts.join('; ');
 }

@@ -13,6 +13,7 @@ import type { CollectContext, SharedCache } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { fetchBucketList } from '../couchbase/buckets.js';
 import { CbwError } from '../errors.js';
+import { gapsNote, rangeStateOf } from './range.js';
 
 export type StatsSourceKind = 'range' | 'envelope';
 export const STATS_SOURCE_KINDS: readonly StatsSourceKind[] = ['range', 'envelope'];
@@ -110,8 +111,9 @@ export async function rangeOrEnvelope<N extends CollectorName, R>(ctx: CollectCo
       choice = rangeUnavailable(ctx, err as Error & { status: number });
     }
   }
-  // Shown by `cbwatch check` and on the landing page.
-  ctx.note?.(`statistics: ${choice.kind} (${choice.reason})`);
+  // Shown by `cbwatch check` and on the landing page, with the nodes a partial answer lacked.
+  const gaps = got !== undefined ? gapsNote(rangeStateOf(ctx.state).gaps) : '';
+  ctx.note?.(`statistics: ${choice.kind} (${choice.reason})${gaps === '' ? '' : `; ${gaps}`}`);
   if (lastKind.get(ctx.state) !== choice.kind) ctx.log.info({ source: choice.kind, reason: choice.reason }, 'statistics source');
   lastKind.set(ctx.state, choice.kind);
   return got;

@@ -127,9 +127,9 @@ describe('the sum over the nodes (bucket_stats without per_node)', () => {
       expect(rowValue(row(legacy), g, 'b', undefined), legacy).toBeCloseTo(rowValue(row(legacy), perNode, 'b', undefined) as number, 12);
     }
     expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
-    // An errors entry of a node still costs the bucket-wide value.
+    // An errors entry of a node leaves the sum over the nodes that answered (as the envelope over the live nodes).
     const e = groupSeries([parseQueryAnswer('kv_curr_items', { data: [all(900)], errors: [{ node: 'n2', error: 'timeout' }] }, true)], kvItemOf, new Map());
-    expect(rowValue(row('curr_items'), e, 'b', undefined)).toBeUndefined();
+    expect(rowValue(row('curr_items'), e, 'b', undefined)).toBe(900);
   });
 });
 
@@ -173,9 +173,10 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
     expect(rowValue(row('vb_active_resident_items_ratio'), g, 'b', undefined)).toBe(100);
   });
 
-  it('an errors entry for n2 costs the bucket-wide values and n2 values of that metric, not n1 nor other metrics', () => {
+  it('an errors entry for n2 costs n2\'s values of that metric; the bucket-wide value is the sum over the nodes that answered', () => {
     const g = groupSeries(answer([{ node: 'n2', error: 'Request timed out' }]), kvItemOf, new Map());
-    expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBeUndefined();
+    // n2's series are still in this hand-made answer: the sum is over what was answered.
+    expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBe(20);
     expect(rowValue(row('cmd_get'), g, 'b', 'n2')).toBeUndefined();
     expect(rowValue(row('cmd_get'), g, 'b', 'n1')).toBe(10);
     expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
@@ -320,8 +321,9 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' } });
     expect(r.ok).toBe(true);
     // 68 native names, at most 10 to a request.
-    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', ...Array.from({ length: 7 }, () => '/pools/default/stats/range')]);
-    expect(client.calls[1]?.options.method).toBe('POST');
+    // The node list (GET /pools/default, shared with the nodes collector) says whom to ask.
+    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', '/pools/default', ...Array.from({ length: 7 }, () => '/pools/default/stats/range')]);
+    expect(client.calls[2]?.options.method).toBe('POST');
     expect(r.note).toBe('statistics: range (auto: cluster 7.6)');
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(9);
   });
