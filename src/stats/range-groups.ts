@@ -227,7 +227,7 @@ export class Layer {
 
   /** `n` points of a series of `node` dropped: their time is too far in the future. */
   dropFuture(node: string, n: number): void {
-    countNode(this.future, node, n);
+    countNode(this.future, node === ALL_NODES ? 'aggregate' : node, n);
   }
 
   /**
@@ -300,6 +300,8 @@ export interface RangeItems {
   readonly nodeErrors: ReadonlyMap<string, string>;
   /** Points dropped per node for a time too far in the future. */
   readonly future: ReadonlyMap<string, number>;
+  /** The poll's clock (epoch ms): no time exported is later (newestOf). */
+  readonly nowMs: number;
 }
 
 /** Builds a poll's RangeItems request by request (layers), and the memo with them. */
@@ -319,6 +321,7 @@ export class Grouping {
     rows: readonly NativeMapRow[],
     private readonly itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
     private readonly memo: CounterMemo,
+    private readonly nowMs = Number.POSITIVE_INFINITY,
   ) {
     this.plan = planOf(rows);
     this.parts = new Parts(this.plan.width);
@@ -352,7 +355,7 @@ export class Grouping {
     this.memo.forEach((r, k) => {
       if (r.gen !== this.gen) this.memo.delete(k);
     });
-    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes, nodeErrors: this.nodeErrors, future: this.future };
+    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes, nodeErrors: this.nodeErrors, future: this.future, nowMs: this.nowMs };
   }
 }
 
@@ -490,11 +493,14 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   return v === undefined ? undefined : v * row.legacyFactor;
 }
 
-/** The newest point's time (epoch ms) of an item, on one node or over all; undefined when it has none. */
+/**
+ * The newest point's time (epoch ms) of an item, on one node or over all, never later than the poll's clock (a point
+ * up to the allowed skew ahead is kept, its time is not exported as it is); undefined when it has none.
+ */
 export function newestOf(g: RangeItems, item: string, node: string | undefined): number | undefined {
   const cells = g.items.get(item);
   if (cells === undefined) return undefined;
   let t = 0;
   for (const [n, c] of cells) if ((node === undefined || n === node) && c.newest > t) t = c.newest;
-  return t > 0 ? t : undefined;
+  return t > 0 ? Math.min(t, g.nowMs) : undefined;
 }

@@ -27,10 +27,15 @@
  * is valued as it is read and added into the rows that read it (range-groups.ts): nothing per series outlives the
  * read but its record in the counter memo.
  *
- * Window: from the newest point of the previous answer (absolute `start`; the first poll: one interval and
- * RANGE_SLACK_SECONDS back from now) to now, `step` 10 s (the native scrape interval). Each point is the latest
- * scraped value at that instant. Label matchers that every row reading a metric shares are asked too (`any` over
- * their values: the kv_ops operations cbwatch maps), so the answer holds no series nothing reads.
+ * Window (rangeWindow): on the 10 s grid, from the previous poll's start less RANGE_SLACK_SECONDS (the first poll:
+ * one interval and the slack back; at most MAX_WINDOW_SECONDS) to the poll's clock, both rounded down to the step,
+ * `step` 10 s (the native scrape interval): every query of a poll ends at the same instant, so each series' newest
+ * point, and its previous one, are at the same instants and the parts of a ratio cover the same span. Only the
+ * poll's own clock sets the window: an upstream time is data, never control (issue 39). A point later than the
+ * poll's clock by more than MAX_FUTURE_SKEW_MS (a node whose clock is ahead) is dropped and counted against its
+ * node; no exported time is later than the poll's clock. Each point is the latest scraped value at that instant.
+ * Label matchers that every row reading a metric shares are asked too (`any` over their values: the kv_ops
+ * operations cbwatch maps), so the answer holds no series nothing reads.
  *
  * Values (per native series, i.e. per node and label set):
  * - a level is the newest point;
@@ -53,7 +58,9 @@
  */
 import { boundedText, CbwError } from '../errors.js';
 import type { ErrorCode } from '../errors.js';
-import { fetchPoolsDefault, poolNodeSchema } from '../couchbase/pools.js';
+import { fetchBucketList } from '../couchbase/buckets.js';
+import type { BucketEntry } from '../couchbase/buckets.js';
+import { MAX_GAP_NODES } from '../metrics/family.js';
 import type { StatsGaps } from '../metrics/family.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
@@ -65,7 +72,7 @@ import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { IdList, idKey, Interner, QueryReader } from './range-reader.js';
 import type { ReadEntry } from './range-reader.js';
-import { pointsOf, rawSeriesValue, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
+import { dropAfter, pointsOf, rawRun, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
 import type { CounterMemo, Point } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
@@ -81,6 +88,24 @@ export const RANGE_STEP_SECONDS = 10;
 export const RANGE_SLACK_SECONDS = 2 * RANGE_STEP_SECONDS;
 /** The longest window asked (after a long gap, e.g. polls that failed): the range API keeps more, but a rate over an hour says little of now. */
 export const MAX_WINDOW_SECONDS = 3600;
+/** A point this much later than the poll's clock is from a node whose clock is ahead: dropped, counted (issue 39). */
+export const MAX_FUTURE_SKEW_MS = 60_000;
+
+/**
+ * A poll's window, epoch seconds, on multiples of the step: `end` is the poll's clock rounded down, `from` the
+ * previous poll's start less RANGE_SLACK_SECONDS rounded down (the first poll: one interval and the slack back;
+ * never more than MAX_WINDOW_SECONDS). Every query of the poll, and of the poll before, is evaluated on the same
+ * 10 s grid up to the same `end`: each series' newest point, and the previous poll's, are at the same instants, so
+ * the numerator and the denominator of a ratio cover the same span (issue 37 §2). Only the poll's own clock sets it
+ * (issue 39 §1). Pure.
+ */
+export function rangeWindow(nowMs: number, lastPollMs: number | undefined, intervalMs: number): { from: number; end: number } {
+  const step = RANGE_STEP_SECONDS;
+  const end = Math.floor(nowMs / 1000 / step) * step;
+  const since = lastPollMs === undefined || lastPollMs > nowMs ? nowMs - intervalMs : lastPollMs;
+  const back = Math.min(MAX_WINDOW_SECONDS, Math.max(step, (nowMs - since) / 1000 + RANGE_SLACK_SECONDS));
+  return { from: Math.floor((nowMs / 1000 - back) / step) * step, end };
+}
 
 /** The endpoint is not there (404, 405) or not allowed (403): the cluster, or a proxy in front of it, does not offer it. */
 export class RangeUnavailableError extends CbwError {
@@ -94,6 +119,7 @@ export class RangeUnavailableError extends CbwError {
 export interface RangeQuery {
   readonly metric: ReadonlyArray<{ readonly label: string; readonly value: string | readonly string[]; readonly operator?: string }>;
   readonly start: number;
+  readonly end?: number;
   readonly step: number;
   readonly nodesAggregation?: 'sum' | 'max';
   readonly nodes?: readonly string[];
@@ -135,6 +161,8 @@ export interface QueryOptions {
   readonly narrow?: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
   /** The window's first instant (epoch s); else `windowSeconds` back from the server's now. */
   readonly from?: number;
+  /** The window's last instant (epoch s); else the server's now. */
+  readonly end?: number;
   /** Per metric, the aggregation over the nodes asked (`nodesAggregation`), when a bucket-wide value is all that is read. */
   readonly aggregated?: ReadonlyMap<string, 'sum' | 'max'>;
   /**
@@ -165,6 +193,7 @@ export function buildQueries(metrics: readonly string[], extra: Readonly<Record<
         ...Object.entries(o.narrow?.get(name) ?? {}).filter(([label]) => extra[label] === undefined).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
       ],
       start,
+      ...(o.end !== undefined ? { end: o.end } : {}),
       step: RANGE_STEP_SECONDS,
       ...(agg !== undefined ? { nodesAggregation: agg } : {}),
       ...(o.nodes !== undefined ? { nodes: [...o.nodes] } : {}),
@@ -379,14 +408,22 @@ export class AnswerGrouping {
    * `sizes`: where the length of each query's answer (characters of the text) is written as it is read, for the next
    * poll's balancedBatches.
    */
+  /**
+   * `clock`: the poll's clock (epoch ms, `nowMs`), no exported time later than it, and the latest point time kept
+   * (`maxT`): a later point is dropped and counted against its node. Unbounded when not given.
+   */
+  private readonly maxT: number;
+
   constructor(
     rows: readonly NativeMapRow[],
     itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
     private readonly memo: CounterMemo,
     private readonly sizes?: Map<string, number>,
+    clock: { readonly nowMs: number; readonly maxT: number } = { nowMs: Number.POSITIVE_INFINITY, maxT: Number.POSITIVE_INFINITY },
   ) {
-    this.g = new Grouping(rows, itemOf, memo);
+    this.g = new Grouping(rows, itemOf, memo, clock.nowMs);
     this.reader = new QueryReader(internerOf(memo));
+    this.maxT = clock.maxT;
   }
 
   /** Each committed answer's error texts (for the item errors), in the order added. */
@@ -477,7 +514,9 @@ export class AnswerGrouping {
       const e = r.entries[i] as ReadEntry;
       const key = idKey(e.nodeId, metricId, r.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });
       const rec = this.memo.get(key);
-      const value = runSeriesValue(r.run, e.from, e.to, l.previous(key, rec));
+      const to = dropAfter(r.run, e.from, e.to, this.maxT);
+      if (to < e.to) l.dropFuture(e.node, e.to - to);
+      const value = runSeriesValue(r.run, e.from, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
     }
     const last = r.entries[r.entries.length - 1];
@@ -509,7 +548,10 @@ export class AnswerGrouping {
       if (e === undefined) continue;
       const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
-      const value = rawSeriesValue(e.values, l.previous(key, rec));
+      const run = rawRun(e.values);
+      const to = dropAfter(run, 0, run.n, this.maxT);
+      if (to < run.n) l.dropFuture(e.node, run.n - to);
+      const value = runSeriesValue(run, 0, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
     }
   }
@@ -598,8 +640,13 @@ export function xdcrItemOf(labels: Readonly<Record<string, string>>): string | u
 /** What the range source remembers per collector between polls (in ctx.state under RANGE_STATE_KEY). */
 export interface RangeState {
   readonly memo: CounterMemo;
-  /** The newest point of the previous answer (epoch ms): where the next window starts. */
-  newest: number | undefined;
+  /**
+   * When the previous poll started, on the poll's own clock (epoch ms): where the next window starts (less
+   * RANGE_SLACK_SECONDS). Never an upstream time: one node's point from the future must not move it (issue 39).
+   */
+  lastPoll: number | undefined;
+  /** Nodes already warned about for points in the future (once per node for the life of the collector). */
+  readonly warnedFuture: Set<string>;
   /** Each native metric's answer length in the previous poll (characters): how the next poll's batches are dealt. */
   readonly sizes: Map<string, number>;
   /** What the last poll could not read (for its note). */
@@ -612,7 +659,7 @@ export const RANGE_STATE_KEY = '\u0000range';
 export function rangeStateOf(state: Map<string, unknown>): RangeState {
   let s = state.get(RANGE_STATE_KEY) as RangeState | undefined;
   if (s === undefined) {
-    s = { memo: new Map(), newest: undefined, sizes: new Map() };
+    s = { memo: new Map(), lastPoll: undefined, sizes: new Map(), warnedFuture: new Set() };
     state.set(RANGE_STATE_KEY, s);
   }
   return s;
@@ -624,29 +671,37 @@ export interface RangeFetch {
   readonly requests: number;
 }
 
+/** How long the node list of statsNodes serves both collectors: a failover shows within this. */
+export const STATS_NODES_MAX_AGE_MS = 15_000;
+
 /**
- * The nodes a statistics query is asked of: the cluster's active members running the data service (the kv and XDCR
- * series live there), as GET /pools/default lists them (shared with the nodes collector for 10 s). A failed-over
- * (inactiveFailed) or not yet rebalanced-in (inactiveAdded) node is left out: it serves no bucket data. Undefined
- * when the list cannot be read or names none: the range API's default (every node) then applies.
+ * The nodes a statistics query is asked of: the active members among the buckets' nodes (the data nodes, where
+ * the kv and XDCR series live and whose sum ns_server's envelope takes), from the bucket list (which bucket_stats
+ * reads every poll; shared, so the list costs bucket_stats no request and xdcr one at most every
+ * STATS_NODES_MAX_AGE_MS). A failed-over (inactiveFailed) or not yet rebalanced-in (inactiveAdded) node is left
+ * out: it serves no bucket data. Undefined when the list cannot be read or names none: the range API's default
+ * (every node, in any membership state) then applies.
  */
 export async function statsNodes<N extends CollectorName>(ctx: CollectContext<N>): Promise<string[] | undefined> {
   try {
-    const pools = await fetchPoolsDefault(ctx);
-    const out: string[] = [];
-    for (const raw of pools.nodes) {
-      const n = poolNodeSchema.safeParse(raw);
-      if (!n.success) continue;
-      if ((n.data.clusterMembership ?? 'active') !== 'active') continue;
-      if (n.data.services !== undefined && !n.data.services.includes('kv')) continue;
-      if (!out.includes(n.data.hostname)) out.push(n.data.hostname);
-    }
-    return out.length > 0 ? out : undefined;
+    const nodes = await ctx.shared.get('statsNodes', STATS_NODES_MAX_AGE_MS, async () => activeBucketNodes((await fetchBucketList(ctx)).buckets));
+    return nodes.length > 0 ? nodes : undefined;
   } catch (err) {
     if (ctx.signal.aborted) throw err;
-    ctx.log.debug({ err }, 'statistics: the node list (GET /pools/default) could not be read; the range API asks every node');
+    ctx.log.debug({ err }, 'statistics: the bucket list could not be read; the range API asks every node');
     return undefined;
   }
+}
+
+/** The hostnames of the buckets' nodes whose membership is active (or not said), each once, in list order. Pure. */
+export function activeBucketNodes(buckets: readonly BucketEntry[]): string[] {
+  const out: string[] = [];
+  for (const b of buckets)
+    for (const n of b.nodes ?? []) {
+      if (n.hostname === undefined || n.hostname === '' || (n.clusterMembership ?? 'active') !== 'active') continue;
+      if (!out.includes(n.hostname)) out.push(n.hostname);
+    }
+  return out;
 }
 
 /** Share of the poll's remaining time a range request lets the server wait for its nodes (`timeout`). */
@@ -690,16 +745,13 @@ export async function fetchRange<N extends CollectorName>(
   keepShapes();
   const st = rangeStateOf(ctx.state);
   const now = ctx.now();
-  const intervalS = ctx.options.interval / 1000;
-  const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
+  const { from, end } = rangeWindow(now, st.lastPoll, ctx.options.interval);
+  const window = end - from;
   const metrics = nativeMetricsOf(rows);
   const narrow = narrowing(rows);
   const aggregated = sumOverNodes ? aggregatedMetrics(rows) : new Map<string, 'sum' | 'max'>();
   // Read as one series over the nodes (ALL_NODES), summed or maxed.
   const summed = new Set(aggregated.keys());
-  // The next window starts at the previous answer's newest point (it must be in the answer again: the increase
-  // counts from it), unless that is older than the longest window.
-  const from = st.newest !== undefined && now - st.newest <= MAX_WINDOW_SECONDS * 1000 ? Math.floor(st.newest / 1000) : undefined;
   const batches = balancedBatches(metrics, MAX_QUERIES_PER_REQUEST, answerWeight(st.sizes, summed));
   const asked = await statsNodes(ctx);
   const collector = rows[0]?.section === 'xdcr' ? 'xdcr' : 'bucket_stats';
@@ -708,7 +760,7 @@ export async function fetchRange<N extends CollectorName>(
   // One request after the other, each answer grouped as soon as it is read, and read query by query (readText):
   // one request's answer and one query's parsed JSON are alive at a time, rather than every batch's. A poll has
   // up to 7 batches: a few round trips more, within the poll's deadline.
-  const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes);
+  const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes, { nowMs: now, maxT: now + MAX_FUTURE_SKEW_MS });
   let failed = 0;
   let first: unknown;
   for (const names of batches) {
@@ -719,7 +771,7 @@ export async function fetchRange<N extends CollectorName>(
     try {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
         method: 'POST',
-        json: buildQueries(names, extra, window, { narrow, ...(from !== undefined ? { from } : {}), aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining) }),
+        json: buildQueries(names, extra, window, { narrow, from, end, aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining) }),
         allowStatus: [403, 404, 405],
         parseBody: (text) => grouping.readText(text, names, summed),
       });
@@ -754,22 +806,26 @@ export async function fetchRange<N extends CollectorName>(
   const gaps: StatsGaps = { collector, missing, futurePoints: groups.future };
   ctx.out.statsGaps = gaps;
   st.gaps = gaps;
-  let newest: number | undefined;
-  for (const cells of groups.items.values()) for (const c of cells.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
-  for (const c of groups.nodeWide.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
-  if (newest !== undefined) st.newest = newest;
+  for (const [n, k] of groups.future) {
+    if (st.warnedFuture.has(n) || st.warnedFuture.size >= MAX_GAP_NODES) continue;
+    st.warnedFuture.add(n);
+    ctx.log.warn({ node: n, points: k, collector }, `statistics: node ${n} answered points more than ${MAX_FUTURE_SKEW_MS / 1000} s ahead of this exporter's clock (is its clock ahead?); they are dropped and counted in cbwatch_stats_future_points_dropped_total (warned once per node)`);
+  }
+  st.lastPoll = now;
   return { groups, requests: batches.length };
 }
 
 /**
  * The nodes whose statistics this poll's answer lacks, with the reason: those an `errors` entry named and, when
  * `silent` (bucket stats: every data node has series of its own, its host's at least), the asked nodes that
- * answered no series. Pure.
+ * answered no series of their own while another node did. Pure.
  */
 export function missingNodes(groups: RangeItems, asked: readonly string[] | undefined, silent: boolean): Map<string, string> {
   const missing = new Map<string, string>();
   for (const [n, why] of groups.nodeErrors) missing.set(n, why);
-  if (silent && asked !== undefined) for (const n of asked) if (!groups.nodes.has(n) && !missing.has(n)) missing.set(n, 'no statistics in the answer');
+  // Silent: answered no series of its own while another node did (a poll of sums alone names no node).
+  if (silent && asked !== undefined && groups.nodes.size > 0)
+    for (const n of asked) if (!groups.nodes.has(n) && !missing.has(n)) missing.set(n, groups.future.has(n) ? 'every point in the future: its clock is ahead?' : 'no statistics in the answer');
   return missing;
 }
 

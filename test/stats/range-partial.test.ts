@@ -13,6 +13,13 @@ import type { RequestOptions } from '../../src/couchbase/client.js';
 import { SnapshotStore, statusSet } from '../../src/metrics/store.js';
 import { findProblems } from '../../src/server/problems.js';
 import { collect, fakeClient } from '../helpers/collect.js';
+import { runPoll } from '../../src/collectors/context.js';
+import { defaultClusterConfig, resolveCollectorOptions } from '../../src/config/defaults.js';
+import { collectorSchemas } from '../../src/config/schema.js';
+import { createSharedCache } from '../../src/collectors/shared.js';
+import { SILENT_LOG } from '../../src/log-core.js';
+import type { Log } from '../../src/log-core.js';
+import { rangeWindow } from '../../src/stats/range.js';
 
 /** The poll's clock: the answers' newest instant is T (epoch s). */
 const T = 1_700_000_000;
@@ -38,7 +45,7 @@ interface Query {
 }
 
 interface Scenario {
-  /** /pools/default's nodes: membership per node. */
+  /** The bucket list's nodes: membership per node. */
   membership: Record<string, string>;
   /** Nodes that are down: "Node is not available". */
   down?: string[];
@@ -86,8 +93,8 @@ function rangeFake(sc: Scenario, asked: Query[][]) {
 function clientFor(sc: Scenario, asked: Query[][]) {
   const nodes = Object.entries(sc.membership).map(([hostname, clusterMembership]) => ({ hostname, clusterMembership, services: ['kv'], clusterCompatibility: 0x70006 }));
   return fakeClient({
-    '/pools/default/buckets': [{ name: 'b', bucketType: 'membase', nodes: nodes.filter((n) => n.clusterMembership === 'active') }],
-    '/pools/default': { nodes },
+    // The bucket's nodes with their membership, as /pools/default/buckets lists them.
+    '/pools/default/buckets': [{ name: 'b', bucketType: 'membase', nodes }],
     '/pools/default/stats/range': rangeFake(sc, asked),
   });
 }
@@ -185,7 +192,6 @@ describe('XDCR likewise', () => {
     const id = 'uuid1/src/dst';
     const client = fakeClient({
       '/pools/default/buckets': [{ name: 'src', bucketType: 'membase', nodes }],
-      '/pools/default': { nodes },
       '/pools/default/tasks': [{ type: 'xdcr', id, source: 'src', target: '/remoteClusters/uuid1/buckets/dst', status: 'running', errors: [] }],
       '/pools/default/remoteClusters': [{ name: 'remote', uuid: 'uuid1', hostname: 'r:8091', deleted: false }],
       '/pools/default/stats/range': (_p: unknown, o: RequestOptions & { json?: unknown }) => {
@@ -207,5 +213,81 @@ describe('XDCR likewise', () => {
     expect([...r.itemErrors]).toEqual([['network', 1]]);
     // One pipelineType matcher per query.
     for (const q of asked.flat()) expect(q.metric.filter((m) => m.label === 'pipelineType')).toHaveLength(1);
+  });
+});
+
+describe('the window comes from the poll\'s own clock (issue 39 §1)', () => {
+  it('on the 10 s grid: from the previous poll\'s start less 20 s, to the poll\'s clock, rounded down', () => {
+    // now 1,700,000,035.5 s: end 1,700,000,030. Previous poll at 1,700,000,005.2 s: back 30.3 + 20 = 50.3 s, from
+    // floor((1,700,000,035.5 - 50.3) / 10) * 10 = 1,699,999,980.
+    expect(rangeWindow(1_700_000_035_500, 1_700_000_005_200, 30_000)).toEqual({ from: 1_699_999_980, end: 1_700_000_030 });
+    // First poll: one interval (30 s) and the slack back: floor(1,699,999,985.5 / 10) * 10.
+    expect(rangeWindow(1_700_000_035_500, undefined, 30_000)).toEqual({ from: 1_699_999_980, end: 1_700_000_030 });
+    // Two hours since the previous poll: at most an hour back: floor(1,699,996,435.5 / 10) * 10.
+    expect(rangeWindow(1_700_000_035_500, 1_700_000_035_500 - 7_200_000, 30_000)).toEqual({ from: 1_699_996_430, end: 1_700_000_030 });
+    // A previous poll "after" now (the exporter's clock stepped back): as a first poll.
+    expect(rangeWindow(1_700_000_035_500, 1_700_000_999_000, 30_000)).toEqual({ from: 1_699_999_980, end: 1_700_000_030 });
+  });
+});
+
+describe('one node\'s clock 300 s ahead', () => {
+  const sc: Scenario = { membership: ALL_ACTIVE, aheadS: { [N3]: 300 } };
+  function logger(lines: string[]): Log {
+    const log: Log = { ...SILENT_LOG, warn: (o: unknown, msg?: string) => void lines.push(`${JSON.stringify(o)} ${msg ?? ''}`), child: () => log };
+    return log;
+  }
+  it('drops its points (counted against it, warned once), keeps its neighbours\' values, exports no time ahead of now, and the next window starts from the poll clock', async () => {
+    const asked: Query[][] = [];
+    const client = clientFor(sc, asked);
+    const lines: string[] = [];
+    const state = new Map<string, unknown>();
+    const shared = createSharedCache(() => NOW);
+    let now = NOW;
+    const store = new SnapshotStore();
+    const pollOnce = async () => {
+      const r = await runPoll({
+        collector: bucketStatsCollector,
+        cluster: defaultClusterConfig({ url: client.baseUrl, statsSource: 'range' }),
+        options: resolveCollectorOptions('bucket_stats', collectorSchemas.bucket_stats.parse({ per_node: true })),
+        client,
+        state,
+        shared,
+        now: () => now,
+        log: logger(lines),
+      });
+      store.record('test', r);
+      return r;
+    };
+    const r = await pollOnce();
+    expect(r.ok).toBe(true);
+    // n3 answered kv_curr_items (1 point), kv_ops (3) and sys_mem_total (1), all 300 s ahead: 5 dropped.
+    expect(statusSet(store.statusList()).get('cbwatch_stats_future_points_dropped_total', { collector: 'bucket_stats', node: N3 })).toBe(5);
+    expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(100 + 200 + 800);
+    expect(r.set.get('couchbase_bucket_node_curr_items', { bucket: 'b', node: N1 })).toBe(100);
+    expect(r.set.get('couchbase_bucket_node_curr_items', { bucket: 'b', node: N3 })).toBeUndefined();
+    expect(r.set.get('couchbase_bucket_mem_total_bytes', { bucket: 'b' })).toBe(1000 + 2000 + 8000);
+    // The newest time exported is the neighbours' T, never ahead of the poll's clock.
+    const last = r.set.get('couchbase_bucket_last_sample_timestamp_seconds', { bucket: 'b' }) as number;
+    expect(last).toBe(T);
+    expect(last * 1000).toBeLessThanOrEqual(NOW);
+    expect(r.set.statsGaps?.missing.get(N3)).toMatch(/future/);
+    const p = findProblems([{ base: { couchbase_cluster: 'test' }, set: r.set }], NOW).filter((x) => x.text.includes(`node ${N3} answered`));
+    expect(p).toHaveLength(1);
+    expect(p[0]?.alert).toBe('CouchbaseBucketStatsStalled');
+    expect(lines.filter((l) => l.includes(N3) && l.includes('ahead'))).toHaveLength(1);
+    // Second poll, 30 s later: the window starts at the first poll's clock less 20 s (on the grid), not 300 s ahead;
+    // the warning is not repeated, the count grows by n3's 5 new points.
+    const before = asked.length;
+    now = NOW + 30_000;
+    const r2 = await pollOnce();
+    expect(r2.ok).toBe(true);
+    // floor((1,700,000,005 - 20) / 10) * 10 = 1,699,999,980; end floor(1,700,000,035 / 10) * 10.
+    for (const q of asked.slice(before).flat()) {
+      expect(q.start).toBe(1_699_999_980);
+      expect((q as Query & { end?: number }).end).toBe(1_700_000_030);
+    }
+    expect(r2.set.get('couchbase_bucket_node_curr_items', { bucket: 'b', node: N1 })).toBe(100);
+    expect(lines.filter((l) => l.includes(N3) && l.includes('ahead'))).toHaveLength(1);
+    expect(statusSet(store.statusList()).get('cbwatch_stats_future_points_dropped_total', { collector: 'bucket_stats', node: N3 })).toBe(10);
   });
 });

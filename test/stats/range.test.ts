@@ -321,9 +321,8 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' } });
     expect(r.ok).toBe(true);
     // 68 native names, at most 10 to a request.
-    // The node list (GET /pools/default, shared with the nodes collector) says whom to ask.
-    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', '/pools/default', ...Array.from({ length: 7 }, () => '/pools/default/stats/range')]);
-    expect(client.calls[2]?.options.method).toBe('POST');
+    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', ...Array.from({ length: 7 }, () => '/pools/default/stats/range')]);
+    expect(client.calls[1]?.options.method).toBe('POST');
     expect(r.note).toBe('statistics: range (auto: cluster 7.6)');
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(9);
   });
