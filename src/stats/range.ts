@@ -88,6 +88,60 @@ export const RANGE_STEP_SECONDS = 10;
 export const RANGE_SLACK_SECONDS = 2 * RANGE_STEP_SECONDS;
 /** The longest window asked (after a long gap, e.g. polls that failed): the range API keeps more, but a rate over an hour says little of now. */
 export const MAX_WINDOW_SECONDS = 3600;
+/**
+ * The bound on one query's samples. Couchbase's Prometheus refuses a query that would load more than
+ * `prometheus.queryMaxSamples` samples (default 200,000, menelaus_web_stats params) with an error for that query on
+ * that node; each node's Prometheus holds only that node's series, so the bound applies per node: (series of the
+ * query on one node) × (points per series). cbwatch asks at most SAMPLE_BUDGET (10% under the limit).
+ *
+ * Worst case, designed for 1,000 buckets (DESIGN_ITEMS) after a gap of the longest window (MAX_WINDOW_SECONDS,
+ * 3,600 s: 361 points at the 10 s step), per node:
+ * - kv_ops, narrowed to the 11 ops cbwatch maps: get (hit, miss), delete (hit, miss), incr (hit, miss), decr (hit,
+ *   miss), cas (hit, miss, badval), set, get_meta, set_meta, del_meta, set_ret_meta, del_ret_meta = 17 series a
+ *   bucket: 17,000 series × 361 points = 6,137,000 samples, 30 times the limit. Bounded by the window: at most
+ *   floor(180,000 / 17,000) = 10 points, 90 s.
+ * - kv_vb_* (state: active, replica, pending, dead) = 4 a bucket: 45 points (440 s); narrowed to two states (kv_vb_curr_items)
+ *   90 points (890 s).
+ * - kv_dcp_* narrowed to the 8 connection types mapped: 22 points (210 s).
+ * - one series a bucket (kv_curr_items…): 180 points (1,790 s); one a node (sys_*, kv_curr_connections): the whole
+ *   3,600 s (361 points).
+ * A window cut so starts later (maxWindowSeconds); a counter's increase still counts from its previous newest point
+ * (the memo), so a rate over the gap stays exact, and only a window mean covers less. Splitting a query by bucket
+ * would be needed past floor(180,000 / (17 × 2)) = 5,294 buckets (two points of kv_ops); Couchbase allows far fewer.
+ */
+export const QUERY_MAX_SAMPLES = 200_000;
+export const SAMPLE_BUDGET = 180_000;
+/** The item count the bound is designed for, and assumed before a poll has counted the items. */
+export const DESIGN_ITEMS = 1000;
+
+/**
+ * The most series a query of `metric` answers per item (bucket, replication) on one node, given its narrowing:
+ * kv_ops by its ops' results (stats.def.h), a `state` label not narrowed by the four vBucket states, else the product
+ * of the narrowed labels' value counts. Pure.
+ */
+export function seriesPerItem(metric: string, narrow: Readonly<Record<string, readonly string[]>> | undefined): number {
+  if (metric === 'kv_ops') {
+    const results: Record<string, number> = { get: 2, delete: 2, incr: 2, decr: 2, cas: 3 };
+    const ops = narrow?.op;
+    // Not narrowed: every op of stats.def.h's kv_ops (and get_meta_for_set_meta, flush, lock).
+    if (ops === undefined) return 17 + 3;
+    return ops.reduce((a, op) => a + (results[op] ?? 1), 0);
+  }
+  let n = 1;
+  for (const values of Object.values(narrow ?? {})) n *= values.length;
+  if ((metric.startsWith('kv_vb_') || metric === 'kv_num_vbuckets') && narrow?.state === undefined) n *= 4;
+  return n;
+}
+
+/**
+ * The longest window a query of `metric` may ask, seconds on the step: its worst case (series × points on one node)
+ * within SAMPLE_BUDGET. `items`: the items each node holds (1 for a per-node metric). Pure.
+ */
+export function maxWindowSeconds(seriesPerNode: number, items: number): number {
+  const points = Math.floor(SAMPLE_BUDGET / Math.max(1, seriesPerNode * items));
+  return Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, (points - 1) * RANGE_STEP_SECONDS));
+}
+
 /** A point this much later than the poll's clock is from a node whose clock is ahead: dropped, counted (issue 39). */
 export const MAX_FUTURE_SKEW_MS = 60_000;
 
@@ -107,13 +161,46 @@ export function rangeWindow(nowMs: number, lastPollMs: number | undefined, inter
   return { from: Math.floor((nowMs / 1000 - back) / step) * step, end };
 }
 
-/** The endpoint is not there (404, 405) or not allowed (403): the cluster, or a proxy in front of it, does not offer it. */
+/** The endpoint is not there (404, 405): the cluster, or a proxy in front of it, does not offer it. */
 export class RangeUnavailableError extends CbwError {
   readonly status: number;
   constructor(status: number) {
     super('CBW_ERR_HTTP', `POST ${STATS_RANGE_ROUTE} answered ${status}: the range API is not available on this cluster (or a proxy in front of it refuses it)`);
     this.status = status;
   }
+}
+
+/**
+ * What the range API needs (menelaus_web_stats handle_range_post: 403 when the user may read the statistics of no
+ * bucket, collection_perm: `{[{collection, [B, S, C]}, stats], read}`), and the roles that grant it.
+ */
+export const RANGE_PERMISSION = 'cluster.collection[<bucket>:.:.].stats!read on at least one bucket (role Read-Only Admin, or Data Monitoring / Bucket Admin on the buckets to watch)';
+
+/**
+ * The range API answered 403: the user lacks a permission, which is not "the range API is missing": the poll fails
+ * naming it (no silent fallback to the envelopes, which would need the same permission). Read like a
+ * ForbiddenError: `permissions` is what `cbwatch check` and the landing page show.
+ */
+export class RangeForbiddenError extends CbwError {
+  readonly status = 403;
+  readonly permissions: readonly string[] = [RANGE_PERMISSION];
+  constructor() {
+    super('CBW_ERR_FORBIDDEN', `POST ${STATS_RANGE_ROUTE} answered 403: forbidden (403): missing permission ${RANGE_PERMISSION}`);
+  }
+}
+
+/** Longest 400 answer text logged (redacted first). */
+export const MAX_400_TEXT = 300;
+/** How long no `nodes` is sent after the server refused the list. */
+export const RETRY_NODES_MS = 600_000;
+
+/** The metrics only per-node rows read (no bucket label: one series per node, whatever the buckets). Pure. */
+export function perNodeMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  const perNode = new Set<string>();
+  const perItem = new Set<string>();
+  for (const r of rows) for (const m of rowMetrics(r)) (r.section === 'kv' && !r.perBucket ? perNode : perItem).add(m);
+  for (const m of perItem) perNode.delete(m);
+  return perNode;
 }
 
 export interface RangeQuery {
@@ -163,6 +250,8 @@ export interface QueryOptions {
   readonly from?: number;
   /** The window's last instant (epoch s); else the server's now. */
   readonly end?: number;
+  /** Per metric, a later first instant than `from` (the sample bound: maxWindowSeconds). */
+  readonly fromByMetric?: ReadonlyMap<string, number>;
   /** Per metric, the aggregation over the nodes asked (`nodesAggregation`), when a bucket-wide value is all that is read. */
   readonly aggregated?: ReadonlyMap<string, 'sum' | 'max'>;
   /**
@@ -192,7 +281,7 @@ export function buildQueries(metrics: readonly string[], extra: Readonly<Record<
         // A label the extra matchers already fix (pipelineType) is not asked twice.
         ...Object.entries(o.narrow?.get(name) ?? {}).filter(([label]) => extra[label] === undefined).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
       ],
-      start,
+      start: o.fromByMetric?.get(name) ?? start,
       ...(o.end !== undefined ? { end: o.end } : {}),
       step: RANGE_STEP_SECONDS,
       ...(agg !== undefined ? { nodesAggregation: agg } : {}),
@@ -203,12 +292,25 @@ export function buildQueries(metrics: readonly string[], extra: Readonly<Record<
 }
 
 /**
+ * The `op` values kv_engine serves with `result="miss"` (include/statistics/stats.def.h: get_misses, delete_misses,
+ * incr_misses, decr_misses, cas_misses): a row that reads every miss (`misses`) reads those ops only, so kv_ops can
+ * be asked for the ops cbwatch maps (issue 37 §5) without losing one of its series.
+ */
+export const KV_MISS_OPS: readonly string[] = Object.freeze(['cas', 'decr', 'delete', 'get', 'incr']);
+
+/** A row's matchers with what they imply of the other labels (kv_ops{result="miss"}: the ops that have misses). Pure. */
+export function impliedMatchers(metric: string, m: Matchers): Matchers {
+  if (metric === 'kv_ops' && m.op === undefined && m.result === 'miss') return { ...m, op: KV_MISS_OPS };
+  return m;
+}
+
+/**
  * Per metric, the labels every row reading it constrains, with the union of their values: the query asks only for
  * those (e.g. the kv_ops ops cbwatch maps), never for less than some row needs.
  */
 export function narrowing(rows: readonly NativeMapRow[]): Map<string, Record<string, string[]>> {
   const per = new Map<string, Array<Matchers>>();
-  for (const r of rows) for (const x of [...r.series, ...(r.denominator ?? [])]) (per.get(x.metric) ?? per.set(x.metric, []).get(x.metric) as Matchers[]).push(x.matchers);
+  for (const r of rows) for (const x of [...r.series, ...(r.denominator ?? [])]) (per.get(x.metric) ?? per.set(x.metric, []).get(x.metric) as Matchers[]).push(impliedMatchers(x.metric, x.matchers));
   const out = new Map<string, Record<string, string[]>>();
   for (const [metric, ms] of per) {
     const labels = Object.keys(ms[0] ?? {}).filter((l) => ms.every((m) => m[l] !== undefined));
@@ -647,6 +749,12 @@ export interface RangeState {
   lastPoll: number | undefined;
   /** Nodes already warned about for points in the future (once per node for the life of the collector). */
   readonly warnedFuture: Set<string>;
+  /** Items (buckets, replications) the previous poll's answer held: the sample bound's multiplier. */
+  items?: number;
+  /** Until when (epoch ms) no `nodes` is sent, after the server refused the list (400). */
+  noNodesUntil?: number;
+  /** The last 400 text logged at warn (a repeat is logged at debug). */
+  last400?: string;
   /** Each native metric's answer length in the previous poll (characters): how the next poll's batches are dealt. */
   readonly sizes: Map<string, number>;
   /** What the last poll could not read (for its note). */
@@ -724,7 +832,7 @@ function missingCode(why: string): ErrorCode {
 
 /**
  * Ask the range API for every native metric of `rows`, in batches, and group the answer. Throws
- * RangeUnavailableError on 404/405, and the first error when every request failed; a request that fails when
+ * RangeUnavailableError on 404/405, RangeForbiddenError on 403, and the first error when every request failed; a request that fails when
  * others did not costs its metrics (an item error each), never the poll.
  *
  * Partial answers (issue 37): each request asks only the active data nodes (statsNodes) and lets the server wait
@@ -753,7 +861,14 @@ export async function fetchRange<N extends CollectorName>(
   // Read as one series over the nodes (ALL_NODES), summed or maxed.
   const summed = new Set(aggregated.keys());
   const batches = balancedBatches(metrics, MAX_QUERIES_PER_REQUEST, answerWeight(st.sizes, summed));
-  const asked = await statsNodes(ctx);
+  // The sample bound (SAMPLE_BUDGET): a query whose worst case over the window would pass it starts later.
+  const perNodeOnly = perNodeMetrics(rows);
+  const fromByMetric = new Map<string, number>();
+  for (const m of metrics) {
+    const cap = maxWindowSeconds(seriesPerItem(m, narrow.get(m)), perNodeOnly.has(m) ? 1 : Math.max(1, st.items ?? DESIGN_ITEMS));
+    if (end - cap > from) fromByMetric.set(m, end - cap);
+  }
+  let asked = st.noNodesUntil !== undefined && now < st.noNodesUntil ? undefined : await statsNodes(ctx);
   const collector = rows[0]?.section === 'xdcr' ? 'xdcr' : 'bucket_stats';
   // Nodes found down or slow in this poll: not asked again by its later requests.
   const down = new Set<string>();
@@ -765,21 +880,42 @@ export async function fetchRange<N extends CollectorName>(
   let first: unknown;
   for (const names of batches) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    const up = asked?.filter((n) => !down.has(n));
-    const nodes = up === undefined || up.length === 0 ? asked : up;
-    const remaining = ctx.deadline === undefined ? ctx.options.timeout : ctx.deadline - performance.now();
     try {
-      const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
-        method: 'POST',
-        json: buildQueries(names, extra, window, { narrow, from, end, aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining) }),
-        allowStatus: [403, 404, 405],
-        parseBody: (text) => grouping.readText(text, names, summed),
-      });
-      if (res.status === 403 || res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
-      if (res.data !== undefined) grouping.commit(res.data);
-      for (const [n, why] of grouping.nodeErrors) if (NODE_DOWN.test(why)) down.add(n);
+      for (let attempt = 0; ; attempt++) {
+        const up = asked?.filter((n) => !down.has(n));
+        const nodes = up === undefined || up.length === 0 ? asked : up;
+        const remaining = ctx.deadline === undefined ? ctx.options.timeout : ctx.deadline - performance.now();
+        const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
+          method: 'POST',
+          json: buildQueries(names, extra, window, { narrow, from, end, fromByMetric, aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining) }),
+          allowStatus: [400, 403, 404, 405],
+          parseBody: (text) => grouping.readText(text, names, summed),
+        });
+        if (res.status === 403) throw new RangeForbiddenError();
+        if (res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
+        if (res.status === 400) {
+          const why = boundedText(res.text, MAX_400_TEXT);
+          // The node list refused (a node renamed or removed since it was read): once without it, and none sent for a while.
+          if (nodes !== undefined && attempt === 0 && /node|hostname/i.test(res.text)) {
+            ctx.log.warn({ status: 400, body: why }, 'statistics: the range API refused the node list; asking without it for 10 minutes');
+            asked = undefined;
+            st.noNodesUntil = now + RETRY_NODES_MS;
+            continue;
+          }
+          if (st.last400 !== why) ctx.log.warn({ status: 400, body: why, metrics: names.length }, 'statistics: the range API refused a request (400)');
+          else ctx.log.debug({ status: 400, body: why }, 'statistics: the range API refused a request (400), as before');
+          st.last400 = why;
+          const err = new CbwError('CBW_ERR_HTTP', `POST ${STATS_RANGE_ROUTE} answered 400: ${why}`);
+          err.brief = `POST ${STATS_RANGE_ROUTE} answered 400`;
+          (err as CbwError & { status: number }).status = 400;
+          throw err;
+        }
+        if (res.data !== undefined) grouping.commit(res.data);
+        for (const [n, why] of grouping.nodeErrors) if (NODE_DOWN.test(why)) down.add(n);
+        break;
+      }
     } catch (err) {
-      if (err instanceof RangeUnavailableError) throw err;
+      if (err instanceof RangeUnavailableError || err instanceof RangeForbiddenError) throw err;
       failed++;
       first ??= err;
       grouping.add(names.map((name): RawAnswer => ({ metric: name, failed: true })));
@@ -812,6 +948,7 @@ export async function fetchRange<N extends CollectorName>(
     ctx.log.warn({ node: n, points: k, collector }, `statistics: node ${n} answered points more than ${MAX_FUTURE_SKEW_MS / 1000} s ahead of this exporter's clock (is its clock ahead?); they are dropped and counted in cbwatch_stats_future_points_dropped_total (warned once per node)`);
   }
   st.lastPoll = now;
+  st.items = groups.items.size;
   return { groups, requests: batches.length };
 }
 

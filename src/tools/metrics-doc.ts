@@ -95,7 +95,7 @@ function statisticsSources(): string[] {
     '| Couchbase version (lowest `clusterCompatibility` of the nodes) | `auto` (default) | `range` | `envelope` |',
     '|---|---|---|---|',
     '| before 7.0 | sample envelopes | fails (the poll says why) | sample envelopes |',
-    '| 7.0 and later | `POST /pools/default/stats/range` (the envelopes for 10 minutes after it answers 404, 405 or 403) | `POST /pools/default/stats/range` | sample envelopes |',
+    '| 7.0 and later | `POST /pools/default/stats/range` (the envelopes for 10 minutes after it answers 404 or 405; a 403 fails the poll naming the missing permission) | `POST /pools/default/stats/range` | sample envelopes |',
     '',
     'Sample envelopes: `GET /pools/default/buckets/{bucket}/stats` (and `…/nodes/{node}/stats` with `per_node`) per bucket,',
     'and `GET /pools/default/buckets/{source}/stats/replications%2F…%2F{stat}` per replication and stat (in two tiers).',

@@ -291,3 +291,76 @@ describe('one node\'s clock 300 s ahead', () => {
     expect(statusSet(store.statusList()).get('cbwatch_stats_future_points_dropped_total', { collector: 'bucket_stats', node: N3 })).toBe(10);
   });
 });
+
+describe('every query\'s worst case within Prometheus\' 200,000-sample limit (issue 37 §5)', () => {
+  it('at 1,000 buckets after a gap of the longest window: the windows by hand', async () => {
+    const { seriesPerItem, maxWindowSeconds, narrowing, SAMPLE_BUDGET, QUERY_MAX_SAMPLES } = await import('../../src/stats/range.js');
+    const { KV_NATIVE_MAP } = await import('../../src/stats/native-map.js');
+    const n = narrowing(KV_NATIVE_MAP);
+    // kv_ops narrowed to 11 ops: get 2 + delete 2 + incr 2 + decr 2 + cas 3 + set, get_meta, set_meta, del_meta,
+    // set_ret_meta, del_ret_meta 1 each = 17 series a bucket and node.
+    expect(seriesPerItem('kv_ops', n.get('kv_ops'))).toBe(17);
+    // 17,000 series: floor(180,000 / 17,000) = 10 points = 90 s.
+    expect(maxWindowSeconds(17, 1000)).toBe(90);
+    // kv_vb_queue_size (every state: 4): floor(180,000 / 4,000) = 45 points = 440 s.
+    expect(seriesPerItem('kv_vb_queue_size', n.get('kv_vb_queue_size'))).toBe(4);
+    expect(maxWindowSeconds(4, 1000)).toBe(440);
+    // kv_dcp_items_sent narrowed to 8 connection types: floor(180,000 / 8,000) = 22 points = 210 s.
+    expect(seriesPerItem('kv_dcp_items_sent', n.get('kv_dcp_items_sent'))).toBe(8);
+    expect(maxWindowSeconds(8, 1000)).toBe(210);
+    // One series a bucket: 180 points = 1,790 s; one a node (sys_*): the longest window, 3,600 s (361 points).
+    expect(maxWindowSeconds(1, 1000)).toBe(1790);
+    expect(maxWindowSeconds(1, 1)).toBe(3600);
+    expect(SAMPLE_BUDGET).toBeLessThan(QUERY_MAX_SAMPLES);
+    // Hand check of the worst of them: 17,000 series × (90 / 10 + 1) points = 170,000 < 200,000; one step more would be 187,000.
+    expect(17_000 * (90 / 10 + 1)).toBeLessThanOrEqual(200_000);
+  });
+
+  it('the queries of a poll after an hour\'s gap ask those windows (the previous poll counted 1,000 buckets)', async () => {
+    const { rangeStateOf } = await import('../../src/stats/range.js');
+    const asked: Query[][] = [];
+    const client = clientFor({ membership: ALL_ACTIVE }, asked);
+    const state = new Map<string, unknown>();
+    const st = rangeStateOf(state);
+    st.items = 1000;
+    st.lastPoll = NOW - 3_600_000;
+    await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' }, options: { per_node: true }, state, now: () => NOW });
+    // end = floor(1,700,000,005 / 10) * 10 = 1,700,000,000 = T.
+    const byName = new Map(asked.flat().map((q) => [q.metric.find((m) => m.label === 'name')?.value as string, q]));
+    expect(byName.get('kv_ops')?.start).toBe(T - 90);
+    expect(byName.get('kv_vb_queue_size')?.start).toBe(T - 440);
+    expect(byName.get('kv_curr_items')?.start).toBe(T - 1790);
+    expect(byName.get('sys_mem_total')?.start).toBe(T - 3600);
+    // kv_ops with one op matcher of its 11 ops.
+    expect(byName.get('kv_ops')?.metric.filter((m) => m.label === 'op')).toEqual([{ label: 'op', value: ['cas', 'decr', 'del_meta', 'del_ret_meta', 'delete', 'get', 'get_meta', 'incr', 'set', 'set_meta', 'set_ret_meta'], operator: 'any' }]);
+  });
+});
+
+describe('answers that are not data', () => {
+  it('a 400 fails only its request, with its text logged (redacted, bounded), and the other requests\' values stay', async () => {
+    const asked: Query[][] = [];
+    const ok = rangeFake({ membership: ALL_ACTIVE }, asked);
+    let n = 0;
+    const lines: string[] = [];
+    const client = fakeClient({
+      '/pools/default/buckets': [{ name: 'b', bucketType: 'membase', nodes: [N1].map((hostname) => ({ hostname, clusterMembership: 'active', clusterCompatibility: 0x70006 })) }],
+      '/pools/default/stats/range': (p: unknown, o: RequestOptions & { json?: unknown }) => (n++ === 1 ? { status: 400, text: `{"errors":{"step":"invalid interval ${'x'.repeat(1000)}"}}` } : ok(p, o)),
+    });
+    const log: Log = { ...SILENT_LOG, warn: (o: unknown, msg?: string) => void lines.push(`${JSON.stringify(o)} ${msg ?? ''}`), child: () => log };
+    const r = await runPoll({
+      collector: bucketStatsCollector,
+      cluster: defaultClusterConfig({ url: client.baseUrl, statsSource: 'range' }),
+      options: resolveCollectorOptions('bucket_stats', collectorSchemas.bucket_stats.parse({})),
+      client,
+      now: () => NOW,
+      log,
+    });
+    expect(r.ok).toBe(true);
+    const warned = lines.filter((l) => l.includes('(400)'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain('invalid interval');
+    // The body's text is cut (300 characters at most), never logged whole.
+    expect(warned[0]?.length).toBeLessThan(600);
+    expect(r.itemErrors.get('http_4xx')).toBe(1);
+  });
+});

@@ -78,8 +78,9 @@ describe('buildQueries', () => {
     expect(n.get('kv_vb_curr_items')).toEqual({ state: ['pending', 'replica'] });
     // vb_total_queue_size reads every state: no state matcher.
     expect(n.get('kv_vb_queue_size')).toBeUndefined();
-    // `misses` reads kv_ops of every op: no op matcher.
-    expect(n.get('kv_ops')).toBeUndefined();
+    // kv_ops: the ops the rows name, and for `misses` (every result="miss") the ops kv_engine serves misses of
+    // (stats.def.h: get, delete, incr, decr, cas): 11 ops, no result matcher (hits, misses and badval are read).
+    expect(n.get('kv_ops')).toEqual({ op: ['cas', 'decr', 'del_meta', 'del_ret_meta', 'delete', 'get', 'get_meta', 'incr', 'set', 'set_meta', 'set_ret_meta'] });
     expect(buildQueries(['kv_disk_seconds_count'], {}, 40, { narrow: n, from: 1_700_000_000 })).toEqual([
       { metric: [{ label: 'name', value: 'kv_disk_seconds_count' }, { label: 'op', value: ['commit', 'update'], operator: 'any' }], start: 1_700_000_000, step: 10 },
     ]);
@@ -335,7 +336,16 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     expect(r.note).toBe('statistics: envelope (hot_keys needs the envelopes)');
   });
 
-  it.each([404, 405, 403])('7.x answering %i: auto falls back to the envelopes for 10 minutes, says why, then tries again', async (status) => {
+  it.each(['auto', 'range'] as const)('7.x answering 403 (stats_source %s): a missing permission, named with its role; the poll fails, no fallback to the envelopes', async (statsSource) => {
+    const client = fakeClient(routes(0x70006, { status: 403, text: 'Forbidden' }));
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource } });
+    expect(r.ok).toBe(false);
+    expect(String((r.error as Error).message)).toMatch(/403.*missing permission cluster\.collection\[<bucket>:\.:\.\]\.stats!read.*Read-Only Admin/);
+    expect((r.error as { permissions?: string[] }).permissions?.[0]).toMatch(/stats!read/);
+    expect(client.calls.map((c) => c.route)).not.toContain('/pools/default/buckets/{bucket}/stats');
+  });
+
+  it.each([404, 405])('7.x answering %i: auto falls back to the envelopes for 10 minutes, says why, then tries again', async (status) => {
     let now = 1_700_000_000_000;
     const client = fakeClient(routes(0x70006, { status }));
     const state = new Map<string, unknown>();
