@@ -480,7 +480,10 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   const den = reset(DEN);
   // forEach rather than for…of: the iterator's result objects were a tenth of a poll's allocations.
   if (node === undefined) {
-    cells.forEach((c) => {
+    // A ratio's parts come from the same nodes: a node missing from one of its metrics is left out of both.
+    const ratio = row.denominator !== undefined && g.errored.size > 0;
+    cells.forEach((c, nd) => {
+      if (ratio && nd !== ALL_NODES && blocked(row, g.errored, nd)) return;
       addCell(num, g, c, parts.num);
       addCell(den, g, c, parts.den);
     });

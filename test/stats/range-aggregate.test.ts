@@ -68,3 +68,23 @@ describe('asking for the aggregate over the nodes (bucket_stats without per_node
     expect(rowValue(row('cpu_utilization_rate'), g, 'b', undefined)).toBe(70);
   });
 });
+
+describe('a ratio over the nodes that answered both its parts', () => {
+  it('a node missing from the denominator\'s metric is left out of the numerator too', () => {
+    // ep_cache_miss_rate = 100 × bg_fetched increase / get increase. n1: 10 / 100; n2: 30 / (its gets missing).
+    const s = (node: string, labels: Record<string, string>, a: number, b: number) => ({ metric: { nodes: [node], bucket: 'b', ...labels }, values: [[10, String(a)], [20, String(b)]] });
+    const g = groupSeries(
+      KV_NATIVE_MAP,
+      [
+        parseQueryAnswer('kv_ep_bg_fetched', { data: [s('n1', {}, 0, 10), s('n2', {}, 0, 30)], errors: [] }),
+        parseQueryAnswer('kv_ops', { data: [s('n1', { op: 'get', result: 'hit' }, 0, 60), s('n1', { op: 'get', result: 'miss' }, 0, 40)], errors: [{ node: 'n2', error: 'Request timed out' }] }),
+      ],
+      kvItemOf,
+      new Map(),
+    );
+    // Only n1's parts: 100 × 10 / 100 = 10 (with n2's 30 fetches it would read 40).
+    expect(rowValue(row('ep_cache_miss_rate'), g, 'b', undefined)).toBeCloseTo(10, 12);
+    // A level row keeps the sum over whoever answered it.
+    expect(rowValue(row('ep_bg_fetched'), g, 'b', undefined)).toBeCloseTo(4, 12);
+  });
+});

@@ -131,8 +131,10 @@ function keptRowValue(row: NativeMapRow, kept: readonly Kept[], errored: Map<str
     // A node's error costs that node's values; the bucket-wide value is the sum over the nodes that answered.
     if (e && (e.has('*') || (node !== undefined && e.has(node)))) return undefined;
   }
+  // A ratio over the nodes: a node an error entry names for one of the row's metrics is out of both parts.
+  const out = new Set(row.denominator === undefined || node !== undefined ? [] : [...row.series, ...row.denominator].flatMap((x) => [...(errored.get(x.metric) ?? [])]));
   const side = (series: NativeMapRow['series']) => {
-    const hit = kept.filter((k) => k.item === item && (node === undefined || k.node === node) && series.some((x) => x.metric === k.metric && Object.entries(x.matchers).every(([l, want]) => k.labels[l] !== undefined && (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
+    const hit = kept.filter((k) => k.item === item && (node === undefined ? !out.has(k.node) : k.node === node) && series.some((x) => x.metric === k.metric && Object.entries(x.matchers).every(([l, want]) => k.labels[l] !== undefined && (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
     // A series read by two entries of the side counts twice, as each entry is a term of its own.
     const terms = series.flatMap((x) => hit.filter((k) => k.metric === x.metric && Object.entries(x.matchers).every(([l, want]) => (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
     return {
