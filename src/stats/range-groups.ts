@@ -16,6 +16,7 @@
 import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
 import type { CounterMemo, MemoPoint, SeriesValue } from './range-values.js';
 import { MAX_GAP_NODES } from '../metrics/family.js';
+import { boundedText } from '../errors.js';
 
 /** Add `n` to a node's count in a map of at most MAX_GAP_NODES nodes (node names come from upstream). */
 function countNode(m: Map<string, number>, node: string, n: number): void {
@@ -227,7 +228,8 @@ export class Layer {
 
   /** `n` points of a series of `node` dropped: their time is too far in the future. */
   dropFuture(node: string, n: number): void {
-    countNode(this.future, node === ALL_NODES ? 'aggregate' : node, n);
+    // The node's name reaches a log line, the landing page and a label: redacted and bounded as upstream text.
+    countNode(this.future, node === ALL_NODES ? 'aggregate' : boundedText(node, 200), n);
   }
 
   /**

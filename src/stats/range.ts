@@ -414,7 +414,8 @@ function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]
       const text = boundedText(typeof why === 'string' ? why : (JSON.stringify(why) ?? 'error').slice(0, 4 * MAX_ERROR_TEXT), MAX_ERROR_TEXT);
       errors.push(`${node ?? 'cluster'}: ${text}`);
       if (node === undefined) clusterErrors.push(`cluster: ${text}`);
-      else byNode.push([node.slice(0, MAX_ERROR_TEXT), text]);
+      // The node's name is upstream text too (it reaches messages and the landing page): redacted and bounded.
+      else byNode.push([boundedText(node, MAX_ERROR_TEXT), text]);
     }
   }
   if (!Array.isArray(r.data)) {

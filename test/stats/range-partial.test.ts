@@ -364,3 +364,38 @@ describe('answers that are not data', () => {
     expect(r.itemErrors.get('http_4xx')).toBe(1);
   });
 });
+
+describe('a node list the server refuses', () => {
+  it('is dropped for the request (asked again without it, warned once) and for the next 10 minutes', async () => {
+    const asked: Query[][] = [];
+    const ok = rangeFake({ membership: ALL_ACTIVE }, asked);
+    const lines: string[] = [];
+    const client = fakeClient({
+      '/pools/default/buckets': [{ name: 'b', bucketType: 'membase', nodes: Object.keys(ALL_ACTIVE).map((hostname) => ({ hostname, clusterMembership: 'active', clusterCompatibility: 0x70006 })) }],
+      // menelaus_web_stats validate_nodes_v2: an unknown hostname fails the whole request.
+      '/pools/default/stats/range': (p: unknown, o: RequestOptions & { json?: unknown }) => ((o.json as Query[]).some((q) => q.nodes !== undefined) ? { status: 400, text: '{"errors":{"nodes":"Unknown hostnames: [\\"n1:8091\\"]"}}' } : ok(p, o)),
+    });
+    const log: Log = { ...SILENT_LOG, warn: (o: unknown, msg?: string) => void lines.push(`${JSON.stringify(o)} ${msg ?? ''}`), child: () => log };
+    const state = new Map<string, unknown>();
+    const pollOnce = () =>
+      runPoll({
+        collector: bucketStatsCollector,
+        cluster: defaultClusterConfig({ url: client.baseUrl, statsSource: 'range' }),
+        options: resolveCollectorOptions('bucket_stats', collectorSchemas.bucket_stats.parse({})),
+        client,
+        state,
+        now: () => NOW,
+        log,
+      });
+    const r = await pollOnce();
+    expect(r.ok).toBe(true);
+    expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(1500);
+    expect(lines.filter((l) => l.includes('refused the node list'))).toHaveLength(1);
+    expect(r.itemErrors.size).toBe(0);
+    const calls = client.calls.filter((c) => c.route === '/pools/default/stats/range').length;
+    // 7 requests answered, one refused.
+    expect(calls).toBe(8);
+    await pollOnce();
+    expect(client.calls.filter((c) => c.route === '/pools/default/stats/range').length).toBe(calls + 7);
+  });
+});
