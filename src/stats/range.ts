@@ -818,9 +818,14 @@ export const TIMEOUT_SHARE = 0.8;
 /** The range API's bounds on `timeout` (menelaus_web_stats validators), ms. */
 const MAX_SERVER_TIMEOUT_MS = 300_000;
 
-/** The `timeout` of a request sent now: TIMEOUT_SHARE of the poll's remaining time, within the server's bounds. Pure. */
-export function serverTimeoutMs(remainingMs: number): number {
-  return Math.max(1, Math.min(MAX_SERVER_TIMEOUT_MS, Math.floor(TIMEOUT_SHARE * remainingMs)));
+/**
+ * The `timeout` of a request sent now: TIMEOUT_SHARE of the poll's remaining time and of the client's own request
+ * timeout, within the server's bounds. The server sends its headers at once and each query's answer as it has it
+ * (menelaus_web_stats reply_with_chunked_json_array): a query held for a slow node is a pause in the body, which
+ * the client's body timeout (`request_timeout`, 10 s by default) would end, failing the whole request. Pure.
+ */
+export function serverTimeoutMs(remainingMs: number, requestTimeoutMs: number = Number.POSITIVE_INFINITY): number {
+  return Math.max(1, Math.min(MAX_SERVER_TIMEOUT_MS, Math.floor(TIMEOUT_SHARE * remainingMs), Math.floor(TIMEOUT_SHARE * requestTimeoutMs)));
 }
 
 /** An `errors` entry's reason that means the node did not answer at all (down, unreachable, or slower than `timeout`). */
@@ -837,7 +842,7 @@ function missingCode(why: string): ErrorCode {
  * others did not costs its metrics (an item error each), never the poll.
  *
  * Partial answers (issue 37): each request asks only the active data nodes (statsNodes) and lets the server wait
- * for them TIMEOUT_SHARE of the poll's remaining time. A node an `errors` entry names (down: "Node is not available";
+ * for them TIMEOUT_SHARE of the poll's remaining time (and of the request timeout: serverTimeoutMs). A node an `errors` entry names (down: "Node is not available";
  * slow: "Request timed out"), or that answers nothing, leaves the bucket-wide and XDCR values as the merge over the
  * nodes that answered (range-groups.ts), as ns_server's envelope merges its live bucket nodes. A node found down or
  * slow is not asked again in this poll's later requests (as ns_server skips its DownHosts within a request). The
@@ -888,7 +893,7 @@ export async function fetchRange<N extends CollectorName>(
         const remaining = ctx.deadline === undefined ? ctx.options.timeout : ctx.deadline - performance.now();
         const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
           method: 'POST',
-          json: buildQueries(names, extra, window, { narrow, from, end, fromByMetric, aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining) }),
+          json: buildQueries(names, extra, window, { narrow, from, end, fromByMetric, aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining, ctx.cluster.requestTimeout) }),
           allowStatus: [400, 403, 404, 405],
           parseBody: (text) => grouping.readText(text, names, summed),
         });
