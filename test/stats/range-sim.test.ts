@@ -12,6 +12,8 @@ import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { SnapshotStore, statusSet } from '../../src/metrics/store.js';
 import { collect } from '../helpers/collect.js';
+import { checkCluster, formatTable } from '../../src/check.js';
+import { defaultClusterConfig } from '../../src/config/defaults.js';
 
 const T0 = Date.UTC(2026, 10, 25, 12, 0, 0);
 
@@ -55,4 +57,21 @@ describe('bucket_stats through the range API with one of four nodes down (simula
     expect([...down.r.itemErrors.values()].reduce((a, b) => a + b, 0)).toBe(1);
     expect(down.r.note).toMatch(/partial: node \S+ missing \(Node is not available\)/);
   });
+});
+
+describe('cbwatch check with one node down (simulator)', () => {
+  it('prints the node beside the statistics source', async () => {
+    const sim: Simulator = createSimulator({ buckets: 2, nodes: 3, knobs: { unhealthyNodes: 1 } });
+    try {
+      const url = await sim.listen();
+      const cluster = defaultClusterConfig({ name: 'sim', url, username: 'Administrator', password: 'password', statsSource: 'range' });
+      const { bucketStatsCollector: bs } = await import('../../src/collectors/bucket_stats.js');
+      const r = await checkCluster(cluster, [bs]);
+      const table = formatTable(r.rows);
+      expect(r.failed).toBe(0);
+      expect(table).toMatch(/statistics: range \(stats_source: range \(cluster \d+\.\d+\)\); partial: node \S+ missing \(Node is not available\)/);
+    } finally {
+      await sim.close();
+    }
+  }, 30_000);
 });
