@@ -57,6 +57,7 @@ export class PollTimeoutError extends CbwError {
 
 export async function runPoll<N extends CollectorName>(input: PollInput<N>): Promise<PollOutcome> {
   const now = input.now ?? Date.now;
+  const deadlineAt = performance.now() + input.options.timeout;
   const deadline = AbortSignal.timeout(input.options.timeout);
   const signal = input.signal ? AbortSignal.any([input.signal, deadline]) : deadline;
   // Every request of the poll listens on this signal (hundreds at once for XDCR): not a leak.
@@ -90,6 +91,7 @@ export async function runPoll<N extends CollectorName>(input: PollInput<N>): Pro
     signal,
     log,
     now,
+    deadline: deadlineAt,
     out: set,
     state: input.state ?? new Map(),
     shared: input.shared ?? createSharedCache(now),

@@ -19,6 +19,11 @@ export interface CollectContext<N extends CollectorName = CollectorName> {
   readonly log: Log;
   /** Wall clock, epoch ms (injectable for tests). */
   readonly now: () => number;
+  /**
+   * When the poll's deadline falls, on the monotonic clock of `performance.now()` (ms): what a request that a
+   * server may hold (the range API's `timeout`) is sized from. Absent in contexts made outside runPoll.
+   */
+  readonly deadline?: number;
   readonly out: SampleSet;
   /** Survives between polls of this (cluster, collector): last sample timestamps, cancelled query ids… */
   readonly state: Map<string, unknown>;

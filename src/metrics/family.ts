@@ -172,6 +172,20 @@ export interface SampleSetOptions {
  * ±Infinity), the 2^64-1 "unavailable" marker (or anything at or beyond it) and a negative value for a
  * counter are dropped — the series is absent, never a made-up number — and counted per reason in `dropped`.
  */
+/**
+ * What a poll through the range API could not read, by node: the nodes whose statistics are missing from the answer
+ * (with the reason, bounded and redacted upstream text) and the points dropped because their time was too far in
+ * the future. The nodes are the cluster's own (at most MAX_GAP_NODES kept). For `cbwatch_stats_nodes_missing`,
+ * `cbwatch_stats_future_points_dropped_total`, `cbwatch check` and the landing page.
+ */
+export interface StatsGaps {
+  /** The collector (bucket_stats, xdcr). */
+  readonly collector: string;
+  readonly missing: ReadonlyMap<string, string>;
+  readonly futurePoints: ReadonlyMap<string, number>;
+}
+export const MAX_GAP_NODES = 64;
+
 /** Landing-page notes one sample set keeps (SampleSet.note). */
 export const MAX_NOTES = 20;
 
@@ -188,6 +202,8 @@ export class SampleSet {
    */
   readonly notes: string[] = [];
   notesLeftOut = 0;
+  /** The range source's gaps in this poll (src/stats/range.ts); undefined when the poll did not read the range API. */
+  statsGaps: StatsGaps | undefined = undefined;
   private count = 0;
   private readonly maxLabel: number;
 

@@ -7,7 +7,7 @@
 import type { PollOutcome } from '../collectors/context.js';
 import { describeError } from '../errors.js';
 import { monotonicMs } from '../clock.js';
-import { CAP_WHATS, SampleSet } from './family.js';
+import { CAP_WHATS, MAX_GAP_NODES, SampleSet } from './family.js';
 import type { LabelledSet } from './render.js';
 import { SELF } from './self-families.js';
 
@@ -30,6 +30,10 @@ export interface CollectorStatus {
   readonly droppedValues: ReadonlyMap<string, number>;
   /** What the caps on upstream-named data left out or shortened since start, what → count (a counter). */
   readonly capped?: ReadonlyMap<string, number>;
+  /** Nodes missing from the last poll's range API answer (undefined: the poll failed or did not read the range API). */
+  readonly statsNodesMissing?: number | undefined;
+  /** Statistics points from a node's future dropped since start, node → count (a counter). */
+  readonly futurePointsDropped?: ReadonlyMap<string, number>;
   readonly notApplicable: string | undefined;
   /** What the collector noted about its last poll (e.g. the statistics source in use). */
   readonly note?: string | undefined;
@@ -154,6 +158,13 @@ export class SnapshotStore {
     this.dirty.add(outcome.collector);
     const capped = new Map(prev?.capped ?? []);
     for (const [what, n] of outcome.set.capped) capped.set(what, (capped.get(what) ?? 0) + n);
+    const gaps = outcome.set.statsGaps;
+    const futurePointsDropped = new Map(prev?.futurePointsDropped ?? []);
+    for (const [node, n] of gaps?.futurePoints ?? []) {
+      // Node names come from upstream: a bounded number of series, the rest under one label value.
+      const k = futurePointsDropped.has(node) || futurePointsDropped.size < MAX_GAP_NODES ? node : 'other';
+      futurePointsDropped.set(k, (futurePointsDropped.get(k) ?? 0) + n);
+    }
     const perms = outcome.error && typeof outcome.error === 'object' && 'permissions' in outcome.error ? (outcome.error as { permissions: readonly string[] }).permissions : [];
     this.statuses.set(k, {
       cluster,
@@ -175,6 +186,8 @@ export class SnapshotStore {
       itemErrors,
       droppedValues,
       capped,
+      statsNodesMissing: outcome.ok && gaps !== undefined ? gaps.missing.size : undefined,
+      futurePointsDropped,
       notApplicable: outcome.notApplicable,
       note: outcome.note,
       missingPermissions: perms,
@@ -348,6 +361,8 @@ export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
     for (const [reason, n] of st.droppedValues) s.add(SELF.collectorDroppedValues, { ...l, reason }, n);
     // Every `what` from the first poll on (0 until something is capped), so increase() sees the first one.
     for (const what of CAP_WHATS) s.add(SELF.collectorCapped, { ...l, what }, st.capped?.get(what) ?? 0);
+    s.add(SELF.statsNodesMissing, l, st.statsNodesMissing);
+    for (const [node, n] of st.futurePointsDropped ?? []) s.add(SELF.statsFuturePoints, { ...l, node }, n);
     s.add(SELF.collectorBackoff, l, st.backoffSeconds ?? 0);
     if (st.intervalSeconds !== undefined) s.add(SELF.collectorInterval, l, st.intervalSeconds);
     if (st.nextSlotAt !== undefined) s.add(SELF.collectorNextSlot, l, st.nextSlotAt / 1000);

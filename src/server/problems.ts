@@ -110,6 +110,18 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   for (const r of rows(sets, 'couchbase_node_certificate_plain_passphrase'))
     if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`, '#plain-private-key-passphrase');
 
+  // The range source's gaps (Couchbase 7.0+): a node whose statistics are missing, a node whose clock is ahead.
+  // Node names are the cluster's own (on /metrics too); the reasons were bounded and redacted where they were read.
+  for (const s of sets) {
+    const cluster = s.base.couchbase_cluster;
+    const gaps = s.set.statsGaps;
+    if (cluster === undefined || gaps === undefined) continue;
+    for (const [node, why] of gaps.missing)
+      add(cluster, 'warning', `${gaps.collector}: statistics of node ${node} missing (${why}); bucket-wide and XDCR values are sums over the nodes that answered`, 'CbwatchCollectorItemErrors');
+    for (const [node, n] of gaps.futurePoints)
+      add(cluster, 'warning', `${gaps.collector}: node ${node} answered ${n} statistics point(s) more than 60 s in the future (its clock is ahead?): dropped`, 'CouchbaseBucketStatsStalled');
+  }
+
   // Couchbase's own alerts (the alerts array of /pools/default), as the nodes collector kept them: redacted,
   // shortened, at most a few per poll. The only text here that is not a label value from /metrics.
   for (const s of sets) {

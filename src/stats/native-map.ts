@@ -114,11 +114,6 @@ export interface NativeMapRow {
   readonly legacyFactor: number;
   /** kv only: false for a per-node metric without a `bucket` label (the same value under every bucket). */
   readonly perBucket: boolean;
-  /**
-   * Kept for the range groups' older rule (a host gauge averaged over the nodes); no row of the tables sets it any
-   * more: ns_server sums host stats over the active nodes (max for cpu_utilization_rate), see nodeAggregate.
-   */
-  readonly acrossNodes?: 'mean';
   /** How ns_server merges this stat across nodes (get_aggregate_method): 'sum' unless stated. */
   readonly nodeAggregate?: 'sum' | 'max';
   /** docs_data_size / fragmentation on 7.2+: a node whose file is under this × its vBuckets reports its file size as data. */
@@ -173,7 +168,7 @@ const s = (metric: string, type: NativeType, matchers: Matchers = {}, notMatcher
   Object.freeze({ metric, type, matchers: Object.freeze({ ...matchers }), ...(notMatchers ? { notMatchers: Object.freeze({ ...notMatchers }) } : {}) });
 
 interface RowOpts {
-  readonly nodeAggregate?: 'max';
+  readonly nodeAggregate?: 'sum' | 'max';
   readonly scale?: number;
   readonly legacyFactor?: number;
   readonly perBucket?: boolean;

@@ -59,11 +59,6 @@ export async function nodeLinesOf<N extends CollectorName>(ctx: CollectContext<N
   });
 }
 
-/** Queries with `nodes` set (the range API then asks only those nodes). */
-export function withNodes<Q extends object>(queries: readonly Q[], nodes: readonly string[] | undefined): Array<Q & { nodes?: string[] }> {
-  return nodes === undefined ? [...queries] : queries.map((q) => ({ ...q, nodes: [...nodes] }));
-}
-
 // ---- merging the lines' bucket-wide values ----
 
 const RATIOS = new Set<NativeMapRow['derive']>(['increase_ratio', 'level_ratio', 'complement_ratio', 'fragmentation']);

@@ -15,6 +15,13 @@
  */
 import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
 import type { CounterMemo, MemoPoint, SeriesValue } from './range-values.js';
+import { MAX_GAP_NODES } from '../metrics/family.js';
+import { boundedText } from '../errors.js';
+
+/** Add `n` to a node's count in a map of at most MAX_GAP_NODES nodes (node names come from upstream). */
+function countNode(m: Map<string, number>, node: string, n: number): void {
+  if (m.has(node) || m.size < MAX_GAP_NODES) m.set(node, (m.get(node) ?? 0) + n);
+}
 
 /** The pseudo-node of a series summed over the nodes (`nodesAggregation: "sum"`). */
 export const ALL_NODES = '\u0000all';
@@ -197,6 +204,10 @@ export class Layer {
   readonly errored: Array<[string, Set<string>]> = [];
   readonly errorTexts: Array<{ metric: string; errors: string[] }> = [];
   readonly nodes = new Set<string>();
+  /** Nodes an `errors` entry names, with its reason (the first one). */
+  readonly nodeErrors = new Map<string, string>();
+  /** Points dropped per node for a time too far in the future. */
+  readonly future = new Map<string, number>();
 
   constructor(
     private readonly plan: Plan,
@@ -206,10 +217,20 @@ export class Layer {
     this.parts = new Parts(plan.width);
   }
 
-  /** A metric's errors: the nodes whose answer is missing ('*': all), and the texts. */
-  errors(metric: string, nodes: Set<string>, texts: string[] = []): void {
+  /**
+   * A metric's errors: the nodes whose answer is missing ('*': all), the texts of the entries that name no node
+   * (the metric's own item errors), and the entries that name a node (one item error per node and poll).
+   */
+  errors(metric: string, nodes: Set<string>, texts: string[] = [], byNode: ReadonlyArray<readonly [string, string]> = []): void {
     if (nodes.size > 0) this.errored.push([metric, nodes]);
     if (texts.length > 0) this.errorTexts.push({ metric, errors: texts });
+    for (const [node, why] of byNode) if (!this.nodeErrors.has(node) && this.nodeErrors.size < MAX_GAP_NODES) this.nodeErrors.set(node, why);
+  }
+
+  /** `n` points of a series of `node` dropped: their time is too far in the future. */
+  dropFuture(node: string, n: number): void {
+    // The node's name reaches a log line, the landing page and a label: redacted and bounded as upstream text.
+    countNode(this.future, node === ALL_NODES ? 'aggregate' : boundedText(node, 200), n);
   }
 
   /**
@@ -286,8 +307,14 @@ export interface RangeItems {
   readonly plan: Plan;
   /** metric → nodes whose answer is missing ('*': all). */
   readonly errored: ReadonlyMap<string, Set<string>>;
-  /** Every node seen. */
+  /** Every node seen (in a series of its own). */
   readonly nodes: ReadonlySet<string>;
+  /** Nodes an `errors` entry named, with the first reason. */
+  readonly nodeErrors: ReadonlyMap<string, string>;
+  /** Points dropped per node for a time too far in the future. */
+  readonly future: ReadonlyMap<string, number>;
+  /** The poll's clock (epoch ms): no time exported is later (newestOf). */
+  readonly nowMs: number;
 }
 
 /** Builds a poll's RangeItems request by request (layers), and the memo with them. */
@@ -297,6 +324,9 @@ export class Grouping {
   private readonly nodes = new Set<string>();
   /** Each committed answer's error texts (for the item errors), in the order committed. */
   readonly errorTexts: Array<{ metric: string; errors: string[] }> = [];
+  /** Nodes an `errors` entry of a committed answer named, with the first reason. */
+  readonly nodeErrors = new Map<string, string>();
+  readonly future = new Map<string, number>();
   private readonly gen = ++groupings;
   private readonly plan: Plan;
 
@@ -304,6 +334,7 @@ export class Grouping {
     rows: readonly NativeMapRow[],
     private readonly itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
     private readonly memo: CounterMemo,
+    private readonly nowMs = Number.POSITIVE_INFINITY,
   ) {
     this.plan = planOf(rows);
     this.parts = new Parts(this.plan.width);
@@ -317,6 +348,8 @@ export class Grouping {
     for (const [metric, nodes] of l.errored) this.errored.set(metric, nodes);
     for (const e of l.errorTexts) this.errorTexts.push(e);
     for (const n of l.nodes) this.nodes.add(n);
+    for (const [n, why] of l.nodeErrors) if (!this.nodeErrors.has(n) && this.nodeErrors.size < MAX_GAP_NODES) this.nodeErrors.set(n, why);
+    for (const [n, k] of l.future) countNode(this.future, n, k);
     for (let i = 0; i < l.recs.length; i++) {
       const r = l.recs[i] as MemoPoint;
       r.t = l.recPoints[2 * i] as number;
@@ -335,7 +368,7 @@ export class Grouping {
     this.memo.forEach((r, k) => {
       if (r.gen !== this.gen) this.memo.delete(k);
     });
-    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes };
+    return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes, nodeErrors: this.nodeErrors, future: this.future, nowMs: this.nowMs };
   }
 }
 
@@ -430,11 +463,17 @@ export function rowMetrics(row: NativeMapRow): readonly string[] {
   return list;
 }
 
+/**
+ * Whether a row has no value here: a metric it reads failed as a whole ('*': the request, or an entry naming no
+ * node), or, for one node's value, on that node. A node's error never blanks the bucket-wide value: that is the
+ * merge over the nodes that answered, as ns_server's envelope merges its live nodes (menelaus_stats), and the gap
+ * is named by the self-metrics (range.ts).
+ */
 function blocked(row: NativeMapRow, errored: RangeItems['errored'], node: string | undefined): boolean {
   for (const m of rowMetrics(row)) {
     const e = errored.get(m);
     if (e === undefined) continue;
-    if (e.has('*') || node === undefined || e.has(node)) return true;
+    if (e.has('*') || (node !== undefined && e.has(node))) return true;
   }
   return false;
 }
@@ -447,27 +486,24 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
   if (cells === undefined) return undefined;
   if (row.derive === 'docs_data_size' || row.derive === 'fragmentation') return docsValue(row, g, cells, node, parts.num);
-  if (node === undefined && row.acrossNodes === 'mean') {
-    // A host's own gauge: the mean of the nodes' values.
-    let sum = 0;
-    let n = 0;
-    let missing = false;
+  if (node === undefined && row.nodeAggregate === 'max') {
+    // ns_server's max over the nodes (get_aggregate_method): each node's value, then the largest. A query asked
+    // with `nodesAggregation: "max"` has one cell (ALL_NODES), already the max at each instant.
+    let max: number | undefined;
     cells.forEach((_c, nd) => {
-      if (nd === ALL_NODES || missing) return;
       const v = rowValue(row, g, item, nd);
-      if (v === undefined) missing = true;
-      else {
-        sum += v;
-        n++;
-      }
+      if (v !== undefined && (max === undefined || v > max)) max = v;
     });
-    return missing || n === 0 ? undefined : sum / n;
+    return max;
   }
   const num = reset(NUM);
   const den = reset(DEN);
   // forEach rather than for…of: the iterator's result objects were a tenth of a poll's allocations.
   if (node === undefined) {
-    cells.forEach((c) => {
+    // A ratio's parts come from the same nodes: a node missing from one of its metrics is left out of both.
+    const ratio = row.denominator !== undefined && g.errored.size > 0;
+    cells.forEach((c, nd) => {
+      if (ratio && nd !== ALL_NODES && blocked(row, g.errored, nd)) return;
       addCell(num, g, c, parts.num);
       addCell(den, g, c, parts.den);
     });
@@ -480,13 +516,16 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   return v === undefined ? undefined : v * row.legacyFactor;
 }
 
-/** The newest point's time (epoch ms) of an item, on one node or over all; undefined when it has none. */
+/**
+ * The newest point's time (epoch ms) of an item, on one node or over all, never later than the poll's clock (a point
+ * up to the allowed skew ahead is kept, its time is not exported as it is); undefined when it has none.
+ */
 export function newestOf(g: RangeItems, item: string, node: string | undefined): number | undefined {
   const cells = g.items.get(item);
   if (cells === undefined) return undefined;
   let t = 0;
   for (const [n, c] of cells) if ((node === undefined || n === node) && c.newest > t) t = c.newest;
-  return t > 0 ? t : undefined;
+  return t > 0 ? Math.min(t, g.nowMs) : undefined;
 }
 
 /**

@@ -212,16 +212,43 @@ export function runSeriesValue(run: PointRun, from: number, to: number, prev: Po
   return { newest, inc, secs, mean };
 }
 
+/**
+ * Drop the points of [from, to) of a run whose time is after `maxT` (epoch ms), keeping the others in their order;
+ * returns the new end (the points dropped: `to` minus it). Time from upstream is data: a point from a node's
+ * future must not become the newest one. Pure but for the run.
+ */
+export function dropAfter(run: PointRun, from: number, to: number, maxT: number): number {
+  const ts = run.t;
+  const vs = run.v;
+  let w = from;
+  for (let i = from; i < to; i++) {
+    const t = ts[i] as number;
+    if (t > maxT) continue;
+    if (w !== i) {
+      ts[w] = t;
+      vs[w] = vs[i] as number;
+    }
+    w++;
+  }
+  return w;
+}
+
 /** rawSeriesValue's run. */
 const RAW_RUN = new PointRun();
+
+/** The usable points of an entry's raw `values` in a reused run (valid until the next call). */
+export function rawRun(values: readonly unknown[]): PointRun {
+  const run = RAW_RUN;
+  run.n = 0;
+  for (let i = 0; i < values.length; i++) if (readPoint(values[i])) run.push(READ.t, READ.v);
+  return run;
+}
 
 /**
  * `seriesValue(pointsOf(values), prev)` from an entry's raw `values` (as JSON.parse makes them), without the points
  * in between. Undefined when no point is usable. Pure; a test holds the two ways equal.
  */
 export function rawSeriesValue(values: readonly unknown[], prev: Point | undefined): SeriesValue | undefined {
-  const run = RAW_RUN;
-  run.n = 0;
-  for (let i = 0; i < values.length; i++) if (readPoint(values[i])) run.push(READ.t, READ.v);
+  const run = rawRun(values);
   return runSeriesValue(run, 0, run.n, prev);
 }

@@ -6,9 +6,10 @@
  * replication matcher (the answer holds every bucket or replication; items are told apart by their labels), no
  * `applyFunctions` (raw values: a rate is computed here, exactly, from the counter) and no `nodesAggregation` (one
  * series per node: per-node families come from the same answer, and a counter reset on one node is seen as such),
- * except where only a sum over the nodes is read (`sumOverNodes`: bucket_stats without per_node): a metric that
- * only levels read (level, level_ratio, complement_ratio; never a host gauge averaged over the nodes) is asked
- * with `nodesAggregation: "sum"`, one series instead of one per node. That is exact: those rows use the newest
+ * except where only a bucket-wide value is read (`sumOverNodes`: bucket_stats without per_node): a metric that
+ * only levels read (level, level_ratio, complement_ratio) is asked with `nodesAggregation: "sum"`, and one that
+ * only a `max` row reads (nodeAggregate; its newest point or window mean) with `nodesAggregation: "max"`: one
+ * series instead of one per node. That is exact: those rows use the newest
  * point summed over the nodes, which is the newest point of the summed series (same instants); no increase is
  * taken of a summed series, so a reset on one node can never be hidden by the sum (metrics that a rate, an
  * increase ratio or a window mean reads stay per node). No coarser `step` either: an increase over fewer points
@@ -26,10 +27,15 @@
  * is valued as it is read and added into the rows that read it (range-groups.ts): nothing per series outlives the
  * read but its record in the counter memo.
  *
- * Window: from the newest point of the previous answer (absolute `start`; the first poll: one interval and
- * RANGE_SLACK_SECONDS back from now) to now, `step` 10 s (the native scrape interval). Each point is the latest
- * scraped value at that instant. Label matchers that every row reading a metric shares are asked too (`any` over
- * their values: the kv_ops operations cbwatch maps), so the answer holds no series nothing reads.
+ * Window (rangeWindow): on the 10 s grid, from the previous poll's start less RANGE_SLACK_SECONDS (the first poll:
+ * one interval and the slack back; at most MAX_WINDOW_SECONDS) to the poll's clock, both rounded down to the step,
+ * `step` 10 s (the native scrape interval): every query of a poll ends at the same instant, so each series' newest
+ * point, and its previous one, are at the same instants and the parts of a ratio cover the same span. Only the
+ * poll's own clock sets the window: an upstream time is data, never control (issue 39). A point later than the
+ * poll's clock by more than MAX_FUTURE_SKEW_MS (a node whose clock is ahead) is dropped and counted against its
+ * node; no exported time is later than the poll's clock. Each point is the latest scraped value at that instant.
+ * Label matchers that every row reading a metric shares are asked too (`any` over their values: the kv_ops
+ * operations cbwatch maps), so the answer holds no series nothing reads.
  *
  * Values (per native series, i.e. per node and label set):
  * - a level is the newest point;
@@ -44,13 +50,18 @@
  * envelope whose timestamp is the newest point's time: the collectors' staleness, stall and scale rules apply as
  * for an envelope.
  *
- * Failures: an entry of a query's `errors` (a node that did not answer) removes that metric's values on that node,
- * and so every value that needs them (on that node, and the bucket-wide sums): counted as one item error each. A
- * POST that fails removes the values of its metrics. 404, 405 and 403 on the endpoint mean the cluster (or a
- * proxy in front of it) does not offer the range API: RangeUnavailableError, which `auto` answers by falling back
- * to the envelopes (source.ts).
+ * Failures: an entry of a query's `errors` that names a node (down, slow past `timeout`) removes that metric's
+ * values on that node only: the bucket-wide values are the merge over the nodes that answered (see fetchRange), and
+ * the node is named once per poll. An entry naming no node, or a POST that fails, removes the values of its
+ * metrics (an item error each). 404 and 405 on the endpoint mean the cluster (or a proxy in front of it) does not
+ * offer the range API: RangeUnavailableError, which `auto` answers by falling back to the envelopes (source.ts).
  */
-import { CbwError } from '../errors.js';
+import { boundedText, CbwError } from '../errors.js';
+import type { ErrorCode } from '../errors.js';
+import { fetchBucketList } from '../couchbase/buckets.js';
+import type { BucketEntry } from '../couchbase/buckets.js';
+import { MAX_GAP_NODES } from '../metrics/family.js';
+import type { StatsGaps } from '../metrics/family.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { z } from 'zod';
@@ -58,11 +69,10 @@ import { arrayElementBounds, Ch, elementEnd, parseSlice, skipSpace } from './jso
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
-import { withNodes } from './node-lines.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { IdList, idKey, Interner, QueryReader } from './range-reader.js';
 import type { ReadEntry } from './range-reader.js';
-import { pointsOf, rawSeriesValue, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
+import { dropAfter, pointsOf, rawRun, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
 import type { CounterMemo, Point } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
@@ -78,8 +88,80 @@ export const RANGE_STEP_SECONDS = 10;
 export const RANGE_SLACK_SECONDS = 2 * RANGE_STEP_SECONDS;
 /** The longest window asked (after a long gap, e.g. polls that failed): the range API keeps more, but a rate over an hour says little of now. */
 export const MAX_WINDOW_SECONDS = 3600;
+/**
+ * The bound on one query's samples. Couchbase's Prometheus refuses a query that would load more than
+ * `prometheus.queryMaxSamples` samples (default 200,000, menelaus_web_stats params) with an error for that query on
+ * that node; each node's Prometheus holds only that node's series, so the bound applies per node: (series of the
+ * query on one node) × (points per series). cbwatch asks at most SAMPLE_BUDGET (10% under the limit).
+ *
+ * Worst case, designed for 1,000 buckets (DESIGN_ITEMS) after a gap of the longest window (MAX_WINDOW_SECONDS,
+ * 3,600 s: 361 points at the 10 s step), per node:
+ * - kv_ops, narrowed to the 11 ops cbwatch maps: get (hit, miss), delete (hit, miss), incr (hit, miss), decr (hit,
+ *   miss), cas (hit, miss, badval), set, get_meta, set_meta, del_meta, set_ret_meta, del_ret_meta = 17 series a
+ *   bucket: 17,000 series × 361 points = 6,137,000 samples, 30 times the limit. Bounded by the window: at most
+ *   floor(180,000 / 17,000) = 10 points, 90 s.
+ * - kv_vb_* (state: active, replica, pending, dead) = 4 a bucket: 45 points (440 s); narrowed to two states (kv_vb_curr_items)
+ *   90 points (890 s).
+ * - kv_dcp_* narrowed to the 8 connection types mapped: 22 points (210 s).
+ * - one series a bucket (kv_curr_items…): 180 points (1,790 s); one a node (sys_*, kv_curr_connections): the whole
+ *   3,600 s (361 points).
+ * A window cut so starts later (maxWindowSeconds); a counter's increase still counts from its previous newest point
+ * (the memo), so a rate over the gap stays exact, and only a window mean covers less. Splitting a query by bucket
+ * would be needed past floor(180,000 / (17 × 2)) = 5,294 buckets (two points of kv_ops); Couchbase allows far fewer.
+ */
+export const QUERY_MAX_SAMPLES = 200_000;
+export const SAMPLE_BUDGET = 180_000;
+/** The item count the bound is designed for, and assumed before a poll has counted the items. */
+export const DESIGN_ITEMS = 1000;
 
-/** The endpoint is not there (404, 405) or not allowed (403): the cluster, or a proxy in front of it, does not offer it. */
+/**
+ * The most series a query of `metric` answers per item (bucket, replication) on one node, given its narrowing:
+ * kv_ops by its ops' results (stats.def.h), a `state` label not narrowed by the four vBucket states, else the product
+ * of the narrowed labels' value counts. Pure.
+ */
+export function seriesPerItem(metric: string, narrow: Readonly<Record<string, readonly string[]>> | undefined): number {
+  if (metric === 'kv_ops') {
+    const results: Record<string, number> = { get: 2, delete: 2, incr: 2, decr: 2, cas: 3 };
+    const ops = narrow?.op;
+    // Not narrowed: every op of stats.def.h's kv_ops (and get_meta_for_set_meta, flush, lock).
+    if (ops === undefined) return 17 + 3;
+    return ops.reduce((a, op) => a + (results[op] ?? 1), 0);
+  }
+  let n = 1;
+  for (const values of Object.values(narrow ?? {})) n *= values.length;
+  if ((metric.startsWith('kv_vb_') || metric === 'kv_num_vbuckets') && narrow?.state === undefined) n *= 4;
+  return n;
+}
+
+/**
+ * The longest window a query of `metric` may ask, seconds on the step: its worst case (series × points on one node)
+ * within SAMPLE_BUDGET. `items`: the items each node holds (1 for a per-node metric). Pure.
+ */
+export function maxWindowSeconds(seriesPerNode: number, items: number): number {
+  const points = Math.floor(SAMPLE_BUDGET / Math.max(1, seriesPerNode * items));
+  return Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, (points - 1) * RANGE_STEP_SECONDS));
+}
+
+/** A point this much later than the poll's clock is from a node whose clock is ahead: dropped, counted (issue 39). */
+export const MAX_FUTURE_SKEW_MS = 60_000;
+
+/**
+ * A poll's window, epoch seconds, on multiples of the step: `end` is the poll's clock rounded down, `from` the
+ * previous poll's start less RANGE_SLACK_SECONDS rounded down (the first poll: one interval and the slack back;
+ * never more than MAX_WINDOW_SECONDS). Every query of the poll, and of the poll before, is evaluated on the same
+ * 10 s grid up to the same `end`: each series' newest point, and the previous poll's, are at the same instants, so
+ * the numerator and the denominator of a ratio cover the same span (issue 37 §2). Only the poll's own clock sets it
+ * (issue 39 §1). Pure.
+ */
+export function rangeWindow(nowMs: number, lastPollMs: number | undefined, intervalMs: number): { from: number; end: number } {
+  const step = RANGE_STEP_SECONDS;
+  const end = Math.floor(nowMs / 1000 / step) * step;
+  const since = lastPollMs === undefined || lastPollMs > nowMs ? nowMs - intervalMs : lastPollMs;
+  const back = Math.min(MAX_WINDOW_SECONDS, Math.max(step, (nowMs - since) / 1000 + RANGE_SLACK_SECONDS));
+  return { from: Math.floor((nowMs / 1000 - back) / step) * step, end };
+}
+
+/** The endpoint is not there (404, 405): the cluster, or a proxy in front of it, does not offer it. */
 export class RangeUnavailableError extends CbwError {
   readonly status: number;
   constructor(status: number) {
@@ -88,51 +170,138 @@ export class RangeUnavailableError extends CbwError {
   }
 }
 
+/**
+ * What the range API needs (menelaus_web_stats handle_range_post: 403 when the user may read the statistics of no
+ * bucket, collection_perm: `{[{collection, [B, S, C]}, stats], read}`), and the roles that grant it.
+ */
+export const RANGE_PERMISSION = 'cluster.collection[<bucket>:.:.].stats!read on at least one bucket (role Read-Only Admin, or Data Monitoring / Bucket Admin on the buckets to watch)';
+
+/**
+ * The range API answered 403: the user lacks a permission, which is not "the range API is missing": the poll fails
+ * naming it (no silent fallback to the envelopes, which would need the same permission). Read like a
+ * ForbiddenError: `permissions` is what `cbwatch check` and the landing page show.
+ */
+export class RangeForbiddenError extends CbwError {
+  readonly status = 403;
+  readonly permissions: readonly string[] = [RANGE_PERMISSION];
+  constructor() {
+    super('CBW_ERR_FORBIDDEN', `POST ${STATS_RANGE_ROUTE} answered 403: forbidden (403): missing permission ${RANGE_PERMISSION}`);
+  }
+}
+
+/** Longest 400 answer text logged (redacted first). */
+export const MAX_400_TEXT = 300;
+/** How long no `nodes` is sent after the server refused the list. */
+export const RETRY_NODES_MS = 600_000;
+
+/** The metrics only per-node rows read (no bucket label: one series per node, whatever the buckets). Pure. */
+export function perNodeMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  const perNode = new Set<string>();
+  const perItem = new Set<string>();
+  for (const r of rows) for (const m of rowMetrics(r)) (r.section === 'kv' && !r.perBucket ? perNode : perItem).add(m);
+  for (const m of perItem) perNode.delete(m);
+  return perNode;
+}
+
 export interface RangeQuery {
   readonly metric: ReadonlyArray<{ readonly label: string; readonly value: string | readonly string[]; readonly operator?: string }>;
   readonly start: number;
+  readonly end?: number;
   readonly step: number;
-  readonly nodesAggregation?: 'sum';
+  readonly nodesAggregation?: 'sum' | 'max';
+  readonly nodes?: readonly string[];
+  readonly timeout?: number;
 }
 
 const LEVEL_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'level_ratio', 'complement_ratio']);
+/** What a `max` row may read from a series maxed over the nodes at each instant: its newest point or its window mean. */
+const MAX_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'mean']);
 
 /**
- * The metrics whose sum over the nodes is all that a bucket-wide value needs: every row reading them takes the
- * newest point (a level or a ratio of levels) and adds the nodes up (not `acrossNodes: 'mean'`). Pure.
+ * Per metric, the aggregation over the nodes that is all a bucket-wide value needs, when every row reading it agrees:
+ * `sum` when each takes the newest point (a level or a ratio of levels) and adds the nodes up; `max` when each is a
+ * `max` row (nodeAggregate) that takes the newest point or the window mean (the mean of the per-instant max, as the
+ * envelope's samples are). Pure.
  */
-export function summableMetrics(rows: readonly NativeMapRow[]): Set<string> {
-  const ok = new Set<string>();
-  const no = new Set<string>();
+export function aggregatedMetrics(rows: readonly NativeMapRow[]): Map<string, 'sum' | 'max'> {
+  const kinds = new Map<string, 'sum' | 'max' | 'none'>();
   for (const r of rows) {
-    const sums = LEVEL_DERIVES.has(r.derive) && r.acrossNodes === undefined;
-    for (const m of rowMetrics(r)) (sums ? ok : no).add(m);
+    const kind = r.nodeAggregate === 'max' ? (MAX_DERIVES.has(r.derive) ? 'max' : 'none') : LEVEL_DERIVES.has(r.derive) ? 'sum' : 'none';
+    for (const m of rowMetrics(r)) {
+      const had = kinds.get(m);
+      kinds.set(m, had === undefined || had === kind ? kind : 'none');
+    }
   }
-  for (const m of no) ok.delete(m);
-  return ok;
+  const out = new Map<string, 'sum' | 'max'>();
+  for (const [m, k] of kinds) if (k !== 'none') out.set(m, k);
+  return out;
+}
+
+/** The metrics aggregatedMetrics sums over the nodes. Pure. */
+export function summableMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  return new Set([...aggregatedMetrics(rows)].filter(([, k]) => k === 'sum').map(([m]) => m));
+}
+
+/** What buildQueries puts in every query besides the metric's name and the extra matchers. */
+export interface QueryOptions {
+  /** Per metric, the label values its rows constrain (narrowing). */
+  readonly narrow?: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
+  /** The window's first instant (epoch s); else `windowSeconds` back from the server's now. */
+  readonly from?: number;
+  /** The window's last instant (epoch s); else the server's now. */
+  readonly end?: number;
+  /** Per metric, a later first instant than `from` (the sample bound: maxWindowSeconds). */
+  readonly fromByMetric?: ReadonlyMap<string, number>;
+  /** Per metric, the aggregation over the nodes asked (`nodesAggregation`), when a bucket-wide value is all that is read. */
+  readonly aggregated?: ReadonlyMap<string, 'sum' | 'max'>;
+  /**
+   * The nodes to ask (host:port, as /pools/default names them). Without it the range API asks every node of the
+   * cluster in any membership state (menelaus_web_stats validators: `nodes` defaults to get_hostnames(Req, any)),
+   * failed-over ones included, each of which then answers an error.
+   */
+  readonly nodes?: readonly string[];
+  /**
+   * How long the server waits for the nodes' answers, ms (menelaus_web_stats read_metrics_response: from the
+   * request's start; 1 to 300,000; 60,000 when not given). A node that has not answered by then is an `errors`
+   * entry ("Request timed out") and the others' answers come back.
+   */
+  readonly timeoutMs?: number;
 }
 
 /** One query per metric name, with the extra matchers (e.g. pipelineType) every row of that metric shares. */
-export function buildQueries(
-  metrics: readonly string[],
-  extra: Readonly<Record<string, string>>,
-  windowSeconds: number,
-  narrow: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>> = new Map(),
-  from?: number,
-  summed: ReadonlySet<string> = new Set(),
-): RangeQuery[] {
+export function buildQueries(metrics: readonly string[], extra: Readonly<Record<string, string>>, windowSeconds: number, o: QueryOptions = {}): RangeQuery[] {
   // From the previous answer's newest point (epoch seconds) when there is one, else a window back from now.
-  const start = from !== undefined ? from : -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
-  return metrics.map((name) => ({
-    metric: [
-      { label: 'name', value: name },
-      ...Object.entries(extra).map(([label, value]) => ({ label, value })),
-      ...Object.entries(narrow.get(name) ?? {}).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
-    ],
-    start,
-    step: RANGE_STEP_SECONDS,
-    ...(summed.has(name) ? { nodesAggregation: 'sum' as const } : {}),
-  }));
+  const start = o.from !== undefined ? o.from : -Math.max(RANGE_STEP_SECONDS, Math.min(MAX_WINDOW_SECONDS, Math.ceil(windowSeconds)));
+  return metrics.map((name) => {
+    const agg = o.aggregated?.get(name);
+    return {
+      metric: [
+        { label: 'name', value: name },
+        ...Object.entries(extra).map(([label, value]) => ({ label, value })),
+        // A label the extra matchers already fix (pipelineType) is not asked twice.
+        ...Object.entries(o.narrow?.get(name) ?? {}).filter(([label]) => extra[label] === undefined).map(([label, values]) => ({ label, value: values.length === 1 ? (values[0] as string) : [...values], operator: values.length === 1 ? '=' : 'any' })),
+      ],
+      start: o.fromByMetric?.get(name) ?? start,
+      ...(o.end !== undefined ? { end: o.end } : {}),
+      step: RANGE_STEP_SECONDS,
+      ...(agg !== undefined ? { nodesAggregation: agg } : {}),
+      ...(o.nodes !== undefined ? { nodes: [...o.nodes] } : {}),
+      ...(o.timeoutMs !== undefined ? { timeout: o.timeoutMs } : {}),
+    };
+  });
+}
+
+/**
+ * The `op` values kv_engine serves with `result="miss"` (include/statistics/stats.def.h: get_misses, delete_misses,
+ * incr_misses, decr_misses, cas_misses): a row that reads every miss (`misses`) reads those ops only, so kv_ops can
+ * be asked for the ops cbwatch maps (issue 37 §5) without losing one of its series.
+ */
+export const KV_MISS_OPS: readonly string[] = Object.freeze(['cas', 'decr', 'delete', 'get', 'incr']);
+
+/** A row's matchers with what they imply of the other labels (kv_ops{result="miss"}: the ops that have misses). Pure. */
+export function impliedMatchers(metric: string, m: Matchers): Matchers {
+  if (metric === 'kv_ops' && m.op === undefined && m.result === 'miss') return { ...m, op: KV_MISS_OPS };
+  return m;
 }
 
 /**
@@ -141,7 +310,7 @@ export function buildQueries(
  */
 export function narrowing(rows: readonly NativeMapRow[]): Map<string, Record<string, string[]>> {
   const per = new Map<string, Array<Matchers>>();
-  for (const r of rows) for (const x of [...r.series, ...(r.denominator ?? [])]) (per.get(x.metric) ?? per.set(x.metric, []).get(x.metric) as Matchers[]).push(x.matchers);
+  for (const r of rows) for (const x of [...r.series, ...(r.denominator ?? [])]) (per.get(x.metric) ?? per.set(x.metric, []).get(x.metric) as Matchers[]).push(impliedMatchers(x.metric, x.matchers));
   const out = new Map<string, Record<string, string[]>>();
   for (const [metric, ms] of per) {
     const labels = Object.keys(ms[0] ?? {}).filter((l) => ms.every((m) => m[l] !== undefined));
@@ -218,14 +387,22 @@ export function parseQueryAnswer(metric: string, raw: unknown, summed = false): 
   return out;
 }
 
-/** An answer's `errors` (the nodes they name; '*' when one names none) and its `data` entries. Pure. */
-function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]; data: readonly unknown[] } {
+/** Longest reason kept from an `errors` entry (upstream text): enough for "Request timed out" and its kind. */
+export const MAX_ERROR_TEXT = 200;
+
+/**
+ * An answer's `errors` (the nodes they name; '*' when one names none; every entry's text, and the entries that
+ * name a node apart, node → reason) and its `data` entries. Pure.
+ */
+function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]; clusterErrors: string[]; byNode: Array<[string, string]>; data: readonly unknown[] } {
   const erroredNodes = new Set<string>();
   const errors: string[] = [];
+  const clusterErrors: string[] = [];
+  const byNode: Array<[string, string]> = [];
   if (raw === null || typeof raw !== 'object') {
     erroredNodes.add('*');
     errors.push('answer is not an object');
-    return { erroredNodes, errors, data: [] };
+    return { erroredNodes, errors, clusterErrors: errors, byNode, data: [] };
   }
   const r = raw as { data?: unknown; errors?: unknown };
   if (Array.isArray(r.errors)) {
@@ -233,17 +410,23 @@ function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]
       const node = e !== null && typeof e === 'object' ? str((e as { node?: unknown }).node) : undefined;
       erroredNodes.add(node ?? '*');
       const why = e !== null && typeof e === 'object' ? (e as { error?: unknown }).error : e;
-      errors.push(`${node ?? 'cluster'}: ${typeof why === 'string' ? why : JSON.stringify(why) ?? 'error'}`);
+      // Upstream text: redacted and bounded before it is kept.
+      const text = boundedText(typeof why === 'string' ? why : (JSON.stringify(why) ?? 'error').slice(0, 4 * MAX_ERROR_TEXT), MAX_ERROR_TEXT);
+      errors.push(`${node ?? 'cluster'}: ${text}`);
+      if (node === undefined) clusterErrors.push(`cluster: ${text}`);
+      // The node's name is upstream text too (it reaches messages and the landing page): redacted and bounded.
+      else byNode.push([boundedText(node, MAX_ERROR_TEXT), text]);
     }
   }
   if (!Array.isArray(r.data)) {
     if (errors.length === 0) {
       erroredNodes.add('*');
       errors.push('answer has no data array');
+      clusterErrors.push('answer has no data array');
     }
-    return { erroredNodes, errors, data: [] };
+    return { erroredNodes, errors, clusterErrors, byNode, data: [] };
   }
-  return { erroredNodes, errors, data: r.data as unknown[] };
+  return { erroredNodes, errors, clusterErrors, byNode, data: r.data as unknown[] };
 }
 
 /**
@@ -328,19 +511,32 @@ export class AnswerGrouping {
    * `sizes`: where the length of each query's answer (characters of the text) is written as it is read, for the next
    * poll's balancedBatches.
    */
+  /**
+   * `clock`: the poll's clock (epoch ms, `nowMs`), no exported time later than it, and the latest point time kept
+   * (`maxT`): a later point is dropped and counted against its node. Unbounded when not given.
+   */
+  private readonly maxT: number;
+
   constructor(
     rows: readonly NativeMapRow[],
     itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
     private readonly memo: CounterMemo,
     private readonly sizes?: Map<string, number>,
+    clock: { readonly nowMs: number; readonly maxT: number } = { nowMs: Number.POSITIVE_INFINITY, maxT: Number.POSITIVE_INFINITY },
   ) {
-    this.g = new Grouping(rows, itemOf, memo);
+    this.g = new Grouping(rows, itemOf, memo, clock.nowMs);
     this.reader = new QueryReader(internerOf(memo));
+    this.maxT = clock.maxT;
   }
 
   /** Each committed answer's error texts (for the item errors), in the order added. */
   get errorTexts(): ReadonlyArray<{ metric: string; errors: string[] }> {
     return this.g.errorTexts;
+  }
+
+  /** The nodes the committed answers' `errors` entries named, with the first reason. */
+  get nodeErrors(): ReadonlyMap<string, string> {
+    return this.g.nodeErrors;
   }
 
   add(answers: readonly RawAnswer[]): void {
@@ -421,7 +617,9 @@ export class AnswerGrouping {
       const e = r.entries[i] as ReadEntry;
       const key = idKey(e.nodeId, metricId, r.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });
       const rec = this.memo.get(key);
-      const value = runSeriesValue(r.run, e.from, e.to, l.previous(key, rec));
+      const to = dropAfter(r.run, e.from, e.to, this.maxT);
+      if (to < e.to) l.dropFuture(e.node, e.to - to);
+      const value = runSeriesValue(r.run, e.from, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
     }
     const last = r.entries[r.entries.length - 1];
@@ -447,13 +645,16 @@ export class AnswerGrouping {
   /** One query's answer, valued against the memo series by series, into the layer. */
   private stage(l: Layer, metric: string, raw: unknown, summed: boolean): void {
     const head = answerHead(raw);
-    l.errors(metric, head.erroredNodes, head.errors);
+    l.errors(metric, head.erroredNodes, head.clusterErrors, head.byNode);
     for (const d of head.data) {
       const e = entryOf(d, summed);
       if (e === undefined) continue;
       const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
-      const value = rawSeriesValue(e.values, l.previous(key, rec));
+      const run = rawRun(e.values);
+      const to = dropAfter(run, 0, run.n, this.maxT);
+      if (to < run.n) l.dropFuture(e.node, run.n - to);
+      const value = runSeriesValue(run, 0, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
     }
   }
@@ -542,10 +743,23 @@ export function xdcrItemOf(labels: Readonly<Record<string, string>>): string | u
 /** What the range source remembers per collector between polls (in ctx.state under RANGE_STATE_KEY). */
 export interface RangeState {
   readonly memo: CounterMemo;
-  /** The newest point of the previous answer (epoch ms): where the next window starts. */
-  newest: number | undefined;
+  /**
+   * When the previous poll started, on the poll's own clock (epoch ms): where the next window starts (less
+   * RANGE_SLACK_SECONDS). Never an upstream time: one node's point from the future must not move it (issue 39).
+   */
+  lastPoll: number | undefined;
+  /** Nodes already warned about for points in the future (once per node for the life of the collector). */
+  readonly warnedFuture: Set<string>;
+  /** Items (buckets, replications) the previous poll's answer held: the sample bound's multiplier. */
+  items?: number;
+  /** Until when (epoch ms) no `nodes` is sent, after the server refused the list (400). */
+  noNodesUntil?: number;
+  /** The last 400 text logged at warn (a repeat is logged at debug). */
+  last400?: string;
   /** Each native metric's answer length in the previous poll (characters): how the next poll's batches are dealt. */
   readonly sizes: Map<string, number>;
+  /** What the last poll could not read (for its note). */
+  gaps?: StatsGaps | undefined;
 }
 
 /** NUL-prefixed: forgetGone keeps it. */
@@ -554,7 +768,7 @@ export const RANGE_STATE_KEY = '\u0000range';
 export function rangeStateOf(state: Map<string, unknown>, key: string = RANGE_STATE_KEY): RangeState {
   let s = state.get(key) as RangeState | undefined;
   if (s === undefined) {
-    s = { memo: new Map(), newest: undefined, sizes: new Map() };
+    s = { memo: new Map(), lastPoll: undefined, sizes: new Map(), warnedFuture: new Set() };
     state.set(key, s);
   }
   return s;
@@ -566,10 +780,74 @@ export interface RangeFetch {
   readonly requests: number;
 }
 
+/** How long the node list of statsNodes serves both collectors: a failover shows within this. */
+export const STATS_NODES_MAX_AGE_MS = 15_000;
+
+/**
+ * The nodes a statistics query is asked of: the active members among the buckets' nodes (the data nodes, where
+ * the kv and XDCR series live and whose sum ns_server's envelope takes), from the bucket list (which bucket_stats
+ * reads every poll; shared, so the list costs bucket_stats no request and xdcr one at most every
+ * STATS_NODES_MAX_AGE_MS). A failed-over (inactiveFailed) or not yet rebalanced-in (inactiveAdded) node is left
+ * out: it serves no bucket data. Undefined when the list cannot be read or names none: the range API's default
+ * (every node, in any membership state) then applies.
+ */
+export async function statsNodes<N extends CollectorName>(ctx: CollectContext<N>): Promise<string[] | undefined> {
+  try {
+    const nodes = await ctx.shared.get('statsNodes', STATS_NODES_MAX_AGE_MS, async () => activeBucketNodes((await fetchBucketList(ctx)).buckets));
+    return nodes.length > 0 ? nodes : undefined;
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.log.debug({ err }, 'statistics: the bucket list could not be read; the range API asks every node');
+    return undefined;
+  }
+}
+
+/** The hostnames of the buckets' nodes whose membership is active (or not said), each once, in list order. Pure. */
+export function activeBucketNodes(buckets: readonly BucketEntry[]): string[] {
+  const out: string[] = [];
+  for (const b of buckets)
+    for (const n of b.nodes ?? []) {
+      if (n.hostname === undefined || n.hostname === '' || (n.clusterMembership ?? 'active') !== 'active') continue;
+      if (!out.includes(n.hostname)) out.push(n.hostname);
+    }
+  return out;
+}
+
+/** Share of the poll's remaining time a range request lets the server wait for its nodes (`timeout`). */
+export const TIMEOUT_SHARE = 0.8;
+/** The range API's bounds on `timeout` (menelaus_web_stats validators), ms. */
+const MAX_SERVER_TIMEOUT_MS = 300_000;
+
+/**
+ * The `timeout` of a request sent now: TIMEOUT_SHARE of the poll's remaining time and of the client's own request
+ * timeout, within the server's bounds. The server sends its headers at once and each query's answer as it has it
+ * (menelaus_web_stats reply_with_chunked_json_array): a query held for a slow node is a pause in the body, which
+ * the client's body timeout (`request_timeout`, 10 s by default) would end, failing the whole request. Pure.
+ */
+export function serverTimeoutMs(remainingMs: number, requestTimeoutMs: number = Number.POSITIVE_INFINITY): number {
+  return Math.max(1, Math.min(MAX_SERVER_TIMEOUT_MS, Math.floor(TIMEOUT_SHARE * remainingMs), Math.floor(TIMEOUT_SHARE * requestTimeoutMs)));
+}
+
+/** An `errors` entry's reason that means the node did not answer at all (down, unreachable, or slower than `timeout`). */
+const NODE_DOWN = /timed out|timeout|not available|is down|connect/i;
+
+/** The error code an item error for a node missing from the answer carries, by its reason. */
+function missingCode(why: string): ErrorCode {
+  return /timed out|timeout/i.test(why) ? 'CBW_ERR_TIMEOUT' : NODE_DOWN.test(why) ? 'CBW_ERR_NETWORK' : 'CBW_ERR_HTTP';
+}
+
 /**
  * Ask the range API for every native metric of `rows`, in batches, and group the answer. Throws
- * RangeUnavailableError on 404/405/403, and the first error when every request failed; a request that fails when
+ * RangeUnavailableError on 404/405, RangeForbiddenError on 403, and the first error when every request failed; a request that fails when
  * others did not costs its metrics (an item error each), never the poll.
+ *
+ * Partial answers (issue 37): each request asks only the active data nodes (statsNodes) and lets the server wait
+ * for them TIMEOUT_SHARE of the poll's remaining time (and of the request timeout: serverTimeoutMs). A node an `errors` entry names (down: "Node is not available";
+ * slow: "Request timed out"), or that answers nothing, leaves the bucket-wide and XDCR values as the merge over the
+ * nodes that answered (range-groups.ts), as ns_server's envelope merges its live bucket nodes. A node found down or
+ * slow is not asked again in this poll's later requests (as ns_server skips its DownHosts within a request). The
+ * gap is named: one item error per node and poll, `ctx.out.statsGaps` (cbwatch_stats_nodes_missing, the landing
+ * page) and the poll's note (`cbwatch check`).
  */
 export async function fetchRange<N extends CollectorName>(
   ctx: CollectContext<N>,
@@ -583,34 +861,71 @@ export async function fetchRange<N extends CollectorName>(
   keepShapes();
   const st = rangeStateOf(ctx.state, line?.stateKey);
   const now = ctx.now();
-  const intervalS = ctx.options.interval / 1000;
-  const window = st.newest === undefined ? intervalS + RANGE_SLACK_SECONDS : (now - st.newest) / 1000 + RANGE_SLACK_SECONDS;
+  const { from, end } = rangeWindow(now, st.lastPoll, ctx.options.interval);
+  const window = end - from;
   const metrics = nativeMetricsOf(rows);
   const narrow = narrowing(rows);
-  const summed = sumOverNodes ? summableMetrics(rows) : new Set<string>();
-  // The next window starts at the previous answer's newest point (it must be in the answer again: the increase
-  // counts from it), unless that is older than the longest window.
-  const from = st.newest !== undefined && now - st.newest <= MAX_WINDOW_SECONDS * 1000 ? Math.floor(st.newest / 1000) : undefined;
+  const aggregated = sumOverNodes ? aggregatedMetrics(rows) : new Map<string, 'sum' | 'max'>();
+  // Read as one series over the nodes (ALL_NODES), summed or maxed.
+  const summed = new Set(aggregated.keys());
   const batches = balancedBatches(metrics, MAX_QUERIES_PER_REQUEST, answerWeight(st.sizes, summed));
+  // The sample bound (SAMPLE_BUDGET): a query whose worst case over the window would pass it starts later.
+  const perNodeOnly = perNodeMetrics(rows);
+  const fromByMetric = new Map<string, number>();
+  for (const m of metrics) {
+    const cap = maxWindowSeconds(seriesPerItem(m, narrow.get(m)), perNodeOnly.has(m) ? 1 : Math.max(1, st.items ?? DESIGN_ITEMS));
+    if (end - cap > from) fromByMetric.set(m, end - cap);
+  }
+  const active = st.noNodesUntil !== undefined && now < st.noNodesUntil ? undefined : await statsNodes(ctx);
+  // A cluster mid-upgrade: this line's nodes, those of them that are active (all of them when the list is unknown).
+  let asked = line === undefined ? active : active === undefined ? [...line.nodes] : line.nodes.filter((n) => active.includes(n));
+  const collector = rows[0]?.section === 'xdcr' ? 'xdcr' : 'bucket_stats';
+  // Nodes found down or slow in this poll: not asked again by its later requests.
+  const down = new Set<string>();
   // One request after the other, each answer grouped as soon as it is read, and read query by query (readText):
   // one request's answer and one query's parsed JSON are alive at a time, rather than every batch's. A poll has
   // up to 7 batches: a few round trips more, within the poll's deadline.
-  const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes);
+  const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes, { nowMs: now, maxT: now + MAX_FUTURE_SKEW_MS });
   let failed = 0;
   let first: unknown;
   for (const names of batches) {
     if (ctx.signal.aborted) throw ctx.signal.reason;
     try {
-      const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
-        method: 'POST',
-        json: withNodes(buildQueries(names, extra, window, narrow, from, summed), line?.nodes),
-        allowStatus: [403, 404, 405],
-        parseBody: (text) => grouping.readText(text, names, summed),
-      });
-      if (res.status === 403 || res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
-      if (res.data !== undefined) grouping.commit(res.data);
+      for (let attempt = 0; ; attempt++) {
+        const up = asked?.filter((n) => !down.has(n));
+        const nodes = up === undefined || up.length === 0 ? asked : up;
+        const remaining = ctx.deadline === undefined ? ctx.options.timeout : ctx.deadline - performance.now();
+        const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
+          method: 'POST',
+          json: buildQueries(names, extra, window, { narrow, from, end, fromByMetric, aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining, ctx.cluster.requestTimeout) }),
+          allowStatus: [400, 403, 404, 405],
+          parseBody: (text) => grouping.readText(text, names, summed),
+        });
+        if (res.status === 403) throw new RangeForbiddenError();
+        if (res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
+        if (res.status === 400) {
+          const why = boundedText(res.text, MAX_400_TEXT);
+          // The node list refused (a node renamed or removed since it was read): once without it, and none sent for a while.
+          if (nodes !== undefined && attempt === 0 && /node|hostname/i.test(res.text)) {
+            ctx.log.warn({ status: 400, body: why }, 'statistics: the range API refused the node list; asking without it for 10 minutes');
+            asked = undefined;
+            st.noNodesUntil = now + RETRY_NODES_MS;
+            continue;
+          }
+          if (st.last400 !== why) ctx.log.warn({ status: 400, body: why, metrics: names.length }, 'statistics: the range API refused a request (400)');
+          else ctx.log.debug({ status: 400, body: why }, 'statistics: the range API refused a request (400), as before');
+          st.last400 = why;
+          const err = new CbwError('CBW_ERR_HTTP', `POST ${STATS_RANGE_ROUTE} answered 400: ${why}`);
+          err.brief = `POST ${STATS_RANGE_ROUTE} answered 400`;
+          (err as CbwError & { status: number }).status = 400;
+          throw err;
+        }
+        if (res.data !== undefined) grouping.commit(res.data);
+        for (const [n, why] of grouping.nodeErrors) if (NODE_DOWN.test(why)) down.add(n);
+        break;
+      }
     } catch (err) {
-      if (err instanceof RangeUnavailableError) throw err;
+      if (err instanceof RangeUnavailableError || err instanceof RangeForbiddenError) throw err;
       failed++;
       first ??= err;
       grouping.add(names.map((name): RawAnswer => ({ metric: name, failed: true })));
@@ -620,18 +935,52 @@ export async function fetchRange<N extends CollectorName>(
   if (ctx.signal.aborted) throw ctx.signal.reason;
   if (failed > 0 && failed === batches.length) throw first;
   const groups = grouping.done();
-  const errors = grouping.errorTexts;
-  for (const r of errors) {
+  for (const r of grouping.errorTexts) {
     for (const e of r.errors) {
-      // The entry's text comes from upstream: bounded here, and kept out of the brief a page may show.
-      const err = new CbwError('CBW_ERR_HTTP', `range API error for ${r.metric}: ${e.slice(0, 200)}`);
+      // The entry's text comes from upstream (bounded and redacted as it was read), kept out of the brief a page may show.
+      const err = new CbwError('CBW_ERR_HTTP', `range API error for ${r.metric}: ${e}`);
       err.brief = `range API error for ${r.metric}`;
       ctx.itemFailed(`range ${r.metric}`, err);
     }
   }
-  let newest: number | undefined;
-  for (const cells of groups.items.values()) for (const c of cells.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
-  for (const c of groups.nodeWide.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
-  if (newest !== undefined) st.newest = newest;
+  const missing = missingNodes(groups, asked, collector === 'bucket_stats');
+  for (const [n, why] of missing) {
+    const err = new CbwError(missingCode(why), `range API: the statistics of node ${n} are missing from the answer (${why}); bucket-wide values are sums over the nodes that answered`);
+    err.brief = `range API: the statistics of node ${n} are missing`;
+    ctx.itemFailed(`range node ${n}`, err);
+  }
+  const gaps: StatsGaps = { collector, missing, futurePoints: groups.future };
+  ctx.out.statsGaps = gaps;
+  st.gaps = gaps;
+  for (const [n, k] of groups.future) {
+    if (st.warnedFuture.has(n) || st.warnedFuture.size >= MAX_GAP_NODES) continue;
+    st.warnedFuture.add(n);
+    ctx.log.warn({ node: n, points: k, collector }, `statistics: node ${n} answered points more than ${MAX_FUTURE_SKEW_MS / 1000} s ahead of this exporter's clock (is its clock ahead?); they are dropped and counted in cbwatch_stats_future_points_dropped_total (warned once per node)`);
+  }
+  st.lastPoll = now;
+  st.items = groups.items.size;
   return { groups, requests: batches.length };
+}
+
+/**
+ * The nodes whose statistics this poll's answer lacks, with the reason: those an `errors` entry named and, when
+ * `silent` (bucket stats: every data node has series of its own, its host's at least), the asked nodes that
+ * answered no series of their own while another node did. Pure.
+ */
+export function missingNodes(groups: RangeItems, asked: readonly string[] | undefined, silent: boolean): Map<string, string> {
+  const missing = new Map<string, string>();
+  for (const [n, why] of groups.nodeErrors) missing.set(n, why);
+  // Silent: answered no series of its own while another node did (a poll of sums alone names no node).
+  if (silent && asked !== undefined && groups.nodes.size > 0)
+    for (const n of asked) if (!groups.nodes.has(n) && !missing.has(n)) missing.set(n, groups.future.has(n) ? 'every point in the future: its clock is ahead?' : 'no statistics in the answer');
+  return missing;
+}
+
+/** The gaps of a collector's last poll through the range API, for the poll's note. Pure. */
+export function gapsNote(g: StatsGaps | undefined): string {
+  if (g === undefined) return '';
+  const parts: string[] = [];
+  if (g.missing.size > 0) parts.push(`partial: ${[...g.missing].map(([n, why]) => `node ${n} missing (${why})`).join(', ')}`);
+  if (g.futurePoints.size > 0) parts.push(`clock ahead: ${[...g.futurePoints].map(([n, k]) => `node ${n} (${k} future points dropped)`).join(', ')}`);
+  return parts.join('; ');
 }

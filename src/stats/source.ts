@@ -2,17 +2,20 @@
  * Which statistics source a cluster's `bucket_stats` and `xdcr` polls use (`stats_source`, per cluster):
  * - `envelope`: the sample envelopes, always.
  * - `range`: the range API (range.ts), always; a cluster whose compatibility version is below 7.0, or that answers
- *   404/405/403 to it, fails the poll with that reason.
+ *   404/405 to it, fails the poll with that reason.
  * - `auto` (default): the range API when the cluster's compatibility version is 7.0 or later (the lowest
  *   `clusterCompatibility` of the nodes of `GET /pools/default`: a cluster mid-upgrade counts as its oldest node),
- *   the envelopes before. When a 7.0+ cluster answers 404, 405 or 403 to the range API (a proxy in front of it may),
+ *   the envelopes before. When a 7.0+ cluster answers 404 or 405 to the range API (a proxy in front of it may),
  *   the envelopes are used for RETRY_RANGE_MS, the reason is logged once and shown, and the range API is tried again.
+ *   A 403 is a missing permission, not a missing API: the poll fails naming it (range.ts RangeForbiddenError), under
+ *   either setting.
  * The compatibility version is read at most once per COMPAT_MAX_AGE_MS per cluster (shared by both collectors).
  */
 import type { CollectContext, SharedCache } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { fetchBucketList } from '../couchbase/buckets.js';
 import { CbwError } from '../errors.js';
+import { gapsNote, rangeStateOf } from './range.js';
 
 export type StatsSourceKind = 'range' | 'envelope';
 export const STATS_SOURCE_KINDS: readonly StatsSourceKind[] = ['range', 'envelope'];
@@ -75,7 +78,7 @@ export async function chooseStatsSource<N extends CollectorName>(ctx: CollectCon
 }
 
 /**
- * The range API answered 404/405/403. `auto`: remember it for RETRY_RANGE_MS (logged once per cluster and period)
+ * The range API answered 404/405. `auto`: remember it for RETRY_RANGE_MS (logged once per cluster and period)
  * and say to use the envelopes; `range`: the failure is the poll's.
  */
 export function rangeUnavailable<N extends CollectorName>(ctx: CollectContext<N>, err: Error & { status: number }): SourceChoice {
@@ -96,7 +99,7 @@ export class StatsSourceError extends CbwError {
 
 /**
  * The collectors' one call: choose the source, and with the range API fetch this poll's batch (`fetch`); undefined
- * means "use the envelopes". A 404/405/403 from the range API falls back to the envelopes under `auto`. The choice
+ * means "use the envelopes". A 404/405 from the range API falls back to the envelopes under `auto`. The choice
  * is noted on the poll (`cbwatch check`, the landing page) and, when it changes, logged with its reason.
  */
 export async function rangeOrEnvelope<N extends CollectorName, R>(ctx: CollectContext<N>, fetch: (ctx: CollectContext<N>) => Promise<R>, envelopeOnly?: string): Promise<R | undefined> {
@@ -110,8 +113,9 @@ export async function rangeOrEnvelope<N extends CollectorName, R>(ctx: CollectCo
       choice = rangeUnavailable(ctx, err as Error & { status: number });
     }
   }
-  // Shown by `cbwatch check` and on the landing page.
-  ctx.note?.(`statistics: ${choice.kind} (${choice.reason})`);
+  // Shown by `cbwatch check` and on the landing page, with the nodes a partial answer lacked.
+  const gaps = got !== undefined ? gapsNote(rangeStateOf(ctx.state).gaps) : '';
+  ctx.note?.(`statistics: ${choice.kind} (${choice.reason})${gaps === '' ? '' : `; ${gaps}`}`);
   if (lastKind.get(ctx.state) !== choice.kind) ctx.log.info({ source: choice.kind, reason: choice.reason }, 'statistics source');
   lastKind.set(ctx.state, choice.kind);
   return got;

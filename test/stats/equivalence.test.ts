@@ -132,6 +132,16 @@ function familiesOf(rows: readonly NativeMapRow[], perNode: boolean): Map<string
 }
 
 /**
+ * The simulator's envelope still shows a host stat under a bucket as the mean over the nodes, where ns_server's
+ * sums it (max for cpu_utilization_rate) and the range source now does too (issue 37 §2). The simulator is another
+ * branch's (issue 37 §6, "host stats summed in the envelope"): until it follows, these bucket-wide host families are
+ * left out of the comparison here (test/stats/range-aggregate.test.ts holds the range source to ns_server's rule).
+ */
+function simulatorMeansHostStat(family: string, row: NativeMapRow | undefined): boolean {
+  return row !== undefined && !family.startsWith('couchbase_bucket_node_') && row.section === 'kv' && !row.perBucket && row.nodeAggregate !== 'max' && /^(cpu_|mem_|swap_)/.test(row.legacy);
+}
+
+/**
  * Check `auto` against `env`: same values for every series of every family both have; `auto` has nothing more;
  * every family only `env` has is accounted for. Returns the families compared.
  */
@@ -145,6 +155,7 @@ function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, 
     compared.push(name);
     expect([...autoSeries.keys()].sort(), `${name}: the same series`).toEqual([...envSeries.keys()].sort());
     for (const [k, v] of envSeries) {
+      if (simulatorMeansHostStat(name, rows.get(name))) continue;
       const a = autoSeries.get(k);
       const tolerance = name.startsWith('couchbase_bucket_node_') ? ABS_NODE : ABS;
       const ok = a !== undefined && (close(a, v, tolerance) || (rows.get(name)?.derive === 'mean' && Math.abs(a - v) <= REL_MEAN * Math.abs(v)));

@@ -357,7 +357,6 @@ describe.each(LINES)('native map %s: rows against ns_server (stat_names_mappings
     expect(r.minFileBytesPerVbucket).toBe(o.minFile);
     // menelaus_stats get_aggregate_method: max for couch_views_ops and cpu_utilization_rate, else sum.
     expect(r.nodeAggregate ?? 'sum').toBe(o.max ? 'max' : 'sum');
-    expect(r.acrossNodes).toBeUndefined();
     if (r.section === 'kv') expect(r.perBucket).toBe(o.perNode !== true);
     // The family, and a scale that turns the native value into what the envelope path exports.
     const c = catalogOf(r);

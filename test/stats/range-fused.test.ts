@@ -81,7 +81,9 @@ describe('groupAnswers', () => {
           const got = groupAnswers(TABLE, raw, kvItemOf, memoA);
           expect(view(got.groups)).toEqual(view(groupSeries(TABLE, parsed, kvItemOf, memoB)));
           expect(memoPoints(memoA)).toEqual(memoPoints(memoB));
-          expect(got.errors).toEqual(parsed.filter((r) => r.errors.length > 0).map((r) => ({ metric: r.metric, errors: r.errors })));
+          // The item errors of a metric are its entries that name no node; a node's entries are counted per node (range.ts).
+          const own = (r: (typeof parsed)[number]) => r.errors.filter((e) => ![...r.erroredNodes].some((n) => n !== '*' && e.startsWith(`${n}: `)));
+          expect(got.errors).toEqual(parsed.filter((r) => own(r).length > 0).map((r) => ({ metric: r.metric, errors: own(r) })));
         }
       }),
       { numRuns: 500 },
@@ -126,10 +128,13 @@ function keepAll(raw: readonly RawAnswer[], memo: Map<string, Point>): { kept: K
 function keptRowValue(row: NativeMapRow, kept: readonly Kept[], errored: Map<string, Set<string>>, item: string, node: string | undefined): number | undefined {
   for (const x of [...row.series, ...(row.denominator ?? [])]) {
     const e = errored.get(x.metric);
-    if (e && (e.has('*') || node === undefined || e.has(node))) return undefined;
+    // A node's error costs that node's values; the bucket-wide value is the sum over the nodes that answered.
+    if (e && (e.has('*') || (node !== undefined && e.has(node)))) return undefined;
   }
+  // A ratio over the nodes: a node an error entry names for one of the row's metrics is out of both parts.
+  const out = new Set(row.denominator === undefined || node !== undefined ? [] : [...row.series, ...row.denominator].flatMap((x) => [...(errored.get(x.metric) ?? [])]));
   const side = (series: NativeMapRow['series']) => {
-    const hit = kept.filter((k) => k.item === item && (node === undefined || k.node === node) && series.some((x) => x.metric === k.metric && Object.entries(x.matchers).every(([l, want]) => k.labels[l] !== undefined && (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
+    const hit = kept.filter((k) => k.item === item && (node === undefined ? !out.has(k.node) : k.node === node) && series.some((x) => x.metric === k.metric && Object.entries(x.matchers).every(([l, want]) => k.labels[l] !== undefined && (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
     // A series read by two entries of the side counts twice, as each entry is a term of its own.
     const terms = series.flatMap((x) => hit.filter((k) => k.metric === x.metric && Object.entries(x.matchers).every(([l, want]) => (typeof want === 'string' ? k.labels[l] === want : want.includes(k.labels[l] as string)))));
     return {

@@ -78,9 +78,10 @@ describe('buildQueries', () => {
     expect(n.get('kv_vb_curr_items')).toEqual({ state: ['pending', 'replica'] });
     // vb_total_queue_size reads every state: no state matcher.
     expect(n.get('kv_vb_queue_size')).toBeUndefined();
-    // `misses` reads kv_ops of every op: no op matcher.
-    expect(n.get('kv_ops')).toBeUndefined();
-    expect(buildQueries(['kv_disk_seconds_count'], {}, 40, n, 1_700_000_000)).toEqual([
+    // kv_ops: the ops the rows name, and for `misses` (every result="miss") the ops kv_engine serves misses of
+    // (stats.def.h: get, delete, incr, decr, cas): 11 ops, no result matcher (hits, misses and badval are read).
+    expect(n.get('kv_ops')).toEqual({ op: ['cas', 'decr', 'del_meta', 'del_ret_meta', 'delete', 'get', 'get_meta', 'incr', 'set', 'set_meta', 'set_ret_meta'] });
+    expect(buildQueries(['kv_disk_seconds_count'], {}, 40, { narrow: n, from: 1_700_000_000 })).toEqual([
       { metric: [{ label: 'name', value: 'kv_disk_seconds_count' }, { label: 'op', value: ['commit', 'update'], operator: 'any' }], start: 1_700_000_000, step: 10 },
     ]);
   });
@@ -93,22 +94,22 @@ describe('buildQueries', () => {
 });
 
 describe('the sum over the nodes (bucket_stats without per_node)', () => {
-  it('is asked only of metrics that levels alone read and add up over the nodes: never of a counter a rate or an increase ratio reads, nor of a window mean or a host gauge averaged over the nodes', () => {
+  it('is asked only of metrics that levels alone read and add up over the nodes: never of a counter a rate or an increase ratio reads, nor of a window mean or a `max` row', () => {
     const s = summableMetrics(KV_NATIVE_MAP);
     expect(s.has('kv_curr_items')).toBe(true);
     expect(s.has('kv_vb_queue_size')).toBe(true);
-    // Rates (resets per node), increase ratios (hit_ratio), window means and acrossNodes 'mean' stay per node.
+    // Rates (resets per node), increase ratios (hit_ratio) and window means stay per node; a `max` row is not summed.
     for (const m of ['kv_ops', 'kv_disk_seconds_count', 'kv_ep_bg_fetched', 'sys_cpu_utilization_rate']) expect(s.has(m), m).toBe(false);
     for (const r of KV_NATIVE_MAP) {
       const reads = [...r.series, ...(r.denominator ?? [])].some((x) => s.has(x.metric));
       if (reads) expect(['level', 'level_ratio', 'complement_ratio'], r.legacy).toContain(r.derive);
-      if (reads) expect(r.acrossNodes, r.legacy).toBeUndefined();
+      if (reads) expect(r.nodeAggregate, r.legacy).not.toBe('max');
     }
     expect(s.size).toBeGreaterThan(30);
   });
 
   it('the query carries nodesAggregation "sum" for those metrics only, same window and step', () => {
-    expect(buildQueries(['kv_curr_items', 'kv_ops'], {}, 40, new Map(), 1_700_000_000, new Set(['kv_curr_items']))).toEqual([
+    expect(buildQueries(['kv_curr_items', 'kv_ops'], {}, 40, { from: 1_700_000_000, aggregated: new Map([['kv_curr_items', 'sum' as const]]) })).toEqual([
       { metric: [{ label: 'name', value: 'kv_curr_items' }], start: 1_700_000_000, step: 10, nodesAggregation: 'sum' },
       { metric: [{ label: 'name', value: 'kv_ops' }], start: 1_700_000_000, step: 10 },
     ]);
@@ -127,9 +128,9 @@ describe('the sum over the nodes (bucket_stats without per_node)', () => {
       expect(rowValue(row(legacy), g, 'b', undefined), legacy).toBeCloseTo(rowValue(row(legacy), perNode, 'b', undefined) as number, 12);
     }
     expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
-    // An errors entry of a node still costs the bucket-wide value.
+    // An errors entry of a node leaves the sum over the nodes that answered (as the envelope over the live nodes).
     const e = groupSeries([parseQueryAnswer('kv_curr_items', { data: [all(900)], errors: [{ node: 'n2', error: 'timeout' }] }, true)], kvItemOf, new Map());
-    expect(rowValue(row('curr_items'), e, 'b', undefined)).toBeUndefined();
+    expect(rowValue(row('curr_items'), e, 'b', undefined)).toBe(900);
   });
 });
 
@@ -173,9 +174,10 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
     expect(rowValue(row('vb_active_resident_items_ratio'), g, 'b', undefined)).toBe(100);
   });
 
-  it('an errors entry for n2 costs the bucket-wide values and n2 values of that metric, not n1 nor other metrics', () => {
+  it('an errors entry for n2 costs n2\'s values of that metric; the bucket-wide value is the sum over the nodes that answered', () => {
     const g = groupSeries(answer([{ node: 'n2', error: 'Request timed out' }]), kvItemOf, new Map());
-    expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBeUndefined();
+    // n2's series are still in this hand-made answer: the sum is over what was answered.
+    expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBe(20);
     expect(rowValue(row('cmd_get'), g, 'b', 'n2')).toBeUndefined();
     expect(rowValue(row('cmd_get'), g, 'b', 'n1')).toBe(10);
     expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
@@ -334,7 +336,16 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     expect(r.note).toBe('statistics: envelope (hot_keys needs the envelopes)');
   });
 
-  it.each([404, 405, 403])('7.x answering %i: auto falls back to the envelopes for 10 minutes, says why, then tries again', async (status) => {
+  it.each(['auto', 'range'] as const)('7.x answering 403 (stats_source %s): a missing permission, named with its role; the poll fails, no fallback to the envelopes', async (statsSource) => {
+    const client = fakeClient(routes(0x70006, { status: 403, text: 'Forbidden' }));
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource } });
+    expect(r.ok).toBe(false);
+    expect(String((r.error as Error).message)).toMatch(/403.*missing permission cluster\.collection\[<bucket>:\.:\.\]\.stats!read.*Read-Only Admin/);
+    expect((r.error as { permissions?: string[] }).permissions?.[0]).toMatch(/stats!read/);
+    expect(client.calls.map((c) => c.route)).not.toContain('/pools/default/buckets/{bucket}/stats');
+  });
+
+  it.each([404, 405])('7.x answering %i: auto falls back to the envelopes for 10 minutes, says why, then tries again', async (status) => {
     let now = 1_700_000_000_000;
     const client = fakeClient(routes(0x70006, { status }));
     const state = new Map<string, unknown>();

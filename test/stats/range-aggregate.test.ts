@@ -1,0 +1,90 @@
+/**
+ * How the range source merges the nodes' values into a bucket-wide value, by ns_server's rules (menelaus_stats
+ * get_aggregate_method, as issue 37 §2 reads it): a sum over the nodes, the max for cpu_utilization_rate; host
+ * stats under a bucket (cpu_*, mem_*, swap_*, cpu_cores_available) summed like any other, as the envelope does.
+ * Expected values are worked out by hand from the answers below.
+ */
+import { describe, expect, it } from 'vitest';
+import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
+import type { NativeMapRow } from '../../src/stats/native-map.js';
+import { aggregatedMetrics, buildQueries, groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
+import { rowValue } from '../../src/stats/range-groups.js';
+
+const row = (legacy: string): NativeMapRow => KV_ROW_BY_LEGACY.get(legacy) as NativeMapRow;
+/** A host gauge's answer: one series per node, no bucket label. */
+const host = (metric: string, perNode: Record<string, Array<[number, number]>>) =>
+  parseQueryAnswer(metric, { data: Object.entries(perNode).map(([n, pts]) => ({ metric: { nodes: [n] }, values: pts.map(([t, v]) => [t, String(v)]) })), errors: [] });
+const kvAnswer = parseQueryAnswer('kv_curr_items', { data: [{ metric: { nodes: ['n1'], bucket: 'b' }, values: [[20, '1']] }, { metric: { nodes: ['n2'], bucket: 'b' }, values: [[20, '2']] }], errors: [] });
+
+describe('host stats under a bucket: as the envelope merges them', () => {
+  const g = groupSeries(
+    KV_NATIVE_MAP,
+    [
+      kvAnswer,
+      host('sys_mem_total', { n1: [[20, 8e9]], n2: [[20, 16e9]] }),
+      host('sys_cpu_cores_available', { n1: [[20, 4]], n2: [[20, 8]] }),
+      host('sys_swap_used', { n1: [[20, 100]], n2: [[20, 300]] }),
+      // First answer: the window mean over all its points. n1: (10+30)/2 = 20; n2: (50+70)/2 = 60.
+      host('sys_cpu_utilization_rate', { n1: [[10, 10], [20, 30]], n2: [[10, 50], [20, 70]] }),
+      host('sys_cpu_user_rate', { n1: [[10, 4], [20, 6]], n2: [[10, 10], [20, 20]] }),
+    ],
+    kvItemOf,
+    new Map(),
+  );
+  it('memory, swap and cores are summed over the nodes (not their mean)', () => {
+    expect(rowValue(row('mem_total'), g, 'b', undefined)).toBe(24e9);
+    expect(rowValue(row('cpu_cores_available'), g, 'b', undefined)).toBe(12);
+    expect(rowValue(row('swap_used'), g, 'b', undefined)).toBe(400);
+  });
+  it('cpu_utilization_rate is the max over the nodes; the other CPU shares are summed', () => {
+    expect(row('cpu_utilization_rate').nodeAggregate).toBe('max');
+    expect(rowValue(row('cpu_utilization_rate'), g, 'b', undefined)).toBe(60);
+    // n1: (4+6)/2 = 5; n2: (10+20)/2 = 15; summed: 20.
+    expect(rowValue(row('cpu_user_rate'), g, 'b', undefined)).toBe(20);
+    // Per node, each node's own.
+    expect(rowValue(row('cpu_utilization_rate'), g, 'b', 'n1')).toBe(20);
+  });
+  it('only cpu_utilization_rate is a max row in this table (the other helper\'s rows aside, none is set here)', () => {
+    expect(KV_NATIVE_MAP.filter((r) => r.nodeAggregate === 'max').map((r) => r.legacy)).toContain('cpu_utilization_rate');
+  });
+});
+
+describe('asking for the aggregate over the nodes (bucket_stats without per_node)', () => {
+  it('a max row read as a level or a window mean is asked maxed; levels summed; rates and means of summed rows per node', () => {
+    const a = aggregatedMetrics(KV_NATIVE_MAP);
+    expect(a.get('sys_cpu_utilization_rate')).toBe('max');
+    expect(a.get('sys_mem_total')).toBe('sum');
+    expect(a.get('kv_curr_items')).toBe('sum');
+    expect(a.get('sys_cpu_user_rate')).toBeUndefined();
+    expect(a.get('kv_ops')).toBeUndefined();
+    expect(buildQueries(['sys_cpu_utilization_rate'], {}, 40, { from: 1_700_000_000, aggregated: a })).toEqual([
+      { metric: [{ label: 'name', value: 'sys_cpu_utilization_rate' }], start: 1_700_000_000, step: 10, nodesAggregation: 'max' },
+    ]);
+  });
+  it('the maxed series gives the max at each instant, and its window mean is the mean of those maxima (the envelope\'s samples)', () => {
+    // Per instant: max(10, 50) = 50, max(90, 70) = 90: mean 70 — where the per-node means (50, 60) would give 60.
+    const maxed = parseQueryAnswer('sys_cpu_utilization_rate', { data: [{ metric: { nodes: ['n1', 'n2'], aggregationFunction: 'max' }, values: [[10, '50'], [20, '90']] }], errors: [] }, true);
+    const g = groupSeries(KV_NATIVE_MAP, [kvAnswer, maxed], kvItemOf, new Map());
+    expect(rowValue(row('cpu_utilization_rate'), g, 'b', undefined)).toBe(70);
+  });
+});
+
+describe('a ratio over the nodes that answered both its parts', () => {
+  it('a node missing from the denominator\'s metric is left out of the numerator too', () => {
+    // ep_cache_miss_rate = 100 × bg_fetched increase / get increase. n1: 10 / 100; n2: 30 / (its gets missing).
+    const s = (node: string, labels: Record<string, string>, a: number, b: number) => ({ metric: { nodes: [node], bucket: 'b', ...labels }, values: [[10, String(a)], [20, String(b)]] });
+    const g = groupSeries(
+      KV_NATIVE_MAP,
+      [
+        parseQueryAnswer('kv_ep_bg_fetched', { data: [s('n1', {}, 0, 10), s('n2', {}, 0, 30)], errors: [] }),
+        parseQueryAnswer('kv_ops', { data: [s('n1', { op: 'get', result: 'hit' }, 0, 60), s('n1', { op: 'get', result: 'miss' }, 0, 40)], errors: [{ node: 'n2', error: 'Request timed out' }] }),
+      ],
+      kvItemOf,
+      new Map(),
+    );
+    // Only n1's parts: 100 × 10 / 100 = 10 (with n2's 30 fetches it would read 40).
+    expect(rowValue(row('ep_cache_miss_rate'), g, 'b', undefined)).toBeCloseTo(10, 12);
+    // A level row keeps the sum over whoever answered it.
+    expect(rowValue(row('ep_bg_fetched'), g, 'b', undefined)).toBeCloseTo(4, 12);
+  });
+});
