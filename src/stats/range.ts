@@ -119,6 +119,9 @@ export const DESIGN_ITEMS = 1000;
  * kv_ops by its ops' results (stats.def.h), a `state` label not narrowed by the four vBucket states, else the product
  * of the narrowed labels' value counts. Pure.
  */
+/** The connection types an un-narrowed kv_dcp_* metric is taken to have per bucket and node (seriesPerItem). */
+export const UNNARROWED_DCP_TYPES = 16;
+
 export function seriesPerItem(metric: string, narrow: Readonly<Record<string, readonly string[]>> | undefined): number {
   if (metric === 'kv_ops') {
     const results: Record<string, number> = { get: 2, delete: 2, incr: 2, decr: 2, cas: 3 };
@@ -127,6 +130,10 @@ export function seriesPerItem(metric: string, narrow: Readonly<Record<string, re
     if (ops === undefined) return 17 + 3;
     return ops.reduce((a, op) => a + (results[op] ?? 1), 0);
   }
+  // kv_dcp_* is asked un-narrowed (ep_dcp_other_* is ns_server's `not_any` of the named connection types): the 8
+  // named types, kv_engine's `:total` aggregate and the types no row names (backup, a connector's own …), taken as
+  // 16 a bucket and node at most.
+  if (metric.startsWith('kv_dcp_') && narrow?.connection_type === undefined) return UNNARROWED_DCP_TYPES;
   let n = 1;
   for (const values of Object.values(narrow ?? {})) n *= values.length;
   if ((metric.startsWith('kv_vb_') || metric === 'kv_num_vbuckets') && narrow?.state === undefined) n *= 4;

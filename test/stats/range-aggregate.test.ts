@@ -71,13 +71,14 @@ describe('asking for the aggregate over the nodes (bucket_stats without per_node
 
 describe('a ratio over the nodes that answered both its parts', () => {
   it('a node missing from the denominator\'s metric is left out of the numerator too', () => {
-    // ep_cache_miss_rate = 100 × bg_fetched increase / get increase. n1: 10 / 100; n2: 30 / (its gets missing).
+    // ep_cache_miss_rate on 7.0–7.6.7 = 100 × ep_bg_fetched increase / cmd_lookup increase (menelaus_stats). n1: 10 /
+    // 100; n2: 30 / (its lookups missing).
     const s = (node: string, labels: Record<string, string>, a: number, b: number) => ({ metric: { nodes: [node], bucket: 'b', ...labels }, values: [[10, String(a)], [20, String(b)]] });
     const g = groupSeries(
       KV_NATIVE_MAP,
       [
         parseQueryAnswer('kv_ep_bg_fetched', { data: [s('n1', {}, 0, 10), s('n2', {}, 0, 30)], errors: [] }),
-        parseQueryAnswer('kv_ops', { data: [s('n1', { op: 'get', result: 'hit' }, 0, 60), s('n1', { op: 'get', result: 'miss' }, 0, 40)], errors: [{ node: 'n2', error: 'Request timed out' }] }),
+        parseQueryAnswer('kv_cmd_lookup', { data: [s('n1', {}, 0, 100)], errors: [{ node: 'n2', error: 'Request timed out' }] }),
       ],
       kvItemOf,
       new Map(),
