@@ -108,7 +108,8 @@ export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonl
 /**
  * Reload the configuration as `run` loaded it (file, environment, flags): a good one is applied, a bad one
  * leaves the running configuration in place and is logged at error with the loader's file:line:col lines.
- * Reloads run one at a time; `cbwatch_config_last_reload_successful` says how the latest one went.
+ * Reloads run one at a time, coalesced (see below); `cbwatch_config_last_reload_successful` says how the latest
+ * one went and `cbwatch_config_reload_failures_total` counts the failed ones.
  */
 export function makeReloader(
   args: ParsedArgs,
@@ -118,7 +119,6 @@ export function makeReloader(
   initial: Config,
   applyWeb: (next: WebSettings | undefined) => string[] = () => [],
 ): () => Promise<ReloadResult> {
-  let running: Promise<ReloadResult> = Promise.resolve({ ok: true });
   let current = initial;
   const once = async (): Promise<ReloadResult> => {
     log.info({ file: current.file }, 'reloading configuration');
@@ -163,10 +163,27 @@ export function makeReloader(
     log.info({ clusters: next.clusters.map((c) => c.name) }, 'configuration reloaded');
     return { ok: true };
   };
+  // Coalesced (issue 39, item 4): one reload runs, at most one waits behind it, and every request that arrives
+  // meanwhile (a SIGHUP, a POST /-/reload) joins the waiting one, which reads the files after all of them were
+  // asked for. A flood of requests costs two reloads and their log lines, not one per request.
+  let inFlight: Promise<ReloadResult> | undefined;
+  let queued: Promise<ReloadResult> | undefined;
+  const start = (): Promise<ReloadResult> => {
+    const p: Promise<ReloadResult> = once().finally(() => {
+      if (inFlight === p) inFlight = undefined;
+    });
+    inFlight = p;
+    return p;
+  };
   return () => {
-    const r = running.then(once, once);
-    running = r;
-    return r;
+    if (queued !== undefined) return queued;
+    if (inFlight === undefined) return start();
+    const after = (): Promise<ReloadResult> => {
+      queued = undefined;
+      return start();
+    };
+    queued = inFlight.then(after, after);
+    return queued;
   };
 }
 

@@ -269,3 +269,48 @@ describe('configuration reload (a real process)', () => {
     }
   }, 120_000);
 });
+
+describe('reload requests are coalesced (issue 39, item 4)', () => {
+  it('a burst of requests while one reload runs costs one more reload, which every one of them shares', async () => {
+    const { makeReloader } = await import('../src/cli.js');
+    const { parseArgs } = await import('../src/config/flags.js');
+    const { loadConfig } = await import('../src/config/load.js');
+    const pino = (await import('pino')).default;
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-coalesce-'));
+    const file = join(dir, 'cbwatch.yml');
+    writeFileSync(file, `clusters:\n  - name: one\n    url: http://127.0.0.1:1\n`);
+    const args = parseArgs(['run', '--config', file]);
+    const initial = loadConfig(args.flags, {});
+    // The daemon's reconfigure is held until released, so the test controls when a reload ends.
+    const releases: Array<() => void> = [];
+    let applied = 0;
+    const daemon = {
+      reconfigure: () =>
+        new Promise<void>((r) => {
+          applied++;
+          releases.push(r);
+        }),
+    } as unknown as Parameters<typeof makeReloader>[2];
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(s) });
+    const reload = makeReloader(args, {}, daemon, log, initial);
+    const first = reload();
+    const burst = Array.from({ length: 100 }, () => reload());
+    // One reload runs; the hundred requests wait as one.
+    expect(applied).toBe(1);
+    expect(new Set(burst).size).toBe(1);
+    releases.shift()?.();
+    await first;
+    await until('the queued reload', () => (applied === 2 ? true : undefined));
+    // A request now (the queued reload has started) queues one more, not a hundred.
+    const late = [reload(), reload(), reload()];
+    expect(new Set(late).size).toBe(1);
+    releases.shift()?.();
+    expect(await burst[0]).toEqual({ ok: true });
+    await until('the third reload', () => (applied === 3 ? true : undefined));
+    releases.shift()?.();
+    expect(await late[0]).toEqual({ ok: true });
+    expect(applied).toBe(3);
+    expect(lines.filter((l) => l.includes('"reloading configuration"'))).toHaveLength(3);
+  });
+});
