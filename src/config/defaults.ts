@@ -60,3 +60,10 @@ export function defaultClusterConfig(overrides: Partial<ClusterConfig> & { url: 
     ...overrides,
   };
 }
+
+/**
+ * Clusters one process should carry: past it, `cbwatch run` logs a warning (and `--config.check` says so) with the
+ * advice to shard (`--shard i/n`). Each cluster costs about 1 MB of resident memory and its share of a core at the
+ * default intervals: bench/RESULTS.md, "Chaos, third round: clusters per process" (issue 39, item 5).
+ */
+export const CLUSTERS_PER_PROCESS = 250;

@@ -300,8 +300,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     const plainMax = plainSlots(maxRequests);
     app.addHook('onRequest', async (req, reply) => {
       // Liveness stays answerable under a flood; the webhook receiver has its own bounds (max_concurrency,
-      // the body deadline and max_body_bytes) and never takes one of these slots.
-      if (req.routeOptions.url === '/-/healthy' || isWebhookRoute(req)) return;
+      // the body deadline and max_body_bytes) and never takes one of these slots; nor does POST /-/reload, whose
+      // requests wait for one coalesced reload (src/cli.ts) and would otherwise hold every slot while they wait.
+      if (req.routeOptions.url === '/-/healthy' || req.routeOptions.url === '/-/reload' || isWebhookRoute(req)) return;
       if (inFlight >= maxRequests) return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many requests in flight\n');
       const plain = req.routeOptions.url === telemetryPath && (req.method === 'GET' || req.method === 'HEAD') && !acceptsGzip(req.headers['accept-encoding']);
       if (plain && plainInFlight >= plainMax) {

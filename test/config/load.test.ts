@@ -371,10 +371,12 @@ describe('--collection.gc-every', () => {
     expect(load([...base, '--collection.gc-every', '1048576']).gcEveryAnswerBytes).toBe(1048576);
     expect(load([...base, '--collection.gc-every', '16MiB'], { CBWATCH_COLLECTION_GC_EVERY: '4MiB' }).gcEveryAnswerBytes).toBe(16 * 1024 * 1024);
   });
-  it('refuses anything but 0 or a size of at least 1 MiB, naming the key', () => {
-    for (const bad of ['lots', '512KiB', '1000', '1MB', '1048575', '8 MiB per poll']) {
-      expect(() => load([...base, '--collection.gc-every', bad])).toThrow(/--collection\.gc-every: expected 0 \(off\) or a size of at least 1MiB/);
+  it('refuses anything but 0 or a size from 1 MiB to 64 GiB, naming the key', () => {
+    for (const bad of ['lots', '512KiB', '1000', '1MB', '1048575', '8 MiB per poll', '65GiB', '68719476737', '99999999999999999999999GiB']) {
+      expect(() => load([...base, '--collection.gc-every', bad])).toThrow(/--collection\.gc-every: expected 0 \(off\) or a size from 1MiB to 64GiB/);
     }
+    // 64 GiB itself is the largest accepted.
+    expect(load([...base, '--collection.gc-every', '64GiB']).gcEveryAnswerBytes).toBe(68_719_476_736);
     expect(() => load(base, { CBWATCH_COLLECTION_GC_EVERY: '8 lots' })).toThrow(/CBWATCH_COLLECTION_GC_EVERY/);
   });
 });
