@@ -61,11 +61,21 @@ export const DEFAULT_TELEMETRY_PATH = '/metrics';
 /** Paths the server answers besides the metrics (the webhook routes are under /webhooks/). */
 const RESERVED_PATHS = ['/', '/-/healthy', '/-/ready', '/-/reload'];
 
+/** Longest `--web.telemetry-path` (issue 39: a 100 KB path made every request answer 431). */
+export const MAX_TELEMETRY_PATH_LENGTH = 256;
+
 /** `--web.telemetry-path`: an absolute URL path of plain characters that no other route uses. */
 export function parseTelemetryPath(text: string, source = '--web.telemetry-path'): string {
+  if (text.length > MAX_TELEMETRY_PATH_LENGTH) {
+    throw new ConfigError(`${source}: a path of ${text.length} characters is longer than ${MAX_TELEMETRY_PATH_LENGTH}`);
+  }
   // Letters, digits and . _ ~ - between slashes: fastify reads `:` and `*` in a route as parameters.
   if (!/^(?:\/[A-Za-z0-9._~-]+)+$/.test(text)) {
     throw new ConfigError(`${source}: ${JSON.stringify(text)} is not a URL path such as /metrics (a leading /, then letters, digits, . _ ~ - and / between them)`);
+  }
+  // `.` and `..` segments are resolved away by clients and proxies (RFC 3986 5.2.4): such a path is never asked for as written.
+  if (text.split('/').some((seg) => seg === '.' || seg === '..')) {
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} has a "." or ".." segment, which clients resolve away; give the path as it is asked for, such as /metrics`);
   }
   if (RESERVED_PATHS.includes(text) || text === '/webhooks' || text.startsWith('/webhooks/')) {
     throw new ConfigError(`${source}: ${JSON.stringify(text)} is already used by cbwatch (${RESERVED_PATHS.join(', ')}, /webhooks/)`);

@@ -162,6 +162,12 @@ function writeDeadline(req: FastifyRequest, reply: FastifyReply, ms: number): vo
   res.once('close', () => clearTimeout(timer));
 }
 
+/** The path of a request URL, without its query. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 type CompilersFactory = Required<NonNullable<NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']>>;
@@ -211,6 +217,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify(opts as FastifyServerOptions) as unknown as FastifyInstance;
   if ('headersTimeout' in app.server) app.server.headersTimeout = t.headersMs;
 
+  const telemetryPath = deps.telemetryPath ?? '/metrics';
   // Every answer, refusals included, by route template (an unrouted path is `other`: never a raw path as a label).
   app.addHook('onResponse', async (req, reply) => countServed(req.routeOptions.url ?? 'other', reply.statusCode));
 
@@ -273,7 +280,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onRequest', async (req, reply) => {
     if (!hasBody(req) || isWebhookRoute(req)) return;
     if (req.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.routeOptions.url === '/metrics') {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && pathOf(req.url) === telemetryPath) {
       return reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n');
     }
     return reply.code(413).type('text/plain').send('Content Too Large: this route takes no request body\n');
@@ -292,7 +299,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   // The slot is taken last, once the request is authenticated and has no body left to arrive: from here on
   // only cbwatch works on it, so clients that wait for a password check or trickle bytes never hold one.
-  const telemetryPath = deps.telemetryPath ?? '/metrics';
   const maxRequests = deps.maxRequests ?? DEFAULT_MAX_REQUESTS;
   if (maxRequests > 0) {
     let inFlight = 0;
@@ -337,11 +343,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return reply.send(Readable.from(body.chunks, { objectMode: false }));
   });
 
-  // Only GET (and HEAD) read the exposition; anything else is told what is allowed.
+  // Only GET (and HEAD) read the exposition; anything else is told what is allowed: every other method fastify
+  // routes (TRACE among them) here, and the methods it does not route (PROPFIND, MKCOL, LOCK…: any that Node's
+  // parser accepts) in the not-found handler below.
   app.route({
-    method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+    method: app.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD'),
     url: telemetryPath,
     handler: async (_req, reply) => reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n'),
+  });
+  app.setNotFoundHandler(async (req, reply) => {
+    const path = pathOf(req.url);
+    if (path === telemetryPath) return reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n');
+    // POST /-/reload, when --web.enable-lifecycle registered it.
+    if (path === '/-/reload' && app.hasRoute({ method: 'POST', url: '/-/reload' })) {
+      return reply.code(405).header('allow', 'POST').type('text/plain').send('Method Not Allowed\n');
+    }
+    // fastify's own answer (its default not-found handler's body).
+    return reply.code(404).send({ message: `Route ${req.method}:${req.url} not found`, error: 'Not Found', statusCode: 404 });
   });
 
   app.get('/-/healthy', async (_req, reply) => reply.type('text/plain').send('Healthy\n'));

@@ -404,3 +404,13 @@ describe('$CREDENTIALS_DIRECTORY outside systemd', () => {
     expect(c.clusters[0]!.password).toBe(SECRET_FILE_PW);
   });
 });
+
+describe('--web.telemetry-path bounds (issue 39, item 7)', () => {
+  it('takes a path of 256 characters and names with dots that are not whole segments', async () => {
+    const { parseTelemetryPath } = await import('../../src/config/load.js');
+    const longest = `/${'a'.repeat(255)}`;
+    expect(parseTelemetryPath(longest)).toBe(longest);
+    expect(parseTelemetryPath('/.well-known/metrics')).toBe('/.well-known/metrics');
+    expect(parseTelemetryPath('/a..b/m.')).toBe('/a..b/m.');
+  });
+});
