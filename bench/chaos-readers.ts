@@ -186,9 +186,10 @@ const counts = (m: Map<string, number>): string =>
 const counter = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 
 export async function caseReaders(): Promise<Rows> {
-  // 100 buckets with the full stat set (the realistic scenario's): a plain body of several MiB, more than the
-  // socket buffers of a reader that stops take in.
-  const buckets = Number(process.env.CHAOS_READERS_BUCKETS ?? 100);
+  // 500 buckets with the full stat set: a plain body of 5.6 MiB, more than loopback's socket buffers take in for
+  // a reader this slow (the sender's may grow to 4 MiB, net.ipv4.tcp_wmem); at 100 buckets (1.3 MiB) the whole
+  // body is in the kernel at once and no slot is held.
+  const buckets = Number(process.env.CHAOS_READERS_BUCKETS ?? 500);
   const simPort = await freePort();
   const sim = start(['simulate', '--port', String(simPort), '--buckets', String(buckets), '--stat-set', 'full']);
   const simUrl = `http://127.0.0.1:${simPort}`;
