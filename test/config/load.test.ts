@@ -414,3 +414,17 @@ describe('--web.telemetry-path bounds (issue 39, item 7)', () => {
     expect(parseTelemetryPath('/a..b/m.')).toBe('/a..b/m.');
   });
 });
+
+describe('clusters one process should carry (issue 39, item 5)', () => {
+  const many = (n: number): string =>
+    `clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    url: http://cb${i}.example.com:8091\n`).join('')}`;
+  it('--config.check warns past 250 clusters, with the advice to shard, and refuses nothing', async () => {
+    const { describeConfig } = await import('../../src/config/load.js');
+    const at = load(['--config', write('250.yml', many(250))]);
+    expect(at.clusters).toHaveLength(250);
+    expect(describeConfig(at)).not.toContain('warning:');
+    const past = load(['--config', write('251.yml', many(251))]);
+    expect(past.clusters).toHaveLength(251);
+    expect(describeConfig(past)).toContain('  warning: more than 250 clusters, more than one process should carry (about 1 MB of memory each and their share of a core): shard them with --shard i/n');
+  });
+});
