@@ -14,14 +14,21 @@ export type PathSegment = PropertyKey;
 
 /**
  * A configuration file's nodes (every mapping, sequence, key and value) counted after alias expansion: an alias
- * counts the nodes it stands for, as validation walks them. 2,000,000 is a thousand times a 1,000-cluster file
- * (about 40 nodes per cluster with its collectors' settings). Issue 39 found a 727 KB file whose aliases expanded
+ * counts the nodes it stands for, as validation walks them. 2,000,000 is about seventy times a 1,000-cluster file
+ * (about 30 nodes per cluster with its collectors' settings); validating a file at the limit costs 2–3 s. Issue 39 found a 727 KB file whose aliases expanded
  * linearly cost `--config.check` 17 s and 1,585 MiB, and a SIGHUP into it killed the daemon; such a file is now
  * refused before validation.
  */
 export const MAX_YAML_NODES = 2_000_000;
-/** Largest configuration or web config file read (a real one is a few KB; 1,000 clusters about 200 KB). */
-export const MAX_YAML_FILE_BYTES = 16 * 1024 * 1024;
+/**
+ * Nodes a file may hold as written (scalars and flow collections, counted by the YAML lexer before anything is
+ * built): the parser's document costs about 0.8 KB a node (1,000 clusters of a typical file: 25,000 nodes, 47 MB;
+ * 8,000: 200,000 nodes, 167 MB), and a 1 MiB file of `1,1,1,…` cost it 528 MB and 4 MiB 2 GB. 250,000 is about
+ * 10,000 ordinary clusters, and about 210 MB while the file is parsed.
+ */
+export const MAX_YAML_SOURCE_NODES = 250_000;
+/** Largest configuration or web config file read (1,000 clusters of a typical file: 256 KB). */
+export const MAX_YAML_FILE_BYTES = 4 * 1024 * 1024;
 /** Problems listed one by one in a configuration error; the rest are counted. */
 export const MAX_PROBLEM_LINES = 100;
 
@@ -53,7 +60,7 @@ export function parseYamlFile(file: string, what: string): YamlData {
   let text: string;
   try {
     const size = statSync(file).size;
-    if (size > MAX_YAML_FILE_BYTES) throw new ConfigError(`${what}: ${JSON.stringify(file)} is ${size} bytes, above the limit of ${MAX_YAML_FILE_BYTES} (16 MiB)`);
+    if (size > MAX_YAML_FILE_BYTES) throw new ConfigError(`${what}: ${JSON.stringify(file)} is ${size} bytes, above the limit of ${MAX_YAML_FILE_BYTES} (4 MiB)`);
     text = readFileSync(file, 'utf8');
   } catch (err) {
     if (err instanceof ConfigError) throw err;
@@ -65,7 +72,18 @@ export function parseYamlFile(file: string, what: string): YamlData {
 }
 
 export function parseYamlText(text: string, file: string): YamlData {
-  const { LineCounter, isAlias, isMap, isPair, isScalar, isSeq, parseDocument } = yaml();
+  const { Lexer, LineCounter, isAlias, isMap, isPair, isScalar, isSeq, parseDocument } = yaml();
+  // Counted before the parse, which costs memory per node: the lexer keeps nothing but the token at hand.
+  let written = 0;
+  for (const token of new Lexer().lex(text)) {
+    const c = token.charCodeAt(0);
+    // A plain scalar's marker (0x1f), a quoted scalar, a block scalar's header, a flow collection.
+    if (c === 0x1f || c === 0x22 || c === 0x27 || c === 0x7c || c === 0x3e || token === '{' || token === '[') {
+      if (++written > MAX_YAML_SOURCE_NODES) {
+        throw new ConfigError(`${file}: YAML error: more than ${MAX_YAML_SOURCE_NODES} nodes as written (a configuration of 1,000 clusters has about 30,000)`);
+      }
+    }
+  }
   const lineCounter = new LineCounter();
   let doc: ReturnType<typeof parseDocument>;
   try {
@@ -123,7 +141,7 @@ export function parseYamlText(text: string, file: string): YamlData {
     throw new ConfigError(`${file}: YAML error: ${err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : String(err)}`);
   }
   if (nodes > MAX_YAML_NODES) {
-    throw new ConfigError(`${file}: YAML error: more than ${MAX_YAML_NODES} nodes once its aliases are expanded (a configuration of 1,000 clusters has about 50,000)`);
+    throw new ConfigError(`${file}: YAML error: more than ${MAX_YAML_NODES} nodes once its aliases are expanded (a configuration of 1,000 clusters has about 30,000)`);
   }
   let value: unknown;
   try {

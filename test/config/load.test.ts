@@ -428,3 +428,18 @@ describe('clusters one process should carry (issue 39, item 5)', () => {
     expect(describeConfig(past)).toContain('  warning: more than 250 clusters, more than one process should carry (about 1 MB of memory each and their share of a core): shard them with --shard i/n');
   });
 });
+
+describe('nodes as written (issue 39, item 5)', () => {
+  it('a file of more than 250,000 nodes is refused before it is parsed, naming the file', () => {
+    // 250,001 scalars in one flow sequence: 500 KB (the parser would hold about 200 MB for it).
+    const file = write('too-many-nodes.yml', `x: [${'1,'.repeat(250_000)}1]\n`);
+    expect(() => load(['--config', file])).toThrow(`${file}: YAML error: more than 250000 nodes as written (a configuration of 1,000 clusters has about 30,000)`);
+    // 250,000 as written is parsed (and then judged by the schema: x is not a key of the file).
+    const at = write('at-limit.yml', `x: [${'1,'.repeat(249_997)}1]\n`);
+    expect(() => load(['--config', at])).toThrow(/x: unknown key/);
+  });
+  it('a file over 4 MiB is refused before it is read', () => {
+    const file = write('big.yml', `# ${'x'.repeat(4 * 1024 * 1024)}\nclusters: []\n`);
+    expect(() => load(['--config', file])).toThrow(`--config: ${JSON.stringify(file)} is ${4 * 1024 * 1024 + 16} bytes, above the limit of 4194304 (4 MiB)`);
+  });
+});
