@@ -17,7 +17,7 @@
  * fault injection); the pure parts (matrix, oracle, tables) are in bench/chaos-lib.ts.
  *
  * Knobs (environment): CHAOS_SOAK_SECONDS, CHAOS_PARTS (comma list of matrix,large,wrk,auth,webhook,sighup,
- * slots (bench/chaos-slots.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
+ * slots (bench/chaos-slots.ts), readers (bench/chaos-readers.ts), clusters (bench/chaos-clusters.ts), config (bench/chaos-config.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
  * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading), CHAOS_RESULTS
  * (write the section into another file, for trials).
  * Every loop is bounded in count and time; every child is stopped at the end (SIGKILL after 60 s).
@@ -28,6 +28,9 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from './common.js';
 import { caseSlots } from './chaos-slots.js';
+import { caseReaders } from './chaos-readers.js';
+import { caseClusters } from './chaos-clusters.js';
+import { caseConfig } from './chaos-config.js';
 import { fmt, renderTable, replaceSection } from './chaos-lib.js';
 import type { Rows } from './chaos-lib.js';
 import { log, startPair, stopPair } from './chaos-harness.js';
@@ -38,7 +41,7 @@ import { caseClockSteps, caseLogDestination, caseScheduleSteps } from './chaos-c
 import { caseBoundedSchemaFailures } from './chaos-bounded.js';
 
 const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 600);
-const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,clock,cron,logpipe,bounded,soak').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,soak').split(',').map((s) => s.trim()));
 
 function rowsTable(rows: Rows): string {
   return renderTable(['figure', 'value'], rows);
@@ -99,6 +102,9 @@ async function main(): Promise<void> {
   }
   if (PARTS.has('auth')) cases.push(['Wrong-password flood, basic auth on (issue case 2)', await guard('auth', () => caseAuth())]);
   if (PARTS.has('slots')) cases.push(['Slots beside trickling bodies and a wrong-password flood (issue 25, item 2)', await guard('slots', () => caseSlots(log))]);
+  if (PARTS.has('readers')) cases.push(['Slow readers, a plain flood and a reload flood beside a gzip scraper (issue 39, item 4)', await guard('readers', caseReaders)]);
+  if (PARTS.has('clusters')) cases.push(['1,000 clusters in one process, applied by SIGHUP (issue 39, item 5)', await guard('clusters', caseClusters)]);
+  if (PARTS.has('config')) cases.push(['Configuration, signals and methods (issue 39, items 5–7)', await guard('config', caseConfig)]);
   if (PARTS.has('clock')) cases.push(['Wall-clock steps under libfaketime (issue 25, item 3)', await guard('clock', caseClockSteps)]);
   if (PARTS.has('cron')) cases.push(['A cron schedule under wall-clock steps (issue 38)', await guard('cron', caseScheduleSteps)]);
   if (PARTS.has('logpipe')) cases.push(['A failing log destination (issue 25, item 5)', await guard('logpipe', caseLogDestination)]);
@@ -114,7 +120,7 @@ async function main(): Promise<void> {
     else sections.push(rowsTable(s.rows), '', `RSS over time (s → MB): ${s.rss.map(([t, mb]) => `${t}→${fmt(mb)}`).join(', ')}`, '');
   }
   sections.push(
-    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,clock,cron,logpipe,bounded,soak; CHAOS_ROUTES and',
+    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,soak; CHAOS_ROUTES and',
     'CHAOS_KINDS filter the matrix; CHAOS_LARGE_COUNT/_MB/_FILL; CHAOS_NOTE).',
   );
   const file = process.env.CHAOS_RESULTS ?? join(ROOT, 'bench', 'RESULTS.md');

@@ -24,7 +24,9 @@
 //
 // SIGHUP's handler comes first (src/hangup.ts, a module without imports): loading the CLI and its dependencies
 // takes a few hundred milliseconds, during which a SIGHUP (a reload sent as the service starts) would otherwise
-// kill the process with exit 129. The CLI is imported only after it is in place.
+// kill the process with exit 129. The CLI is imported only after it is in place. The same module listens for
+// SIGUSR1, so that it does not open the Node inspector on a Node without --disable-sigusr1 (20; issue 39).
+// Before this line runs, Node's defaults apply: docs/security.md, "Signals".
 import { writeSync } from 'node:fs';
 import { installHangupHandler } from '../dist/hangup.js';
 

@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { defaultClusterConfig, resolveCollectors } from './config/defaults.js';
+import { CLUSTERS_PER_PROCESS, defaultClusterConfig, resolveCollectors } from './config/defaults.js';
 import { parseArgs, usage } from './config/flags.js';
 import type { ParsedArgs } from './config/flags.js';
 import { describeConfig, loadConfig } from './config/load.js';
@@ -107,10 +107,23 @@ function untilSignal(term: Termination, log?: Logger, onHangupDo?: () => unknown
 
 export type ReloadResult = { readonly ok: true } | { readonly ok: false; readonly error: string };
 
+/** Past CLUSTERS_PER_PROCESS clusters, a warning with the advice to shard (at start and after a reload). */
+function warnIfTooManyClusters(config: Config, log: Logger): void {
+  if (config.clusters.length <= CLUSTERS_PER_PROCESS) return;
+  log.warn(
+    { clusters: config.clusters.length, per_process: CLUSTERS_PER_PROCESS },
+    `more clusters than one process should carry (${CLUSTERS_PER_PROCESS}): each costs about 1 MB of memory and its share of a core; run several processes with --shard i/n (docs/configuration.md, "Many clusters")`,
+  );
+}
+
+/** Queued reloads start at least this long after the previous one started (see makeReloader). */
+export const RELOAD_MIN_SPACING_MS = 1000;
+
 /**
  * Reload the configuration as `run` loaded it (file, environment, flags): a good one is applied, a bad one
  * leaves the running configuration in place and is logged at error with the loader's file:line:col lines.
- * Reloads run one at a time; `cbwatch_config_last_reload_successful` says how the latest one went.
+ * Reloads run one at a time, coalesced (see below); `cbwatch_config_last_reload_successful` says how the latest
+ * one went and `cbwatch_config_reload_failures_total` counts the failed ones.
  */
 export function makeReloader(
   args: ParsedArgs,
@@ -119,8 +132,8 @@ export function makeReloader(
   log: Logger,
   initial: Config,
   applyWeb: (next: WebSettings | undefined) => string[] = () => [],
+  minSpacingMs = RELOAD_MIN_SPACING_MS,
 ): () => Promise<ReloadResult> {
-  let running: Promise<ReloadResult> = Promise.resolve({ ok: true });
   let current = initial;
   const once = async (): Promise<ReloadResult> => {
     log.info({ file: current.file }, 'reloading configuration');
@@ -162,13 +175,36 @@ export function makeReloader(
     const sg = next.webhooks.syncGateway;
     if (sg?.token !== undefined && sg.tokenFile === undefined) fromEnv.push('webhooks.sync_gateway: token from token_env');
     if (fromEnv.length > 0) log.info({ settings: fromEnv }, 'values from environment variables are those the process started with (a running process cannot see a changed environment); restart to change them');
-    log.info({ clusters: next.clusters.map((c) => c.name) }, 'configuration reloaded');
+    log.info({ clusters: next.clusters.length <= 20 ? next.clusters.map((c) => c.name) : `${next.clusters.length} clusters` }, 'configuration reloaded');
+    warnIfTooManyClusters(next, log);
     return { ok: true };
   };
+  // Coalesced (issue 39, item 4): one reload runs, at most one waits behind it, and every request that arrives
+  // meanwhile (a SIGHUP, a POST /-/reload) joins the waiting one, which reads the files after all of them were
+  // asked for and starts at least `minSpacingMs` after the previous one started. A flood of requests costs at
+  // most one reload a second and its log lines, not one per request.
+  let inFlight: Promise<ReloadResult> | undefined;
+  let queued: Promise<ReloadResult> | undefined;
+  let lastStart = -Infinity;
+  const start = (): Promise<ReloadResult> => {
+    lastStart = performance.now();
+    const p: Promise<ReloadResult> = once().finally(() => {
+      if (inFlight === p) inFlight = undefined;
+    });
+    inFlight = p;
+    return p;
+  };
   return () => {
-    const r = running.then(once, once);
-    running = r;
-    return r;
+    if (queued !== undefined) return queued;
+    if (inFlight === undefined) return start();
+    const after = async (): Promise<ReloadResult> => {
+      const wait = lastStart + minSpacingMs - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      queued = undefined;
+      return start();
+    };
+    queued = inFlight.then(after, after);
+    return queued;
   };
 }
 
@@ -296,6 +332,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // No answer budget here: answers are buffered in the collection worker, which sets its own.
   const log = createLogger({ level: config.log.level, format: config.log.format });
   for (const w of clearCredentialWarnings(config.clusters)) log.warn({ cluster: w.cluster, urls: w.urls }, w.message);
+  warnIfTooManyClusters(config, log);
   if (config.clusters.length === 0) {
     log.warn(
       config.shard === undefined ? {} : { shard: `${config.shard.index}/${config.shard.total}` },

@@ -269,3 +269,81 @@ describe('configuration reload (a real process)', () => {
     }
   }, 120_000);
 });
+
+describe('reload requests are coalesced (issue 39, item 4)', () => {
+  it('a burst of requests while one reload runs costs one more reload, which every one of them shares', async () => {
+    const { makeReloader } = await import('../src/cli.js');
+    const { parseArgs } = await import('../src/config/flags.js');
+    const { loadConfig } = await import('../src/config/load.js');
+    const pino = (await import('pino')).default;
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-coalesce-'));
+    const file = join(dir, 'cbwatch.yml');
+    writeFileSync(file, `clusters:\n  - name: one\n    url: http://127.0.0.1:1\n`);
+    const args = parseArgs(['run', '--config', file]);
+    const initial = loadConfig(args.flags, {});
+    // The daemon's reconfigure is held until released, so the test controls when a reload ends.
+    const releases: Array<() => void> = [];
+    let applied = 0;
+    const daemon = {
+      reconfigure: () =>
+        new Promise<void>((r) => {
+          applied++;
+          releases.push(r);
+        }),
+    } as unknown as Parameters<typeof makeReloader>[2];
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(s) });
+    const reload = makeReloader(args, {}, daemon, log, initial);
+    const first = reload();
+    const burst = Array.from({ length: 100 }, () => reload());
+    // One reload runs; the hundred requests wait as one.
+    expect(applied).toBe(1);
+    expect(new Set(burst).size).toBe(1);
+    releases.shift()?.();
+    await first;
+    await until('the queued reload', () => (applied === 2 ? true : undefined));
+    // A request now (the queued reload has started) queues one more, not a hundred.
+    const late = [reload(), reload(), reload()];
+    expect(new Set(late).size).toBe(1);
+    releases.shift()?.();
+    expect(await burst[0]).toEqual({ ok: true });
+    await until('the third reload', () => (applied === 3 ? true : undefined));
+    releases.shift()?.();
+    expect(await late[0]).toEqual({ ok: true });
+    expect(applied).toBe(3);
+    expect(lines.filter((l) => l.includes('"reloading configuration"'))).toHaveLength(3);
+  });
+});
+
+describe('a reload into a bad or huge file (issue 39, item 5)', () => {
+  it('keeps the running configuration, answers the error and counts it', async () => {
+    const { makeReloader } = await import('../src/cli.js');
+    const { parseArgs } = await import('../src/config/flags.js');
+    const { loadConfig } = await import('../src/config/load.js');
+    const { selfRegistry } = await import('../src/metrics/self.js');
+    const pino = (await import('pino')).default;
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-huge-'));
+    const file = join(dir, 'cbwatch.yml');
+    writeFileSync(file, `clusters:\n  - name: one\n    url: http://127.0.0.1:1\n`);
+    const args = parseArgs(['run', '--config', file]);
+    const initial = loadConfig(args.flags, {});
+    let applied = 0;
+    const daemon = { reconfigure: async () => void applied++ } as unknown as Parameters<typeof makeReloader>[2];
+    const lines: string[] = [];
+    const reload = makeReloader(args, {}, daemon, pino({ level: 'info' }, { write: (s: string) => void lines.push(s) }), initial);
+    const failures = async (): Promise<number> => (await selfRegistry.getSingleMetric('cbwatch_config_reload_failures_total')?.get())?.values[0]?.value ?? NaN;
+    const before = await failures();
+    // An anchor of 2,001 nodes expanded 1,001 times: 2,003,002 nodes (limit 2,000,000), in a 12 KB file.
+    writeFileSync(file, `clusters: []\nx: &big [${Array(2000).fill('1').join(', ')}]\ny: [${Array(1001).fill('*big').join(', ')}]\n`);
+    const huge = await reload();
+    expect(huge).toEqual({ ok: false, error: `${file}: YAML error: more than 2000000 nodes once its aliases are expanded (a configuration of 1,000 clusters has about 30,000)` });
+    // A cluster name past 255 characters.
+    writeFileSync(file, `clusters:\n  - name: ${'n'.repeat(1_000_000)}\n    url: http://127.0.0.1:1\n`);
+    const long = await reload();
+    expect(long.ok).toBe(false);
+    expect(long.ok ? '' : long.error).toContain('clusters[0].name: may be at most 255 characters long');
+    expect(applied).toBe(0);
+    expect(await failures()).toBe(before + 2);
+    expect(lines.filter((l) => l.includes('configuration reload failed; the previous configuration stays in force'))).toHaveLength(2);
+  });
+});

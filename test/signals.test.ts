@@ -123,3 +123,22 @@ describe('SIGTERM', () => {
     }
   }, 120_000);
 });
+
+describe('SIGUSR1 (issue 39, item 6)', () => {
+  it('does not open the Node inspector, on a Node without --disable-sigusr1 too: the process keeps serving', async () => {
+    const { fifo, yaml, bin } = runOnFifo();
+    await feed(fifo, yaml);
+    await until('cbwatch started', () => /cbwatch started/.test(bin.output()), 60_000, bin.output);
+    const url = /"url":"(http:\/\/[^"]+)"/.exec(bin.output())?.[1] ?? '';
+    bin.child.kill('SIGUSR1');
+    // Served after the signal was handled (signals are delivered before the next request's I/O).
+    expect((await fetch(`${url}/-/healthy`)).status).toBe(200);
+    bin.child.kill('SIGUSR1');
+    expect((await fetch(`${url}/-/healthy`)).status).toBe(200);
+    // Node's inspector announces itself on stderr ("Debugger listening on ws://…", or "Starting inspector … failed").
+    expect(bin.output()).not.toMatch(/Debugger listening|Starting inspector/);
+    bin.child.kill('SIGTERM');
+    expect(await bin.exited).toEqual({ code: 0, signal: null });
+    expect(bin.output()).not.toMatch(/Debugger listening|Starting inspector/);
+  });
+});

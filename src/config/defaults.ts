@@ -60,3 +60,11 @@ export function defaultClusterConfig(overrides: Partial<ClusterConfig> & { url: 
     ...overrides,
   };
 }
+
+/**
+ * Clusters one process should carry: past it, `cbwatch run` logs a warning (and `--config.check` says so) with the
+ * advice to shard (`--shard i/n`). Each cluster costs about 1 MB of resident memory (0.8–1.0 MB settled, peaks about
+ * 1.7 times the settled figure) and its share of a core at the default intervals: 250 small clusters fit the shipped
+ * unit's MemoryMax=640M. bench/RESULTS.md, "Chaos, third round: clusters per process" (issue 39, item 5).
+ */
+export const CLUSTERS_PER_PROCESS = 250;

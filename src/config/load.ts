@@ -15,7 +15,7 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { CronSpec, formatSlot } from '../cron.js';
 import { processRedactor } from '../redact.js';
-import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
+import { CLUSTERS_PER_PROCESS, DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES, resolveCollectors } from './defaults.js';
 import { registerConfigSecrets } from './secrets.js';
 import { applySwitches, collectorSwitches } from './switches.js';
 
@@ -23,7 +23,7 @@ export { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './default
 export { registerConfigSecrets } from './secrets.js';
 import type { Flags, LogFormat, LogLevel } from './flags.js';
 import { LOG_FORMATS, LOG_LEVELS } from './flags.js';
-import { CLUSTER_NAME, COLLECTOR_NAMES, clusterSchema, fileSchema } from './schema.js';
+import { CLUSTER_NAME, COLLECTOR_NAMES, MAX_BYTES_SETTING, MAX_CLUSTER_NAME_LENGTH, clusterSchema, fileSchema } from './schema.js';
 import type { ClusterFileConfig, FileConfig } from './schema.js';
 import type { ClusterConfig, Config, SyncGatewayWebhookConfig } from './types.js';
 import { formatDuration, parseSize } from './units.js';
@@ -61,11 +61,21 @@ export const DEFAULT_TELEMETRY_PATH = '/metrics';
 /** Paths the server answers besides the metrics (the webhook routes are under /webhooks/). */
 const RESERVED_PATHS = ['/', '/-/healthy', '/-/ready', '/-/reload'];
 
+/** Longest `--web.telemetry-path` (issue 39: a 100 KB path made every request answer 431). */
+export const MAX_TELEMETRY_PATH_LENGTH = 256;
+
 /** `--web.telemetry-path`: an absolute URL path of plain characters that no other route uses. */
 export function parseTelemetryPath(text: string, source = '--web.telemetry-path'): string {
+  if (text.length > MAX_TELEMETRY_PATH_LENGTH) {
+    throw new ConfigError(`${source}: a path of ${text.length} characters is longer than ${MAX_TELEMETRY_PATH_LENGTH}`);
+  }
   // Letters, digits and . _ ~ - between slashes: fastify reads `:` and `*` in a route as parameters.
   if (!/^(?:\/[A-Za-z0-9._~-]+)+$/.test(text)) {
     throw new ConfigError(`${source}: ${JSON.stringify(text)} is not a URL path such as /metrics (a leading /, then letters, digits, . _ ~ - and / between them)`);
+  }
+  // `.` and `..` segments are resolved away by clients and proxies (RFC 3986 5.2.4): such a path is never asked for as written.
+  if (text.split('/').some((seg) => seg === '.' || seg === '..')) {
+    throw new ConfigError(`${source}: ${JSON.stringify(text)} has a "." or ".." segment, which clients resolve away; give the path as it is asked for, such as /metrics`);
   }
   if (RESERVED_PATHS.includes(text) || text === '/webhooks' || text.startsWith('/webhooks/')) {
     throw new ConfigError(`${source}: ${JSON.stringify(text)} is already used by cbwatch (${RESERVED_PATHS.join(', ')}, /webhooks/)`);
@@ -233,7 +243,9 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   const overrideSources = Object.values(override)
     .filter((o): o is NonNullable<typeof o> => o !== undefined)
     .map((o) => o.source);
-  if (override.name !== undefined && !CLUSTER_NAME.test(override.name.value)) {
+  if (override.name !== undefined && override.name.value.length > MAX_CLUSTER_NAME_LENGTH) {
+    problems.push(`${override.name.source}: a cluster name of ${override.name.value.length} characters is longer than ${MAX_CLUSTER_NAME_LENGTH}`);
+  } else if (override.name !== undefined && !CLUSTER_NAME.test(override.name.value)) {
     problems.push(`${override.name.source}: ${JSON.stringify(override.name.value)} may hold letters, digits, _ . - : only`);
   }
 
@@ -270,7 +282,10 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     const nameWhere =
       override.name !== undefined ? override.name.source : raw.name !== undefined ? key('name') : `${key('url')} (name taken from the URL host)`;
     const previous = seen.get(name);
-    if (previous !== undefined) {
+    // A name from the file or a flag was checked already; one taken from the URL's host is checked here.
+    if (name.length > MAX_CLUSTER_NAME_LENGTH && override.name === undefined && raw.name === undefined) {
+      problems.push(`${nameWhere}: a cluster name of ${name.length} characters is longer than ${MAX_CLUSTER_NAME_LENGTH}; set name`);
+    } else if (previous !== undefined) {
       problems.push(`${nameWhere}: duplicate cluster name ${JSON.stringify(name)} (also ${previous}); names must be unique`);
     } else seen.set(name, index === undefined ? 'the shortcut' : `clusters[${index}]`);
 
@@ -429,8 +444,9 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   const budgetText = pick(flags, 'couchbase.max-buffered-bytes', env, 'CBWATCH_COUCHBASE_MAX_BUFFERED_BYTES');
   if (budgetText !== undefined) {
     const n = /^\d+$/.test(budgetText.value.trim()) ? Number(budgetText.value) : parseSize(budgetText.value);
-    if (n === undefined || n < 1024 * 1024) problems.push(`${budgetText.source}: expected a size of at least 1MiB such as 256MiB, got ${JSON.stringify(budgetText.value)}`);
-    else maxBufferedBytes = n;
+    if (n === undefined || !Number.isSafeInteger(n) || n < 1024 * 1024 || n > MAX_BYTES_SETTING) {
+      problems.push(`${budgetText.source}: expected a size from 1MiB to 64GiB such as 256MiB, got ${JSON.stringify(budgetText.value)}`);
+    } else maxBufferedBytes = n;
   }
   let gcEveryAnswerBytes: number | undefined;
   const gcText = pick(flags, 'collection.gc-every', env, 'CBWATCH_COLLECTION_GC_EVERY');
@@ -438,8 +454,9 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     const t = gcText.value.trim();
     const n = /^\d+$/.test(t) ? Number(t) : parseSize(t);
     // 0 turns it off; below 1 MiB a collection would run every few answers.
-    if (n === undefined || !Number.isSafeInteger(n) || (n !== 0 && n < 1024 * 1024)) problems.push(`${gcText.source}: expected 0 (off) or a size of at least 1MiB such as 8MiB, got ${JSON.stringify(gcText.value)}`);
-    else gcEveryAnswerBytes = n;
+    if (n === undefined || !Number.isSafeInteger(n) || (n !== 0 && n < 1024 * 1024) || n > MAX_BYTES_SETTING) {
+      problems.push(`${gcText.source}: expected 0 (off) or a size from 1MiB to 64GiB such as 8MiB, got ${JSON.stringify(gcText.value)}`);
+    } else gcEveryAnswerBytes = n;
   }
   let maxAnswerValues = DEFAULT_MAX_ANSWER_VALUES;
   const valuesText = pick(flags, 'couchbase.max-answer-values', env, 'CBWATCH_COUCHBASE_MAX_ANSWER_VALUES');
@@ -584,6 +601,9 @@ export function describeConfig(config: Config): string {
   const out: string[] = [];
   out.push(`configuration: ${config.file ?? '(flags and environment only)'}`);
   out.push(`clusters (${config.clusters.length}):`);
+  if (config.clusters.length > CLUSTERS_PER_PROCESS) {
+    out.push(`  warning: more than ${CLUSTERS_PER_PROCESS} clusters, more than one process should carry (about 1 MB of memory each and their share of a core): shard them with --shard i/n`);
+  }
   for (const c of config.clusters) {
     out.push(`  ${c.name}  (couchbase_cluster="${c.name}")`);
     out.push(`    url:         ${c.url}`);

@@ -23,11 +23,21 @@ export const duration = (min = 0) =>
     return ms;
   });
 
+/**
+ * The largest byte setting (a file's sizes, --couchbase.max-buffered-bytes, --collection.gc-every): 64 GiB. Beyond
+ * it a limit is no limit (issue 39: `99999999999999999999999GiB` switched the answer budget off).
+ */
+export const MAX_BYTES_SETTING = 64 * 1024 ** 3;
+
 export const size = () =>
   z.union([z.string(), z.number().int().positive()], { error: 'expected a size such as 64MiB (or a number of bytes)' }).transform((v, ctx) => {
     const n = typeof v === 'number' ? v : parseSize(v);
     if (n === undefined || n <= 0) {
       ctx.addIssue({ code: 'custom', message: `invalid size ${JSON.stringify(v)} (use e.g. 1048576, 64MiB)` });
+      return z.NEVER;
+    }
+    if (!Number.isSafeInteger(n) || n > MAX_BYTES_SETTING) {
+      ctx.addIssue({ code: 'custom', message: `size ${JSON.stringify(v)} is above the maximum of 64GiB` });
       return z.NEVER;
     }
     return n;
@@ -61,6 +71,11 @@ export type StatsSourceSetting = (typeof STATS_SOURCES)[number];
 
 /** What a cluster name (the `couchbase_cluster` label value) may hold. */
 export const CLUSTER_NAME = /^[\w.\-:]+$/;
+/**
+ * Longest cluster name, characters (a DNS name's 253 fit). The name is in every series, every log line and every
+ * error of its cluster: a 1 MB name reloaded took the daemon past 1.46 GB (issue 39).
+ */
+export const MAX_CLUSTER_NAME_LENGTH = 255;
 
 /** A cron expression of five fields (src/cron.ts), as written. */
 const cronExpression = z.string({ error: 'expected a cron expression such as "0 3 * * *"' }).superRefine((v, ctx) => {
@@ -199,6 +214,7 @@ export const clusterSchema = z
     name: z
       .string()
       .min(1)
+      .max(MAX_CLUSTER_NAME_LENGTH, `may be at most ${MAX_CLUSTER_NAME_LENGTH} characters long`)
       .regex(CLUSTER_NAME, 'may hold letters, digits, _ . - : only')
       .optional(),
     url: httpUrl,

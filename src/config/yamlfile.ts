@@ -3,7 +3,7 @@
  * into one ConfigError whose lines each name the file, line:column, the key path and the reason, e.g.
  * `cbwatch.yml:7:9: clusters[0].collectors.search.slow_query_threshold: invalid duration "10x" (…)`.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type { z } from 'zod';
@@ -11,6 +11,26 @@ import { ConfigError } from '../errors.js';
 import { closest } from './flags.js';
 
 export type PathSegment = PropertyKey;
+
+/**
+ * A configuration file's nodes (every mapping, sequence, key and value) counted after alias expansion: an alias
+ * counts the nodes it stands for, as validation walks them. 2,000,000 is about seventy times a 1,000-cluster file
+ * (about 30 nodes per cluster with its collectors' settings); validating a file at the limit costs 2–3 s. Issue 39 found a 727 KB file whose aliases expanded
+ * linearly cost `--config.check` 17 s and 1,585 MiB, and a SIGHUP into it killed the daemon; such a file is now
+ * refused before validation.
+ */
+export const MAX_YAML_NODES = 2_000_000;
+/**
+ * Nodes a file may hold as written (scalars and flow collections, counted by the YAML lexer before anything is
+ * built): the parser's document costs about 0.8 KB a node (1,000 clusters of a typical file: 25,000 nodes, 47 MB;
+ * 8,000: 200,000 nodes, 167 MB), and a 1 MiB file of `1,1,1,…` cost it 528 MB and 4 MiB 2 GB. 250,000 is about
+ * 10,000 ordinary clusters, and about 210 MB while the file is parsed.
+ */
+export const MAX_YAML_SOURCE_NODES = 250_000;
+/** Largest configuration or web config file read (1,000 clusters of a typical file: 256 KB). */
+export const MAX_YAML_FILE_BYTES = 4 * 1024 * 1024;
+/** Problems listed one by one in a configuration error; the rest are counted. */
+export const MAX_PROBLEM_LINES = 100;
 
 let yamlModule: typeof Yaml | undefined;
 
@@ -39,8 +59,11 @@ export interface YamlData {
 export function parseYamlFile(file: string, what: string): YamlData {
   let text: string;
   try {
+    const size = statSync(file).size;
+    if (size > MAX_YAML_FILE_BYTES) throw new ConfigError(`${what}: ${JSON.stringify(file)} is ${size} bytes, above the limit of ${MAX_YAML_FILE_BYTES} (4 MiB)`);
     text = readFileSync(file, 'utf8');
   } catch (err) {
+    if (err instanceof ConfigError) throw err;
     const code = (err as { code?: string }).code ?? 'unreadable';
     const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'is a directory' : code;
     throw new ConfigError(`${what}: cannot read ${JSON.stringify(file)} (${why})`);
@@ -49,15 +72,76 @@ export function parseYamlFile(file: string, what: string): YamlData {
 }
 
 export function parseYamlText(text: string, file: string): YamlData {
-  const { LineCounter, isMap, isScalar, isSeq, parseDocument } = yaml();
+  const { Lexer, LineCounter, isAlias, isMap, isPair, isScalar, isSeq, parseDocument } = yaml();
+  // Counted before the parse, which costs memory per node: the lexer keeps nothing but the token at hand.
+  let written = 0;
+  for (const token of new Lexer().lex(text)) {
+    const c = token.charCodeAt(0);
+    // A plain scalar's marker (0x1f), a quoted scalar, a block scalar's header, a flow collection.
+    if (c === 0x1f || c === 0x22 || c === 0x27 || c === 0x7c || c === 0x3e || token === '{' || token === '[') {
+      if (++written > MAX_YAML_SOURCE_NODES) {
+        throw new ConfigError(`${file}: YAML error: more than ${MAX_YAML_SOURCE_NODES} nodes as written (a configuration of 1,000 clusters has about 30,000)`);
+      }
+    }
+  }
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    // Duplicate keys are found below, in one pass: the parser's own check compares each key with every earlier
+    // one of its mapping, and a flow mapping of 40,000 keys (425 KB) took it 20 s (issue 39).
+    doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
+  } catch (err) {
+    // A document nested deeper than the parser's stack (RangeError) is a bad file, not a crash.
+    throw new ConfigError(`${file}: YAML error: ${err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : String(err)}`);
+  }
   const first = doc.errors[0];
   if (first !== undefined) {
     const pos = lineCounter.linePos(first.pos[0]);
     const msg = (first.message.split('\n', 1)[0] ?? '').replace(/\s+at line \d+, column \d+:?$/, '');
     const more = doc.errors.length > 1 ? ` (and ${doc.errors.length - 1} more)` : '';
     throw new ConfigError(`${file}:${pos.line}:${pos.col}: YAML syntax error: ${msg}${more}`);
+  }
+  // Sized before anything walks the aliases' expansion (toJS shares an alias's value, but validation visits it
+  // once per alias). Each node's size is computed once, so this costs the size of the file, not of its expansion.
+  const sizes = new Map<unknown, number>();
+  const open = new Set<unknown>();
+  const expanded = (node: unknown): number => {
+    if (isAlias(node)) return expanded(node.resolve(doc));
+    if (!isMap(node) && !isSeq(node)) return 1;
+    const known = sizes.get(node);
+    if (known !== undefined) return known;
+    if (open.has(node)) throw new ConfigError(`${file}: YAML error: an alias refers to a node that contains it`);
+    open.add(node);
+    let n = 1;
+    const keys = isMap(node) ? new Set<string>() : undefined;
+    for (const item of node.items as unknown[]) {
+      if (keys !== undefined && isPair(item) && isScalar(item.key)) {
+        // Equal as the parser's check has them: scalars of the same value (1 and "1" differ).
+        const v: unknown = item.key.value;
+        const id = `${typeof v}:${String(v)}`;
+        if (keys.has(id)) {
+          const at = rangeStart(item.key);
+          const pos = at === undefined ? undefined : lineCounter.linePos(at);
+          throw new ConfigError(`${file}:${pos === undefined ? '' : `${pos.line}:${pos.col}:`} YAML syntax error: Map keys must be unique`);
+        }
+        keys.add(id);
+      }
+      n += isPair(item) ? expanded(item.key) + expanded(item.value) : expanded(item);
+      if (n > MAX_YAML_NODES) break;
+    }
+    open.delete(node);
+    sizes.set(node, n);
+    return n;
+  };
+  let nodes: number;
+  try {
+    nodes = expanded(doc.contents);
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`${file}: YAML error: ${err instanceof RangeError ? 'nested too deeply' : err instanceof Error ? err.message : String(err)}`);
+  }
+  if (nodes > MAX_YAML_NODES) {
+    throw new ConfigError(`${file}: YAML error: more than ${MAX_YAML_NODES} nodes once its aliases are expanded (a configuration of 1,000 clusters has about 30,000)`);
   }
   let value: unknown;
   try {
@@ -163,14 +247,22 @@ export function issueLines(
   schema?: z.ZodType,
   unknownKeyHint?: (path: readonly PathSegment[], key: string) => string | undefined,
 ): string[] {
-  const lines: string[] = [];
+  const lines = new Set<string>();
   const where = (p: readonly PathSegment[]) => {
     const pos = locate(p);
     return pos === undefined ? `${file}: ` : `${file}:${pos.line}:${pos.col}: `;
   };
+  // Each problem costs a position lookup and a "did you mean" search: past the ones listed, the rest are only
+  // counted (issue 39: a file of a million unknown keys took a minute and 745 MB here before).
+  let total = 0;
+  for (const issue of issues) total += issue.code === 'unrecognized_keys' && issue.keys !== undefined ? issue.keys.length : 1;
+  let described = 0;
   for (const issue of issues) {
+    if (lines.size >= MAX_PROBLEM_LINES) break;
     if (issue.code === 'unrecognized_keys' && issue.keys !== undefined) {
       for (const key of issue.keys) {
+        if (lines.size >= MAX_PROBLEM_LINES) break;
+        described++;
         const p = [...issue.path, key];
         const custom = unknownKeyHint?.(issue.path, key);
         let reason = custom;
@@ -181,24 +273,30 @@ export function issueLines(
             'unknown key' +
             (guess !== undefined ? ` (did you mean "${guess}"?)` : allowed !== undefined ? ` (allowed: ${allowed.join(', ')})` : '');
         }
-        lines.push(`${where(p)}${formatPath(p)}: ${reason}`);
+        lines.add(`${where(p)}${formatPath(p)}: ${reason}`);
       }
     } else {
-      lines.push(`${where(issue.path)}${formatPath(issue.path)}: ${issue.message}`);
+      described++;
+      lines.add(`${where(issue.path)}${formatPath(issue.path)}: ${issue.message}`);
     }
   }
-  return [...new Set(lines)];
+  return described < total ? [...lines, `(and ${total - described} more problems)`] : [...lines];
 }
 
-export function linesToConfigError(file: string, lines: readonly string[]): ConfigError {
-  if (lines.length === 1) return new ConfigError(`invalid configuration: ${lines[0] as string}`);
+export function linesToConfigError(file: string, all: readonly string[]): ConfigError {
+  if (all.length === 1) return new ConfigError(`invalid configuration: ${all[0] as string}`);
+  // A file of a million bad entries makes a million problems: the first ones are listed, the rest counted.
+  const more = /^\(and (\d+) more problems\)$/.exec(all[all.length - 1] ?? '');
+  const total = more ? all.length - 1 + Number(more[1]) : all.length;
+  if (total === 1) return new ConfigError(`invalid configuration: ${all[0] as string}`);
+  const lines = more ? all : all.length > MAX_PROBLEM_LINES ? [...all.slice(0, MAX_PROBLEM_LINES), `(and ${all.length - MAX_PROBLEM_LINES} more problems)`] : all;
   // In file order: problems with a `file:line:col:` position by position, the others after them as found.
   const at = (l: string): number => {
     const m = /^[^\n]*?:(\d+):(\d+): /.exec(l);
     return m ? Number(m[1]) * 100_000 + Number(m[2]) : Number.MAX_SAFE_INTEGER;
   };
   const ordered = lines.map((l, i) => ({ l, i, at: at(l) })).sort((a, b) => a.at - b.at || a.i - b.i).map((x) => x.l);
-  return new ConfigError(`invalid configuration in ${file} (${lines.length} problems):\n  ${ordered.join('\n  ')}`);
+  return new ConfigError(`invalid configuration in ${file} (${total} problems):\n  ${ordered.join('\n  ')}`);
 }
 
 export function zodIssuesToConfigError(

@@ -32,6 +32,8 @@ export const SELF = {
   logLinesDropped: defineFamily(X, 'cbwatch_log_lines_dropped_total', 'counter', 'Log lines the log destination (stderr) refused and cbwatch dropped, by reason: closed (the reader of the pipe is gone, EPIPE), no_space (a full disk), would_block (a pipe that stayed full), other. The exporter keeps serving; only the lines are lost.', ['reason']),
   couchbaseRequests: defineFamily(X, 'cbwatch_couchbase_requests_total', 'counter', 'Requests made to Couchbase, by route template and status code (an unusual status as its class: 2xx, 4xx…; or timeout, network, aborted, too_large, over_budget).', ['couchbase_cluster', 'endpoint', 'code']),
   couchbaseDuration: defineFamily(X, 'cbwatch_couchbase_request_duration_seconds', 'histogram', 'Latency of requests to Couchbase by route template.', ['couchbase_cluster', 'endpoint'], 'seconds'),
+  slowReaders: defineFamily(X, 'cbwatch_http_slow_readers_closed_total', 'counter', 'Scrapes whose client read the body too slowly: the connection was closed when the write deadline passed (10 s plus 1 s per MiB of body), which gave its request slot back.'),
+  reloadFailures: defineFamily(X, 'cbwatch_config_reload_failures_total', 'counter', 'Configuration reloads (SIGHUP or POST /-/reload) that failed; the previous configuration stayed in force.'),
   httpServed: defineFamily(X, 'cbwatch_http_requests_served_total', 'counter', 'HTTP requests this exporter answered (scrapes of the telemetry path among them), by handler (the route template, e.g. /metrics; other when no route matched) and status code (refusals such as 401, 429 and 503 included). A scrape shows the requests answered up to a second before it.', ['handler', 'code']),
 } as const;
 

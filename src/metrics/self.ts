@@ -33,6 +33,21 @@ export function touchSelf(): void {
 const reloadSuccessful = new client.Gauge({ name: SELF.reloadSuccessful.name, help: SELF.reloadSuccessful.help, registers: [selfRegistry] });
 const reloadSuccessTime = new client.Gauge({ name: SELF.reloadSuccessTime.name, help: SELF.reloadSuccessTime.help, registers: [selfRegistry] });
 
+const reloadFailures = new client.Counter({ name: SELF.reloadFailures.name, help: SELF.reloadFailures.help, registers: [selfRegistry] });
+const slowReaders = new client.Counter({ name: SELF.slowReaders.name, help: SELF.slowReaders.help, registers: [selfRegistry] });
+/** Counters present from the start (0), so that increase() sees the first one. */
+function seedCounters(): void {
+  reloadFailures.inc(0);
+  slowReaders.inc(0);
+}
+seedCounters();
+
+/** Count a scrape whose connection was closed at its write deadline (src/server/app.ts). */
+export function countSlowReader(): void {
+  slowReaders.inc();
+  touchSelf();
+}
+
 const logLinesDropped = new client.Counter({ name: SELF.logLinesDropped.name, help: SELF.logLinesDropped.help, labelNames: ['reason'] as const, registers: [selfRegistry] });
 /** Every reason from the start (0), so that increase() sees the first drop. */
 function seedLogDrops(): void {
@@ -67,6 +82,7 @@ export function countServed(handler: string, code: number): void {
 export function recordConfigLoad(ok: boolean, now = Date.now()): void {
   reloadSuccessful.set(ok ? 1 : 0);
   if (ok) reloadSuccessTime.set(Math.floor(now / 1000));
+  else reloadFailures.inc();
   touchSelf();
 }
 
@@ -74,6 +90,7 @@ export function recordConfigLoad(ok: boolean, now = Date.now()): void {
 export function resetSelf(): void {
   selfRegistry.resetMetrics();
   seedLogDrops();
+  seedCounters();
   resetRequestMetrics();
   servedRegistry.resetMetrics();
   servedVersion++;

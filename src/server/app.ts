@@ -6,14 +6,14 @@ import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import Fastify, { LogController } from 'fastify';
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config/types.js';
 import { packageVersion } from '../metrics/build.js';
 import type { Exposition } from '../metrics/exposition.js';
 import { OPENMETRICS_CONTENT_TYPE } from '../metrics/openmetrics.js';
-import { countServed } from '../metrics/self.js';
-import { negotiateFormat } from './negotiate.js';
+import { countServed, countSlowReader } from '../metrics/self.js';
+import { acceptsGzip, negotiateFormat } from './negotiate.js';
 import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
 import { findProblems } from './problems.js';
@@ -61,15 +61,46 @@ export interface ServerTimeouts {
   readonly keepAliveMs: number;
   /** A socket with no activity at all is closed after this (fastify's connectionTimeout). */
   readonly idleMs: number;
+  /**
+   * A telemetry body must be written out within this grace plus its size at `bodyMinBytesPerSecond`; a client
+   * reading slower loses its connection and its slot (issue 39, item 4).
+   */
+  readonly bodyGraceMs: number;
+  /** The slowest read a telemetry body may get after the grace, bytes a second. */
+  readonly bodyMinBytesPerSecond: number;
 }
 
 /**
  * A slow or silent client holds one connection, and so at most one request slot, for a bounded time: headers
  * within 10 s, the whole request (a webhook body) within 30 s, no activity for 60 s, idle keep-alive 65 s
- * (above Prometheus' and most load balancers' reuse windows).
+ * (above Prometheus' and most load balancers' reuse windows). A telemetry body is written out within 10 s plus
+ * 1 s per MiB (a 4 MiB plain body: 14 s; Prometheus gives up on a scrape after its scrape_timeout, 10 s by
+ * default), else the connection is closed: a client reading at 1 byte/s held its slot for 120 s before.
  */
-export const SERVER_TIMEOUTS: ServerTimeouts = { requestMs: 30_000, headersMs: 10_000, keepAliveMs: 65_000, idleMs: 60_000 };
+export const SERVER_TIMEOUTS: ServerTimeouts = {
+  requestMs: 30_000,
+  headersMs: 10_000,
+  keepAliveMs: 65_000,
+  idleMs: 60_000,
+  bodyGraceMs: 10_000,
+  bodyMinBytesPerSecond: 1024 * 1024,
+};
 export const DEFAULT_MAX_REQUESTS = 40;
+/**
+ * Uncompressed telemetry scrapes share at most this part of the request slots (at least one): a flood of plain
+ * scrapes (megabytes each, and most of the CPU) leaves the rest to gzip scrapers, as Prometheus is (issue 39, item 4).
+ */
+export const PLAIN_SLOT_SHARE = 0.25;
+
+/** Slots plain scrapes of the telemetry path may hold at once out of `maxRequests`. */
+export function plainSlots(maxRequests: number): number {
+  return Math.max(1, Math.floor(maxRequests * PLAIN_SLOT_SHARE));
+}
+
+/** How long a telemetry body of `bytes` may take to be written (see SERVER_TIMEOUTS). */
+export function bodyDeadlineMs(bytes: number, t: Pick<ServerTimeouts, 'bodyGraceMs' | 'bodyMinBytesPerSecond'> = SERVER_TIMEOUTS): number {
+  return t.bodyGraceMs + Math.ceil((bytes / t.bodyMinBytesPerSecond) * 1000);
+}
 /** A refused client certificate is logged at warn at most this often per reason (the rest are counted in `suppressed`). */
 export const CLIENT_REFUSAL_WARN_EVERY_MS = 60_000;
 
@@ -112,6 +143,29 @@ function hasBody(req: FastifyRequest): boolean {
   if (req.headers['transfer-encoding'] !== undefined) return true;
   const length = req.headers['content-length'];
   return length !== undefined && length.trim() !== '0';
+}
+
+/**
+ * Close the connection (an HTTP/2 stream) of a response not written out within `ms`: a client that reads its body
+ * slower than the deadline allows gives its slot back (counted in cbwatch_http_slow_readers_closed_total).
+ */
+function writeDeadline(req: FastifyRequest, reply: FastifyReply, ms: number): void {
+  const res = reply.raw;
+  const timer = setTimeout(() => {
+    if (res.writableFinished) return;
+    countSlowReader();
+    const stream = (req.raw as { stream?: { destroy(): void } }).stream;
+    if (req.raw.httpVersionMajor >= 2 && stream !== undefined) stream.destroy();
+    else req.raw.socket?.destroy();
+  }, ms);
+  timer.unref();
+  res.once('close', () => clearTimeout(timer));
+}
+
+/** The path of a request URL, without its query. */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -163,6 +217,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const app = Fastify(opts as FastifyServerOptions) as unknown as FastifyInstance;
   if ('headersTimeout' in app.server) app.server.headersTimeout = t.headersMs;
 
+  const telemetryPath = deps.telemetryPath ?? '/metrics';
   // Every answer, refusals included, by route template (an unrouted path is `other`: never a raw path as a label).
   app.addHook('onResponse', async (req, reply) => countServed(req.routeOptions.url ?? 'other', reply.statusCode));
 
@@ -225,7 +280,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onRequest', async (req, reply) => {
     if (!hasBody(req) || isWebhookRoute(req)) return;
     if (req.raw.httpVersionMajor < 2) void reply.header('connection', 'close');
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.routeOptions.url === '/metrics') {
+    if (req.method !== 'GET' && req.method !== 'HEAD' && pathOf(req.url) === telemetryPath) {
       return reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n');
     }
     return reply.code(413).type('text/plain').send('Content Too Large: this route takes no request body\n');
@@ -247,20 +302,30 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const maxRequests = deps.maxRequests ?? DEFAULT_MAX_REQUESTS;
   if (maxRequests > 0) {
     let inFlight = 0;
+    let plainInFlight = 0;
+    const plainMax = plainSlots(maxRequests);
     app.addHook('onRequest', async (req, reply) => {
       // Liveness stays answerable under a flood; the webhook receiver has its own bounds (max_concurrency,
-      // the body deadline and max_body_bytes) and never takes one of these slots.
-      if (req.routeOptions.url === '/-/healthy' || isWebhookRoute(req)) return;
+      // the body deadline and max_body_bytes) and never takes one of these slots; nor does POST /-/reload, whose
+      // requests wait for one coalesced reload (src/cli.ts) and would otherwise hold every slot while they wait.
+      if (req.routeOptions.url === '/-/healthy' || req.routeOptions.url === '/-/reload' || isWebhookRoute(req)) return;
       if (inFlight >= maxRequests) return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many requests in flight\n');
+      const plain = req.routeOptions.url === telemetryPath && (req.method === 'GET' || req.method === 'HEAD') && !acceptsGzip(req.headers['accept-encoding']);
+      if (plain && plainInFlight >= plainMax) {
+        return reply.code(503).header('retry-after', '1').type('text/plain').send('Service Unavailable: too many uncompressed scrapes in flight (ask with Accept-Encoding: gzip)\n');
+      }
       inFlight++;
+      if (plain) plainInFlight++;
       // 'close' fires once whether the answer was sent or the client went away.
-      reply.raw.once('close', () => inFlight--);
+      reply.raw.once('close', () => {
+        inFlight--;
+        if (plain) plainInFlight--;
+      });
     });
   }
 
-  const telemetryPath = deps.telemetryPath ?? '/metrics';
   app.get(telemetryPath, async (req, reply) => {
-    const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+    const gzip = acceptsGzip(req.headers['accept-encoding']);
     // OpenMetrics when the scraper prefers it (Prometheus does by default), from the same prepared parts.
     const openMetrics = negotiateFormat(req.headers.accept) === 'openmetrics';
     const body = await deps.exposition.body(gzip, openMetrics);
@@ -268,6 +333,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // The body depends on both headers (a cache in between must not hand one scraper's format to another).
     void reply.header('vary', 'accept, accept-encoding');
     if (gzip) void reply.header('content-encoding', 'gzip');
+    if (req.method !== 'HEAD') writeDeadline(req, reply, bodyDeadlineMs(body.length, t));
     // The memoised buffers are written as they are, never joined (see Exposition). One buffer (the gzip body)
     // goes to fastify as a buffer: written with the headers in one write, as a static file would be. Through a
     // stream, the same bytes cost more than twice the time per scrape (bench/RESULTS.md, "Gzip throughput
@@ -277,11 +343,23 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     return reply.send(Readable.from(body.chunks, { objectMode: false }));
   });
 
-  // Only GET (and HEAD) read the exposition; anything else is told what is allowed.
+  // Only GET (and HEAD) read the exposition; anything else is told what is allowed: every other method fastify
+  // routes (TRACE among them) here, and the methods it does not route (PROPFIND, MKCOL, LOCK…: any that Node's
+  // parser accepts) in the not-found handler below.
   app.route({
-    method: ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'],
+    method: app.supportedMethods.filter((m) => m !== 'GET' && m !== 'HEAD'),
     url: telemetryPath,
     handler: async (_req, reply) => reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n'),
+  });
+  app.setNotFoundHandler(async (req, reply) => {
+    const path = pathOf(req.url);
+    if (path === telemetryPath) return reply.code(405).header('allow', 'GET, HEAD').type('text/plain').send('Method Not Allowed\n');
+    // POST /-/reload, when --web.enable-lifecycle registered it.
+    if (path === '/-/reload' && app.hasRoute({ method: 'POST', url: '/-/reload' })) {
+      return reply.code(405).header('allow', 'POST').type('text/plain').send('Method Not Allowed\n');
+    }
+    // fastify's own answer (its default not-found handler's body).
+    return reply.code(404).send({ message: `Route ${req.method}:${req.url} not found`, error: 'Not Found', statusCode: 404 });
   });
 
   app.get('/-/healthy', async (_req, reply) => reply.type('text/plain').send('Healthy\n'));

@@ -30,3 +30,26 @@ export function negotiateFormat(accept: string | undefined): ExpositionFormat {
   }
   return 'text';
 }
+
+/**
+ * Whether a scraper accepts a gzip body (RFC 9110 12.5.3): `gzip` (or `x-gzip`) listed with a quality above 0.
+ * `gzip;q=0` refuses it; `*` alone is answered plain (identity is always acceptable, and the plain body is the
+ * one every client reads). Several headers count as one list.
+ */
+export function acceptsGzip(header: string | readonly string[] | undefined): boolean {
+  if (header === undefined) return false;
+  const text = typeof header === 'string' ? header : header.join(',');
+  let gzip: number | undefined;
+  for (const part of text.split(',')) {
+    const [coding = '', ...params] = part.split(';').map((s) => s.trim());
+    const c = coding.toLowerCase();
+    if (c !== 'gzip' && c !== 'x-gzip') continue;
+    let q = 1;
+    for (const p of params) {
+      const m = /^q\s*=\s*(.*)$/i.exec(p);
+      if (m) q = /^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$/.test(m[1] ?? '') ? Number(m[1]) : 0;
+    }
+    gzip = Math.max(gzip ?? 0, q);
+  }
+  return gzip !== undefined && gzip > 0;
+}

@@ -371,10 +371,12 @@ describe('--collection.gc-every', () => {
     expect(load([...base, '--collection.gc-every', '1048576']).gcEveryAnswerBytes).toBe(1048576);
     expect(load([...base, '--collection.gc-every', '16MiB'], { CBWATCH_COLLECTION_GC_EVERY: '4MiB' }).gcEveryAnswerBytes).toBe(16 * 1024 * 1024);
   });
-  it('refuses anything but 0 or a size of at least 1 MiB, naming the key', () => {
-    for (const bad of ['lots', '512KiB', '1000', '1MB', '1048575', '8 MiB per poll']) {
-      expect(() => load([...base, '--collection.gc-every', bad])).toThrow(/--collection\.gc-every: expected 0 \(off\) or a size of at least 1MiB/);
+  it('refuses anything but 0 or a size from 1 MiB to 64 GiB, naming the key', () => {
+    for (const bad of ['lots', '512KiB', '1000', '1MB', '1048575', '8 MiB per poll', '65GiB', '68719476737', '99999999999999999999999GiB']) {
+      expect(() => load([...base, '--collection.gc-every', bad])).toThrow(/--collection\.gc-every: expected 0 \(off\) or a size from 1MiB to 64GiB/);
     }
+    // 64 GiB itself is the largest accepted.
+    expect(load([...base, '--collection.gc-every', '64GiB']).gcEveryAnswerBytes).toBe(68_719_476_736);
     expect(() => load(base, { CBWATCH_COLLECTION_GC_EVERY: '8 lots' })).toThrow(/CBWATCH_COLLECTION_GC_EVERY/);
   });
 });
@@ -400,5 +402,44 @@ describe('$CREDENTIALS_DIRECTORY outside systemd', () => {
     write('couchbase-password', `${SECRET_FILE_PW}\n`);
     const c = loadConfig({ config: file }, { CREDENTIALS_DIRECTORY: dir });
     expect(c.clusters[0]!.password).toBe(SECRET_FILE_PW);
+  });
+});
+
+describe('--web.telemetry-path bounds (issue 39, item 7)', () => {
+  it('takes a path of 256 characters and names with dots that are not whole segments', async () => {
+    const { parseTelemetryPath } = await import('../../src/config/load.js');
+    const longest = `/${'a'.repeat(255)}`;
+    expect(parseTelemetryPath(longest)).toBe(longest);
+    expect(parseTelemetryPath('/.well-known/metrics')).toBe('/.well-known/metrics');
+    expect(parseTelemetryPath('/a..b/m.')).toBe('/a..b/m.');
+  });
+});
+
+describe('clusters one process should carry (issue 39, item 5)', () => {
+  const many = (n: number): string =>
+    `clusters:\n${Array.from({ length: n }, (_, i) => `  - name: c${i}\n    url: http://cb${i}.example.com:8091\n`).join('')}`;
+  it('--config.check warns past 250 clusters, with the advice to shard, and refuses nothing', async () => {
+    const { describeConfig } = await import('../../src/config/load.js');
+    const at = load(['--config', write('250.yml', many(250))]);
+    expect(at.clusters).toHaveLength(250);
+    expect(describeConfig(at)).not.toContain('warning:');
+    const past = load(['--config', write('251.yml', many(251))]);
+    expect(past.clusters).toHaveLength(251);
+    expect(describeConfig(past)).toContain('  warning: more than 250 clusters, more than one process should carry (about 1 MB of memory each and their share of a core): shard them with --shard i/n');
+  });
+});
+
+describe('nodes as written (issue 39, item 5)', () => {
+  it('a file of more than 250,000 nodes is refused before it is parsed, naming the file', () => {
+    // 250,001 scalars in one flow sequence: 500 KB (the parser would hold about 200 MB for it).
+    const file = write('too-many-nodes.yml', `x: [${'1,'.repeat(250_000)}1]\n`);
+    expect(() => load(['--config', file])).toThrow(`${file}: YAML error: more than 250000 nodes as written (a configuration of 1,000 clusters has about 30,000)`);
+    // 250,000 as written is parsed (and then judged by the schema: x is not a key of the file).
+    const at = write('at-limit.yml', `x: [${'1,'.repeat(249_997)}1]\n`);
+    expect(() => load(['--config', at])).toThrow(/x: unknown key/);
+  });
+  it('a file over 4 MiB is refused before it is read', () => {
+    const file = write('big.yml', `# ${'x'.repeat(4 * 1024 * 1024)}\nclusters: []\n`);
+    expect(() => load(['--config', file])).toThrow(`--config: ${JSON.stringify(file)} is ${4 * 1024 * 1024 + 16} bytes, above the limit of 4194304 (4 MiB)`);
   });
 });

@@ -118,9 +118,12 @@ describe('--web.max-requests', () => {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
     try {
-      const held = [1, 2, 3].map(() => request(`${url}/metrics`, { dispatcher: agent }));
+      // Gzip scrapes, as Prometheus sends: uncompressed ones have a smaller share of their own (issue 39; a quarter,
+      // at least one: test/server/slots.test.ts).
+      const gzip = { 'accept-encoding': 'gzip' };
+      const held = [1, 2, 3].map(() => request(`${url}/metrics`, { dispatcher: agent, headers: gzip }));
       while (release.length < 3) await new Promise((r) => setTimeout(r, 10));
-      const over = await request(`${url}/metrics`, { dispatcher: agent });
+      const over = await request(`${url}/metrics`, { dispatcher: agent, headers: gzip });
       expect(over.statusCode).toBe(503);
       expect(over.headers['retry-after']).toBe('1');
       await over.body.dump();
@@ -133,7 +136,7 @@ describe('--web.max-requests', () => {
         expect(res.statusCode).toBe(200);
         await res.body.dump();
       }
-      const next = request(`${url}/metrics`, { dispatcher: agent });
+      const next = request(`${url}/metrics`, { dispatcher: agent, headers: gzip });
       while (release.length < 1) await new Promise((r) => setTimeout(r, 10));
       for (const r of release.splice(0)) r();
       expect((await next).statusCode).toBe(200);

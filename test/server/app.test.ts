@@ -71,6 +71,30 @@ describe('http app', () => {
     expect(Number(gz.headers['content-length'])).toBe(gz.rawPayload.length);
   });
 
+  it('honours the quality of gzip in Accept-Encoding (issue 39, item 7)', async () => {
+    const { a, store } = app();
+    store.record('prod', outcome(true, 7));
+    // Hand-written from RFC 9110 12.5.3: q=0 means "not acceptable"; a coding not listed is not asked for.
+    const cases: Array<[string, string | undefined]> = [
+      ['gzip', 'gzip'],
+      ['gzip;q=0', undefined],
+      ['gzip; q=0.000', undefined],
+      ['GZIP;Q=0', undefined],
+      ['deflate, gzip;q=0', undefined],
+      ['gzip;q=0.5', 'gzip'],
+      ['gzip;q=1.0, identity;q=0.5', 'gzip'],
+      ['x-gzip', 'gzip'],
+      ['identity', undefined],
+      ['deflate, br', undefined],
+      ['*', undefined],
+      ['gzip;q=abc', undefined],
+    ];
+    for (const [header, expected] of cases) {
+      const res = await a.inject({ url: '/metrics', headers: { 'accept-encoding': header } });
+      expect([header, res.statusCode, res.headers['content-encoding']]).toEqual([header, 200, expected]);
+    }
+  });
+
   it('writes the gzip body as one member spliced from the parts, decoded whole', async () => {
     const store = new SnapshotStore();
     store.register('prod', 'buckets');

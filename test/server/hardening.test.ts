@@ -89,6 +89,60 @@ describe('/metrics methods', () => {
   });
 });
 
+/** Sends `METHOD path` over a real socket (any method Node's parser accepts) and returns the status and Allow header. */
+async function raw(a: ReturnType<typeof app>, method: string, path: string): Promise<[number, string | undefined]> {
+  await a.listen({ host: '127.0.0.1', port: 0 });
+  const port = (a.server.address() as AddressInfo).port;
+  const text = await new Promise<string>((resolve) => {
+    const s = connect(port, '127.0.0.1');
+    let out = '';
+    s.on('data', (d: Buffer) => (out += d.toString('latin1')));
+    s.on('close', () => resolve(out));
+    s.on('error', () => resolve(out));
+    s.write(`${method} ${path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  });
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+  const allow = /\r\nallow: ([^\r]*)\r\n/i.exec(text)?.[1];
+  return [status, allow];
+}
+
+describe('every method on the telemetry path (issue 39, item 7: docs/security.md says 405 with Allow)', () => {
+  // Hand-written from docs/security.md: "Only GET and HEAD read /metrics; other methods get 405 with Allow: GET, HEAD".
+  const others = ['POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'TRACE', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT', 'PURGE', 'MKCALENDAR', 'LINK', 'UNLINK', 'SUBSCRIBE', 'NOTIFY'];
+  it.each(others)('%s /metrics is 405 with Allow: GET, HEAD', async (method) => {
+    const a = app();
+    try {
+      expect(await raw(a, method, '/metrics')).toEqual([405, 'GET, HEAD']);
+    } finally {
+      await a.close();
+    }
+  });
+  it('with a query string and on a configured --web.telemetry-path too; elsewhere an unknown method is 404', async () => {
+    const cases: Array<[Partial<AppDeps>, string, string, [number, string | undefined]]> = [
+      [{}, 'TRACE', '/metrics?x=1', [405, 'GET, HEAD']],
+      [{}, 'PROPFIND', '/metrics?x=1', [405, 'GET, HEAD']],
+      [{ telemetryPath: '/exporter/cb' }, 'PROPFIND', '/exporter/cb', [405, 'GET, HEAD']],
+      [{ telemetryPath: '/exporter/cb' }, 'TRACE', '/exporter/cb', [405, 'GET, HEAD']],
+      [{ telemetryPath: '/exporter/cb' }, 'PROPFIND', '/metrics', [404, undefined]],
+      [{}, 'PROPFIND', '/', [404, undefined]],
+      [{}, 'TRACE', '/nothing-here', [404, undefined]],
+      [{}, 'GET', '/metrics', [200, undefined]],
+      // POST /-/reload exists only with --web.enable-lifecycle: then any other method is 405 with Allow: POST.
+      [{}, 'TRACE', '/-/reload', [404, undefined]],
+      [{ plugins: [(f) => void f.post('/-/reload', async () => 'ok\n')] }, 'TRACE', '/-/reload', [405, 'POST']],
+      [{ plugins: [(f) => void f.post('/-/reload', async () => 'ok\n')] }, 'PROPFIND', '/-/reload', [405, 'POST']],
+    ];
+    for (const [deps, method, path, expected] of cases) {
+      const a = app(deps);
+      try {
+        expect([method, path, await raw(a, method, path)]).toEqual([method, path, expected]);
+      } finally {
+        await a.close();
+      }
+    }
+  });
+});
+
 describe('timeouts', () => {
   it('a webhook sender trickling its body is cut off, and its slot serves the next sender', async () => {
     const a = app({

@@ -4,6 +4,7 @@
  * server; outcomes asserted (every proper scrape answered 200), never timings.
  */
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import type { AddressInfo, Socket } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -26,7 +27,7 @@ afterEach(async () => {
   for (const a of open.splice(0)) await a.close();
 });
 
-async function listening(extra: Partial<AppDeps>): Promise<{ port: number; requests: () => number }> {
+async function listening(extra: Partial<AppDeps>): Promise<{ port: number; requests: () => number; connections: () => Socket[] }> {
   const store = new LocalView(new SnapshotStore());
   const a = buildApp({
     store,
@@ -37,9 +38,11 @@ async function listening(extra: Partial<AppDeps>): Promise<{ port: number; reque
   });
   let requests = 0;
   a.server.on('request', () => requests++);
+  const conns: Socket[] = [];
+  a.server.on('connection', (s: Socket) => conns.push(s));
   await a.listen({ host: '127.0.0.1', port: 0 });
   open.push(a);
-  return { port: (a.server.address() as AddressInfo).port, requests: () => requests };
+  return { port: (a.server.address() as AddressInfo).port, requests: () => requests, connections: () => conns };
 }
 
 /** Sends `head` and then one byte of the announced body every 50 ms, for as long as the server listens. */
@@ -158,5 +161,61 @@ describe('request slots', () => {
     // A slow sender holds a receiver slot, never a scrape's.
     trickle(port, `POST /webhooks/sync-gateway/db1?token=${TOKEN} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{`);
     expect(await scrapes(port, 3)).toEqual([200, 200, 200]);
+  });
+});
+
+/** An exposition whose plain body is large (a client that stops reading leaves it unwritten); its gzip body is small. */
+function bigExposition(bytes: number): Exposition {
+  const chunk = Buffer.alloc(bytes, 'a');
+  const gz = gzipSync('up 1\n');
+  return { body: async (gzip: boolean) => (gzip ? { chunks: [gz], length: gz.length } : { chunks: [chunk], length: chunk.length }) } as unknown as Exposition;
+}
+
+/** Sends a GET of the telemetry path with `headers` and then reads nothing: the body stays unwritten. */
+function nonReader(port: number, headers = ''): { answer: () => string; closed: Promise<void> } {
+  const sock = connect(port, '127.0.0.1');
+  sockets.push(sock);
+  sock.on('error', () => undefined);
+  let answer = '';
+  sock.once('data', (d: Buffer) => {
+    answer += d.toString('latin1', 0, Math.min(d.length, 400));
+    sock.pause();
+  });
+  const closed = new Promise<void>((r) => sock.once('close', () => r()));
+  sock.write(`GET /metrics HTTP/1.1\r\nHost: x\r\n${headers}\r\n`);
+  return { answer: () => answer, closed };
+}
+
+describe('slots belong to scrapers (issue 39, item 4)', () => {
+  it('a client that stops reading a body loses its connection at the write deadline, and its slot is given back', async () => {
+    // One slot; a 64 MiB body (more than any socket buffer holds) and a deadline of 300 ms at any rate.
+    const { port, connections } = await listening({ maxRequests: 1, exposition: bigExposition(64 * 1024 * 1024), timeouts: { bodyGraceMs: 300, bodyMinBytesPerSecond: 1e12 } });
+    const slow = nonReader(port);
+    await until('the body to start', () => slow.answer() !== '');
+    expect(slow.answer()).toMatch(/^HTTP\/1\.1 200 /);
+    // The server closes its side (the client, paused, has not read that far).
+    await until('the slow connection to be closed', () => connections()[0]?.destroyed === true, 20_000);
+    // The one slot is free again (a gzip scrape: its small body is written within the short deadline).
+    const r = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe('up 1\n');
+  });
+
+  it('uncompressed scrapes hold at most a quarter of the slots: gzip scrapes are answered beside them', async () => {
+    // 8 slots: 2 for plain scrapes. Two plain readers that stop reading hold both.
+    const { port, requests } = await listening({ maxRequests: 8, exposition: bigExposition(64 * 1024 * 1024) });
+    nonReader(port);
+    nonReader(port, 'Accept-Encoding: gzip;q=0\r\n');
+    await until('both plain scrapes to be served', () => requests() >= 2);
+    // (fetch asks for gzip unless told otherwise.)
+    const plain = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'accept-encoding': 'identity' } });
+    expect(plain.status).toBe(503);
+    expect(plain.headers.get('retry-after')).toBe('1');
+    expect(await plain.text()).toBe('Service Unavailable: too many uncompressed scrapes in flight (ask with Accept-Encoding: gzip)\n');
+    const gz = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.status).toBe(200);
+    expect(await gz.text()).toBe('up 1\n');
+    // Other routes take the shared slots.
+    expect((await fetch(`http://127.0.0.1:${port}/-/ready`)).status).not.toBe(503);
   });
 });
