@@ -126,14 +126,19 @@ function template(): { names: string[]; last: Map<string, number> } {
   return templateCache;
 }
 
+let fullNames: string[] | undefined;
+
 function statNames(set: 'fixture' | 'full'): string[] {
   const { names } = template();
   if (set === 'fixture') return names;
+  // Built once: every per-node value asks the model, and so this list, for its bucket.
+  if (fullNames) return fullNames;
   const all = new Set(names);
   for (const names of Object.values(SIM_BUCKET_STATS)) for (const n of names) all.add(n);
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/accesses');
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/data_size');
-  return [...all];
+  fullNames = [...all];
+  return fullNames;
 }
 
 function kvNodes(ctx: SimContext): SimNode[] {
@@ -516,11 +521,11 @@ const MIN_FILE_SIZE_PER_VBUCKET = 128 * 1024;
  * (kv_ep_vb_total), the file size is reported instead of kv_ep_db_data_size_bytes. `legacy` false: the value
  * of the node's own native metric, before ns_server's translation.
  */
-export function nodeStatGen(ctx: SimContext, bucket: SimBucket, stat: string, node: SimNode, legacy = true): Gen {
+export function nodeStatGen(ctx: SimContext, bucket: SimBucket, stat: string, node: SimNode, legacy = true, shares: ReadonlyMap<string, number> = sharesOf(ctx)): Gen {
   const overrides = ctx.options.knobs.bucketStatValues as Readonly<Record<string, Gen>> | undefined;
   const computed = overrides?.[stat] === undefined ? computedFor(ctx).get(stat) : undefined;
   if (computed) {
-    const parts = computed.parts.map((p) => nodeStatGen(ctx, bucket, p, node));
+    const parts = computed.parts.map((p) => nodeStatGen(ctx, bucket, p, node, legacy, shares));
     return (t) => computed.f(parts.map((g) => g(t)));
   }
   const whole = bucketStatGen(ctx, bucket, stat);
@@ -534,13 +539,13 @@ export function nodeStatGen(ctx: SimContext, bucket: SimBucket, stat: string, no
     };
   }
   if (!additive(stat)) return whole;
-  const share = bucketNodeShares(ctx).find((s) => s.node.hostname === node.hostname)?.share ?? 0;
+  const share = shares.get(node.hostname) ?? 0;
   const own: Gen = (t) => whole(t) * share;
   // The rule belongs to ns_server's translation of the legacy name: the node's native kv_ep_db_data_size_bytes
   // (legacy = false, ../native.ts) stays the data size.
   if (stat === 'couch_docs_data_size' && legacy && ctx.options.profile.minFileSizeRule) {
-    const file = nodeStatGen(ctx, bucket, 'couch_docs_disk_size', node);
-    const vbs = nodeStatGen(ctx, bucket, 'ep_vb_total', node);
+    const file = nodeStatGen(ctx, bucket, 'couch_docs_disk_size', node, legacy, shares);
+    const vbs = nodeStatGen(ctx, bucket, 'ep_vb_total', node, legacy, shares);
     return (t) => {
       const f = file(t);
       return f < MIN_FILE_SIZE_PER_VBUCKET * vbs(t) ? f : own(t);
@@ -555,15 +560,35 @@ export function nodeStatGen(ctx: SimContext, bucket: SimBucket, stat: string, no
  * bucket's servers that are up; host stats: the active nodes that are up), then the computed stats from the
  * merged parts (computed_stats_lazy_proplist runs on the aggregate).
  */
-function envelopeGen(ctx: SimContext, bucket: SimBucket, stat: string, nodes: { bucket: readonly SimNode[]; host: readonly SimNode[] }): Gen {
+interface EnvelopeNodes {
+  readonly bucket: readonly SimNode[];
+  readonly host: readonly SimNode[];
+  readonly shares: ReadonlyMap<string, number>;
+  /** The live servers' shares of the bucket, summed. */
+  readonly liveShare: number;
+}
+
+function sharesOf(ctx: SimContext): Map<string, number> {
+  return new Map(bucketNodeShares(ctx).map((s) => [s.node.hostname, s.share]));
+}
+
+function envelopeGen(ctx: SimContext, bucket: SimBucket, stat: string, nodes: EnvelopeNodes): Gen {
   const overrides = ctx.options.knobs.bucketStatValues as Readonly<Record<string, Gen>> | undefined;
   const computed = overrides?.[stat] === undefined ? computedFor(ctx).get(stat) : undefined;
   if (computed) {
     const parts = computed.parts.map((p) => envelopeGen(ctx, bucket, p, nodes));
     return (t) => computed.f(parts.map((g) => g(t)));
   }
-  const over = simStatClass(stat) === 'system' ? nodes.host : nodes.bucket;
-  const gens = over.map((n) => nodeStatGen(ctx, bucket, stat, n));
+  const system = simStatClass(stat) === 'system';
+  const max = simAggregateMethod(stat) === 'max';
+  // Shortcuts with the same sums: the live nodes' shares of an additive stat, n readings of a repeated one.
+  if (!system && !max && !(stat === 'couch_docs_data_size' && ctx.options.profile.minFileSizeRule)) {
+    const whole = bucketStatGen(ctx, bucket, stat);
+    const k = additive(stat) ? nodes.liveShare : nodes.bucket.length;
+    return (t) => whole(t) * k;
+  }
+  const over = system ? nodes.host : nodes.bucket;
+  const gens = over.map((n) => nodeStatGen(ctx, bucket, stat, n, true, nodes.shares));
   if (simAggregateMethod(stat) === 'max') return (t) => (gens.length === 0 ? 0 : Math.max(...gens.map((g) => g(t))));
   return (t) => gens.reduce((a, g) => a + g(t), 0);
 }
@@ -572,10 +597,12 @@ function envelopeGen(ctx: SimContext, bucket: SimBucket, stat: string, nodes: { 
 function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, node: SimNode | undefined): Record<string, unknown> {
   const { zoomName, zoom, stamps: ts, skew, have } = sampleTimes(ctx, q);
   const m = model(ctx, b);
-  const nodes = { bucket: liveBucketNodes(ctx), host: liveActiveNodes(ctx) };
+  const shares = sharesOf(ctx);
+  const live = liveBucketNodes(ctx);
+  const nodes: EnvelopeNodes = { bucket: live, host: liveActiveNodes(ctx), shares, liveShare: live.reduce((a, n) => a + (shares.get(n.hostname) ?? 0), 0) };
   const samples: Record<string, number[]> = {};
   for (const [name] of m.stats) {
-    const gen = node ? nodeStatGen(ctx, b, name, node) : envelopeGen(ctx, b, name, nodes);
+    const gen = node ? nodeStatGen(ctx, b, name, node, true, shares) : envelopeGen(ctx, b, name, nodes);
     const arr = new Array<number>(ts.length);
     // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
     for (let i = 0; i < ts.length; i++) arr[i] = round(gen((ts[i] as number) - skew));
