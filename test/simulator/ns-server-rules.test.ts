@@ -152,6 +152,14 @@ describe('the range API as menelaus_web_stats answers it', () => {
     expect(nodesOf(a!)).toEqual([N1, N3]);
   });
 
+  it('node faults are settable over HTTP too (POST /_sim/knobs), for runs out of process', async () => {
+    const s = start();
+    const r = await s.app.inject({ method: 'POST', url: '/_sim/knobs', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ nodeFaults: { [N3]: { down: true } } }) });
+    expect(r.statusCode).toBe(200);
+    const [a] = (await range(s, [q('kv_curr_items')])).body as RangeAnswer[];
+    expect(a?.errors).toEqual([{ node: N3, error: 'Node is not available' }]);
+  });
+
   it('`nodes` asks only those nodes', async () => {
     const s = start({ knobs: { nodeFaults: { [N2]: { down: true } } } });
     const [a] = (await range(s, [q('kv_curr_items', { nodes: [N1, N3] })])).body as RangeAnswer[];
