@@ -35,7 +35,7 @@
  */
 import { SIM_BUCKET_STATS } from './bucket-stat-names.js';
 import { fixture } from './fixtures.js';
-import { bucketNodeShares, bucketStatAdditive, bucketStatGen, nodeStatGen } from './modules/buckets.js';
+import { bucketNodeShares, bucketStatGen, nodeRateScale, nodeStatGen } from './modules/buckets.js';
 import { nodeFault } from './modules/cluster.js';
 import { xdcrSimReplications } from './modules/xdcr.js';
 import type { SimBucket, SimContext, SimNode } from './types.js';
@@ -80,6 +80,7 @@ interface KvDef {
 }
 
 const BEFORE_76 = ['7.0', '7.1', '7.2'];
+const BEFORE_80 = ['7.0', '7.1', '7.2', '7.6'];
 const FROM_76 = ['7.6', '8.0'];
 
 /**
@@ -168,6 +169,19 @@ export const NATIVE_KV: readonly KvDef[] = [
   // stats.def.h before 7.6: STAT(vb_itm_memory, FMT("vb_{state}_itm_memory"), bytes, vb_itm_memory, ).
   ...['active', 'replica', 'pending'].map((st): KvDef => ({ name: 'kv_vb_itm_memory_bytes', labels: { state: st }, from: `vb_${st}_itm_memory`, mode: 'gauge', lines: BEFORE_76 })),
   ...dcpDefs(),
+  // stats.def.h: ep_<state>_hlc_drift (µs) → kv_ep_hlc_drift_seconds{state}, ep_<state>_hlc_drift_count →
+  // kv_ep_hlc_drift_count{state}, ep_<state>_ahead_exceptions → kv_ep_ahead_exceptions{state}: running counts
+  // (the 8.0 metadata calls the first two gauges), asked as rates.
+  ...['active', 'replica'].flatMap((st): KvDef[] => [
+    { name: 'kv_ep_hlc_drift_seconds', labels: { state: st }, from: `ep_${st}_hlc_drift`, mode: 'rate', scale: 1e-6 },
+    { name: 'kv_ep_hlc_drift_count', labels: { state: st }, from: `ep_${st}_hlc_drift_count`, mode: 'rate' },
+    { name: 'kv_ep_ahead_exceptions', labels: { state: st }, from: `ep_${st}_ahead_exceptions`, mode: 'rate' },
+  ]),
+  // couchdb's view stats (stat_names_mappings.erl: couch_views_ops as rate, the other couch_* as they are),
+  // served by ns_server on the 7.x lines (views are gone from 8.0).
+  { name: 'couch_views_ops', from: 'couch_views_ops', mode: 'rate', instance: 'ns_server', lines: BEFORE_80 },
+  { name: 'couch_views_data_size', from: 'couch_views_data_size', mode: 'gauge', instance: 'ns_server', lines: BEFORE_80 },
+  { name: 'couch_views_disk_size', from: 'couch_views_disk_size', mode: 'gauge', instance: 'ns_server', lines: BEFORE_80 },
   { name: 'kv_ep_meta_data_memory_bytes', from: 'ep_meta_data_memory', mode: 'gauge' },
   { name: 'kv_total_memory_overhead_bytes', from: 'ep_overhead', mode: 'gauge' },
   { name: 'kv_ep_max_size', from: 'ep_max_size', mode: 'gauge' },
@@ -211,6 +225,8 @@ export const NATIVE_NODE: readonly KvDef[] = [
   ...SIM_BUCKET_STATS.system
     .filter((n) => !NOT_NATIVE_SYSTEM.has(n))
     .map((n): KvDef => ({ name: `sys_${n}`, labels: { category: 'system' }, from: n, mode: 'gauge', instance: 'ns_server' })),
+  // stat_names_mappings.erl `@system` rest_requests: rate(cm_rest_request_leaves_total), each node's own.
+  { name: 'cm_rest_request_leaves_total', from: 'rest_requests', mode: 'rate', instance: 'ns_server' },
 ];
 
 interface XdcrDef {
@@ -245,12 +261,12 @@ export const NATIVE_XDCR: readonly XdcrDef[] = [
 export const NATIVE_SKIPPED: Readonly<Record<string, string>> = {
   'hit_ratio, ep_cache_miss_rate, ep_resident_items_rate, vb_avg_*_queue_age, avg_bg_wait_time, avg_disk_update_time, avg_disk_commit_time, couch_*_fragmentation, couch_total_disk_size':
     'ns_server derives them from native metrics served here; the model keeps them consistent with their parts',
-  'cpu_idle_ms, cpu_local_ms, rest_requests, hibernated_*': 'no sys_* name in 8.0 (cm_* counters for the last ones are not modelled)',
+  'cpu_idle_ms, cpu_local_ms, hibernated_*': 'no sys_* name in 8.0 (the cm_request_*hibernates_total counters are not modelled)',
   evictions: 'kv_memcache_evictions: memcached buckets only; the simulator serves none',
   'ep_dcp_<type>_total_backlog_size, ep_dcp_views+indexes_*': 'no kv_dcp backlog metric; views+indexes is computed by the envelope',
-  'ep_max_data_size, ep_*_ahead_exceptions, ep_*_hlc_drift*, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
+  'ep_max_data_size, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
   'vb_pending_*, vb_replica_* rates, queues and meta data memory, vb_*_meta_data_memory, vb_*_itm_memory from 7.6': 'state-labelled kv_vb_* series: not modelled (kv_vb_itm_memory_bytes: 7.0-7.2 only)',
-  'couch_views_* and couch_spatial_* other than couch_views_actual_disk_size': 'not in the 8.0 metadata (views are gone from 8.0)',
+  'couch_spatial_*; couch_views_ops, couch_views_data_size, couch_views_disk_size on 8.0': 'not in the 8.0 metadata (views are gone from 8.0)',
   'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage': '7.x derives them with rate() from xdcr_docs_written_total, xdcr_docs_received_from_dcp_total, xdcr_data_replicated_bytes: the model\'s rates are those counters\' per-second increments',
   'XDCR meta_latency_wt': 'no native name in the cross reference',
 };
@@ -352,7 +368,7 @@ function kvSeries(ctx: SimContext, bucket: SimBucket, node: SimNode, share: numb
   if (def.mode === 'rate') {
     // A counter: the running sum of the bucket's rate, the node's share of it (its vBuckets' part).
     const gen = bucketStatGen(ctx, bucket, def.from);
-    const k = (bucketStatAdditive(def.from) ? share : 1) * (def.scale ?? 1);
+    const k = nodeRateScale(ctx, def.from, node, share) * (def.scale ?? 1);
     at = (sec) => (sec < first ? undefined : integrator(ctx, gen).total(sec) * k);
   } else {
     const gen = nodeStatGen(ctx, bucket, def.from, node, false);

@@ -226,6 +226,26 @@ describe('native names by server line', () => {
     }
   });
 
+  it('view ops: every node counts every view query (max across nodes); rest requests and HLC drift as counters', async () => {
+    // Pinned: 9 view queries a second on the bucket, 4 REST requests a second on the base host, 2 drift
+    // measurements a second totalling 5 s (5,000,000 µs) on the active vBuckets.
+    const s = start({ version: '7.6.2', statSet: 'full', knobs: { bucketStatValues: { couch_views_ops: () => 9, rest_requests: () => 4, ep_active_hlc_drift: () => 5_000_000, ep_active_hlc_drift_count: () => 2 } } });
+    const rate = (name: string, extra: unknown[] = []): unknown => ({ metric: [{ label: 'name', value: name }, ...extra], applyFunctions: ['rate'], timeWindow: '1m', start: t, end: t });
+    const b = { label: 'bucket', value: 'travel-sample' };
+    const [views, rest, drift, count] = (await range(s, [rate('couch_views_ops', [b]), rate('cm_rest_request_leaves_total'), rate('kv_ep_hlc_drift_seconds', [b, { label: 'state', value: 'active' }]), rate('kv_ep_hlc_drift_count', [b, { label: 'state', value: 'active' }])])).body as RangeAnswer[];
+    const values = (a: RangeAnswer | undefined): number[] => (a?.data ?? []).map((d) => Number(d.values[0]?.[1]));
+    // Each of the three nodes: 9/s (not a third of it), so the envelope's max is 9.
+    expect(values(views).map((v) => Math.round(v * 1e6) / 1e6)).toEqual([9, 9, 9]);
+    const env = await envelope(s);
+    expect(last(env.couch_views_ops)).toBe(9);
+    // Each node's own host: the nodes' rates add up to the envelope's sum over the active nodes.
+    expect(values(rest).reduce((a, v) => a + v, 0)).toBeCloseTo(last(env.rest_requests), 6);
+    // 5,000,000 µs/s over 2 measurements/s: avg_active_timestamp_drift = 5e6 / 1e6 / 2 = 2.5 s, from the merged parts.
+    expect(values(drift).reduce((a, v) => a + v, 0)).toBeCloseTo(5, 6);
+    expect(values(count).reduce((a, v) => a + v, 0)).toBeCloseTo(2, 6);
+    expect(last(env.avg_active_timestamp_drift)).toBe(2.5);
+  });
+
   it('kv_dcp_*: one series per connection type; a counter\'s rate is the envelope\'s ep_dcp_<type>_* (map_dcpagg_stat)', async () => {
     const s = start({ version: '7.2.4', knobs: { bucketStatValues: { ep_dcp_replica_items_sent: () => 30, ep_dcp_2i_count: () => 6 } } });
     const [sent, count] = (await range(s, [

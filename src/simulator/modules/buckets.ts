@@ -99,6 +99,8 @@ interface Model {
  */
 function additive(stat: string): boolean {
   if (/^vb_(total|active|replica|pending)_queue_age$/.test(stat)) return true;
+  // A view query reaches every node: each node counts all of them (hence get_aggregate_method's max).
+  if (stat === 'couch_views_ops' || (stat.startsWith('views/') && stat.includes('/accesses'))) return false;
   const c = simStatClass(stat);
   return c !== 'percent' && c !== 'time' && c !== 'system';
 }
@@ -367,6 +369,15 @@ export function bucketStatAdditive(stat: string): boolean {
   return additive(stat);
 }
 
+/**
+ * What a node's own per-second rate of `stat` is, as a multiple of the bucket model's: its share for a bucket
+ * count, its host's factor for a host stat (rest requests), 1 for what every node sees whole.
+ */
+export function nodeRateScale(ctx: SimContext, stat: string, node: SimNode, share: number): number {
+  if (simStatClass(stat) === 'system') return hostFactor(ctx, node);
+  return additive(stat) ? share : 1;
+}
+
 /** Each data node's share of a bucket's additive stats (uneven, as real vBucket maps; they sum to 1). */
 export function bucketNodeShares(ctx: SimContext): Array<{ node: SimNode; share: number }> {
   const nodes = kvNodes(ctx);
@@ -508,6 +519,9 @@ function hostFactor(ctx: SimContext, node: SimNode): number {
   return 0.9 + 0.1 * j + 0.03 * j * j;
 }
 
+/** Host stats that are per-second rates of a node's own counter (stat_names_mappings.erl `@system`: rate()). */
+const HOST_RATES: ReadonlySet<string> = new Set(['rest_requests', 'hibernated_waked']);
+
 /** 7.2+: a node whose data file is smaller than this many bytes per vBucket reports its file size as its data size. */
 const MIN_FILE_SIZE_PER_VBUCKET = 128 * 1024;
 
@@ -535,7 +549,8 @@ export function nodeStatGen(ctx: SimContext, bucket: SimBucket, stat: string, no
       const v = whole(t);
       // Couchbase's "no value" marker (2^64 − 1, as a container's mem_limit reads) stays a marker on every node.
       if (Math.abs(v) >= 2 ** 63) return v;
-      return Number.isInteger(v) ? Math.round(v * f) : v * f;
+      // A whole count stays whole on each host (cores, bytes); a rate per second (rest requests) does not.
+      return Number.isInteger(v) && !HOST_RATES.has(stat) ? Math.round(v * f) : v * f;
     };
   }
   if (!additive(stat)) return whole;
