@@ -642,7 +642,7 @@ local lib = import 'lib.libsonnet';
           local v = lib.values(c, "CouchbaseXdcrStalled");
           if c.alerts["CouchbaseXdcrStalled"].enabled then {
             alert: "CouchbaseXdcrStalled",
-            expr: "sum without (node) (couchbase_xdcr_changes_left" + v.selBraces + ") > 0\nand\nsum without (node) (couchbase_xdcr_rate_replicated_per_second" + v.selBraces + ") == 0\nunless on (couchbase_cluster, instance, job, source_bucket, target_cluster_uuid, target_cluster_name, target_bucket)\ncouchbase_xdcr_replication_paused" + v.selBraces + " == 1",
+            expr: "sum without (node) (couchbase_xdcr_changes_left" + v.selBraces + ") > 0\nand\nsum without (node) (couchbase_xdcr_rate_replicated_per_second" + v.selBraces + ") == 0\nunless on (couchbase_cluster, source_bucket, target_cluster_uuid, target_bucket)\ncouchbase_xdcr_replication_paused" + v.selBraces + " == 1",
             'for': v["for"],
             labels: {
               severity: v.severity,

@@ -19,12 +19,24 @@
  * counts and gauges, per node as its envelope's nodeStats give them.
  *
  * Node-level stats (memcached's connections, the host's sys_* gauges) come from the first bucket's model,
- * which draws them the same in every bucket. Legacy stats without a native series here stay envelope-only;
+ * which draws them the same in every bucket; each node's host stats are its own machine's (buckets.ts
+ * nodeStatGen), served by every node that runs. Legacy stats without a native series here stay envelope-only;
  * NATIVE_SKIPPED says why for each.
+ *
+ * Server lines (SimProfile.line): names that changed between lines are served by the line that has them
+ * (kv_engine include/statistics/stats.def.h as kv_stats_mappings is generated from it): ep_kv_size is
+ * kv_memory_used_bytes{for="hashtable"} on 7.0-7.2 and kv_ep_key_value_size_bytes from 7.6;
+ * kv_dcp_producer_count and kv_vb_itm_memory_bytes{state} exist on 7.0-7.2 only. The DCP aggregates
+ * (connagg_* in stats.def.h) are kv_dcp_<stat>{connection_type} per connection type.
+ *
+ * Node faults (knob nodeFaults, modules/cluster.ts): a failed-over node serves no bucket or XDCR series (it is
+ * no longer one of the bucket's servers), only its host's; a node whose clock is ahead stamps the value of
+ * real time t at t + clockAheadMs.
  */
 import { SIM_BUCKET_STATS } from './bucket-stat-names.js';
 import { fixture } from './fixtures.js';
-import { bucketNodeShares, bucketStatAdditive, bucketStatGen } from './modules/buckets.js';
+import { bucketNodeShares, bucketStatGen, nodeRateScale, nodeStatGen } from './modules/buckets.js';
+import { nodeFault } from './modules/cluster.js';
 import { xdcrSimReplications } from './modules/xdcr.js';
 import type { SimBucket, SimContext, SimNode } from './types.js';
 
@@ -63,6 +75,43 @@ interface KvDef {
   /** Native = legacy × scale (gauges only). */
   readonly scale?: number;
   readonly instance?: 'kv' | 'ns_server';
+  /** Served only by these server lines (default: every 7.0+ line). */
+  readonly lines?: readonly string[];
+}
+
+const BEFORE_76 = ['7.0', '7.1', '7.2'];
+const BEFORE_80 = ['7.0', '7.1', '7.2', '7.6'];
+const FROM_76 = ['7.6', '8.0'];
+
+/**
+ * The DCP connection aggregates (stats.def.h connagg_*: `{connection_type}:count` → kv_dcp_connection_count,
+ * `:items_remaining`, `:producer_count` (7.0-7.2), `:items_sent`, `:total_bytes` → kv_dcp_total_data_size_bytes,
+ * `:backoff`), per connection type; the legacy ep_dcp_<type>_<stat> they answer (stat_names_mappings.erl
+ * map_dcpagg_stat: items_sent, total_bytes and backoff are counters, asked as rates). Views are the
+ * mapreduce_view connections (spatial_view serves none here); `other` a type outside ns_server's list.
+ */
+function dcpDefs(): KvDef[] {
+  const types: ReadonlyArray<readonly [string, string]> = [
+    ['replica', 'replication'],
+    ['xdcr', 'xdcr'],
+    ['2i', 'secidx'],
+    ['fts', 'fts'],
+    ['eventing', 'eventing'],
+    ['cbas', 'cbas'],
+    ['views', 'mapreduce_view'],
+    ['other', 'other'],
+  ];
+  const stats: ReadonlyArray<readonly [string, string, 'rate' | 'gauge', readonly string[] | undefined]> = [
+    ['count', 'kv_dcp_connection_count', 'gauge', undefined],
+    ['items_remaining', 'kv_dcp_items_remaining', 'gauge', undefined],
+    ['producer_count', 'kv_dcp_producer_count', 'gauge', BEFORE_76],
+    ['items_sent', 'kv_dcp_items_sent', 'rate', undefined],
+    ['total_bytes', 'kv_dcp_total_data_size_bytes', 'rate', undefined],
+    ['backoff', 'kv_dcp_backoff', 'rate', undefined],
+  ];
+  return types.flatMap(([legacy, type]) =>
+    stats.map(([stat, name, mode, lines]): KvDef => ({ name, labels: { connection_type: type }, from: `ep_dcp_${legacy}_${stat}`, mode, ...(lines ? { lines } : {}) })),
+  );
 }
 
 /**
@@ -114,7 +163,25 @@ export const NATIVE_KV: readonly KvDef[] = [
   { name: 'kv_vb_queue_fill', labels: { state: 'active' }, from: 'vb_active_queue_fill', mode: 'rate' },
   { name: 'kv_vb_eject', labels: { state: 'active' }, from: 'vb_active_eject', mode: 'rate' },
   { name: 'kv_mem_used_bytes', from: 'mem_used', mode: 'gauge' },
-  { name: 'kv_ep_key_value_size_bytes', from: 'ep_kv_size', mode: 'gauge' },
+  { name: 'kv_ep_key_value_size_bytes', from: 'ep_kv_size', mode: 'gauge', lines: FROM_76 },
+  // stats.def.h before 7.6: STAT(ep_kv_size, , bytes, memory_used, LABEL(for, hashtable)).
+  { name: 'kv_memory_used_bytes', labels: { for: 'hashtable' }, from: 'ep_kv_size', mode: 'gauge', lines: BEFORE_76 },
+  // stats.def.h before 7.6: STAT(vb_itm_memory, FMT("vb_{state}_itm_memory"), bytes, vb_itm_memory, ).
+  ...['active', 'replica', 'pending'].map((st): KvDef => ({ name: 'kv_vb_itm_memory_bytes', labels: { state: st }, from: `vb_${st}_itm_memory`, mode: 'gauge', lines: BEFORE_76 })),
+  ...dcpDefs(),
+  // stats.def.h: ep_<state>_hlc_drift (µs) → kv_ep_hlc_drift_seconds{state}, ep_<state>_hlc_drift_count →
+  // kv_ep_hlc_drift_count{state}, ep_<state>_ahead_exceptions → kv_ep_ahead_exceptions{state}: running counts
+  // (the 8.0 metadata calls the first two gauges), asked as rates.
+  ...['active', 'replica'].flatMap((st): KvDef[] => [
+    { name: 'kv_ep_hlc_drift_seconds', labels: { state: st }, from: `ep_${st}_hlc_drift`, mode: 'rate', scale: 1e-6 },
+    { name: 'kv_ep_hlc_drift_count', labels: { state: st }, from: `ep_${st}_hlc_drift_count`, mode: 'rate' },
+    { name: 'kv_ep_ahead_exceptions', labels: { state: st }, from: `ep_${st}_ahead_exceptions`, mode: 'rate' },
+  ]),
+  // couchdb's view stats (stat_names_mappings.erl: couch_views_ops as rate, the other couch_* as they are),
+  // served by ns_server on the 7.x lines (views are gone from 8.0).
+  { name: 'couch_views_ops', from: 'couch_views_ops', mode: 'rate', instance: 'ns_server', lines: BEFORE_80 },
+  { name: 'couch_views_data_size', from: 'couch_views_data_size', mode: 'gauge', instance: 'ns_server', lines: BEFORE_80 },
+  { name: 'couch_views_disk_size', from: 'couch_views_disk_size', mode: 'gauge', instance: 'ns_server', lines: BEFORE_80 },
   { name: 'kv_ep_meta_data_memory_bytes', from: 'ep_meta_data_memory', mode: 'gauge' },
   { name: 'kv_total_memory_overhead_bytes', from: 'ep_overhead', mode: 'gauge' },
   { name: 'kv_ep_max_size', from: 'ep_max_size', mode: 'gauge' },
@@ -158,6 +225,8 @@ export const NATIVE_NODE: readonly KvDef[] = [
   ...SIM_BUCKET_STATS.system
     .filter((n) => !NOT_NATIVE_SYSTEM.has(n))
     .map((n): KvDef => ({ name: `sys_${n}`, labels: { category: 'system' }, from: n, mode: 'gauge', instance: 'ns_server' })),
+  // stat_names_mappings.erl `@system` rest_requests: rate(cm_rest_request_leaves_total), each node's own.
+  { name: 'cm_rest_request_leaves_total', from: 'rest_requests', mode: 'rate', instance: 'ns_server' },
 ];
 
 interface XdcrDef {
@@ -192,12 +261,12 @@ export const NATIVE_XDCR: readonly XdcrDef[] = [
 export const NATIVE_SKIPPED: Readonly<Record<string, string>> = {
   'hit_ratio, ep_cache_miss_rate, ep_resident_items_rate, vb_avg_*_queue_age, avg_bg_wait_time, avg_disk_update_time, avg_disk_commit_time, couch_*_fragmentation, couch_total_disk_size':
     'ns_server derives them from native metrics served here; the model keeps them consistent with their parts',
-  'cpu_idle_ms, cpu_local_ms, rest_requests, hibernated_*': 'no sys_* name in 8.0 (cm_* counters for the last ones are not modelled)',
+  'cpu_idle_ms, cpu_local_ms, hibernated_*': 'no sys_* name in 8.0 (the cm_request_*hibernates_total counters are not modelled)',
   evictions: 'kv_memcache_evictions: memcached buckets only; the simulator serves none',
-  'ep_dcp_*': 'kv_dcp_* per connection_type: not modelled',
-  'ep_max_data_size, ep_*_ahead_exceptions, ep_*_hlc_drift*, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
-  'vb_pending_*, vb_replica_* rates, queues and memory, vb_active_itm_memory, vb_*_meta_data_memory': 'state-labelled kv_vb_* series: not modelled',
-  'couch_views_* and couch_spatial_* other than couch_views_actual_disk_size': 'not in the 8.0 metadata (views are gone from 8.0)',
+  'ep_dcp_<type>_total_backlog_size, ep_dcp_views+indexes_*': 'no kv_dcp backlog metric; views+indexes is computed by the envelope',
+  'ep_max_data_size, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
+  'vb_pending_*, vb_replica_* rates, queues and meta data memory, vb_*_meta_data_memory, vb_*_itm_memory from 7.6': 'state-labelled kv_vb_* series: not modelled (kv_vb_itm_memory_bytes: 7.0-7.2 only)',
+  'couch_spatial_*; couch_views_ops, couch_views_data_size, couch_views_disk_size on 8.0': 'not in the 8.0 metadata (views are gone from 8.0)',
   'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage': '7.x derives them with rate() from xdcr_docs_written_total, xdcr_docs_received_from_dcp_total, xdcr_data_replicated_bytes: the model\'s rates are those counters\' per-second increments',
   'XDCR meta_latency_wt': 'no native name in the cross reference',
 };
@@ -293,14 +362,19 @@ export function nativeWindow(ctx: SimContext): { first: number; last: number } {
   return { first: originSec(ctx), last: Math.floor(nowSec / SCRAPE_SECONDS) * SCRAPE_SECONDS };
 }
 
-function kvSeries(ctx: SimContext, bucket: SimBucket, share: number, def: KvDef, bucketLabel: boolean): NativeSeries {
-  const gen = bucketStatGen(ctx, bucket, def.from);
-  const k = (bucketStatAdditive(def.from) ? share : 1) * (def.scale ?? 1);
+function kvSeries(ctx: SimContext, bucket: SimBucket, node: SimNode, share: number, def: KvDef, bucketLabel: boolean): NativeSeries {
   const first = originSec(ctx);
-  const at =
-    def.mode === 'rate'
-      ? (sec: number): number | undefined => (sec < first ? undefined : integrator(ctx, gen).total(sec) * k)
-      : (sec: number): number | undefined => (sec < first ? undefined : gen(sec * 1000) * k);
+  let at: (sec: number) => number | undefined;
+  if (def.mode === 'rate') {
+    // A counter: the running sum of the bucket's rate, the node's share of it (its vBuckets' part).
+    const gen = bucketStatGen(ctx, bucket, def.from);
+    const k = nodeRateScale(ctx, def.from, node, share) * (def.scale ?? 1);
+    at = (sec) => (sec < first ? undefined : integrator(ctx, gen).total(sec) * k);
+  } else {
+    const gen = nodeStatGen(ctx, bucket, def.from, node, false);
+    const k = def.scale ?? 1;
+    at = (sec) => (sec < first ? undefined : gen(sec * 1000) * k);
+  }
   const family = def.family ?? def.name;
   const labels = { ...(bucketLabel ? { bucket: bucket.name } : {}), ...(def.labels ?? {}) };
   return { name: def.name, family, labels, instance: def.instance ?? 'kv', ...meta(family), at };
@@ -320,7 +394,7 @@ interface SeriesCache {
 export function nodeNativeIndex(ctx: SimContext, node: SimNode): { all: NativeSeries[]; byName: Map<string, NativeSeries[]> } {
   const sig = `${ctx.buckets.map((b) => `${b.name}\u0000${b.uuid}\u0000${b.bucketType}`).join('\n')}|${bucketNodeShares(ctx)
     .map((s) => s.node.hostname)
-    .join(',')}`;
+    .join(',')}|${JSON.stringify(ctx.options.knobs.nodeFaults ?? {})}`;
   const cache = ctx.area<SeriesCache>('native.series', () => ({ sig: '', bucketKnob: undefined, xdcrKnob: undefined, byNode: new Map() }));
   const bucketKnob = ctx.options.knobs.bucketStatValues;
   const xdcrKnob = ctx.options.knobs.xdcrStatValues;
@@ -339,16 +413,32 @@ export function nodeNativeIndex(ctx: SimContext, node: SimNode): { all: NativeSe
   return entry;
 }
 
-/** Every native series of one node (kv and xdcr on data nodes; none on the others). */
+/**
+ * Every native series of one node: its host's sys_* on every node; memcached's and the buckets' kv series and
+ * goxdcr's on the bucket's servers (a failed-over node is none); each as of the node's own clock.
+ */
 export function nodeNativeSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
+  const series = ownSeries(ctx, node);
+  const ahead = Math.round((nodeFault(ctx, node.hostname).clockAheadMs ?? 0) / 1000);
+  if (ahead === 0) return series;
+  // Its Prometheus stamps the value of real second s at s + ahead.
+  return series.map((s) => ({ ...s, at: (sec: number) => s.at(sec - ahead) }));
+}
+
+function ownSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
+  const line = ctx.options.profile.line;
+  const served = (def: KvDef): boolean => def.lines === undefined || def.lines.includes(line);
   const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === node.hostname);
-  if (!entry) return [];
   const out: NativeSeries[] = [];
   const first0 = ctx.buckets[0];
-  if (first0) for (const def of NATIVE_NODE) out.push(kvSeries(ctx, first0, entry.share, def, false));
+  for (const def of NATIVE_NODE) {
+    if (!first0 || (def.from === 'curr_connections' && !entry)) continue;
+    out.push(kvSeries(ctx, first0, node, entry?.share ?? 0, def, false));
+  }
+  if (!entry) return out;
   for (const b of ctx.buckets) {
     if (b.bucketType === 'memcached') continue;
-    for (const def of NATIVE_KV) out.push(kvSeries(ctx, b, entry.share, def, true));
+    for (const def of NATIVE_KV) if (served(def)) out.push(kvSeries(ctx, b, node, entry.share, def, true));
   }
   const first = originSec(ctx);
   const override = ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined;

@@ -4,6 +4,10 @@
  * statistics APIs it answers: before 7.0 only the legacy envelopes (the range API and /metrics answer 404, as
  * a 6.x cluster manager does); 7.0+ also GET/POST /pools/default/stats/range and each node's native /metrics;
  * 7.2.1+ also GET /prometheus_sd_config. Builds: those of real releases the fixtures or the release notes name.
+ * A profile also fixes what differs between server lines in the statistics (issue 37, read from ns_server's
+ * 7.0.0, 7.1.4, 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees): the native name table of its line (../native.ts), the
+ * ep_cache_miss_rate formula (menelaus_stats computed_stats_lazy_proplist) and the 7.2+ min-file-size rule of
+ * couch_docs_data_size (stat_names_mappings.erl).
  */
 import type { SimProfile } from './types.js';
 
@@ -31,5 +35,8 @@ export function simProfile(version: string = DEFAULT_VERSION): SimProfile {
     rangeApi: atLeast(7, 0, 0),
     prometheusSd: atLeast(7, 2, 1),
     major,
+    line: major >= 8 ? '8.0' : atLeast(7, 6, 0) ? '7.6' : atLeast(7, 2, 0) ? '7.2' : atLeast(7, 1, 0) ? '7.1' : atLeast(7, 0, 0) ? '7.0' : 'pre-7.0',
+    cacheMiss: atLeast(7, 6, 8) ? 'get_misses/cmd_get' : atLeast(7, 0, 0) ? 'ep_bg_fetched/cmd_lookup' : 'ep_bg_fetched/cmd_get',
+    minFileSizeRule: atLeast(7, 2, 0),
   };
 }

@@ -118,6 +118,12 @@ export interface SimProfile {
   readonly prometheusSd: boolean;
   /** The native metric names of this major (8.0 dropped a few 7.x names). */
   readonly major: number;
+  /** The server line whose native name table the nodes serve. */
+  readonly line: 'pre-7.0' | '7.0' | '7.1' | '7.2' | '7.6' | '8.0';
+  /** ep_cache_miss_rate's parts in the envelope (menelaus_stats computed_stats_lazy_proplist, by version). */
+  readonly cacheMiss: 'ep_bg_fetched/cmd_get' | 'ep_bg_fetched/cmd_lookup' | 'get_misses/cmd_get';
+  /** 7.2+: couch_docs_data_size reports a node's file size while its file is under 128 KiB × its vBuckets. */
+  readonly minFileSizeRule: boolean;
 }
 
 export interface SimContext {

@@ -1,4 +1,5 @@
 /** docs/metrics.md, generated from the metric catalog (`npm run generate`; a test fails when it is stale). */
+import { envelopeRangeDifferences } from './metrics-doc-differences.js';
 import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from '../metrics/family.js';
 import { allFamilies } from '../metrics/catalog.js';
@@ -47,6 +48,7 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
     lines.push('');
   }
   lines.push(...statisticsSources());
+  lines.push(...envelopeRangeDifferences());
   lines.push(...PARTIAL_FAILURES);
   return `${lines.join('\n').trimEnd()}\n`;
 }

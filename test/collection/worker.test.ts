@@ -91,21 +91,25 @@ describe('collection worker', () => {
     });
     try {
       await h.daemon.ready();
-      // The first polls (a window of 80 s of points) read about 7 MB; their end is also the end of start-up, whose
-      // collection (StartupRelease) is this one.
+      // The first polls (a window of 80 s of points) read several MB (more than 8 MiB since the simulator serves
+      // the kv_dcp_* series, issue 37: one collection during the burst as well); their end is also the end of
+      // start-up, whose collection (StartupRelease) is the last of these.
       await until('a collection after the first polls', () => Atomics.load(calls, 0) >= 1);
-      expect(Atomics.load(calls, 0)).toBe(1);
-      // A later poll reads only the points since the previous one (about 3 MB here): the bytes of polls add up to
+      await new Promise((r) => setTimeout(r, 300));
+      const first = Atomics.load(calls, 0);
+      expect(first).toBeGreaterThanOrEqual(1);
+      expect(first).toBeLessThanOrEqual(2);
+      // A later poll reads only the points since the previous one (a few MB here): the bytes of polls add up to
       // the threshold, so a collection comes within a few polls, and never more than one per poll (not one per answer).
       let polls = 0;
-      while (Atomics.load(calls, 0) === 1 && polls < 6) {
+      while (Atomics.load(calls, 0) === first && polls < 6) {
         const before = Atomics.load(calls, 0);
         await h.daemon.scheduler.pollAllOnce();
         await new Promise((r) => setTimeout(r, 300));
         expect(Atomics.load(calls, 0) - before).toBeLessThanOrEqual(1);
         polls++;
       }
-      expect(Atomics.load(calls, 0)).toBe(2);
+      expect(Atomics.load(calls, 0)).toBe(first + 1);
     } finally {
       await h.close();
     }

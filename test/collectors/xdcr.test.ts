@@ -469,7 +469,9 @@ describe('xdcr collector against the simulator', () => {
     expect([...r.skipped]).toEqual([]);
     const reps = xdcrSimReplications(t.sim.ctx);
     expect(r.requests).toHaveLength(2 + reps.length * 20);
-    const kv = t.sim.ctx.nodes.filter((n) => n.services.includes('kv')).map((n) => n.hostname);
+    // The demo's last node was failed over: it is no longer one of the bucket's servers and Couchbase gathers no
+    // replication stat from it (the flapping second node is up during the first 20 s of the run).
+    const kv = t.sim.ctx.nodes.filter((n) => n.services.includes('kv') && n.hostname !== 'cb3.cbsim.local:8091').map((n) => n.hostname);
     const got = r.set.all('couchbase_xdcr_changes_left');
     expect(got).toHaveLength(reps.length * kv.length);
     for (const rep of reps) {

@@ -208,14 +208,17 @@ describe('simulator bucket scenarios', () => {
     const r = await firstBucket('demo');
     expect(r.used).toBeGreaterThan(86.5);
     expect(r.used).toBeLessThan(89.5);
-    expect(r).toMatchObject({ resident: 72, tmpOom: 0, miss: 4 });
+    // Residency is computed from the item counts (menelaus_stats computed_stats_lazy_proplist), whole items.
+    expect(r.resident).toBeCloseTo(72, 2);
+    expect(r).toMatchObject({ tmpOom: 0, miss: 4 });
   });
   it('incident: bucket 0 at 97% with temporary OOM errors', async () => {
     const r = await firstBucket('incident');
     // 97% with a ±1% wave.
     expect(r.used).toBeGreaterThan(95.5);
     expect(r.used).toBeLessThan(98.5);
-    expect(r).toMatchObject({ resident: 35, tmpOom: 5, miss: 12 });
+    expect(r.resident).toBeCloseTo(35, 2);
+    expect(r).toMatchObject({ tmpOom: 5, miss: 12 });
   });
   it('incident: bucket 1\'s disk-write queue grows with simulated time', async () => {
     const sim = createSimulator({ scenario: 'incident', buckets: 3, speed: 600 });

@@ -87,7 +87,9 @@ describe('xdcr module', () => {
     const [rep] = xdcrSimReplications(sim.ctx);
     if (!rep) throw new Error('no replication');
     const env = xdcrStatEnvelopeSchema.parse((await get<unknown>(sim, statUrl(rep.id, rep.source, 'changes_left'))).body) as unknown as Envelope;
-    const kv = sim.ctx.nodes.filter((n) => n.services.includes('kv')).map((n) => n.hostname);
+    // At 120 s of the demo the second node is down and the last one failed over: ns_server gathers the stat from
+    // the bucket's live servers only (menelaus_stats, live_bucket_nodes), so nodeStats holds the first node alone.
+    const kv = ['cb1.cbsim.local:8091'];
     expect(Object.keys(env.nodeStats)).toEqual(kv);
     expect(env.timestamp).toHaveLength(60);
     expect(env.timestamp[1]! - env.timestamp[0]!).toBe(1000);
@@ -105,7 +107,8 @@ describe('xdcr module', () => {
     const reps = xdcrSimReplications(sim.ctx);
     const [grow, drain, paused, erroring] = reps as [(typeof reps)[0], (typeof reps)[0], (typeof reps)[0], (typeof reps)[0]];
     const seen: number[][] = [];
-    for (const s of [0, 60, 300, 600]) {
+    // Times when no node is down (the demo's second node is down from 20 s to 140 s of every 10 minutes).
+    for (const s of [0, 160, 300, 600]) {
       at(s);
       seen.push([await backlog(sim, grow.id, grow.source), await backlog(sim, drain.id, drain.source), await backlog(sim, paused.id, paused.source)]);
     }
@@ -113,7 +116,7 @@ describe('xdcr module', () => {
     expect(seen.map((x) => x[0]).every((v, i, all) => i === 0 || v! > all[i - 1]!)).toBe(true);
     expect(near(seen[3]![0]!, 5000 + 10 * sampleSec(sim, 600))).toBe(true);
     expect(seen.map((x) => x[1])).toEqual([expect.any(Number), expect.any(Number), expect.any(Number), 0]);
-    expect(near(seen[1]![1]!, 50_000 - 100 * sampleSec(sim, 60))).toBe(true);
+    expect(near(seen[1]![1]!, 50_000 - 100 * sampleSec(sim, 160))).toBe(true);
     expect(seen.every((x) => near(x[2]!, 3500))).toBe(true);
     const tasks = await xdcrTasks(sim);
     const byId = new Map(tasks.map((t) => [t.id, t]));
@@ -125,7 +128,8 @@ describe('xdcr module', () => {
     const pausedRate = (await get<Envelope>(sim, statUrl(paused.id, paused.source, 'rate_replicated'))).body;
     expect(Object.values(pausedRate.nodeStats).flat().every((v) => v === 0)).toBe(true);
     const latency = (await get<Envelope>(sim, statUrl(erroring.id, erroring.source, 'wtavg_docs_latency'))).body;
-    expect(Object.values(latency.nodeStats).map((a) => a.at(-1)! >= 237)).toEqual([true, true, true]);
+    // The two remaining servers (the demo's last node was failed over).
+    expect(Object.values(latency.nodeStats).map((a) => a.at(-1)! >= 237)).toEqual([true, true]);
     const refs = (await get<Array<{ name: string; deleted: boolean }>>(sim, '/pools/default/remoteClusters')).body;
     expect(refs.filter((r) => r.deleted).map((r) => r.name)).toEqual(['old-dc']);
   });
@@ -146,8 +150,8 @@ describe('xdcr module', () => {
     const { sim, at } = simAt({ scenario: 'demo', knobs: { xdcrGrowthPerSec: 1000 } });
     const [grow] = xdcrSimReplications(sim.ctx);
     if (!grow) throw new Error('no replication');
-    at(100);
-    expect(Math.abs((await backlog(sim, grow.id, grow.source)) - 5000 - 1000 * sampleSec(sim, 100))).toBeLessThanOrEqual(3);
+    at(200); // no node down then
+    expect(Math.abs((await backlog(sim, grow.id, grow.source)) - 5000 - 1000 * sampleSec(sim, 200))).toBeLessThanOrEqual(3);
   });
 
   it('scales to 200 replications with distinct ids over every bucket', async () => {

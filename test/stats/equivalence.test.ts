@@ -79,24 +79,6 @@ async function twoPolls<N extends CollectorName>(
   return { first: await one(), second: await one() };
 }
 
-/**
- * Families whose values the simulator's envelope does not yet compute as ns_server does (issue 37 §6, owned by the
- * simulator's branch): the range source follows ns_server here and the simulator's envelope does not, so the two
- * differ by design until the simulator does. Each entry says which rule the simulator lacks; remove it when the
- * simulator follows it. Nothing else is exempt.
- */
-const SIM_PENDING: ReadonlyMap<string, string> = new Map([
-  ['couchbase_bucket_couch_docs_data_size_bytes', 'the 7.2+ small-file rule (a node\'s file under 128 KiB × its vBuckets reports its file size as data)'],
-  ['couchbase_bucket_couch_docs_fragmentation_ratio', 'the 7.2+ small-file rule and the history file taken off the disk size'],
-  ...[
-    'cpu_utilization_ratio', 'cpu_user_ratio', 'cpu_sys_ratio', 'cpu_irq_ratio', 'cpu_stolen_ratio', 'cpu_cores_available',
-    'mem_actual_free_bytes', 'mem_actual_used_bytes', 'mem_free_bytes', 'mem_limit_bytes', 'mem_total_bytes', 'mem_used_sys_bytes',
-    'swap_total_bytes', 'swap_used_bytes',
-  ].map((f): [string, string] => [
-    `couchbase_bucket_${f}`,
-    'host stats in the envelope: summed over the active nodes (max for cpu_utilization_rate, menelaus_stats get_aggregate_method); the simulator averages them',
-  ]),
-]);
 
 /** Poll envelope and auto at T0, then both again at T0 + 30 s. */
 async function compare<N extends CollectorName>(
@@ -132,20 +114,10 @@ function familiesOf(rows: readonly NativeMapRow[], perNode: boolean): Map<string
 }
 
 /**
- * The simulator's envelope still shows a host stat under a bucket as the mean over the nodes, where ns_server's
- * sums it (max for cpu_utilization_rate) and the range source now does too (issue 37 §2). The simulator is another
- * branch's (issue 37 §6, "host stats summed in the envelope"): until it follows, these bucket-wide host families are
- * left out of the comparison here (test/stats/range-aggregate.test.ts holds the range source to ns_server's rule).
- */
-function simulatorMeansHostStat(family: string, row: NativeMapRow | undefined): boolean {
-  return row !== undefined && !family.startsWith('couchbase_bucket_node_') && row.section === 'kv' && !row.perBucket && row.nodeAggregate !== 'max' && /^(cpu_|mem_|swap_)/.test(row.legacy);
-}
-
-/**
  * Check `auto` against `env`: same values for every series of every family both have; `auto` has nothing more;
  * every family only `env` has is accounted for. Returns the families compared.
  */
-function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, unserved: ReadonlySet<NativeMapRow>, pending: ReadonlyMap<string, string> = new Map()): string[] {
+function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, unserved: ReadonlySet<NativeMapRow>): string[] {
   const compared: string[] = [];
   const mismatches: string[] = [];
   for (const [name, autoSeries] of auto.families) {
@@ -155,19 +127,15 @@ function expectEquivalent(env: Run, auto: Run, rows: Map<string, NativeMapRow>, 
     compared.push(name);
     expect([...autoSeries.keys()].sort(), `${name}: the same series`).toEqual([...envSeries.keys()].sort());
     for (const [k, v] of envSeries) {
-      if (simulatorMeansHostStat(name, rows.get(name))) continue;
       const a = autoSeries.get(k);
       const tolerance = name.startsWith('couchbase_bucket_node_') ? ABS_NODE : ABS;
       const ok = a !== undefined && (close(a, v, tolerance) || (rows.get(name)?.derive === 'mean' && Math.abs(a - v) <= REL_MEAN * Math.abs(v)));
       if (!ok) mismatches.push(`${name}${k}: envelope ${v}, auto ${String(a)}`);
     }
   }
-  const exempt = (m: string): boolean => {
-    const f = (m.split('[')[0] as string).replace(/^couchbase_bucket_node_/, 'couchbase_bucket_');
-    return SIM_PENDING.has(f) || pending.has(f);
-  };
-  const real = mismatches.filter((m) => !exempt(m));
-  expect([...new Set(real.map((m) => m.split('[')[0]))], real.slice(0, 12).join('\n')).toEqual([]);
+  // Nothing is exempt: the simulator's envelope follows ns_server's rules (host stats summed, max for
+  // cpu_utilization_rate, the cache-miss formula and small-file rule by line) and so does the range source.
+  expect([...new Set(mismatches.map((m) => m.split('[')[0]))], mismatches.slice(0, 12).join('\n')).toEqual([]);
   const onlyEnv = [...env.families.keys()].filter((n) => !auto.families.has(n));
   const unexplained = onlyEnv.filter((n) => {
     const row = rows.get(n);
@@ -272,15 +240,10 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
 });
 /**
  * The other server lines (issue 37 §3): a smaller cluster of each profile, its nodes reporting that version, so the
- * range source reads that line's table (native-map.ts nativeMapFor). The simulator serves one set of native names
- * for every 7.x profile (its branch gives each profile its own): a row of the line's table whose series it does not
- * serve may be absent, as above; PENDING_BY_LINE names the families whose envelope formula the simulator does not
- * yet follow on that line.
+ * range source reads that line's table (native-map.ts nativeMapFor). The simulator serves each profile's own native
+ * names (7.0–7.2 theirs, src/simulator/native.ts); a row of the line's table whose series it does not serve (a stat
+ * the simulator does not model) may be absent, as above.
  */
-const PENDING_BY_LINE: Readonly<Record<string, ReadonlyMap<string, string>>> = {
-  '7.6.8': new Map([['couchbase_bucket_ep_cache_miss_ratio', 'the 7.6.8+ envelope formula 100 × get_misses / cmd_get (menelaus_stats); the simulator keeps ep_bg_fetched-based']]),
-  '8.0.0': new Map([['couchbase_bucket_ep_cache_miss_ratio', 'the 7.6.8+ envelope formula 100 × get_misses / cmd_get (menelaus_stats); the simulator keeps ep_bg_fetched-based']]),
-};
 
 describe.each(['7.0.5', '7.1.4', '7.2.4', '7.6.8', '8.0.0'])('stats_source auto = envelope on a simulated %s cluster (each line its own table)', (version) => {
   let sim: Simulator;
@@ -317,17 +280,16 @@ describe.each(['7.0.5', '7.1.4', '7.2.4', '7.6.8', '8.0.0'])('stats_source auto 
     );
 
   it('bucket_stats and xdcr: the same families and values', async () => {
-    const pending = PENDING_BY_LINE[version] ?? new Map<string, string>();
     const b = await compare(bucketStatsCollector, client, clock);
     expect(b.env.ok && b.auto.ok).toBe(true);
     expect(b.auto.note).toMatch(/^statistics: range/);
     // At most 8 range requests for the bucket stats of a single-version cluster, whatever the line.
     expect(b.auto.requests).toBeLessThanOrEqual(1 + 8);
-    const compared = expectEquivalent(b.env, b.auto, familiesOf(table.kv, false), unserved(), pending);
+    const compared = expectEquivalent(b.env, b.auto, familiesOf(table.kv, false), unserved());
     expect(compared).toContain('couchbase_bucket_curr_items');
     const x = await compare(xdcrCollector, client, clock, { slow_stats_interval: '30s' });
     expect(x.env.ok && x.auto.ok).toBe(true);
-    expectEquivalent(x.env, x.auto, familiesOf(table.xdcr, false), unserved(), pending);
+    expectEquivalent(x.env, x.auto, familiesOf(table.xdcr, false), unserved());
   }, 180_000);
 });
 

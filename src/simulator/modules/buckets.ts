@@ -38,8 +38,8 @@ import { SIM_BUCKET_STATS, simStatClass } from '../bucket-stat-names.js';
 import { fixture } from '../fixtures.js';
 import { sampleTimes } from '../sampling.js';
 import type { SampleQuery } from '../sampling.js';
-import type { SimBucket, SimContext, SimModule, SimNode } from '../types.js';
-import { nodeEntry } from './cluster.js';
+import type { SimBucket, SimContext, SimModule, SimNode, SimProfile } from '../types.js';
+import { bucketServers, gatherDelay, liveActiveNodes, liveBucketNodes, nodeEntry } from './cluster.js';
 
 const TWO_PI = 2 * Math.PI;
 
@@ -99,6 +99,8 @@ interface Model {
  */
 function additive(stat: string): boolean {
   if (/^vb_(total|active|replica|pending)_queue_age$/.test(stat)) return true;
+  // A view query reaches every node: each node counts all of them (hence get_aggregate_method's max).
+  if (stat === 'couch_views_ops' || (stat.startsWith('views/') && stat.includes('/accesses'))) return false;
   const c = simStatClass(stat);
   return c !== 'percent' && c !== 'time' && c !== 'system';
 }
@@ -126,19 +128,23 @@ function template(): { names: string[]; last: Map<string, number> } {
   return templateCache;
 }
 
+let fullNames: string[] | undefined;
+
 function statNames(set: 'fixture' | 'full'): string[] {
   const { names } = template();
   if (set === 'fixture') return names;
+  // Built once: every per-node value asks the model, and so this list, for its bucket.
+  if (fullNames) return fullNames;
   const all = new Set(names);
   for (const names of Object.values(SIM_BUCKET_STATS)) for (const n of names) all.add(n);
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/accesses');
   all.add('views/5a222b8c920aa5e3a28b51ee7eb609a0/data_size');
-  return [...all];
+  fullNames = [...all];
+  return fullNames;
 }
 
 function kvNodes(ctx: SimContext): SimNode[] {
-  const kv = ctx.nodes.filter((n) => n.services.includes('kv') && n.membership === 'active');
-  return kv.length > 0 ? kv : ctx.nodes.slice(0, 1);
+  return bucketServers(ctx);
 }
 
 function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: readonly string[]): Model {
@@ -185,7 +191,9 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     get_hits: getHits,
     get_misses: (t) => cmdGet(t) - getHits(t),
     hit_ratio: () => 98,
-    ep_bg_fetched: (t) => (cmdGet(t) * p.missPct) / 100,
+    // Background fetches are missPct of the reads the server line's ep_cache_miss_rate divides by
+    // (computedStats below): the scenario's miss rate is what Couchbase's UI shows on that line.
+    ep_bg_fetched: (t) => (missBase(t) * p.missPct) / 100,
     ep_cache_miss_rate: () => p.missPct,
     bytes_read: (t) => ops(t) * 120,
     bytes_written: (t) => ops(t) * 800,
@@ -241,8 +249,8 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     vb_total_queue_size: queue,
     // Background fetches wait avg_bg_wait_time µs each; disk updates (one per drained item) take
     // avg_disk_update_time µs; one commit per second takes avg_disk_commit_time s: counts and totals agree.
-    bg_wait_count: (t) => (cmdGet(t) * p.missPct) / 100,
-    bg_wait_total: (t) => ((cmdGet(t) * p.missPct) / 100) * (p.missPct > 0 ? 150 + 30 * p.missPct : 0),
+    bg_wait_count: (t) => (missBase(t) * p.missPct) / 100,
+    bg_wait_total: (t) => ((missBase(t) * p.missPct) / 100) * (p.missPct > 0 ? 150 + 30 * p.missPct : 0),
     disk_update_count: (t) => (ephemeral ? 0 : cmdSet(t)),
     disk_update_total: (t) => (ephemeral ? 0 : cmdSet(t) * 320),
     disk_commit_count: () => (ephemeral ? 0 : 1),
@@ -310,6 +318,9 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     }
     return g;
   };
+  function missBase(t: number): number {
+    return ctx.options.profile.cacheMiss === 'ep_bg_fetched/cmd_lookup' ? gen('cmd_lookup')(t) : cmdGet(t);
+  }
   const stats = names.map((n) => [n, gen(n)] as const);
   const hotKeys = Array.from({ length: 10 }, (_, i) => ({ name: `${bucket.name}::doc::${1000 + Math.floor(9000 * r(`hk${i}`))}`, weight: 1 / (i + 1) }));
   return {
@@ -320,7 +331,7 @@ function buildModel(ctx: SimContext, bucket: SimBucket, index: number, names: re
     basic: (t) => ({
       quotaPercentUsed: (memUsed(t) / quota) * 100,
       opsPerSec: round(ops(t)),
-      diskFetches: round((cmdGet(t) * p.missPct) / 100),
+      diskFetches: round((missBase(t) * p.missPct) / 100),
       itemCount: items(t),
       diskUsed: diskSize(t) + viewsSize(t),
       dataUsed: dataSize(t),
@@ -356,6 +367,15 @@ export function bucketStatGen(ctx: SimContext, bucket: SimBucket, stat: string):
 /** Whether the per-node answer splits a stat between the data nodes (rates, counts, bytes) or repeats it. */
 export function bucketStatAdditive(stat: string): boolean {
   return additive(stat);
+}
+
+/**
+ * What a node's own per-second rate of `stat` is, as a multiple of the bucket model's: its share for a bucket
+ * count, its host's factor for a host stat (rest requests), 1 for what every node sees whole.
+ */
+export function nodeRateScale(ctx: SimContext, stat: string, node: SimNode, share: number): number {
+  if (simStatClass(stat) === 'system') return hostFactor(ctx, node);
+  return additive(stat) ? share : 1;
 }
 
 /** Each data node's share of a bucket's additive stats (uneven, as real vBucket maps; they sum to 1). */
@@ -429,18 +449,178 @@ function notFound(reply: FastifyReply): FastifyReply {
   return reply.code(404).type('text/plain').send('Requested resource not found.\r\n');
 }
 
-/** The stats envelope of one bucket (node share `share`, 1 for the whole bucket). */
-function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, share: number): Record<string, unknown> {
+/**
+ * How a stat merges across nodes: menelaus_stats.erl get_aggregate_method/1 (sum by default; max for
+ * couch_views_ops, cpu_utilization_rate and a view's `accesses`, which every node of the view sees).
+ */
+export function simAggregateMethod(stat: string): 'sum' | 'max' {
+  if (stat === 'couch_views_ops' || stat === 'cpu_utilization_rate') return 'max';
+  if (stat.startsWith('views/') && stat.includes('/accesses')) return 'max';
+  return 'sum';
+}
+
+interface Computed {
+  readonly parts: readonly string[];
+  readonly f: (v: readonly number[]) => number;
+}
+
+/** Erlang's `try A / B catch error:badarith -> Default`: a zero divisor gives the default. */
+function div(a: number, b: number, dflt: number): number {
+  return b === 0 ? dflt : a / b;
+}
+
+/**
+ * The stats the envelope computes from other stats AFTER merging the nodes (menelaus_stats.erl
+ * computed_stats_lazy_proplist/1, bucket clause: hit_ratio, ep_cache_miss_rate, ep_resident_items_rate, the
+ * vb_avg_<state>_queue_age, vb_<state>_resident_items_ratio, avg_* times and drifts, couch_total_disk_size, both
+ * fragmentations (round((Disk − Data) / Disk × 100)), ep_dcp_views+indexes_*). ep_cache_miss_rate by version, as
+ * issue 37 reads the server lines: before 7.0 ep_bg_fetched / cmd_get; 7.0 to 7.6.7 ep_bg_fetched / cmd_lookup;
+ * 7.6.8 and 8.0 get_misses / cmd_get.
+ */
+function computedStats(profile: SimProfile): ReadonlyMap<string, Computed> {
+  const m = new Map<string, Computed>();
+  const z2 = (name: string, a: string, b: string, f: (x: number, y: number) => number): void => void m.set(name, { parts: [a, b], f: (v) => f(v[0] as number, v[1] as number) });
+  z2('hit_ratio', 'cmd_get', 'get_hits', (gets, hits) => div(hits * 100, gets, 0));
+  if (profile.cacheMiss === 'get_misses/cmd_get') z2('ep_cache_miss_rate', 'get_misses', 'cmd_get', (x, y) => div(x * 100, y, 0));
+  else if (profile.cacheMiss === 'ep_bg_fetched/cmd_lookup') z2('ep_cache_miss_rate', 'ep_bg_fetched', 'cmd_lookup', (x, y) => div(x * 100, y, 0));
+  else z2('ep_cache_miss_rate', 'ep_bg_fetched', 'cmd_get', (x, y) => div(x * 100, y, 0));
+  const residence = (nonRes: number, total: number): number => div((total - nonRes) * 100, total, 100);
+  z2('ep_resident_items_rate', 'ep_num_non_resident', 'curr_items_tot', residence);
+  z2('vb_active_resident_items_ratio', 'vb_active_num_non_resident', 'curr_items', residence);
+  z2('vb_replica_resident_items_ratio', 'vb_replica_num_non_resident', 'vb_replica_curr_items', residence);
+  z2('vb_pending_resident_items_ratio', 'vb_pending_num_non_resident', 'vb_pending_curr_items', residence);
+  for (const st of ['active', 'replica', 'pending']) z2(`vb_avg_${st}_queue_age`, `vb_${st}_queue_age`, `vb_${st}_queue_size`, (age, n) => div(age, n, 0) / (n === 0 ? 1 : 1000));
+  z2('vb_avg_total_queue_age', 'vb_total_queue_age', 'ep_diskqueue_items', (age, n) => div(age, n, 0) / (n === 0 ? 1 : 1000));
+  z2('couch_total_disk_size', 'couch_docs_actual_disk_size', 'couch_views_actual_disk_size', (a, b) => a + b);
+  const frag = (data: number, disk: number): number => (disk === 0 ? 0 : Math.round(((disk - data) / disk) * 100));
+  z2('couch_docs_fragmentation', 'couch_docs_data_size', 'couch_docs_disk_size', frag);
+  z2('couch_views_fragmentation', 'couch_views_data_size', 'couch_views_disk_size', frag);
+  z2('avg_disk_update_time', 'disk_update_total', 'disk_update_count', (t, c) => div(t, c, 0));
+  z2('avg_disk_commit_time', 'disk_commit_total', 'disk_commit_count', (t, c) => div(t, c, 0) / (c === 0 ? 1 : 1e6));
+  z2('avg_bg_wait_time', 'bg_wait_total', 'bg_wait_count', (t, c) => div(t, c, 0));
+  z2('avg_active_timestamp_drift', 'ep_active_hlc_drift', 'ep_active_hlc_drift_count', (d, c) => div(d / 1e6, c, 0));
+  z2('avg_replica_timestamp_drift', 'ep_replica_hlc_drift', 'ep_replica_hlc_drift_count', (d, c) => div(d / 1e6, c, 0));
+  for (const x of ['count', 'items_remaining', 'producer_count', 'total_backlog_size', 'items_sent', 'total_bytes', 'backoff']) {
+    m.set(`ep_dcp_views+indexes_${x}`, { parts: [`ep_dcp_views_${x}`, `ep_dcp_2i_${x}`, `ep_dcp_fts_${x}`], f: (v) => (v[0] as number) + (v[1] as number) + (v[2] as number) });
+  }
+  return m;
+}
+
+function computedFor(ctx: SimContext): ReadonlyMap<string, Computed> {
+  return ctx.area('buckets.computed', () => computedStats(ctx.options.profile));
+}
+
+/**
+ * A host's own stats differ between nodes (each node its own machine): node j gets 0.9 + 0.1 j + 0.03 j², uneven
+ * so that no mean of some nodes equals the max or the mean of others by chance.
+ */
+function hostFactor(ctx: SimContext, node: SimNode): number {
+  const j = Math.max(0, ctx.nodes.findIndex((n) => n.hostname === node.hostname));
+  return 0.9 + 0.1 * j + 0.03 * j * j;
+}
+
+/** Host stats that are per-second rates of a node's own counter (stat_names_mappings.erl `@system`: rate()). */
+const HOST_RATES: ReadonlySet<string> = new Set(['rest_requests', 'hibernated_waked']);
+
+/** 7.2+: a node whose data file is smaller than this many bytes per vBucket reports its file size as its data size. */
+const MIN_FILE_SIZE_PER_VBUCKET = 128 * 1024;
+
+/**
+ * The value of one legacy stat on ONE node at time t: what that node's own stats (its per-node envelope, and
+ * through ../native.ts its native metrics) say. Bucket counts and rates are the node's share of the bucket's
+ * (its vBuckets' part); a host stat is the node's own machine (the same in every bucket); a computed stat comes
+ * from the node's own parts; anything else is the node's reading of the bucket-wide curve.
+ * couch_docs_data_size on 7.2+ (stat_names_mappings.erl, the couch_docs_data_size clause as issue 37 reads the
+ * 7.2.0 tree): while the node's data file (kv_ep_db_file_size_bytes) is under 128 KiB × its vBuckets
+ * (kv_ep_vb_total), the file size is reported instead of kv_ep_db_data_size_bytes. `legacy` false: the value
+ * of the node's own native metric, before ns_server's translation.
+ */
+export function nodeStatGen(ctx: SimContext, bucket: SimBucket, stat: string, node: SimNode, legacy = true, shares: ReadonlyMap<string, number> = sharesOf(ctx)): Gen {
+  const overrides = ctx.options.knobs.bucketStatValues as Readonly<Record<string, Gen>> | undefined;
+  const computed = overrides?.[stat] === undefined ? computedFor(ctx).get(stat) : undefined;
+  if (computed) {
+    const parts = computed.parts.map((p) => nodeStatGen(ctx, bucket, p, node, legacy, shares));
+    return (t) => computed.f(parts.map((g) => g(t)));
+  }
+  const whole = bucketStatGen(ctx, bucket, stat);
+  if (simStatClass(stat) === 'system') {
+    const f = hostFactor(ctx, node);
+    return (t) => {
+      const v = whole(t);
+      // Couchbase's "no value" marker (2^64 − 1, as a container's mem_limit reads) stays a marker on every node.
+      if (Math.abs(v) >= 2 ** 63) return v;
+      // A whole count stays whole on each host (cores, bytes); a rate per second (rest requests) does not.
+      return Number.isInteger(v) && !HOST_RATES.has(stat) ? Math.round(v * f) : v * f;
+    };
+  }
+  if (!additive(stat)) return whole;
+  const share = shares.get(node.hostname) ?? 0;
+  const own: Gen = (t) => whole(t) * share;
+  // The rule belongs to ns_server's translation of the legacy name: the node's native kv_ep_db_data_size_bytes
+  // (legacy = false, ../native.ts) stays the data size.
+  if (stat === 'couch_docs_data_size' && legacy && ctx.options.profile.minFileSizeRule) {
+    const file = nodeStatGen(ctx, bucket, 'couch_docs_disk_size', node, legacy, shares);
+    const vbs = nodeStatGen(ctx, bucket, 'ep_vb_total', node, legacy, shares);
+    return (t) => {
+      const f = file(t);
+      return f < MIN_FILE_SIZE_PER_VBUCKET * vbs(t) ? f : own(t);
+    };
+  }
+  return own;
+}
+
+/**
+ * One stat of the whole bucket's envelope at time t, as menelaus_stats builds it: each node's value, merged
+ * with get_aggregate_method over the nodes that answered (bucket stats: ns_bucket:live_bucket_nodes, the
+ * bucket's servers that are up; host stats: the active nodes that are up), then the computed stats from the
+ * merged parts (computed_stats_lazy_proplist runs on the aggregate).
+ */
+interface EnvelopeNodes {
+  readonly bucket: readonly SimNode[];
+  readonly host: readonly SimNode[];
+  readonly shares: ReadonlyMap<string, number>;
+  /** The live servers' shares of the bucket, summed. */
+  readonly liveShare: number;
+}
+
+function sharesOf(ctx: SimContext): Map<string, number> {
+  return new Map(bucketNodeShares(ctx).map((s) => [s.node.hostname, s.share]));
+}
+
+function envelopeGen(ctx: SimContext, bucket: SimBucket, stat: string, nodes: EnvelopeNodes): Gen {
+  const overrides = ctx.options.knobs.bucketStatValues as Readonly<Record<string, Gen>> | undefined;
+  const computed = overrides?.[stat] === undefined ? computedFor(ctx).get(stat) : undefined;
+  if (computed) {
+    const parts = computed.parts.map((p) => envelopeGen(ctx, bucket, p, nodes));
+    return (t) => computed.f(parts.map((g) => g(t)));
+  }
+  const system = simStatClass(stat) === 'system';
+  const max = simAggregateMethod(stat) === 'max';
+  // Shortcuts with the same sums: the live nodes' shares of an additive stat, n readings of a repeated one.
+  if (!system && !max && !(stat === 'couch_docs_data_size' && ctx.options.profile.minFileSizeRule)) {
+    const whole = bucketStatGen(ctx, bucket, stat);
+    const k = additive(stat) ? nodes.liveShare : nodes.bucket.length;
+    return (t) => whole(t) * k;
+  }
+  const over = system ? nodes.host : nodes.bucket;
+  const gens = over.map((n) => nodeStatGen(ctx, bucket, stat, n, true, nodes.shares));
+  if (simAggregateMethod(stat) === 'max') return (t) => (gens.length === 0 ? 0 : Math.max(...gens.map((g) => g(t))));
+  return (t) => gens.reduce((a, g) => a + g(t), 0);
+}
+
+/** The stats envelope of one bucket: the whole bucket (node undefined) or one node's own answer. */
+function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, node: SimNode | undefined): Record<string, unknown> {
   const { zoomName, zoom, stamps: ts, skew, have } = sampleTimes(ctx, q);
   const m = model(ctx, b);
-  const overrides = ctx.options.knobs.bucketStatValues as Readonly<Record<string, (t: number) => number>> | undefined;
+  const shares = sharesOf(ctx);
+  const live = liveBucketNodes(ctx);
+  const nodes: EnvelopeNodes = { bucket: live, host: liveActiveNodes(ctx), shares, liveShare: live.reduce((a, n) => a + (shares.get(n.hostname) ?? 0), 0) };
   const samples: Record<string, number[]> = {};
-  for (const [name, modelGen] of m.stats) {
-    const gen = overrides?.[name] ?? modelGen;
-    const k = share !== 1 && additive(name) ? share : 1;
+  for (const [name] of m.stats) {
+    const gen = node ? nodeStatGen(ctx, b, name, node, true, shares) : envelopeGen(ctx, b, name, nodes);
     const arr = new Array<number>(ts.length);
     // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
-    for (let i = 0; i < ts.length; i++) arr[i] = round(gen((ts[i] as number) - skew) * k);
+    for (let i = 0; i < ts.length; i++) arr[i] = round(gen((ts[i] as number) - skew));
     samples[name] = arr;
   }
   for (const name of churnNames(ctx)) samples[name] = ts.map((_, i) => i);
@@ -456,6 +636,7 @@ function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, share: number):
   const out: Record<string, unknown> = { op };
   if (zoomName === 'minute') {
     const last = ts.length > 0 ? (ts[ts.length - 1] as number) - skew : ctx.now();
+    const share = node ? (bucketNodeShares(ctx).find((s) => s.node.hostname === node.hostname)?.share ?? 0) : 1;
     const ops = (m.stats.find(([n]) => n === 'ops')?.[1] ?? (() => 0))(last) * share;
     // Couchbase reports a hot key's share of operations per second, a small number for most keys.
     out.hot_keys = m.hotKeys.map((h) => ({ name: h.name, ops: (ops * h.weight) / 1000 }));
@@ -495,7 +676,8 @@ export const bucketsModule: SimModule = (app, ctx) => {
   app.get<{ Params: { bucket: string }; Querystring: SampleQuery }>('/pools/default/buckets/:bucket/stats', async (req, reply) => {
     const b = find(req.params.bucket);
     if (!b) return notFound(reply);
-    return envelope(ctx, b, req.query, 1);
+    await gatherDelay(ctx, liveBucketNodes(ctx));
+    return envelope(ctx, b, req.query, undefined);
   });
 
   app.get<{ Params: { bucket: string; node: string }; Querystring: SampleQuery }>(
@@ -504,7 +686,8 @@ export const bucketsModule: SimModule = (app, ctx) => {
       const b = find(req.params.bucket);
       const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === req.params.node);
       if (!b || !entry) return notFound(reply);
-      return { hostname: entry.node.hostname, ...envelope(ctx, b, req.query, entry.share) };
+      await gatherDelay(ctx, [entry.node]);
+      return { hostname: entry.node.hostname, ...envelope(ctx, b, req.query, entry.node) };
     },
   );
 };

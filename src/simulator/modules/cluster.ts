@@ -58,7 +58,60 @@ export function effectiveNodes(ctx: SimContext): SimNode[] {
   }
   const k = ctx.options.knobs.unhealthyNodes;
   if (typeof k === 'number') for (let i = 1; i <= k && i < nodes.length; i++) (nodes[i] as SimNode).status = 'unhealthy';
+  for (const n of nodes) {
+    const f = nodeFault(ctx, n.hostname);
+    if (f.down === true) n.status = 'unhealthy';
+    if (f.failedOver === true) n.membership = 'inactiveFailed';
+  }
   return nodes;
+}
+
+/**
+ * Per-node faults a test sets (knob `nodeFaults`, also through POST /_sim/knobs), keyed by `host:port`:
+ * - `down`: the node is unhealthy: it answers nothing of its own (no systemStats, no /metrics, "Node is not
+ *   available" in the range API) and the envelopes leave it out of their sums;
+ * - `failedOver`: hard-failed-over (`inactiveFailed`), still running: it leaves the bucket's servers (its
+ *   vBuckets' replicas are promoted on the others, so the bucket's totals stay whole), serves no bucket or XDCR
+ *   data and is no longer an active node whose host stats the envelope sums;
+ * - `slowMs`: its statistics arrive this many ms late (the range API gives up on it past the query's `timeout`);
+ * - `clockAheadMs`: its clock runs ahead: its Prometheus stamps the value of real time t as t + clockAheadMs.
+ */
+export interface SimNodeFault {
+  down?: boolean;
+  failedOver?: boolean;
+  slowMs?: number;
+  clockAheadMs?: number;
+}
+
+export function nodeFault(ctx: SimContext, hostname: string): SimNodeFault {
+  const all = ctx.options.knobs.nodeFaults as Readonly<Record<string, SimNodeFault>> | undefined;
+  return all?.[hostname] ?? {};
+}
+
+/**
+ * The bucket's servers: data nodes that are active cluster members as the scenario and the `nodeFaults` knob
+ * show them now (a failed-over node leaves the vBucket map: ns_bucket's `servers` after failover).
+ */
+export function bucketServers(ctx: SimContext): SimNode[] {
+  const kv = effectiveNodes(ctx).filter((n) => n.services.includes('kv') && n.membership === 'active');
+  return kv.length > 0 ? kv : effectiveNodes(ctx).slice(0, 1);
+}
+
+/**
+ * The bucket's servers that can answer now: ns_bucket:live_bucket_nodes (servers ∩ nodes that are up), the set
+ * menelaus_stats sums a bucket's stats over.
+ */
+export function liveBucketNodes(ctx: SimContext): SimNode[] {
+  const status = new Map(effectiveNodes(ctx).map((n) => [n.hostname, n.status]));
+  return bucketServers(ctx).filter((n) => status.get(n.hostname) !== 'unhealthy');
+}
+
+/**
+ * Active cluster members that are up: the nodes whose host stats (`@system`) the envelope aggregates
+ * (menelaus_stats: the section's nodes; a node that is down sends nothing).
+ */
+export function liveActiveNodes(ctx: SimContext): SimNode[] {
+  return effectiveNodes(ctx).filter((n) => n.membership === 'active' && n.status !== 'unhealthy');
 }
 
 /** The cluster manager's `counters`, consistent with the rebalance and auto-failover modules. */
@@ -235,3 +288,10 @@ export const clusterModule: SimModule = (app, ctx) => {
     };
   });
 };
+
+/** The envelope waits for the slowest node it gathers from (knob nodeFaults[…].slowMs), as menelaus_stats' gatherer does. */
+export async function gatherDelay(ctx: SimContext, nodes: readonly SimNode[]): Promise<void> {
+  const ms = Math.max(0, ...nodes.map((n) => nodeFault(ctx, n.hostname).slowMs ?? 0));
+  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+}
+

@@ -11,14 +11,17 @@
  *
  * Queries (couchbase/docs-server rest-statistics-single/-multiple, ns_server menelaus_web_stats.erl):
  * - `metric`: a list of `{label, value, operator}` (`=` default, `!=`, `=~`, `!~` anchored like PromQL, `any`
- *   and `not_any` with a list of values) or an object `{label: value}` (values as anchored regexes, as
- *   ns_server sends them). Labels: `name`, `bucket`, `instance` (kv, ns_server, xdcr), `state`, `op`,
+ *   and `not_any` with a list of values); anything else, an object `{label: value}` included, answers 400
+ *   `must be a list of JSON objects` (menelaus_web_stats.erl validate_metric_json/2). Labels: `name`, `bucket`, `instance` (kv, ns_server, xdcr), `state`, `op`,
  *   `result`, `sourceBucketName`, `targetClusterUUID`, `targetBucketName`, `pipelineType`.
  * - `applyFunctions`: first at most one of rate, irate, increase, delta, idelta, deriv, avg/min/max_over_time;
  *   then sum, min, max, avg (drop every label), p1-p100 (histograms: none here, so no data).
  * - `start`/`end`: epoch seconds, or negative = seconds before now (default -60 and now); `step` (default
  *   10 s) and `timeWindow` (default 1m): Prometheus durations; `alignTimestamps` puts start and end on
- *   multiples of the step; `nodes`: host:port list (default every node); `nodesAggregation` (POST) or
+ *   multiples of the step; `nodes`: host:port list (default every node of the cluster in any membership state,
+ *   menelaus_web_node:get_hostnames(Req, any)); `timeout` (ms, 1-300000, default 60000): a node slower than it
+ *   (knob nodeFaults[host].slowMs) answers in `errors` (`Request timed out`) and the answer comes at the
+ *   timeout instead of waiting for it, as read_metrics_response does; `nodesAggregation` (POST) or
  *   `aggregationFunction` (GET): sum, min, max, avg merge the nodes' series with equal labels.
  * - Answer: `{data: [{metric: {nodes: [...], name, instance, bucket, …}, values: [[ts, "value"], …]}],
  *   errors: [{node, error}], startTimestamp, endTimestamp}`; values are strings, timestamps epoch seconds.
@@ -48,7 +51,7 @@ import type { NativeSeries } from '../native.js';
 import { PromqlError, compileMatchers, durationSeconds, evaluate, formatValue, validFunction } from '../promql.js';
 import type { EvalSeries, MatchOp, Matcher } from '../promql.js';
 import type { FaultRule, SimContext, SimModule, SimNode } from '../types.js';
-import { effectiveNodes } from './cluster.js';
+import { effectiveNodes, nodeFault } from './cluster.js';
 
 const CLUSTER_UUID = '8ebd144e243c942109c19842bdec9cdd';
 const AGGREGATIONS = ['sum', 'min', 'max', 'avg'] as const;
@@ -72,7 +75,12 @@ interface Query {
   readonly step: number;
   readonly nodes: readonly SimNode[];
   readonly aggregation: Aggregation | undefined;
+  /** ms the cluster manager waits for the nodes (menelaus_web_stats read_metrics_response). */
+  readonly timeout: number;
 }
+
+/** ?DEFAULT_PROMETHEUS_QUERY_TIMEOUT: a query without `timeout` waits up to 60 s for its nodes. */
+const DEFAULT_TIMEOUT_MS = 60_000;
 
 interface RawQuery {
   metric: Matcher[];
@@ -105,7 +113,7 @@ function findNode(ctx: SimContext, name: string): SimNode | undefined {
 
 /** Validate one query as ns_server's validators do; throws BadRequest. */
 function normalize(ctx: SimContext, raw: RawQuery): Query {
-  if (raw.metric.length === 0) throw new BadRequest('metric', 'must be not empty');
+  if (raw.metric.length === 0) throw new BadRequest('metric', 'must not be empty');
   for (const f of raw.functions) if (!validFunction(f)) throw new BadRequest('applyFunctions', 'invalid list of functions');
   const window = raw.timeWindow === undefined ? 60 : durationSeconds(raw.timeWindow);
   if (window === undefined) throw new BadRequest('timeWindow', 'invalid interval');
@@ -134,7 +142,7 @@ function normalize(ctx: SimContext, raw: RawQuery): Query {
     if (!(AGGREGATIONS as readonly unknown[]).includes(raw.aggregation)) throw new BadRequest(raw.aggregationKey, 'The value must be one of the following: [max,min,avg,sum,none]');
     aggregation = raw.aggregation as Aggregation;
   }
-  return { matchers: raw.metric, functions: raw.functions, window, start, end, step, nodes, aggregation };
+  return { matchers: raw.metric, functions: raw.functions, window, start, end, step, nodes, aggregation, timeout: timeout ?? DEFAULT_TIMEOUT_MS };
 }
 
 const POST_KEYS = new Set(['metric', 'applyFunctions', 'nodes', 'nodesAggregation', 'start', 'end', 'step', 'timeWindow', 'timeout', 'alignTimestamps']);
@@ -151,17 +159,20 @@ function postQuery(item: unknown): RawQuery {
       const e = m as { label?: unknown; value?: unknown; operator?: unknown };
       const op = (e.operator ?? '=') as MatchOp;
       const valueOk = typeof e.value === 'string' || (Array.isArray(e.value) && (op === 'any' || op === 'not_any') && e.value.every((v) => typeof v === 'string'));
-      if (typeof e !== 'object' || e === null || typeof e.label !== 'string' || !valueOk || !OPS.includes(op)) {
-        throw new BadRequest('metric', 'must be a list of {label, value, operator} objects');
-      }
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) throw new BadRequest('metric', 'must be a list of JSON objects');
+      // validate_label_props/1: only label, value, operator; label and value required; a known operator.
+      const unknown = Object.keys(e).find((k) => !['label', 'value', 'operator'].includes(k));
+      if (unknown !== undefined) throw new BadRequest('metric', `unknown label prop: ${unknown}`);
+      if (e.label === undefined || e.value === undefined) throw new BadRequest('metric', "all metric labels must contain 'label' and 'value' keys");
+      if (!OPS.includes(op)) throw new BadRequest('metric', `invalid operator: ${JSON.stringify(op)}`);
+      if (typeof e.label !== 'string') throw new BadRequest('metric', 'Label name must be a string');
+      if (!valueOk) throw new BadRequest('metric', `label value for ${e.label} must be ${op === 'any' || op === 'not_any' ? `a list of strings when used with '${op}' operation` : 'a string'}`);
       return { label: e.label, op, value: e.value as string | string[] };
     });
-  } else if (typeof o.metric === 'object' && o.metric !== null) {
-    const entries = Object.entries(o.metric as Record<string, unknown>);
-    if (entries.some(([, v]) => typeof v !== 'string')) throw new BadRequest('metric', 'metric labels must be strings');
-    metric = entries.map(([label, value]) => ({ label, op: '=~' as const, value: value as string }));
   } else {
-    throw new BadRequest('metric', 'must be a json object');
+    // menelaus_web_stats.erl validate_metric_json/2: anything but a list (an object `{label: value}` included)
+    // is refused.
+    throw new BadRequest('metric', 'must be a list of JSON objects');
   }
   const fns = o.applyFunctions;
   if (fns !== undefined && (!Array.isArray(fns) || fns.some((f) => typeof f !== 'string'))) throw new BadRequest('applyFunctions', 'Must be an array of non-empty strings');
@@ -216,6 +227,21 @@ interface Answer {
   endTimestamp: number;
 }
 
+/** How long the cluster manager waits for the nodes a query asks (the slowest, up to its timeout). */
+function waitMs(ctx: SimContext, q: Query): number {
+  const status = new Map(effectiveNodes(ctx).map((n) => [n.hostname, n.status]));
+  let ms = 0;
+  for (const n of q.nodes) if (status.get(n.hostname) !== 'unhealthy') ms = Math.max(ms, Math.min(nodeFault(ctx, n.hostname).slowMs ?? 0, q.timeout));
+  return ms;
+}
+
+/** Answer after the slowest node asked (a batch's queries wait together, from the same start). */
+async function held<T>(ctx: SimContext, queries: readonly Query[], value: T): Promise<T> {
+  const ms = Math.max(0, ...queries.map((q) => waitMs(ctx, q)));
+  if (ms > 0) await new Promise((r) => setTimeout(r, ms));
+  return value;
+}
+
 function answer(ctx: SimContext, q: Query, failing: { node?: string | undefined; error: string } | undefined): Answer {
   const times: number[] = [];
   for (let t = q.start; t <= q.end; t += q.step) times.push(t);
@@ -237,7 +263,13 @@ function answer(ctx: SimContext, q: Query, failing: { node?: string | undefined;
       continue;
     }
     if (status.get(node.hostname) === 'unhealthy') {
+      // read_metrics_response: a node whose ns_server_stats is down answers `down`.
       errors.push({ node: node.hostname, error: 'Node is not available' });
+      continue;
+    }
+    if ((nodeFault(ctx, node.hostname).slowMs ?? 0) > q.timeout) {
+      // read_metrics_response: no answer within the query's timeout (measured from the request's start).
+      errors.push({ node: node.hostname, error: 'Request timed out' });
       continue;
     }
     if (refused !== undefined || !match) {
@@ -336,7 +368,7 @@ export const statsRangeModule: SimModule = (app, ctx) => {
       throw e;
     }
     const fault = partialFault(req);
-    return queries.map((q, i) => answer(ctx, q, fault && (fault.query ?? 0) === i ? { node: fault.node, error: fault.error ?? 'Request timed out' } : undefined));
+    return held(ctx, queries, queries.map((q, i) => answer(ctx, q, fault && (fault.query ?? 0) === i ? { node: fault.node, error: fault.error ?? 'Request timed out' } : undefined)));
   });
 
   app.get<{ Params: { '*': string }; Querystring: Record<string, unknown> }>('/pools/default/stats/range/*', async (req, reply) => {
@@ -351,7 +383,7 @@ export const statsRangeModule: SimModule = (app, ctx) => {
       throw e;
     }
     const fault = partialFault(req);
-    return answer(ctx, q, fault && (fault.query ?? 0) === 0 ? { node: fault.node, error: fault.error ?? 'Request timed out' } : undefined);
+    return held(ctx, [q], answer(ctx, q, fault && (fault.query ?? 0) === 0 ? { node: fault.node, error: fault.error ?? 'Request timed out' } : undefined));
   });
 
   const metrics = (node: SimNode | undefined, req: FastifyRequest, reply: FastifyReply): FastifyReply | string => {

@@ -42,6 +42,7 @@ import { fixture } from '../fixtures.js';
 import { sampleTimes } from '../sampling.js';
 import type { SampleQuery } from '../sampling.js';
 import type { SimContext, SimModule, SimNode } from '../types.js';
+import { bucketServers, gatherDelay, liveBucketNodes } from './cluster.js';
 import { addTaskProvider } from './tasks.js';
 
 export interface SimRemote {
@@ -102,8 +103,7 @@ export function simRemoteUuid(name: string): string {
 }
 
 function kvNodes(ctx: SimContext): SimNode[] {
-  const kv = ctx.nodes.filter((n) => n.services.includes('kv') && n.membership === 'active');
-  return kv.length > 0 ? kv : ctx.nodes.slice(0, 1);
+  return bucketServers(ctx);
 }
 
 /** Uneven per-node shares summing to 1 (real vBucket maps rarely split evenly). */
@@ -335,7 +335,15 @@ export const xdcrModule: SimModule = (app, ctx) => {
     const nodeStats: Record<string, number[]> = {};
     // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
     const override = (ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined)?.[stat];
-    for (const n of kvNodes(ctx)) nodeStats[n.hostname] = timestamp.map((t) => (override ? override(t - skew, n.hostname) : (rep.stat(stat, n.hostname, t - skew) ?? 0)));
+    // ns_server gathers a replication's stat from the bucket's servers that answer (live_bucket_nodes): a node
+    // that is down is absent from nodeStats, a failed-over one is no longer a server.
+    await gatherDelay(ctx, liveBucketNodes(ctx));
+    // 7.0+ answers the legacy name from goxdcr's native series (stat_names_mappings.erl, the `@xdcr-` replications
+    // clause): a name with no native series there (meta_latency_wt on every 7.x line; docs_rep_queue once 8.0's
+    // goxdcr no longer exports xdcr_docs_rep_queue_total) has no node's samples.
+    const profile = ctx.options.profile;
+    const unanswered = profile.rangeApi && (stat === 'meta_latency_wt' || (stat === 'docs_rep_queue' && profile.major >= 8));
+    for (const n of unanswered ? [] : liveBucketNodes(ctx)) nodeStats[n.hostname] = timestamp.map((t) => (override ? override(t - skew, n.hostname) : (rep.stat(stat, n.hostname, t - skew) ?? 0)));
     return { samplesCount: zoom.count, isPersistent: true, lastTStamp: newest, interval: zoom.stepMs, timestamp, nodeStats };
   });
 
