@@ -54,14 +54,14 @@ import { CbwError } from '../errors.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { z } from 'zod';
-import { arrayElementBounds, Ch, elementEnd, parseSlice, skipSpace } from './json-slices.js';
+import { arrayElementBounds, Ch, elementEnd, lastDepth, MAX_JSON_DEPTH, nestingDepth, parseSlice, skipSpace } from './json-slices.js';
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
-import { IdList, idKey, Interner, QueryReader } from './range-reader.js';
+import { AnswerErrors, IdList, idKey, Interner, keptLabel, QueryReader, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-reader.js';
 import type { ReadEntry } from './range-reader.js';
-import { pointsOf, rawSeriesValue, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
+import { pointsOf, rawSeriesValue, resolvePoints, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
 import type { CounterMemo, Point } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
@@ -207,9 +207,8 @@ function str(v: unknown): string | undefined {
 export function parseQueryAnswer(metric: string, raw: unknown, summed = false): QueryResult {
   const head = answerHead(raw);
   const out: QueryResult = { metric, series: [], erroredNodes: head.erroredNodes, errors: head.errors };
-  for (const d of head.data) {
-    const e = entryOf(d, summed);
-    if (e === undefined) continue;
+  const entries = treeEntries(head, summed);
+  for (const e of entries) {
     const points = pointsOf(e.values);
     if (points.length === 0) continue;
     out.series.push({ metric, node: e.node, labels: e.labels, points });
@@ -217,10 +216,61 @@ export function parseQueryAnswer(metric: string, raw: unknown, summed = false): 
   return out;
 }
 
-/** An answer's `errors` (the nodes they name; '*' when one names none) and its `data` entries. Pure. */
-function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]; data: readonly unknown[] } {
-  const erroredNodes = new Set<string>();
-  const errors: string[] = [];
+/** A parsed answer's entry as the walk keeps it: its labels, node, raw values, and its key within the answer. */
+interface TreeEntry {
+  readonly labels: Record<string, string>;
+  readonly node: string;
+  values: readonly unknown[];
+}
+
+/**
+ * The usable entries of a parsed answer (entryOf), bounded and checked as the text's reader does: past
+ * RANGE_LIMITS.seriesPerQuery none (the answer refused, in `head`), and a series given twice merged into its first
+ * entry (its values after the first's: resolvePoints then keeps one point per time). Pure but for `head` and `caps`.
+ */
+function treeEntries(head: AnswerHead, summed: boolean, caps?: RangeCaps): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  const seen = new Map<string, number>();
+  let count = 0;
+  for (const d of head.data) {
+    const e = entryOf(d, summed, caps);
+    if (e === undefined) continue;
+    if (++count > RANGE_LIMITS.seriesPerQuery) continue;
+    const key = seriesKey({ metric: '', node: e.node, labels: e.labels });
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, out.length);
+      out.push(e);
+    } else {
+      caps?.add('range_duplicate_series');
+      const f = out[first] as TreeEntry;
+      f.values = [...f.values, ...e.values];
+    }
+  }
+  if (count > RANGE_LIMITS.seriesPerQuery) {
+    caps?.add('range_series', count - RANGE_LIMITS.seriesPerQuery);
+    head.erroredNodes.add('*');
+    const why = tooManySeriesText(count);
+    if (!head.errors.includes(why)) head.errors.push(why);
+    return [];
+  }
+  return out;
+}
+
+interface AnswerHead {
+  readonly erroredNodes: Set<string>;
+  readonly errors: string[];
+  readonly data: readonly unknown[];
+}
+
+/**
+ * An answer's `errors` (the nodes they name; '*' when one names none, or past RANGE_LIMITS.errorEntries) and its
+ * `data` entries. The texts are bounded as the text's reader bounds them (AnswerErrors). Pure but for `caps`.
+ */
+function answerHead(raw: unknown, caps?: RangeCaps): AnswerHead {
+  const bounded = new AnswerErrors(caps);
+  const erroredNodes = bounded.nodes;
+  const errors = bounded.texts;
   if (raw === null || typeof raw !== 'object') {
     erroredNodes.add('*');
     errors.push('answer is not an object');
@@ -230,9 +280,9 @@ function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]
   if (Array.isArray(r.errors)) {
     for (const e of r.errors as unknown[]) {
       const node = e !== null && typeof e === 'object' ? str((e as { node?: unknown }).node) : undefined;
-      erroredNodes.add(node ?? '*');
       const why = e !== null && typeof e === 'object' ? (e as { error?: unknown }).error : e;
-      errors.push(`${node ?? 'cluster'}: ${typeof why === 'string' ? why : JSON.stringify(why) ?? 'error'}`);
+      // JSON.stringify of a huge object: only what is kept of it is worth the time, but it is parsed already.
+      bounded.add(node, typeof why === 'string' ? why : (JSON.stringify(why) ?? 'error'));
     }
   }
   if (!Array.isArray(r.data)) {
@@ -251,7 +301,7 @@ function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]
  * series is ALL_NODES's). This runs for every series of every poll (about 23,000 at 100 buckets on 4 nodes): no
  * per-entry arrays (for…in rather than Object.entries).
  */
-function entryOf(d: unknown, summed: boolean): { labels: Record<string, string>; node: string; values: readonly unknown[] } | undefined {
+function entryOf(d: unknown, summed: boolean, caps?: RangeCaps): TreeEntry | undefined {
   if (d === null || typeof d !== 'object') return undefined;
   const m = (d as { metric?: unknown }).metric;
   const values = (d as { values?: unknown }).values;
@@ -262,8 +312,8 @@ function entryOf(d: unknown, summed: boolean): { labels: Record<string, string>;
   for (const k in ml) {
     const v = ml[k];
     if (k === 'nodes') {
-      if (Array.isArray(v) && v.length === 1 && typeof v[0] === 'string') node = v[0];
-    } else if (typeof v === 'string') labels[k] = v;
+      if (Array.isArray(v) && v.length === 1 && typeof v[0] === 'string') node = keptLabel(v[0], caps);
+    } else if (typeof v === 'string') labels[keptLabel(k, caps)] = keptLabel(v, caps);
   }
   if (summed) node = ALL_NODES;
   if (node === undefined) return undefined;
@@ -334,8 +384,11 @@ export class AnswerGrouping {
     private readonly sizes?: Map<string, number>,
   ) {
     this.g = new Grouping(rows, itemOf, memo);
-    this.reader = new QueryReader(internerOf(memo));
+    this.reader = new QueryReader(internerOf(memo), this.caps);
   }
+
+  /** What the bounds on the answers cut or refused in this grouping (cbwatch_collector_capped_total). */
+  readonly caps = new RangeCaps();
 
   /** Each committed answer's error texts (for the item errors), in the order added. */
   get errorTexts(): ReadonlyArray<{ metric: string; errors: string[] }> {
@@ -365,9 +418,18 @@ export class AnswerGrouping {
     const bounds = arrayElementBounds(text);
     if (bounds !== undefined) {
       for (let i = 0; i < Math.min(names.length, bounds.length / 2); i++) this.sizes?.set(names[i] as string, (bounds[2 * i + 1] as number) - (bounds[2 * i] as number));
-      return this.stageAll(names, summed, bounds.length / 2, (i) => parseSlice(text, bounds[2 * i] as number, bounds[2 * i + 1] as number));
+      return this.stageAll(names, summed, bounds.length / 2, (i) => {
+        const from = bounds[2 * i] as number;
+        const to = bounds[2 * i + 1] as number;
+        return nestingDepth(text, from, to) > MAX_JSON_DEPTH ? TOO_DEEP : parseSlice(text, from, to);
+      });
     }
-    // Not an array as the scan sees it: parsed whole, which decides (and throws when it is not JSON).
+    // Not an array as the scan sees it: parsed whole, which decides (and throws when it is not JSON), unless it
+    // nests deeper than any answer (then refused unparsed, as not JSON this reader takes).
+    if (nestingDepth(text) > MAX_JSON_DEPTH) {
+      this.caps.add('range_nesting');
+      throw new SyntaxError(`Not a range answer: nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
     const raw: unknown = JSON.parse(text);
     return Array.isArray(raw) ? this.stageAll(names, summed, raw.length, (i) => raw[i]) : raw;
   }
@@ -394,8 +456,13 @@ export class AnswerGrouping {
         } else {
           end = elementEnd(text, p);
           if (end < 0) return undefined;
-          const raw = parseSlice(text, p, end);
-          if (name !== undefined) this.stage(l, name, raw, sum);
+          if (lastDepth > MAX_JSON_DEPTH) {
+            // Refused unparsed: 3,000,000 nested arrays (6 MB) made 556 MiB of parsed tree (issue 39).
+            if (name !== undefined) this.refuseDeep(l, name);
+          } else {
+            const raw = parseSlice(text, p, end);
+            if (name !== undefined) this.stage(l, name, raw, sum);
+          }
         }
         if (name !== undefined) this.sizes?.set(name, end - p);
         p = skipSpace(text, end);
@@ -412,9 +479,16 @@ export class AnswerGrouping {
     return new StagedRequest(l);
   }
 
+  /** A query's answer nested deeper than MAX_JSON_DEPTH: its metric failed on every node, counted. */
+  private refuseDeep(l: Layer, metric: string): void {
+    this.caps.add('range_nesting');
+    l.errors(metric, new Set(['*']), [`cluster: the answer nests deeper than ${MAX_JSON_DEPTH} levels: refused`]);
+  }
+
   /** The QueryReader's entries, valued against the memo series by series, into the layer. */
   private stageRead(l: Layer, metric: string): void {
     const r = this.reader;
+    if (r.errors.nodes.size > 0) l.errors(metric, new Set(r.errors.nodes), [...r.errors.texts]);
     const metricId = r.interner.idOf(metric);
     for (let i = 0; i < r.entries.length; i++) {
       const e = r.entries[i] as ReadEntry;
@@ -438,18 +512,19 @@ export class AnswerGrouping {
     for (let i = 0; i < Math.max(count, names.length); i++) {
       const raw = i < count ? element(i) : undefined;
       const name = names[i];
-      if (name !== undefined) this.stage(l, name, raw, summed.has(name));
+      if (name === undefined) continue;
+      if (raw === TOO_DEEP) this.refuseDeep(l, name);
+      else this.stage(l, name, raw, summed.has(name));
     }
     return new StagedRequest(l);
   }
 
   /** One query's answer, valued against the memo series by series, into the layer. */
   private stage(l: Layer, metric: string, raw: unknown, summed: boolean): void {
-    const head = answerHead(raw);
+    const head = answerHead(raw, this.caps);
+    const entries = treeEntries(head, summed, this.caps);
     l.errors(metric, head.erroredNodes, head.errors);
-    for (const d of head.data) {
-      const e = entryOf(d, summed);
-      if (e === undefined) continue;
+    for (const e of entries) {
       const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
       const value = rawSeriesValue(e.values, l.previous(key, rec));
@@ -470,9 +545,15 @@ export class AnswerGrouping {
   }
 
   done(): RangeItems {
-    return this.g.done();
+    const groups = this.g.done();
+    // The memo has forgotten the series this poll did not see: the strings only they used go too.
+    this.reader.interner.sweep();
+    return groups;
   }
 }
+
+/** A query's answer refused unparsed for its nesting (stageAll's marker). */
+const TOO_DEEP: unknown = Symbol('too deep');
 
 /**
  * The interner of a memo: its keys are made of the interner's numbers, so the two go together, from poll to poll,
@@ -565,6 +646,39 @@ export interface RangeFetch {
   readonly requests: number;
 }
 
+/** Distinct causes of range item errors logged one by one per poll; the rest under one line. */
+const MAX_ERROR_CAUSES = 20;
+
+/**
+ * The answers' error texts as item errors, aggregated per poll: one per cause (text), with the number of metrics it
+ * failed as its count, so 50,000 errors entries make a few lines, not 800,000 item errors and 257 MB of debug log
+ * (issue 39). Past MAX_ERROR_CAUSES causes, the rest are one more, counted.
+ */
+export function reportRangeErrors(ctx: Pick<CollectContext, 'itemFailed'>, errors: ReadonlyArray<{ metric: string; errors: string[] }>): void {
+  const causes = new Map<string, string[]>();
+  let others = 0;
+  for (const r of errors) {
+    for (const e of r.errors) {
+      const metrics = causes.get(e);
+      if (metrics !== undefined) metrics.push(r.metric);
+      else if (causes.size < MAX_ERROR_CAUSES) causes.set(e, [r.metric]);
+      else others++;
+    }
+  }
+  for (const [text, metrics] of causes) {
+    // The entry's text comes from upstream: bounded (RANGE_LIMITS.errorChars), and kept out of the brief a page may show.
+    const names = metrics.length > 3 ? `${metrics.slice(0, 3).join(', ')} and ${metrics.length - 3} more` : metrics.join(', ');
+    const err = new CbwError('CBW_ERR_HTTP', `range API error for ${names}: ${text.slice(0, RANGE_LIMITS.errorChars)}`);
+    err.brief = `range API error for ${names}`;
+    ctx.itemFailed(`range ${names}`, err, metrics.length);
+  }
+  if (others > 0) {
+    const err = new CbwError('CBW_ERR_HTTP', `range API errors of ${others} more metric answers (past ${MAX_ERROR_CAUSES} causes in this poll)`);
+    err.brief = 'range API errors';
+    ctx.itemFailed('range (more causes)', err, others);
+  }
+}
+
 /**
  * Ask the range API for every native metric of `rows`, in batches, and group the answer. Throws
  * RangeUnavailableError on 404/405/403, and the first error when every request failed; a request that fails when
@@ -617,15 +731,8 @@ export async function fetchRange<N extends CollectorName>(
   if (ctx.signal.aborted) throw ctx.signal.reason;
   if (failed > 0 && failed === batches.length) throw first;
   const groups = grouping.done();
-  const errors = grouping.errorTexts;
-  for (const r of errors) {
-    for (const e of r.errors) {
-      // The entry's text comes from upstream: bounded here, and kept out of the brief a page may show.
-      const err = new CbwError('CBW_ERR_HTTP', `range API error for ${r.metric}: ${e.slice(0, 200)}`);
-      err.brief = `range API error for ${r.metric}`;
-      ctx.itemFailed(`range ${r.metric}`, err);
-    }
-  }
+  reportRangeErrors(ctx, grouping.errorTexts);
+  for (const [what, n] of grouping.caps.counts) ctx.out.countCap(what, n);
   let newest: number | undefined;
   for (const cells of groups.items.values()) for (const c of cells.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
   for (const c of groups.nodeWide.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
