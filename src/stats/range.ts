@@ -400,6 +400,7 @@ export class AnswerGrouping {
       const l = this.g.layer();
       if ('failed' in a) l.errors(a.metric, new Set(['*']));
       else this.stage(l, a.metric, a.raw, a.summed);
+      this.caps.add('range_cells', l.refused);
       this.g.commit(l);
     }
   }
@@ -503,6 +504,7 @@ export class AnswerGrouping {
 
   /** Add a request read by readText. */
   commit(request: StagedRequest): void {
+    this.caps.add('range_cells', request.layer.refused);
     this.g.commit(request.layer);
   }
 

@@ -141,7 +141,7 @@ describe('errors entries', () => {
 
 describe('series and nesting', () => {
   it('200,001 series in one query: the query refused (its metric failed on every node), counted; the next query kept', () => {
-    const series = Array.from({ length: 200_001 }, (_, k) => ({ bucket: `b${k}` }));
+    const series = Array.from({ length: 200_001 }, (_, k) => ({ bucket: 'b7', op: `o${k}` }));
     const g = poll(new Map(), `[${answer(series)},${answer([{ bucket: 'b7' }])}]`);
     const groups = g.done();
     expect(g.caps.counts.get('range_series')).toBe(1);
@@ -151,12 +151,26 @@ describe('series and nesting', () => {
     expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b7', undefined)).toBeUndefined();
   });
 
-  it('200,000 series in one query are all kept', () => {
-    const series = Array.from({ length: 200_000 }, (_, k) => ({ bucket: `b${k}` }));
+  it('200,000 series in one query are all kept: 200,000 × 5', () => {
+    const series = Array.from({ length: 200_000 }, (_, k) => ({ bucket: 'b', op: `o${k}` }));
     const g = poll(new Map(), `[${answer(series)}]`, ['m0']);
-    const groups = g.done();
-    expect(groups.items.size).toBe(200_000);
-    expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b199999', undefined)).toBe(5);
+    expect(rowValue(TABLE[0] as NativeMapRow, g.done(), 'b', undefined)).toBe(1_000_000);
+  });
+
+  it('25,000 buckets in one request are kept; a series of a 25,001st refuses its metric, counted; the other metric keeps its own', () => {
+    const series = (n: number) => Array.from({ length: n }, (_, k) => ({ bucket: `b${k}` }));
+    const ok = poll(new Map(), `[${answer(series(25_000))}]`, ['m0']);
+    const g1 = ok.done();
+    expect(g1.items.size).toBe(25_000);
+    expect(rowValue(TABLE[0] as NativeMapRow, g1, 'b24999', undefined)).toBe(5);
+    // m0 makes 25,000 cells; m1's one series of b0 has its cell already, its b25000 is one too many.
+    const over = poll(new Map(), `[${answer(series(25_000))},${answer([{ bucket: 'b0' }, { bucket: 'b25000' }])}]`);
+    const g2 = over.done();
+    expect(over.caps.counts.get('range_cells')).toBe(1);
+    expect([...(g2.errored.get('m1') ?? [])]).toEqual(['*']);
+    expect(g2.errored.has('m0')).toBe(false);
+    expect(rowValue(TABLE[0] as NativeMapRow, g2, 'b0', undefined)).toBe(5);
+    expect(rowValue(TABLE[1] as NativeMapRow, g2, 'b0', undefined)).toBeUndefined();
   });
 
   it('an answer nested 3,000,000 deep is refused unparsed, counted; its neighbour kept', () => {
