@@ -243,6 +243,11 @@ export class Layer {
   refused = 0;
   private refusedMetrics: Set<string> | undefined;
 
+  /** Whether `metric` was refused in this layer (past MAX_CELLS_PER_REQUEST): the rest of its series need no reading. */
+  isRefused(metric: string): boolean {
+    return this.refusedMetrics?.has(metric) === true;
+  }
+
   /** One series, valued: its memo update, and its value added to the row parts that read it. */
   put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue): void {
     const item = this.itemOf(labels);

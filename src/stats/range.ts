@@ -497,6 +497,11 @@ export class AnswerGrouping {
       const rec = this.memo.get(key);
       const value = runSeriesValue(r.run, e.from, e.to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
+      // Refused for its cells: the metric fails everywhere, its other series are not worth valuing (counted).
+      if (l.isRefused(metric)) {
+        l.refused += r.entries.length - i - 1;
+        break;
+      }
     }
     const last = r.entries[r.entries.length - 1];
     if (last !== undefined) LABEL_SHAPES.set(metric, last.labels);
@@ -531,6 +536,10 @@ export class AnswerGrouping {
       const rec = this.memo.get(key);
       const value = rawSeriesValue(e.values, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
+      if (l.isRefused(metric)) {
+        l.refused += entries.length - entries.indexOf(e) - 1;
+        break;
+      }
     }
   }
 
