@@ -720,7 +720,14 @@ export async function fetchRange<N extends CollectorName>(
   const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes);
   let failed = 0;
   let first: unknown;
+  // What the bounds cut or refused, counted as each request is read: a poll that then misses its deadline still
+  // shows them (the 100,000-series answers of issue 39 did).
+  const flushCaps = (): void => {
+    for (const [what, n] of grouping.caps.counts) ctx.out.countCap(what, n);
+    grouping.caps.counts.clear();
+  };
   for (const names of batches) {
+    flushCaps();
     if (ctx.signal.aborted) throw ctx.signal.reason;
     try {
       const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
@@ -739,11 +746,11 @@ export async function fetchRange<N extends CollectorName>(
       if (!ctx.signal.aborted) ctx.itemFailed(`range request (${names.length} metrics)`, err);
     }
   }
+  flushCaps();
   if (ctx.signal.aborted) throw ctx.signal.reason;
   if (failed > 0 && failed === batches.length) throw first;
   const groups = grouping.done();
   reportRangeErrors(ctx, grouping.errorTexts);
-  for (const [what, n] of grouping.caps.counts) ctx.out.countCap(what, n);
   let newest: number | undefined;
   for (const cells of groups.items.values()) for (const c of cells.values()) if (newest === undefined || c.newest > newest) newest = c.newest;
   for (const c of groups.nodeWide.values()) if (newest === undefined || c.newest > newest) newest = c.newest;

@@ -198,3 +198,25 @@ describe('series and nesting', () => {
     expect(() => g.readText(`{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, ['m0'], new Set())).toThrow(/deeper than 64/);
   });
 });
+
+describe('fetchRange', () => {
+  it('counts what the bounds cut as each request is read, so a poll that then fails still shows it', async () => {
+    const { bucketStatsCollector } = await import('../../src/collectors/bucket_stats.js');
+    const { collect, fakeClient } = await import('../helpers/collect.js');
+    let request = 0;
+    const big = 'a'.repeat(2000);
+    const client = fakeClient({
+      '/pools/default/buckets': [{ name: 'b', bucketType: 'membase', nodes: [{ hostname: 'n1:8091', clusterCompatibility: 0x70006 }] }],
+      // The first request's first answer carries a 2,000-byte label value (cut: counted once); the second answers
+      // 404, which fails the poll (stats_source: range on a cluster without the range API).
+      '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) => {
+        if (request++ > 0) return { status: 404, text: 'Not found.' };
+        return (o.json as unknown[]).map((_q, i) => ({ data: i === 0 ? [{ metric: { nodes: ['n1:8091'], bucket: 'b', x: big }, values: [[T0, '1']] }] : [], errors: [] }));
+      },
+    });
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
+    expect(r.ok).toBe(false);
+    expect(request).toBe(2);
+    expect(r.set.capped.get('range_label_length')).toBe(1);
+  });
+});
