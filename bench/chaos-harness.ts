@@ -48,8 +48,8 @@ export function tempDir(): string {
 }
 
 /** `cbwatch …` through the launcher (its shebang's Node flags apply), as users run it. */
-export function start(args: string[], env: Record<string, string> = {}): Proc {
-  const child = spawn(CLI, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function start(args: string[], env: Record<string, string> = {}, cli = CLI): Proc {
+  const child = spawn(cli, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let buf = '';
   const keep = (d: Buffer): void => {

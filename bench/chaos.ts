@@ -17,7 +17,8 @@
  * fault injection); the pure parts (matrix, oracle, tables) are in bench/chaos-lib.ts.
  *
  * Knobs (environment): CHAOS_SOAK_SECONDS, CHAOS_PARTS (comma list of matrix,large,wrk,auth,webhook,sighup,
- * slots (bench/chaos-slots.ts), readers (bench/chaos-readers.ts), clusters (bench/chaos-clusters.ts), config (bench/chaos-config.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
+ * slots (bench/chaos-slots.ts), readers (bench/chaos-readers.ts), clusters (bench/chaos-clusters.ts), config (bench/chaos-config.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), range (bench/chaos-range.ts:
+ * CHAOS_RANGE_SECONDS, CHAOS_RANGE_CASES), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
  * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading), CHAOS_RESULTS
  * (write the section into another file, for trials).
  * Every loop is bounded in count and time; every child is stopped at the end (SIGKILL after 60 s).
@@ -39,9 +40,10 @@ import { caseAuth, caseLarge, caseSighup, caseWebhook, caseWrk } from './chaos-c
 import { soak } from './chaos-soak.js';
 import { caseClockSteps, caseLogDestination, caseScheduleSteps } from './chaos-clock.js';
 import { caseBoundedSchemaFailures } from './chaos-bounded.js';
+import { caseRangeBounds } from './chaos-range.js';
 
 const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 600);
-const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,soak').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,soak').split(',').map((s) => s.trim()));
 
 function rowsTable(rows: Rows): string {
   return renderTable(['figure', 'value'], rows);
@@ -109,6 +111,7 @@ async function main(): Promise<void> {
   if (PARTS.has('cron')) cases.push(['A cron schedule under wall-clock steps (issue 38)', await guard('cron', caseScheduleSteps)]);
   if (PARTS.has('logpipe')) cases.push(['A failing log destination (issue 25, item 5)', await guard('logpipe', caseLogDestination)]);
   if (PARTS.has('bounded')) cases.push(['Small answers failing their whole schema (issue 25, item 1)', await guard('bounded', caseBoundedSchemaFailures)]);
+  if (PARTS.has('range')) cases.push(['Range answers that bloat (issue 39, item 2)', await guard('range', caseRangeBounds)]);
   if (cases.length) {
     sections.push('### Issue cases', '');
     for (const [title, rows] of cases) sections.push(`#### ${title}`, '', typeof rows === 'string' ? rows : rowsTable(rows), '');
@@ -120,7 +123,7 @@ async function main(): Promise<void> {
     else sections.push(rowsTable(s.rows), '', `RSS over time (s → MB): ${s.rss.map(([t, mb]) => `${t}→${fmt(mb)}`).join(', ')}`, '');
   }
   sections.push(
-    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,soak; CHAOS_ROUTES and',
+    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,soak; CHAOS_ROUTES and',
     'CHAOS_KINDS filter the matrix; CHAOS_LARGE_COUNT/_MB/_FILL; CHAOS_NOTE).',
   );
   const file = process.env.CHAOS_RESULTS ?? join(ROOT, 'bench', 'RESULTS.md');

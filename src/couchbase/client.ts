@@ -18,7 +18,7 @@ import { processRedactor, registerSecret } from '../redact.js';
 import type { Redactor } from '../redact.js';
 import { answerBudget, reportAnswerBytes } from './answer-budget.js';
 import type { ByteBudget } from './answer-budget.js';
-import { answerValueLimit, countValueMarks } from './answer-values.js';
+import { answerValueLimit, countValueMarks, DEPTH_SCAN_FROM_CHARS, MAX_ANSWER_DEPTH, nestsDeeperThan } from './answer-values.js';
 import { abortError, codeOf, statusError, transportError } from './request-errors.js';
 import { FairSemaphore } from './semaphore.js';
 
@@ -299,6 +299,11 @@ class Client implements CouchbaseClient {
       // The poll gave up while this answer waited for its turn: parsing it would only cost time and memory.
       if (signal?.aborted) throw abortError(desc, signal, undefined);
       let body: unknown;
+      // Refused unparsed: no Couchbase answer nests so deep, and what nesting costs the parser is not bounded by
+      // the value cap (a parseBody reader checks its own answers' depth).
+      if (options.parseBody === undefined && raw.text.length >= DEPTH_SCAN_FROM_CHARS && nestsDeeperThan(raw.text)) {
+        throw new SchemaError(desc, `body nests deeper than ${MAX_ANSWER_DEPTH} levels: refused unparsed`, raw.status);
+      }
       try {
         body = options.parseBody === undefined ? JSON.parse(raw.text) : options.parseBody(raw.text);
       } catch (err) {

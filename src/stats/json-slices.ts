@@ -55,19 +55,56 @@ export function skipSpace(text: string, at: number): number {
 }
 
 /**
+ * How deep a JSON value may nest (arrays and objects) before it is refused unparsed. A range answer is five levels
+ * deep (the request's array, the answer, `data`, an entry, `values`, a point: six with the request); V8's parser
+ * is not recursive, but each level is an object of its own: 3,000,000 nested arrays (6 MB of text, under every
+ * byte and value cap) took the collection thread to 556 MiB.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting the last elementEnd() saw in its element (0 for a string, number or literal). */
+export let lastDepth = 0;
+
+/**
+ * The deepest nesting of arrays and objects in text[start, end) (strings skipped whole), stopping as soon as it
+ * passes `limit` (then limit + 1). Pure.
+ */
+export function nestingDepth(text: string, start = 0, end = text.length, limit = MAX_JSON_DEPTH): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = start; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === Ch.Quote) {
+      i = stringEnd(text, i);
+      if (i < 0) return deepest;
+    } else if (c === Ch.OpenSquare || c === Ch.OpenCurly) {
+      if (++depth > deepest) {
+        deepest = depth;
+        if (deepest > limit) return deepest;
+      }
+    } else if (c === Ch.CloseSquare || c === Ch.CloseCurly) depth--;
+  }
+  return deepest;
+}
+
+/**
  * The end of the array element that starts at `start` (not whitespace): the index of the `,` or `]` that follows
  * it at its own depth, found without parsing it (a string is skipped whole: a bracket or comma in it is text;
- * brackets are counted). -1 when the text ends first or closes with `}`.
+ * brackets are counted). -1 when the text ends first or closes with `}`. Sets `lastDepth` to the element's deepest
+ * nesting, so that the caller can refuse it before a parse.
  */
 export function elementEnd(text: string, start: number): number {
   let depth = 0;
+  let deepest = 0;
+  lastDepth = 0;
   for (let i = start; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === Ch.Quote) {
       i = stringEnd(text, i);
       if (i < 0) return -1;
-    } else if (c === Ch.OpenSquare || c === Ch.OpenCurly) depth++;
-    else if (c === Ch.CloseSquare || c === Ch.CloseCurly) {
+    } else if (c === Ch.OpenSquare || c === Ch.OpenCurly) {
+      if (++depth > deepest) lastDepth = deepest = depth;
+    } else if (c === Ch.CloseSquare || c === Ch.CloseCurly) {
       if (depth > 0) depth--;
       else return c === Ch.CloseSquare ? i : -1;
     } else if (c === Ch.Comma && depth === 0) return i;

@@ -100,6 +100,16 @@ class Parts {
     this.slots = new Int32Array(width * 16).fill(-1);
   }
 
+  /** Cells made so far. */
+  get cellCount(): number {
+    return this.cells;
+  }
+
+  /** Whether the cell of `item` on `node` exists. */
+  has(item: string | undefined, node: string): boolean {
+    return (item === undefined ? this.nodeWide : this.items.get(item))?.has(node) === true;
+  }
+
   cell(item: string | undefined, node: string): Cell {
     let byNode: Map<string, Cell>;
     if (item === undefined) byNode = this.nodeWide;
@@ -179,6 +189,12 @@ class Parts {
 }
 
 /**
+ * Cells (an item on a node) one request's answers may make: 2,500 buckets (or replications) on 9 nodes and their
+ * sum. Past it, a series that would make another is refused with its metric (Layer.put). docs/security.md.
+ */
+export const MAX_CELLS_PER_REQUEST = 25_000;
+
+/**
  * Memo records staged so far, counted across layers: a record is marked with its count when staged, so a layer
  * finds where it staged a series an answer repeats at once (a layer stages synchronously: its marks are
  * consecutive; a layer whose marks wrap around at 2^30 finds its repeats in the memo's record instead, as
@@ -245,8 +261,29 @@ export class Layer {
     return { t: this.recPoints[2 * i] as number, v: this.recPoints[2 * i + 1] as number };
   }
 
+  /** Series refused because they would have made a cell past MAX_CELLS_PER_REQUEST (range_cells). */
+  refused = 0;
+  private refusedMetrics: Set<string> | undefined;
+
+  /** Whether `metric` was refused in this layer (past MAX_CELLS_PER_REQUEST): the rest of its series need no reading. */
+  isRefused(metric: string): boolean {
+    return this.refusedMetrics?.has(metric) === true;
+  }
+
   /** One series, valued: its memo update, and its value added to the row parts that read it. */
   put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue): void {
+    const item = this.itemOf(labels);
+    if (this.parts.cellCount >= MAX_CELLS_PER_REQUEST && !this.parts.has(item, node)) {
+      // Each cell costs a slot per row part (about 700 bytes for the bucket table): 100,000 fresh buckets in one
+      // answer made hundreds of MB (issue 39). Past the cap the metric fails on every node for this poll, rather
+      // than sum over part of its series; its memo records are not made either.
+      this.refused++;
+      if (this.refusedMetrics?.has(metric) !== true) {
+        (this.refusedMetrics ??= new Set()).add(metric);
+        this.errors(metric, new Set(['*']), [`cluster: the answer names more than ${MAX_CELLS_PER_REQUEST.toLocaleString('en')} items and nodes in one request: ${metric} refused`]);
+      }
+      return;
+    }
     if (rec !== undefined) {
       // Kept a small integer (V8 then stores it in the record itself): a daemon stages 2^30 records in weeks.
       staged = (staged + 1) & 0x3fffffff;
@@ -256,7 +293,7 @@ export class Layer {
       this.recPoints.push(value.newest.t, value.newest.v);
     } else this.fresh.set(key, { t: value.newest.t, v: value.newest.v });
     if (node !== ALL_NODES) this.nodes.add(node);
-    const cell = this.parts.cell(this.itemOf(labels), node);
+    const cell = this.parts.cell(item, node);
     if (value.newest.t > cell.newest) cell.newest = value.newest.t;
     const targets = this.plan.byMetric.get(metric);
     if (targets === undefined) return;

@@ -14,24 +14,167 @@
  * hundred strings poll after poll, and a string sliced from the text would keep the whole text alive as long as
  * the string lives (V8 slices rather than copies), in the metric store for one.
  */
+import { boundedText } from '../errors.js';
+import { capLabelValue } from '../metrics/family.js';
 import { ALL_NODES } from './range-groups.js';
 import { Ch, skipSpace } from './json-slices.js';
-import { PointRun } from './range-values.js';
+import { decimalOf, PointRun, seriesKey } from './range-values.js';
 
 /**
- * The strings of label names and values, each kept once as a copy of its own (at most LIMIT; past it, copies are
- * not kept), with a number of its own (1, 2, …; 0 for one not kept). Looked up by the text between two quotes,
- * without slicing it, or by a string: an open-addressing table of the strings' hashes (FNV-1a over the UTF-16
- * code units).
+ * What one query's answer may hold before the rest is refused or cut (issue 39): an upstream byte is kept only
+ * for what it is worth. Documented in docs/security.md ("Range answers").
+ */
+export const RANGE_LIMITS = {
+  /** A label name or value (and a node's name), UTF-8 bytes: longer ones are cut as /metrics cuts a label value. */
+  labelBytes: 1024,
+  /** The text kept of one `errors` entry (node and error), UTF-16 code units. */
+  errorChars: 200,
+  /** Distinct error texts kept per query's answer (the rest counted, not kept). */
+  errorTexts: 20,
+  /** `errors` entries read one by one per query's answer; past it, the metric counts as failed on every node. */
+  errorEntries: 1000,
+  /** Series per query's answer; past it the query's answer is refused (its metric failed on every node). */
+  seriesPerQuery: 200_000,
+} as const;
+
+/**
+ * What the bounds on one poll's answers cut or refused, by the `what` of `cbwatch_collector_capped_total`:
+ * range_label_length (label values cut), range_error_text (error texts not kept), range_errors (errors entries past
+ * the cap), range_series (series past the cap: the query refused), range_cells (series refused for making an item
+ * and node past range-groups.ts's MAX_CELLS_PER_REQUEST), range_nesting (answers refused as too deep),
+ * range_duplicate_series (a series an answer repeats, merged).
+ */
+export type RangeCapWhat = 'range_label_length' | 'range_error_text' | 'range_errors' | 'range_series' | 'range_cells' | 'range_nesting' | 'range_duplicate_series';
+
+/** Counts of what the bounds did, kept by the reader for one grouping (one poll). */
+export class RangeCaps {
+  readonly counts = new Map<RangeCapWhat, number>();
+  add(what: RangeCapWhat, n = 1): void {
+    if (n > 0) this.counts.set(what, (this.counts.get(what) ?? 0) + n);
+  }
+}
+
+/**
+ * A string of its own (not a slice of the request's text, which V8 would keep whole as long as the slice lives):
+ * a label value, node name or error text that outlives the read.
+ */
+function ownString(s: string): string {
+  return JSON.parse(JSON.stringify(s)) as string;
+}
+
+/** A label value as kept: at most RANGE_LIMITS.labelBytes UTF-8 bytes (cut as /metrics cuts one), a string of its own. */
+export function keptLabel(value: string, caps?: RangeCaps): string {
+  // A code unit is at most 3 UTF-8 bytes: short strings need no count.
+  if (value.length * 3 <= RANGE_LIMITS.labelBytes || Buffer.byteLength(value, 'utf8') <= RANGE_LIMITS.labelBytes) return value;
+  caps?.add('range_label_length');
+  return ownString(capLabelValue(value, RANGE_LIMITS.labelBytes));
+}
+
+/**
+ * The text kept of one `errors` entry: `<node>: <error>` (`cluster` when it names no node), at most
+ * RANGE_LIMITS.errorChars code units, a string of its own. `why`: the error's text (already cut is fine).
+ */
+export function errorText(node: string | undefined, why: string): string {
+  return ownString(`${node ?? 'cluster'}: ${why.slice(0, RANGE_LIMITS.errorChars)}`.slice(0, RANGE_LIMITS.errorChars));
+}
+
+/** One query's `errors`, bounded: the nodes they name ('*' for one naming none, or past the cap) and the texts kept. */
+export class AnswerErrors {
+  readonly nodes = new Set<string>();
+  readonly texts: string[] = [];
+  /** The texts of the entries that name no node, and of refusals (the metric's own errors), bounded like `texts`. */
+  readonly clusterTexts: string[] = [];
+  /** The entries that name a node: its name (cut) and its reason (cut), each node once, at most MAX_NODES_NAMED. */
+  readonly byNode: Array<[string, string]> = [];
+  /** Nodes named apart per answer: more than a cluster has (MAX_GAP_NODES, family.ts, keeps 64 of them). */
+  static readonly MAX_NODES_NAMED = 64;
+  /** Entries read. */
+  entries = 0;
+
+  constructor(private readonly caps: RangeCaps | undefined) {}
+
+  /** One entry: its node (cut) or undefined, and its error text. */
+  add(node: string | undefined, why: string): void {
+    if (++this.entries > RANGE_LIMITS.errorEntries) {
+      // Past the cap the nodes are not read one by one: the metric counts as failed everywhere.
+      this.nodes.add('*');
+      this.caps?.add('range_errors');
+      return;
+    }
+    const n = node === undefined ? undefined : keptLabel(node, this.caps);
+    this.nodes.add(n ?? '*');
+    const text = errorText(n, why);
+    if (n === undefined) {
+      if (!this.clusterTexts.includes(text) && this.clusterTexts.length < RANGE_LIMITS.errorTexts) this.clusterTexts.push(text);
+    } else if (this.byNode.length < AnswerErrors.MAX_NODES_NAMED && !this.byNode.some(([x]) => x === n)) {
+      // Upstream text that reaches the landing page and a log line: redacted and bounded.
+      this.byNode.push([boundedText(n, RANGE_LIMITS.errorChars), boundedText(why.slice(0, 4 * RANGE_LIMITS.errorChars), RANGE_LIMITS.errorChars)]);
+    }
+    if (this.texts.includes(text)) return;
+    if (this.texts.length >= RANGE_LIMITS.errorTexts) this.caps?.add('range_error_text');
+    else this.texts.push(text);
+  }
+
+  /** A refusal of the whole answer (too many series, too deep): every node, with its reason. */
+  refuse(why: string): void {
+    this.nodes.add('*');
+    if (!this.texts.includes(why)) this.texts.push(why);
+    if (!this.clusterTexts.includes(why)) this.clusterTexts.push(why);
+  }
+
+  clear(): void {
+    this.nodes.clear();
+    this.texts.length = 0;
+    this.clusterTexts.length = 0;
+    this.byNode.length = 0;
+    this.entries = 0;
+  }
+}
+
+/** The error text of a query's answer refused for its series. */
+export function tooManySeriesText(count: number): string {
+  return `cluster: the answer has ${count.toLocaleString('en')} series, over the limit of ${RANGE_LIMITS.seriesPerQuery.toLocaleString('en')} per query: refused`;
+}
+
+/**
+ * The strings of label names and values, each kept once as a copy of its own, with a number of its own (1, 2, …;
+ * 0 for one not kept). Looked up by the text between two quotes, without slicing it, or by a string: an
+ * open-addressing table of the strings' hashes (FNV-1a over the UTF-16 code units).
+ *
+ * Bounded by bytes, not by count: the strings kept cost at most MAX_BYTES (each counted as two bytes a code unit and
+ * ENTRY_BYTES of bookkeeping); past it a string is not kept (its series are then keyed by their strings, which
+ * works, more slowly). And released when unused: sweep(), at the end of each poll (AnswerGrouping.done), forgets the
+ * strings no read asked for since the previous sweep, and their numbers are given out again. That is safe for the
+ * counter memo, whose keys are made of these numbers: the same done() forgets every memo record the poll did not
+ * see, and every record it saw was keyed by numbers asked for in it. Before (a count of 20,000 kept for the life of
+ * the process), one fresh 1 MB label value per answer took the process from 74 to 418 MiB in 180 s (issue 39).
  */
 export class Interner {
-  static readonly LIMIT = 20_000;
-  private readonly strings: string[] = [];
+  /** Bytes the kept strings may cost: a label value is at most 1,024 bytes, a real cluster's few hundred of them far less. */
+  static readonly MAX_BYTES = 1 << 20;
+  /** Bookkeeping counted per string kept (its slot, hash, mark and the string's header). */
+  static readonly ENTRY_BYTES = 64;
+  /** Numbers are UTF-16 code units in idKey: never above 0xffff. MAX_BYTES / ENTRY_BYTES keeps them far under. */
+  private static readonly MAX_COUNT = 0xfff0;
+  private readonly strings: Array<string | undefined> = [];
   private readonly hashes: number[] = [];
+  /** The sweep generation that last asked for each string. */
+  private readonly marks: number[] = [];
+  /** Numbers (index + 1) free for reuse. */
+  private readonly free: number[] = [];
+  private gen = 1;
+  private live = 0;
+  /** What the kept strings cost, counted as above. */
+  bytes = 0;
   /** Index into strings, -1 for an empty slot; at most half full. */
   private slots = new Int32Array(1024).fill(-1);
   /** The number of the string the last get() gave (0: not kept). */
   id = 0;
+
+  /** The strings kept now. */
+  get size(): number {
+    return this.live;
+  }
 
   /** The text between the quotes at `open` and `close` (exclusive), which holds no escape. Sets `id`. */
   get(text: string, open: number, close: number): string {
@@ -42,6 +185,7 @@ export class Interner {
     const k = this.slots[i] as number;
     if (k >= 0) {
       this.id = k + 1;
+      this.marks[k] = this.gen;
       return this.strings[k] as string;
     }
     // JSON.parse of the quoted text makes a string of its own (not a slice of `text`).
@@ -50,13 +194,62 @@ export class Interner {
     return own;
   }
 
+  /**
+   * get() for a label name or value: one longer than RANGE_LIMITS.labelBytes is cut first (keptLabel), so that
+   * neither the table nor the labels hold more than the cut. Sets `id`.
+   */
+  label(text: string, open: number, close: number, caps: RangeCaps | undefined): string {
+    if (close - open - 1 <= RANGE_LIMITS.labelBytes / 3) return this.get(text, open, close);
+    const whole = text.slice(open + 1, close);
+    if (Buffer.byteLength(whole, 'utf8') <= RANGE_LIMITS.labelBytes) return this.get(text, open, close);
+    const cut = keptLabel(whole, caps);
+    this.id = this.idOf(cut);
+    return cut;
+  }
+
   /** The number of a string (kept from now on, within the limit); 0 when it is not kept. */
   idOf(s: string): number {
     let h = 0x811c9dc5;
     for (let p = 0; p < s.length; p++) h = Math.imul(h ^ s.charCodeAt(p), 0x01000193);
     const i = this.find(h, s.length, s, 0);
     const k = this.slots[i] as number;
-    return k >= 0 ? k + 1 : this.add(i, h, s);
+    if (k >= 0) {
+      this.marks[k] = this.gen;
+      return k + 1;
+    }
+    return this.add(i, h, s);
+  }
+
+  /**
+   * Forget the strings not asked for since the previous sweep (their numbers are reused); the next reads start a
+   * new generation. Called once per poll, after the memo forgot the series the poll did not see.
+   */
+  sweep(): void {
+    let dropped = 0;
+    for (let k = 0; k < this.strings.length; k++) {
+      const s = this.strings[k];
+      if (s === undefined || this.marks[k] === this.gen) continue;
+      this.strings[k] = undefined;
+      this.bytes -= Interner.cost(s);
+      this.free.push(k);
+      this.live--;
+      dropped++;
+    }
+    this.gen++;
+    if (dropped === 0) return;
+    // Open addressing: rebuilt rather than deleted from (a deletion would break the probe chains).
+    const slots = this.slots.fill(-1);
+    const mask = slots.length - 1;
+    for (let k = 0; k < this.strings.length; k++) {
+      if (this.strings[k] === undefined) continue;
+      let i = (this.hashes[k] as number) & mask;
+      while ((slots[i] as number) >= 0) i = (i + 1) & mask;
+      slots[i] = k;
+    }
+  }
+
+  private static cost(s: string): number {
+    return 2 * s.length + Interner.ENTRY_BYTES;
   }
 
   /** The slot of the string of hash `h` equal to text[at, at + len), or the empty slot where it would go. */
@@ -74,19 +267,24 @@ export class Interner {
   }
 
   private add(slot: number, h: number, s: string): number {
-    if (this.strings.length >= Interner.LIMIT) return 0;
-    this.slots[slot] = this.strings.length;
-    this.strings.push(s);
-    this.hashes.push(h);
-    const id = this.strings.length;
-    if (this.strings.length * 2 > this.slots.length) this.grow();
-    return id;
+    const cost = Interner.cost(s);
+    if (this.bytes + cost > Interner.MAX_BYTES || this.live >= Interner.MAX_COUNT) return 0;
+    const k = this.free.length > 0 ? (this.free.pop() as number) : this.strings.length;
+    this.slots[slot] = k;
+    this.strings[k] = s;
+    this.hashes[k] = h;
+    this.marks[k] = this.gen;
+    this.bytes += cost;
+    this.live++;
+    if (this.live * 2 > this.slots.length) this.grow();
+    return k + 1;
   }
 
   private grow(): void {
     const slots = new Int32Array(this.slots.length * 2).fill(-1);
     const mask = slots.length - 1;
-    for (let k = 0; k < this.hashes.length; k++) {
+    for (let k = 0; k < this.strings.length; k++) {
+      if (this.strings[k] === undefined) continue;
       let i = (this.hashes[k] as number) & mask;
       while ((slots[i] as number) >= 0) i = (i + 1) & mask;
       slots[i] = k;
@@ -118,8 +316,8 @@ const KEY_IDS: number[] = [];
  * and value, in the order of the names' numbers): a dozen characters where the strings' key (seriesKey) has about a
  * hundred. `pairs` holds ids[from, to) as name, value, name, value…. Undefined when a string has no number (the
  * interner is full): the caller then keys by the strings. Both ways of reading an answer key a series alike.
- * The characters are the numbers (1 to LIMIT), never 0: such a key never equals a key of strings, which holds
- * NUL separators.
+ * The characters are the numbers (1 to at most 0xfff0), never 0: such a key never equals a key of strings, which
+ * holds NUL separators.
  */
 export function idKey(node: number, metric: number, ids: Int32Array, from: number, to: number): string | undefined {
   if (node === 0 || metric === 0) return undefined;
@@ -158,7 +356,7 @@ export interface ReadEntry {
   readonly idTo: number;
 }
 
-/** The outcome of a number or string read as a point's time or value: its number, or NaN when Number() gives none. */
+/** The outcome of a number or string read as a point's time or value: its number, or NaN when it is not a decimal (decimalOf). */
 let NUM = 0;
 
 /** Reads one query's answer; reused for the answers of a request (one text). */
@@ -173,8 +371,21 @@ export class QueryReader {
   readonly ids = new IdList();
   /** The number of the node the last nodes() read. */
   private nodeId = 0;
+  /** The answer's `errors`, bounded. */
+  readonly errors: AnswerErrors;
+  /** Entries past RANGE_LIMITS.seriesPerQuery in the answer being read (not kept). */
+  private excess = 0;
 
-  constructor(readonly interner: Interner) {}
+  /** `caps`: where what the bounds cut or refused is counted (the grouping's, for the poll's self-metrics). */
+  constructor(
+    readonly interner: Interner,
+    readonly caps: RangeCaps = new RangeCaps(),
+  ) {
+    this.errors = new AnswerErrors(this.pending);
+  }
+
+  /** What the bounds did in the answer being read: added to `caps` once it is read (a parse may read it again). */
+  private readonly pending = new RangeCaps();
 
   /**
    * Read the answer that starts at `start` (a JSON value, then whitespace, then `,` or `]` of the request's array).
@@ -187,7 +398,58 @@ export class QueryReader {
     this.entries.length = 0;
     this.run.n = 0;
     this.ids.n = 0;
-    return this.answer(summed) ? this.pos : -1;
+    this.excess = 0;
+    this.errors.clear();
+    this.pending.counts.clear();
+    if (!this.answer(summed)) {
+      this.entries.length = 0;
+      this.errors.clear();
+      this.text = '';
+      return -1;
+    }
+    for (const [what, n] of this.pending.counts) this.caps.add(what, n);
+    if (this.excess > 0) {
+      // Too many series to be an answer: none of them is used (a sum over part of them would be a wrong number).
+      this.caps.add('range_series', this.excess);
+      this.errors.refuse(tooManySeriesText(this.entries.length + this.excess));
+      this.entries.length = 0;
+    } else this.mergeRepeats();
+    // Neither the text nor a slice of it outlives the read.
+    this.text = '';
+    return this.pos;
+  }
+
+  /**
+   * A series the answer gives twice (same node and labels) is one series: its entries are merged into the first,
+   * their points in one stretch at the end of the run (runSeriesValue then sorts them and keeps one point per
+   * time). Counted as range_duplicate_series. Before, each was added: curr_items twice (issue 39).
+   */
+  private mergeRepeats(): void {
+    const n = this.entries.length;
+    if (n < 2) return;
+    const seen = SEEN;
+    seen.clear();
+    let out = 0;
+    for (let i = 0; i < n; i++) {
+      const e = this.entries[i] as ReadEntry;
+      // The metric's number is the same for every entry of the answer: 1 stands for it.
+      const key = idKey(e.nodeId, 1, this.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric: '', node: e.node, labels: e.labels });
+      const first = seen.get(key);
+      if (first === undefined) {
+        seen.set(key, out);
+        this.entries[out++] = e;
+        continue;
+      }
+      this.caps.add('range_duplicate_series');
+      const f = this.entries[first] as ReadEntry;
+      const run = this.run;
+      const from = run.n;
+      for (let j = f.from; j < f.to; j++) run.push(run.t[j] as number, run.v[j] as number);
+      for (let j = e.from; j < e.to; j++) run.push(run.t[j] as number, run.v[j] as number);
+      this.entries[first] = { ...f, from, to: run.n };
+    }
+    this.entries.length = out;
+    seen.clear();
   }
 
   /** Past any whitespace: the code of the character there (NaN at the end). */
@@ -278,12 +540,12 @@ export class QueryReader {
     return true;
   }
 
-  /** A point's time or value at pos, a number or a string, into NUM (NaN when Number() makes none of it). */
+  /** A point's time or value at pos, a number or a string, into NUM (NaN when the string is not a decimal: decimalOf). */
   private scalar(): boolean {
     if (this.text.charCodeAt(this.pos) !== Ch.Quote) return this.number();
     const close = this.stringClose();
     if (close < 0) return false;
-    NUM = numberOfString(this.text, this.pos + 1, close);
+    NUM = decimalOf(this.text, this.pos + 1, close);
     this.pos = close + 1;
     return true;
   }
@@ -312,6 +574,7 @@ export class QueryReader {
     this.pos++;
     if (this.ws() === Ch.CloseCurly) return false;
     let data = false;
+    let errors = false;
     for (;;) {
       const open = this.key();
       if (open < 0) return false;
@@ -319,16 +582,110 @@ export class QueryReader {
         if (data || !this.data(summed)) return false;
         data = true;
       } else if (this.keyIsBefore(open, 'errors')) {
-        // Only an empty list: entries (a node that did not answer) are read by the caller's parse.
-        if (this.text.charCodeAt(this.pos) !== Ch.OpenSquare) return false;
-        this.pos++;
-        if (this.ws() !== Ch.CloseSquare) return false;
-        this.pos++;
+        if (errors || !this.errorList()) return false;
+        errors = true;
       } else if (this.keyIsBefore(open, '__proto__') || !this.skipSimple()) return false;
       const end = this.objectNext();
       if (end === undefined) return false;
       if (end) return data;
     }
+  }
+
+  /**
+   * `errors`: a list of `{"node": "…", "error": "…"}` (other keys with simple values skipped) or of strings, each
+   * kept bounded (AnswerErrors). An error that is not a string, or a string, node or key with an escape the text
+   * cannot be checked quickly for, and the reader gives up (the parse decides, under the same bounds).
+   */
+  private errorList(): boolean {
+    if (this.text.charCodeAt(this.pos) !== Ch.OpenSquare) return false;
+    this.pos++;
+    if (this.ws() === Ch.CloseSquare) {
+      this.pos++;
+      return true;
+    }
+    for (;;) {
+      const c = this.text.charCodeAt(this.pos);
+      if (c === Ch.Quote) {
+        const why = this.escapedString();
+        if (why === undefined) return false;
+        this.errors.add(undefined, why);
+      } else if (c === Ch.OpenCurly) {
+        if (!this.errorEntry()) return false;
+      } else return false;
+      const end = this.arrayNext();
+      if (end === undefined) return false;
+      if (end) return true;
+      this.ws();
+    }
+  }
+
+  /** One `errors` object: `node` (a string without escapes) and `error` (a string), in either order. */
+  private errorEntry(): boolean {
+    this.pos++;
+    let node: string | undefined;
+    let why: string | undefined;
+    let nodeSeen = false;
+    let whySeen = false;
+    if (this.ws() !== Ch.CloseCurly) {
+      for (;;) {
+        const open = this.key();
+        if (open < 0) return false;
+        if (this.keyIsBefore(open, '__proto__')) return false;
+        if (this.keyIsBefore(open, 'node')) {
+          // Given twice, or not a string: left to the parse.
+          if (nodeSeen || this.text.charCodeAt(this.pos) !== Ch.Quote) return false;
+          nodeSeen = true;
+          const vOpen = this.pos;
+          const vClose = this.stringClose();
+          if (vClose < 0) return false;
+          this.pos = vClose + 1;
+          node = keptLabel(this.text.slice(vOpen + 1, vClose), this.pending);
+          // A short one is still a slice of the text: a copy of its own.
+          if (node.length <= RANGE_LIMITS.labelBytes) node = ownString(node);
+        } else if (this.keyIsBefore(open, 'error')) {
+          if (whySeen || this.text.charCodeAt(this.pos) !== Ch.Quote) return false;
+          whySeen = true;
+          why = this.escapedString();
+          if (why === undefined) return false;
+        } else if (!this.skipSimple()) return false;
+        const end = this.objectNext();
+        if (end === undefined) return false;
+        if (end) break;
+      }
+    } else this.pos++;
+    // As the parse: no error text is 'error'; an entry without one is read as the parse words it.
+    this.errors.add(node, why ?? 'error');
+    return true;
+  }
+
+  /**
+   * At a quote: a JSON string, escapes allowed, checked to its end (undefined when it is not valid JSON), of which
+   * only the first RANGE_LIMITS.errorChars code units are decoded and kept: a 4 MB error costs a scan, not a copy.
+   */
+  private escapedString(): string | undefined {
+    const t = this.text;
+    const start = this.pos + 1;
+    let units = 0;
+    let cut = -1;
+    let p = start;
+    for (; p < t.length; p++) {
+      if (units === RANGE_LIMITS.errorChars && cut < 0) cut = p;
+      const c = t.charCodeAt(p);
+      if (c === Ch.Quote) break;
+      if (c < Ch.Space) return undefined;
+      if (c === Ch.Backslash) {
+        const e = t.charCodeAt(p + 1);
+        if (e === 0x75) {
+          for (let k = p + 2; k < p + 6; k++) if (!isHex(t.charCodeAt(k))) return undefined;
+          p += 5;
+        } else if (e === Ch.Quote || e === Ch.Backslash || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) p++;
+        else return undefined;
+      }
+      units++;
+    }
+    if (p >= t.length) return undefined;
+    this.pos = p + 1;
+    return JSON.parse(`"${t.slice(start, cut < 0 ? p : cut)}"`) as string;
   }
 
   /** The key whose opening quote is at `open` (the key() just read) is `name`. */
@@ -400,7 +757,15 @@ export class QueryReader {
       node = ALL_NODES;
       nodeId = this.interner.idOf(ALL_NODES);
     }
-    if (labels !== undefined && node !== undefined && from >= 0) this.entries.push({ labels, node, nodeId, from, to, idFrom, idTo });
+    if (labels !== undefined && node !== undefined && from >= 0) {
+      if (this.entries.length < RANGE_LIMITS.seriesPerQuery) this.entries.push({ labels, node, nodeId, from, to, idFrom, idTo });
+      else {
+        // Past the cap: counted, its points and labels dropped as read.
+        this.excess++;
+        this.run.n = from;
+        this.ids.n = idFrom;
+      }
+    }
     return true;
   }
 
@@ -430,16 +795,16 @@ export class QueryReader {
         const vClose = this.stringClose();
         if (vClose < 0) return null;
         this.pos = vClose + 1;
-        const name = this.interner.get(this.text, open, close);
+        const name = this.interner.label(this.text, open, close, this.pending);
         const nameId = this.interner.id;
         // A label given twice: left to the parse (the last one wins there).
         if (labels[name] !== undefined) return null;
-        labels[name] = this.interner.get(this.text, vOpen, vClose);
+        labels[name] = this.interner.label(this.text, vOpen, vClose, this.pending);
         this.ids.push(nameId);
         this.ids.push(this.interner.id);
       } else if (this.skipSimple()) {
         // The tree's walk keeps only strings; a label given twice, the last not a string, is left to the parse.
-        if (labels[this.interner.get(this.text, open, close)] !== undefined) return null;
+        if (labels[this.interner.label(this.text, open, close, this.pending)] !== undefined) return null;
       } else return null;
       const end = this.objectNext();
       if (end === undefined) return null;
@@ -472,7 +837,7 @@ export class QueryReader {
       if (close < 0) return null;
       this.pos = close + 1;
       if (count++ === 0) {
-        one = this.interner.get(this.text, open, close);
+        one = this.interner.label(this.text, open, close, this.pending);
         this.nodeId = this.interner.id;
       }
       const end = this.arrayNext();
@@ -483,8 +848,8 @@ export class QueryReader {
   }
 
   /**
-   * `values`: the points. A point `[t, v, …]` whose first two are usable numbers (a number, or a string Number()
-   * reads; t in seconds) goes into the run; one that is not (too short, not finite, or a string, number or literal
+   * `values`: the points. A point `[t, v, …]` whose first two are usable numbers (a number, or a string in
+   * Couchbase's decimal form, decimalOf; t in seconds) goes into the run; one that is not (too short, not finite, or a string, number or literal
    * instead of a list) is skipped, as readPoint skips it. A list of anything else makes the reader give up.
    */
   private values(): boolean {
@@ -538,15 +903,9 @@ function integerOf(t: string, start: number, end: number): number {
   return neg ? -n : n;
 }
 
-/** Number() of the string text[start, end) (no escapes in it): digits alone are read here, anything else by Number(). */
-function numberOfString(t: string, start: number, end: number): number {
-  // Number('') is 0, as the loop below gives.
-  if (end - start > 15) return Number(t.slice(start, end));
-  let n = 0;
-  for (let p = start; p < end; p++) {
-    const d = t.charCodeAt(p) - Ch.Zero;
-    if (d < 0 || d > 9) return Number(t.slice(start, end));
-    n = n * 10 + d;
-  }
-  return n;
+function isHex(c: number): boolean {
+  return (c >= Ch.Zero && c <= Ch.Nine) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
+
+/** mergeRepeats' table: a series' key → its entry. */
+const SEEN = new Map<string, number>();

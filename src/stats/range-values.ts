@@ -13,35 +13,117 @@ export interface Point {
 /** What readPoint read last: the point's time (epoch ms) and value. Scratch, so that reading allocates nothing. */
 const READ = { t: 0, v: 0 };
 
+const ZERO = 0x30;
+const NINE = 0x39;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+
 /**
- * Read one raw point, `[time, value]` (time in epoch s, a number or a numeric string; value a number or, as the API
- * sends it, a string), into READ. False when it is unusable (not such a pair, or not finite).
+ * The number a string of a range answer stands for, text[start, end) (no escapes in it): only the forms Couchbase
+ * writes. A value is Prometheus's text of a float (Go's FormatFloat) or, for a sum over the nodes, ns_server's
+ * (prometheus:format_value: integer_to_binary, float_to_binary, `NaN`, `Inf` or `+Inf` by version, `-Inf`); a time
+ * is epoch seconds. So: an optional `-`, digits, an optional `.` and digits, an optional exponent. Anything else is
+ * NaN: Couchbase's own words for no value (`NaN`, `Inf`, `+Inf`, `-Inf`: the point is skipped, as any point whose
+ * value is not finite), and what is no number in Couchbase's forms: `""` and `" "` (which Number() makes 0), `"0x1F"`
+ * (31), `"1_000"`, `"+3"`, `"Infinity"` (issue 39). Digits alone (up to 15) are read here, anything else by Number()
+ * once its form is checked. Pure.
+ */
+export function decimalOf(t: string, start: number, end: number): number {
+  const len = end - start;
+  if (len <= 0) return Number.NaN;
+  if (len <= 15) {
+    let n = 0;
+    let p = start;
+    for (; p < end; p++) {
+      const d = t.charCodeAt(p) - ZERO;
+      if (d < 0 || d > 9) break;
+      n = n * 10 + d;
+    }
+    if (p === end) return n;
+  }
+  let p = start;
+  let c = t.charCodeAt(p);
+  if (c === MINUS) c = t.charCodeAt(++p);
+  // Not a digit: `NaN`, `Inf`, `+Inf`, `-Inf` (no value; the point is skipped as any non-finite one) or no number.
+  if (c < ZERO || c > NINE) return Number.NaN;
+  do c = t.charCodeAt(++p);
+  while (c >= ZERO && c <= NINE);
+  if (c === DOT) {
+    c = t.charCodeAt(++p);
+    if (c < ZERO || c > NINE) return Number.NaN;
+    do c = t.charCodeAt(++p);
+    while (c >= ZERO && c <= NINE);
+  }
+  if (c === 0x65 || c === 0x45) {
+    c = t.charCodeAt(++p);
+    if (c === PLUS || c === MINUS) c = t.charCodeAt(++p);
+    if (c < ZERO || c > NINE) return Number.NaN;
+    do c = t.charCodeAt(++p);
+    while (c >= ZERO && c <= NINE);
+  }
+  return p === end ? Number(t.slice(start, end)) : Number.NaN;
+}
+
+/** A point's time or value as parsed: a number, or a string in Couchbase's decimal form (decimalOf); else NaN. */
+function numberOf(x: unknown): number {
+  return typeof x === 'number' ? x : typeof x === 'string' ? decimalOf(x, 0, x.length) : Number.NaN;
+}
+
+/**
+ * Read one raw point, `[time, value]` (time in epoch s, value as the API sends it, a string; either a number or a
+ * string in Couchbase's decimal form), into READ. False when it is unusable (not such a pair, or not finite).
  */
 function readPoint(p: unknown): boolean {
   if (!Array.isArray(p) || p.length < 2) return false;
-  const p0: unknown = p[0];
-  const p1: unknown = p[1];
-  const t = typeof p0 === 'number' ? p0 : Number(p0);
-  const v = typeof p1 === 'number' ? p1 : typeof p1 === 'string' ? Number(p1) : Number.NaN;
+  const t = numberOf(p[0]);
+  const v = numberOf(p[1]);
   if (!Number.isFinite(t) || !Number.isFinite(v)) return false;
   READ.t = t * 1000;
   READ.v = v;
   return true;
 }
 
-/** The usable points of an entry's `values`, oldest first (sorted only when they do not come so). Pure. */
+/**
+ * Points in time order with one point per time: sorted (stably) when they do not come so, and where several points
+ * share a time, one of them when they agree, none when they do not (which of two values at one instant is the
+ * counter's cannot be told; a wrong one is a reset and an increase of the counter's whole value: ops_per_second
+ * 107,752,259 instead of 0.6, issue 39). Pure but for sorting and shortening `points`.
+ */
+export function resolvePoints(points: Point[]): Point[] {
+  let ordered = true;
+  for (let i = 1; i < points.length; i++) {
+    if ((points[i] as Point).t <= (points[i - 1] as Point).t) {
+      ordered = false;
+      break;
+    }
+  }
+  if (ordered) return points;
+  points.sort((a, b) => a.t - b.t);
+  let out = 0;
+  for (let i = 0; i < points.length; ) {
+    const p = points[i] as Point;
+    let j = i + 1;
+    let agree = true;
+    while (j < points.length && (points[j] as Point).t === p.t) {
+      if ((points[j] as Point).v !== p.v) agree = false;
+      j++;
+    }
+    if (agree) points[out++] = p;
+    i = j;
+  }
+  points.length = out;
+  return points;
+}
+
+/** The usable points of an entry's `values`, oldest first, one per time (resolvePoints). Pure. */
 export function pointsOf(values: readonly unknown[]): Point[] {
   const points: Point[] = [];
-  let ordered = true;
   for (let i = 0; i < values.length; i++) {
     if (!readPoint(values[i])) continue;
-    const at = READ.t;
-    const v = READ.v;
-    if (points.length > 0 && at < (points[points.length - 1] as Point).t) ordered = false;
-    points.push({ t: at, v });
+    points.push({ t: READ.t, v: READ.v });
   }
-  if (!ordered) points.sort((a, b) => a.t - b.t);
-  return points;
+  return resolvePoints(points);
 }
 
 /**
@@ -170,20 +252,20 @@ export class PointRun {
 }
 
 /**
- * `seriesValue` of the points [from, to) of a run, in one pass when they come oldest first (as the range API sends
- * them), else through seriesValue over them sorted. Undefined when there are none. Pure but for reading `run`.
+ * `seriesValue` of the points [from, to) of a run, in one pass when they come oldest first with one point per time
+ * (as the range API sends them), else through seriesValue over them resolved (resolvePoints). Undefined when there
+ * are none. Pure but for reading `run`.
  */
 export function runSeriesValue(run: PointRun, from: number, to: number, prev: Point | undefined): SeriesValue | undefined {
   if (to <= from) return undefined;
   const ts = run.t;
   const vs = run.v;
   for (let i = from + 1; i < to; i++) {
-    if ((ts[i] as number) < (ts[i - 1] as number)) {
+    if ((ts[i] as number) <= (ts[i - 1] as number)) {
+      // Out of order, or a time given twice: as pointsOf, sorted and one point per time.
       const points: Point[] = [];
       for (let j = from; j < to; j++) points.push({ t: ts[j] as number, v: vs[j] as number });
-      // A stable sort, as pointsOf's: points of one time keep the order they came in.
-      points.sort((a, b) => a.t - b.t);
-      return seriesValue(points, prev);
+      return seriesValue(resolvePoints(points), prev);
     }
   }
   const firstT = ts[from] as number;

@@ -65,14 +65,14 @@ import type { StatsGaps } from '../metrics/family.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import { z } from 'zod';
-import { arrayElementBounds, Ch, elementEnd, parseSlice, skipSpace } from './json-slices.js';
+import { arrayElementBounds, Ch, elementEnd, lastDepth, MAX_JSON_DEPTH, nestingDepth, parseSlice, skipSpace } from './json-slices.js';
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
-import { IdList, idKey, Interner, QueryReader } from './range-reader.js';
+import { AnswerErrors, IdList, idKey, Interner, keptLabel, QueryReader, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-reader.js';
 import type { ReadEntry } from './range-reader.js';
-import { dropAfter, pointsOf, rawRun, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
+import { dropAfter, pointsOf, rawRun, rawSeriesValue, resolvePoints, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
 import type { CounterMemo, Point } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
@@ -384,9 +384,8 @@ function str(v: unknown): string | undefined {
 export function parseQueryAnswer(metric: string, raw: unknown, summed = false): QueryResult {
   const head = answerHead(raw);
   const out: QueryResult = { metric, series: [], erroredNodes: head.erroredNodes, errors: head.errors };
-  for (const d of head.data) {
-    const e = entryOf(d, summed);
-    if (e === undefined) continue;
+  const entries = treeEntries(head, summed);
+  for (const e of entries) {
     const points = pointsOf(e.values);
     if (points.length === 0) continue;
     out.series.push({ metric, node: e.node, labels: e.labels, points });
@@ -394,43 +393,84 @@ export function parseQueryAnswer(metric: string, raw: unknown, summed = false): 
   return out;
 }
 
-/** Longest reason kept from an `errors` entry (upstream text): enough for "Request timed out" and its kind. */
-export const MAX_ERROR_TEXT = 200;
+/** A parsed answer's entry as the walk keeps it: its labels, node, raw values, and its key within the answer. */
+interface TreeEntry {
+  readonly labels: Record<string, string>;
+  readonly node: string;
+  values: readonly unknown[];
+}
 
 /**
- * An answer's `errors` (the nodes they name; '*' when one names none; every entry's text, and the entries that
- * name a node apart, node → reason) and its `data` entries. Pure.
+ * The usable entries of a parsed answer (entryOf), bounded and checked as the text's reader does: past
+ * RANGE_LIMITS.seriesPerQuery none (the answer refused, in `head`), and a series given twice merged into its first
+ * entry (its values after the first's: resolvePoints then keeps one point per time). Pure but for `head` and `caps`.
  */
-function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]; clusterErrors: string[]; byNode: Array<[string, string]>; data: readonly unknown[] } {
-  const erroredNodes = new Set<string>();
-  const errors: string[] = [];
-  const clusterErrors: string[] = [];
-  const byNode: Array<[string, string]> = [];
+function treeEntries(head: AnswerHead, summed: boolean, caps?: RangeCaps): TreeEntry[] {
+  const out: TreeEntry[] = [];
+  const seen = new Map<string, number>();
+  let count = 0;
+  for (const d of head.data) {
+    const e = entryOf(d, summed, caps);
+    if (e === undefined) continue;
+    if (++count > RANGE_LIMITS.seriesPerQuery) continue;
+    const key = seriesKey({ metric: '', node: e.node, labels: e.labels });
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, out.length);
+      out.push(e);
+    } else {
+      caps?.add('range_duplicate_series');
+      const f = out[first] as TreeEntry;
+      f.values = [...f.values, ...e.values];
+    }
+  }
+  if (count > RANGE_LIMITS.seriesPerQuery) {
+    caps?.add('range_series', count - RANGE_LIMITS.seriesPerQuery);
+    head.erroredNodes.add('*');
+    const why = tooManySeriesText(count);
+    if (!head.errors.includes(why)) head.errors.push(why);
+    if (!head.clusterErrors.includes(why)) head.clusterErrors.push(why);
+    return [];
+  }
+  return out;
+}
+
+interface AnswerHead {
+  readonly erroredNodes: Set<string>;
+  /** Every entry's text (bounded, AnswerErrors). */
+  readonly errors: string[];
+  /** The texts of entries that name no node, and of refusals: the metric's own item errors. */
+  readonly clusterErrors: string[];
+  /** The entries that name a node: node → reason (one item error per node and poll, range-core's missingNodes). */
+  readonly byNode: ReadonlyArray<readonly [string, string]>;
+  readonly data: readonly unknown[];
+}
+
+/**
+ * An answer's `errors` (the nodes they name; '*' when one names none, or past RANGE_LIMITS.errorEntries) and its
+ * `data` entries. The texts are bounded as the text's reader bounds them (AnswerErrors). Pure but for `caps`.
+ */
+function answerHead(raw: unknown, caps?: RangeCaps): AnswerHead {
+  const bounded = new AnswerErrors(caps);
+  const erroredNodes = bounded.nodes;
+  const errors = bounded.texts;
+  const clusterErrors = bounded.clusterTexts;
+  const byNode = bounded.byNode;
   if (raw === null || typeof raw !== 'object') {
-    erroredNodes.add('*');
-    errors.push('answer is not an object');
-    return { erroredNodes, errors, clusterErrors: errors, byNode, data: [] };
+    bounded.refuse('answer is not an object');
+    return { erroredNodes, errors, clusterErrors, byNode, data: [] };
   }
   const r = raw as { data?: unknown; errors?: unknown };
   if (Array.isArray(r.errors)) {
     for (const e of r.errors as unknown[]) {
       const node = e !== null && typeof e === 'object' ? str((e as { node?: unknown }).node) : undefined;
-      erroredNodes.add(node ?? '*');
       const why = e !== null && typeof e === 'object' ? (e as { error?: unknown }).error : e;
-      // Upstream text: redacted and bounded before it is kept.
-      const text = boundedText(typeof why === 'string' ? why : (JSON.stringify(why) ?? 'error').slice(0, 4 * MAX_ERROR_TEXT), MAX_ERROR_TEXT);
-      errors.push(`${node ?? 'cluster'}: ${text}`);
-      if (node === undefined) clusterErrors.push(`cluster: ${text}`);
-      // The node's name is upstream text too (it reaches messages and the landing page): redacted and bounded.
-      else byNode.push([boundedText(node, MAX_ERROR_TEXT), text]);
+      // JSON.stringify of a huge object: only what is kept of it is worth the time, but it is parsed already.
+      bounded.add(node, typeof why === 'string' ? why : (JSON.stringify(why) ?? 'error'));
     }
   }
   if (!Array.isArray(r.data)) {
-    if (errors.length === 0) {
-      erroredNodes.add('*');
-      errors.push('answer has no data array');
-      clusterErrors.push('answer has no data array');
-    }
+    if (errors.length === 0) bounded.refuse('answer has no data array');
     return { erroredNodes, errors, clusterErrors, byNode, data: [] };
   }
   return { erroredNodes, errors, clusterErrors, byNode, data: r.data as unknown[] };
@@ -442,7 +482,7 @@ function answerHead(raw: unknown): { erroredNodes: Set<string>; errors: string[]
  * series is ALL_NODES's). This runs for every series of every poll (about 23,000 at 100 buckets on 4 nodes): no
  * per-entry arrays (for…in rather than Object.entries).
  */
-function entryOf(d: unknown, summed: boolean): { labels: Record<string, string>; node: string; values: readonly unknown[] } | undefined {
+function entryOf(d: unknown, summed: boolean, caps?: RangeCaps): TreeEntry | undefined {
   if (d === null || typeof d !== 'object') return undefined;
   const m = (d as { metric?: unknown }).metric;
   const values = (d as { values?: unknown }).values;
@@ -453,8 +493,8 @@ function entryOf(d: unknown, summed: boolean): { labels: Record<string, string>;
   for (const k in ml) {
     const v = ml[k];
     if (k === 'nodes') {
-      if (Array.isArray(v) && v.length === 1 && typeof v[0] === 'string') node = v[0];
-    } else if (typeof v === 'string') labels[k] = v;
+      if (Array.isArray(v) && v.length === 1 && typeof v[0] === 'string') node = keptLabel(v[0], caps);
+    } else if (typeof v === 'string') labels[keptLabel(k, caps)] = keptLabel(v, caps);
   }
   if (summed) node = ALL_NODES;
   if (node === undefined) return undefined;
@@ -532,9 +572,12 @@ export class AnswerGrouping {
     clock: { readonly nowMs: number; readonly maxT: number } = { nowMs: Number.POSITIVE_INFINITY, maxT: Number.POSITIVE_INFINITY },
   ) {
     this.g = new Grouping(rows, itemOf, memo, clock.nowMs);
-    this.reader = new QueryReader(internerOf(memo));
+    this.reader = new QueryReader(internerOf(memo), this.caps);
     this.maxT = clock.maxT;
   }
+
+  /** What the bounds on the answers cut or refused in this grouping (cbwatch_collector_capped_total). */
+  readonly caps = new RangeCaps();
 
   /** Each committed answer's error texts (for the item errors), in the order added. */
   get errorTexts(): ReadonlyArray<{ metric: string; errors: string[] }> {
@@ -551,6 +594,7 @@ export class AnswerGrouping {
       const l = this.g.layer();
       if ('failed' in a) l.errors(a.metric, new Set(['*']));
       else this.stage(l, a.metric, a.raw, a.summed);
+      this.caps.add('range_cells', l.refused);
       this.g.commit(l);
     }
   }
@@ -569,9 +613,18 @@ export class AnswerGrouping {
     const bounds = arrayElementBounds(text);
     if (bounds !== undefined) {
       for (let i = 0; i < Math.min(names.length, bounds.length / 2); i++) this.sizes?.set(names[i] as string, (bounds[2 * i + 1] as number) - (bounds[2 * i] as number));
-      return this.stageAll(names, summed, bounds.length / 2, (i) => parseSlice(text, bounds[2 * i] as number, bounds[2 * i + 1] as number));
+      return this.stageAll(names, summed, bounds.length / 2, (i) => {
+        const from = bounds[2 * i] as number;
+        const to = bounds[2 * i + 1] as number;
+        return nestingDepth(text, from, to) > MAX_JSON_DEPTH ? TOO_DEEP : parseSlice(text, from, to);
+      });
     }
-    // Not an array as the scan sees it: parsed whole, which decides (and throws when it is not JSON).
+    // Not an array as the scan sees it: parsed whole, which decides (and throws when it is not JSON), unless it
+    // nests deeper than any answer (then refused unparsed, as not JSON this reader takes).
+    if (nestingDepth(text) > MAX_JSON_DEPTH) {
+      this.caps.add('range_nesting');
+      throw new SyntaxError(`Not a range answer: nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
     const raw: unknown = JSON.parse(text);
     return Array.isArray(raw) ? this.stageAll(names, summed, raw.length, (i) => raw[i]) : raw;
   }
@@ -598,8 +651,13 @@ export class AnswerGrouping {
         } else {
           end = elementEnd(text, p);
           if (end < 0) return undefined;
-          const raw = parseSlice(text, p, end);
-          if (name !== undefined) this.stage(l, name, raw, sum);
+          if (lastDepth > MAX_JSON_DEPTH) {
+            // Refused unparsed: 3,000,000 nested arrays (6 MB) made 556 MiB of parsed tree (issue 39).
+            if (name !== undefined) this.refuseDeep(l, name);
+          } else {
+            const raw = parseSlice(text, p, end);
+            if (name !== undefined) this.stage(l, name, raw, sum);
+          }
         }
         if (name !== undefined) this.sizes?.set(name, end - p);
         p = skipSpace(text, end);
@@ -616,9 +674,16 @@ export class AnswerGrouping {
     return new StagedRequest(l);
   }
 
+  /** A query's answer nested deeper than MAX_JSON_DEPTH: its metric failed on every node, counted. */
+  private refuseDeep(l: Layer, metric: string): void {
+    this.caps.add('range_nesting');
+    l.errors(metric, new Set(['*']), [`cluster: the answer nests deeper than ${MAX_JSON_DEPTH} levels: refused`]);
+  }
+
   /** The QueryReader's entries, valued against the memo series by series, into the layer. */
   private stageRead(l: Layer, metric: string): void {
     const r = this.reader;
+    if (r.errors.nodes.size > 0) l.errors(metric, new Set(r.errors.nodes), [...r.errors.clusterTexts], [...r.errors.byNode]);
     const metricId = r.interner.idOf(metric);
     for (let i = 0; i < r.entries.length; i++) {
       const e = r.entries[i] as ReadEntry;
@@ -628,6 +693,11 @@ export class AnswerGrouping {
       if (to < e.to) l.dropFuture(e.node, e.to - to);
       const value = runSeriesValue(r.run, e.from, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
+      // Refused for its cells: the metric fails everywhere, its other series are not worth valuing (counted).
+      if (l.isRefused(metric)) {
+        l.refused += r.entries.length - i - 1;
+        break;
+      }
     }
     const last = r.entries[r.entries.length - 1];
     if (last !== undefined) LABEL_SHAPES.set(metric, last.labels);
@@ -635,6 +705,7 @@ export class AnswerGrouping {
 
   /** Add a request read by readText. */
   commit(request: StagedRequest): void {
+    this.caps.add('range_cells', request.layer.refused);
     this.g.commit(request.layer);
   }
 
@@ -644,18 +715,19 @@ export class AnswerGrouping {
     for (let i = 0; i < Math.max(count, names.length); i++) {
       const raw = i < count ? element(i) : undefined;
       const name = names[i];
-      if (name !== undefined) this.stage(l, name, raw, summed.has(name));
+      if (name === undefined) continue;
+      if (raw === TOO_DEEP) this.refuseDeep(l, name);
+      else this.stage(l, name, raw, summed.has(name));
     }
     return new StagedRequest(l);
   }
 
   /** One query's answer, valued against the memo series by series, into the layer. */
   private stage(l: Layer, metric: string, raw: unknown, summed: boolean): void {
-    const head = answerHead(raw);
+    const head = answerHead(raw, this.caps);
+    const entries = treeEntries(head, summed, this.caps);
     l.errors(metric, head.erroredNodes, head.clusterErrors, head.byNode);
-    for (const d of head.data) {
-      const e = entryOf(d, summed);
-      if (e === undefined) continue;
+    for (const e of entries) {
       const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
       const run = rawRun(e.values);
@@ -663,6 +735,10 @@ export class AnswerGrouping {
       if (to < run.n) l.dropFuture(e.node, run.n - to);
       const value = runSeriesValue(run, 0, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
+      if (l.isRefused(metric)) {
+        l.refused += entries.length - entries.indexOf(e) - 1;
+        break;
+      }
     }
   }
 
@@ -679,9 +755,15 @@ export class AnswerGrouping {
   }
 
   done(): RangeItems {
-    return this.g.done();
+    const groups = this.g.done();
+    // The memo has forgotten the series this poll did not see: the strings only they used go too.
+    this.reader.interner.sweep();
+    return groups;
   }
 }
+
+/** A query's answer refused unparsed for its nesting (stageAll's marker). */
+const TOO_DEEP: unknown = Symbol('too deep');
 
 /**
  * The interner of a memo: its keys are made of the interner's numbers, so the two go together, from poll to poll,
@@ -843,6 +925,39 @@ function missingCode(why: string): ErrorCode {
   return /timed out|timeout/i.test(why) ? 'CBW_ERR_TIMEOUT' : NODE_DOWN.test(why) ? 'CBW_ERR_NETWORK' : 'CBW_ERR_HTTP';
 }
 
+/** Distinct causes of range item errors logged one by one per poll; the rest under one line. */
+const MAX_ERROR_CAUSES = 20;
+
+/**
+ * The answers' error texts as item errors, aggregated per poll: one per cause (text), with the number of metrics it
+ * failed as its count, so 50,000 errors entries make a few lines, not 800,000 item errors and 257 MB of debug log
+ * (issue 39). Past MAX_ERROR_CAUSES causes, the rest are one more, counted.
+ */
+export function reportRangeErrors(ctx: Pick<CollectContext, 'itemFailed'>, errors: ReadonlyArray<{ metric: string; errors: string[] }>): void {
+  const causes = new Map<string, string[]>();
+  let others = 0;
+  for (const r of errors) {
+    for (const e of r.errors) {
+      const metrics = causes.get(e);
+      if (metrics !== undefined) metrics.push(r.metric);
+      else if (causes.size < MAX_ERROR_CAUSES) causes.set(e, [r.metric]);
+      else others++;
+    }
+  }
+  for (const [text, metrics] of causes) {
+    // The entry's text comes from upstream: bounded (RANGE_LIMITS.errorChars), and kept out of the brief a page may show.
+    const names = metrics.length > 3 ? `${metrics.slice(0, 3).join(', ')} and ${metrics.length - 3} more` : metrics.join(', ');
+    const err = new CbwError('CBW_ERR_HTTP', `range API error for ${names}: ${text.slice(0, RANGE_LIMITS.errorChars)}`);
+    err.brief = `range API error for ${names}`;
+    ctx.itemFailed(`range ${names}`, err, metrics.length);
+  }
+  if (others > 0) {
+    const err = new CbwError('CBW_ERR_HTTP', `range API errors of ${others} more metric answers (past ${MAX_ERROR_CAUSES} causes in this poll)`);
+    err.brief = 'range API errors';
+    ctx.itemFailed('range (more causes)', err, others);
+  }
+}
+
 /**
  * Ask the range API for every native metric of `rows`, in batches, and group the answer. Throws
  * RangeUnavailableError on 404/405, RangeForbiddenError on 403, and the first error when every request failed; a request that fails when
@@ -895,7 +1010,14 @@ export async function fetchRange<N extends CollectorName>(
   const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes, { nowMs: now, maxT: now + MAX_FUTURE_SKEW_MS });
   let failed = 0;
   let first: unknown;
+  // What the bounds cut or refused, counted as each request is read: a poll that then misses its deadline still
+  // shows them (the 100,000-series answers of issue 39 did).
+  const flushCaps = (): void => {
+    for (const [what, n] of grouping.caps.counts) ctx.out.countCap(what, n);
+    grouping.caps.counts.clear();
+  };
   for (const names of batches) {
+    flushCaps();
     if (ctx.signal.aborted) throw ctx.signal.reason;
     try {
       for (let attempt = 0; ; attempt++) {
@@ -939,17 +1061,12 @@ export async function fetchRange<N extends CollectorName>(
       if (!ctx.signal.aborted) ctx.itemFailed(`range request (${names.length} metrics)`, err);
     }
   }
+  flushCaps();
   if (ctx.signal.aborted) throw ctx.signal.reason;
   if (failed > 0 && failed === batches.length) throw first;
   const groups = grouping.done();
-  for (const r of grouping.errorTexts) {
-    for (const e of r.errors) {
-      // The entry's text comes from upstream (bounded and redacted as it was read), kept out of the brief a page may show.
-      const err = new CbwError('CBW_ERR_HTTP', `range API error for ${r.metric}: ${e}`);
-      err.brief = `range API error for ${r.metric}`;
-      ctx.itemFailed(`range ${r.metric}`, err);
-    }
-  }
+  // Errors that name no node, aggregated per cause (issue 39); a node's, one item error per node (below).
+  reportRangeErrors(ctx, grouping.errorTexts);
   const missing = missingNodes(groups, asked, collector === 'bucket_stats');
   for (const [n, why] of missing) {
     const err = new CbwError(missingCode(why), `range API: the statistics of node ${n} are missing from the answer (${why}); bucket-wide values are sums over the nodes that answered`);

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ByteBudget } from '../../src/couchbase/answer-budget.js';
-import { countValueMarks, DEFAULT_MAX_ANSWER_VALUES } from '../../src/couchbase/answer-values.js';
+import { countValueMarks, DEFAULT_MAX_ANSWER_VALUES, nestsDeeperThan } from '../../src/couchbase/answer-values.js';
 import { createClient } from '../../src/couchbase/client.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
 import { DEFAULT_MAX_ANSWER_VALUES as CONFIG_DEFAULT } from '../../src/config/load.js';
@@ -133,6 +133,38 @@ describe('an answer with more values than the cap', () => {
       await c.close();
       await sim.close();
     }
+  });
+
+  it('an answer of 1 MiB or more nested deeper than 64 levels is refused unparsed; 64 levels and small answers are parsed (issue 39)', async () => {
+    const sim = createSimulator({ users: { admin: { username: 'Administrator', password: SECRET } } });
+    const url = await sim.listen();
+    const c = createClient({ cluster: 'c1', url, username: 'Administrator', password: SECRET });
+    // The simulator wraps `fill` in an array: `["x…",[[…]]]` nests 1 + n levels, after a 1 MiB string.
+    const nested = (n: number) => `${JSON.stringify(`[{${'x'.repeat(1 << 20)}`)},${'['.repeat(n)}${']'.repeat(n)}`;
+    try {
+      // 3,000,000 nested arrays (6 MB, under the value cap): 556 MiB on main.
+      const deep = 3_000_000;
+      sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 0, fill: `${'['.repeat(deep)}${']'.repeat(deep)}`, times: 1 });
+      const e = await failure(c.getJson('/pools/default', {}, z.unknown()));
+      expect(e.code).toBe('CBW_ERR_SCHEMA');
+      expect(e.message).toContain('nests deeper than 64 levels: refused unparsed');
+      // 65 levels in a 1 MiB answer (a long string first: brackets in it are text), refused; 64 parsed.
+      sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 0, fill: nested(64), times: 1 });
+      expect((await failure(c.getJson('/pools/default', {}, z.unknown()))).message).toContain('deeper than 64');
+      sim.ctx.faults.add({ match: '/pools/default', kind: 'oversize', bytes: 0, fill: nested(63), times: 1 });
+      await expect(c.getJson('/pools/default', {}, z.array(z.unknown()))).resolves.toHaveLength(2);
+    } finally {
+      await c.close();
+      await sim.close();
+    }
+  });
+
+  it('nestsDeeperThan: strings are skipped whole, escapes and all', () => {
+    expect(nestsDeeperThan('[[["[[[[[["]]]', 3)).toBe(false);
+    // An escaped backslash, then the closing quote: `"\\"` is a whole string.
+    expect(nestsDeeperThan('[[["\\\\"],[[1]]]]', 3)).toBe(true);
+    expect(nestsDeeperThan('["\\"[[[[", [[]]]', 3)).toBe(false);
+    expect(nestsDeeperThan('{"a":{"b":{"c":[1]}}}', 3)).toBe(true);
   });
 
   /** Serves `body` in `pieces` writes of about equal size, each flushed before the next (several network chunks). */

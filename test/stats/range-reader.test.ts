@@ -211,7 +211,8 @@ describe('QueryReader, by hand', () => {
 
   it.each([
     ['an escape in a label', '{"data":[{"metric":{"bucket":"a\\"b","nodes":["n"]},"values":[]}]}'],
-    ['an errors entry', '{"data":[],"errors":[{"node":"n","error":"timeout"}]}'],
+    ['an errors entry whose error is not a string', '{"data":[],"errors":[{"node":"n","error":{"x":1}}]}'],
+    ['an errors entry whose node has an escape', '{"data":[],"errors":[{"node":"n\\"1","error":"timeout"}]}'],
     ['an object as a label value', '{"data":[{"metric":{"bucket":{"x":1},"nodes":["n"]},"values":[]}]}'],
     ['a number with a leading zero', '{"data":[{"metric":{"nodes":["n"]},"values":[[01,"1"]]}]}'],
     ['no data', '{"errors":[]}'],
@@ -257,14 +258,17 @@ describe('Interner', () => {
     expect(k).not.toContain('\u0000');
   });
 
-  it('past its limit it still gives the right strings (it only stops keeping them)', () => {
+  it('past its limit in bytes it still gives the right strings (it only stops keeping them)', () => {
     const i = new Interner();
-    for (let n = 0; n < Interner.LIMIT + 50; n++) {
+    // `v0`…: 2 to 6 code units, 68 to 76 bytes each as counted: 1 MiB holds fewer than 16,000 of them.
+    for (let n = 0; n < 20_000; n++) {
       const text = JSON.stringify(`v${n}`);
       expect(i.get(text, 0, text.length - 1)).toBe(`v${n}`);
     }
+    expect(i.bytes).toBeLessThanOrEqual(1 << 20);
+    expect(i.size).toBeLessThan(16_000);
     expect(i.get('"v7"', 0, 3)).toBe('v7');
     expect(i.id).toBe(8);
-    expect(i.idOf(`v${Interner.LIMIT + 10}`)).toBe(0);
+    expect(i.idOf('v19990')).toBe(0);
   });
 });
