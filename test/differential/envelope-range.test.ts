@@ -15,7 +15,7 @@
  *
  * Whatever still differs is listed in KNOWN_DIFFERENCES (./known-differences.ts) with its reason: the test fails on
  * a difference not listed AND on a listed one that no longer happens, so the list can only shrink as the range
- * path is fixed (branches range-core and native-map). docs/metrics.md ("Envelope and range differences") says the
+ * path and the simulator are fixed. docs/metrics.md ("Envelope and range differences") says the
  * same in prose.
  */
 import { writeFileSync } from 'node:fs';
