@@ -80,6 +80,29 @@ async function twoPolls<N extends CollectorName>(
 }
 
 
+/** The label sets the simulator serves for each native metric `rows` read (one range request, the last 20 s). */
+async function readServed(url: string, rows: readonly NativeMapRow[], served: Map<string, Array<Record<string, string>>>): Promise<void> {
+  const names = [...new Set(rows.flatMap((r) => [...r.series, ...(r.denominator ?? [])].map((x) => x.metric)))];
+  const res = await fetch(`${url}/pools/default/stats/range`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}`, 'content-type': 'application/json' },
+    body: JSON.stringify(names.map((n) => ({ metric: [{ label: 'name', value: n }], start: -20, step: 10 }))),
+  });
+  const body = (await res.json()) as Array<{ data: Array<{ metric: Record<string, string> }> }>;
+  names.forEach((n, i) => served.set(n, (body[i]?.data ?? []).map((d) => d.metric)));
+}
+
+/** Rows some of whose native series (name and matchers) are not among `served`. */
+function unservedRows(rows: readonly NativeMapRow[], served: ReadonlyMap<string, ReadonlyArray<Record<string, string>>>): Set<NativeMapRow> {
+  return new Set(
+    rows.filter((r) =>
+      [...r.series, ...(r.denominator ?? [])].some(
+        (x) => !(served.get(x.metric) ?? []).some((l) => Object.entries(x.matchers).every(([k, v]) => (typeof v === 'string' ? l[k] === v : v.includes(l[k] ?? '')))),
+      ),
+    ),
+  );
+}
+
 /** Poll envelope and auto at T0, then both again at T0 + 30 s. */
 async function compare<N extends CollectorName>(
   collector: Collector<N>,
@@ -160,14 +183,7 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
     const url = await sim.listen();
     client = createClient({ cluster: 't', url, username: 'Administrator', password: 'password', concurrency: 16 });
     clock.now = T0;
-    const names = [...new Set([...KV_NATIVE_MAP, ...XDCR_NATIVE_MAP].flatMap((r) => [...r.series, ...(r.denominator ?? [])].map((x) => x.metric)))];
-    const res = await fetch(`${url}/pools/default/stats/range`, {
-      method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}`, 'content-type': 'application/json' },
-      body: JSON.stringify(names.map((n) => ({ metric: [{ label: 'name', value: n }], start: -20, step: 10 }))),
-    });
-    const body = (await res.json()) as Array<{ data: Array<{ metric: Record<string, string> }> }>;
-    names.forEach((n, i) => served.set(n, (body[i]?.data ?? []).map((d) => d.metric)));
+    await readServed(url, [...KV_NATIVE_MAP, ...XDCR_NATIVE_MAP], served);
   }, 120_000);
   afterAll(async () => {
     await client?.close();
@@ -175,14 +191,7 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
   });
 
   /** Rows some of whose native series (name and matchers) the simulator does not serve: their families may be absent. */
-  const unserved = (): Set<NativeMapRow> =>
-    new Set(
-      [...KV_NATIVE_MAP, ...XDCR_NATIVE_MAP].filter((r) =>
-        [...r.series, ...(r.denominator ?? [])].some(
-          (x) => !(served.get(x.metric) ?? []).some((l) => Object.entries(x.matchers).every(([k, v]) => (typeof v === 'string' ? l[k] === v : v.includes(l[k] ?? '')))),
-        ),
-      ),
-    );
+  const unserved = (): Set<NativeMapRow> => unservedRows([...KV_NATIVE_MAP, ...XDCR_NATIVE_MAP], served);
 
   it('bucket_stats: same families and values, from 8 range requests instead of 100 envelopes', async () => {
     const { env, auto, autoFirst } = await compare(bucketStatsCollector, client, clock);
@@ -257,27 +266,13 @@ describe.each(['7.0.5', '7.1.4', '7.2.4', '7.6.8', '8.0.0'])('stats_source auto 
     const url = await sim.listen();
     client = createClient({ cluster: 't', url, username: 'Administrator', password: 'password', concurrency: 8 });
     clock.now = T0;
-    const names = [...new Set(table.all.flatMap((r) => [...r.series, ...(r.denominator ?? [])].map((x) => x.metric)))];
-    const res = await fetch(`${url}/pools/default/stats/range`, {
-      method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}`, 'content-type': 'application/json' },
-      body: JSON.stringify(names.map((n) => ({ metric: [{ label: 'name', value: n }], start: -20, step: 10 }))),
-    });
-    const body = (await res.json()) as Array<{ data: Array<{ metric: Record<string, string> }> }>;
-    names.forEach((n, i) => served.set(n, (body[i]?.data ?? []).map((d) => d.metric)));
+    await readServed(url, table.all, served);
   }, 120_000);
   afterAll(async () => {
     await client?.close();
     await sim?.close();
   });
-  const unserved = (): Set<NativeMapRow> =>
-    new Set(
-      table.all.filter((r) =>
-        [...r.series, ...(r.denominator ?? [])].some(
-          (x) => !(served.get(x.metric) ?? []).some((l) => Object.entries(x.matchers).every(([k, v]) => (typeof v === 'string' ? l[k] === v : v.includes(l[k] ?? '')))),
-        ),
-      ),
-    );
+  const unserved = (): Set<NativeMapRow> => unservedRows(table.all, served);
 
   it('bucket_stats and xdcr: the same families and values', async () => {
     const b = await compare(bucketStatsCollector, client, clock);
