@@ -83,7 +83,7 @@ rm -f "$APP/npm-shrinkwrap.json"
 # What the dependencies publish besides their runtime code: their own command-line tools, tests, benchmarks,
 # tooling dot-files and a docs page. cbwatch loads none of it; nothing in node_modules needs to be executable.
 find "$APP/node_modules" \( -name '.package-lock.json' -o -name '.eslintrc*' -o -name '.npmignore' -o -name '.gitattributes' \
-  -o -name '*.map' -o -name '*.ts' -o -name '*.sh' -o -name 'index.html' \) -type f -delete
+  -o -name '*.map' -o -name '*.ts' -o -name '*.sh' -o -name 'index.html' -o -name '*.png' \) -type f -delete
 find "$APP/node_modules" -depth \( -name test -o -name benchmarks -o -name integration -o -name scripts -o -name bin -o -name .husky \) -type d \
   -exec rm -rf {} +
 rm -f "$APP/node_modules/pino/bin.js" "$APP/node_modules/yaml/bin.mjs"
