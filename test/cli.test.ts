@@ -432,7 +432,10 @@ describe('bin/cbwatch.js demo honours the flags and variables --help lists for i
           if (base === undefined) await new Promise((r) => setTimeout(r, 50));
         }
         expect(base, `${out}\n${err}`).toBeDefined();
-        expect(out).toContain(`pick a Prometheus scraping ${base}${path})`);
+        // The banner and the hints are separate writes: wait for the hint line too (no timing asserted).
+        const hint = `pick a Prometheus scraping ${base}${path})`;
+        for (let i = 0; i < 600 && !out.includes(hint); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(out).toContain(hint);
         for (let i = 0; i < 200; i++) {
           if ((await fetch(`${base}/-/ready`)).status === 200) break;
           await new Promise((r) => setTimeout(r, 100));
