@@ -14,9 +14,10 @@
  * reloads and wrote 5,021 log lines in 10 s.
  */
 import { spawn } from 'node:child_process';
-import { Agent, request } from 'node:http';
 import { Worker } from 'node:worker_threads';
 import { fmt, percentile } from './chaos-lib.js';
+import { counts, flood } from './chaos-flood.js';
+import type { FloodResult } from './chaos-flood.js';
 import type { Rows } from './chaos-lib.js';
 import { COLLECTORS, allGreen, log, sleep, start, startExporter, stopPair, tempDir, timedGet, waitUntil } from './chaos-harness.js';
 import { freePort } from './common.js';
@@ -129,59 +130,11 @@ print(json.dumps({"opened": opened, "statuses": statuses}))
 }
 
 /** `c` keep-alive connections asking /metrics without gzip back to back; statuses counted. */
-async function plainFlood(port: number, c: number, done: () => boolean): Promise<{ statuses: Map<string, number>; bytes: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: c });
-  const statuses = new Map<string, number>();
-  let bytes = 0;
-  const loop = async (): Promise<void> => {
-    while (!done()) {
-      const status = await new Promise<string>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/metrics', agent, timeout: 30_000 }, (res) => {
-          res.on('data', (d: Buffer) => (bytes += d.length));
-          res.once('end', () => resolve(String(res.statusCode)));
-          res.once('error', () => resolve('error'));
-        });
-        req.on('timeout', () => req.destroy());
-        req.on('error', () => resolve('error'));
-        req.end();
-      });
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      if (status === 'error') await sleep(100);
-    }
-  };
-  await Promise.all(Array.from({ length: c }, loop));
-  agent.destroy();
-  return { statuses, bytes };
-}
+const plainFlood = (port: number, c: number, done: () => boolean): Promise<FloodResult> => flood(port, c, done, () => ({ path: '/metrics' }), 100);
 
 /** `c` connections sending POST /-/reload back to back; statuses counted. */
-async function reloadFlood(port: number, c: number, done: () => boolean): Promise<Map<string, number>> {
-  const agent = new Agent({ keepAlive: true, maxSockets: c });
-  const statuses = new Map<string, number>();
-  const loop = async (): Promise<void> => {
-    while (!done()) {
-      const status = await new Promise<string>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/-/reload', method: 'POST', agent, timeout: 30_000 }, (res) => {
-          res.resume();
-          res.once('end', () => resolve(String(res.statusCode)));
-        });
-        req.on('timeout', () => req.destroy());
-        req.on('error', () => resolve('error'));
-        req.end();
-      });
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    }
-  };
-  await Promise.all(Array.from({ length: c }, loop));
-  agent.destroy();
-  return statuses;
-}
-
-const counts = (m: Map<string, number>): string =>
-  [...m]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([s, n]) => `${n} × ${s}`)
-    .join(', ');
+const reloadFlood = async (port: number, c: number, done: () => boolean): Promise<Map<string, number>> =>
+  (await flood(port, c, done, () => ({ path: '/-/reload', method: 'POST' }))).statuses;
 
 const counter = (text: string, name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
 

@@ -13,7 +13,6 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { Agent, request } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
@@ -22,6 +21,7 @@ import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { CLI, EXPORTER_CLI, freePort, waitFor } from './common.js';
 import { fmt, percentile } from './chaos-lib.js';
+import { counts, flood } from './chaos-flood.js';
 
 type Rows = Array<[string, string]>;
 
@@ -116,33 +116,9 @@ async function trickleFlood(port: number, done: () => boolean, auth: string | un
 
 /** 64 connections sending a new wrong password on every request; statuses counted. */
 async function bcryptFlood(port: number, done: () => boolean): Promise<Map<string, number>> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  const statuses = new Map<string, number>();
   let n = 0;
-  const loop = async (): Promise<void> => {
-    while (!done()) {
-      const status = await new Promise<string>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/metrics', agent, headers: { authorization: basic(`wrong-${n++}`) }, timeout: 30_000 }, (res) => {
-          res.resume();
-          res.once('end', () => resolve(String(res.statusCode)));
-        });
-        req.on('timeout', () => req.destroy());
-        req.on('error', () => resolve('error'));
-        req.end();
-      });
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-    }
-  };
-  await Promise.all(Array.from({ length: 64 }, loop));
-  agent.destroy();
-  return statuses;
+  return (await flood(port, 64, done, () => ({ path: '/metrics', headers: { authorization: basic(`wrong-${n++}`) } }))).statuses;
 }
-
-const counts = (m: Map<string, number>): string =>
-  [...m]
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([s, n]) => `${n} × ${s}`)
-    .join(', ');
 
 /** Both floods, each for FLOOD_SECONDS beside the authenticated scraper, against one exporter with basic auth on. */
 export async function caseSlots(log: (s: string) => void): Promise<Rows> {
