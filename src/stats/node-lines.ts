@@ -24,8 +24,12 @@ import type { RangeItems } from './range-groups.js';
 /** The nodes of each line present, in line order; one entry for a single-version cluster. */
 export type NodeLines = ReadonlyArray<{ readonly line: ServerLine; readonly nodes: readonly string[] }>;
 
-/** How long a cluster's node lines are reused (an upgraded node is asked by its new version within this). */
-export const NODE_LINES_MAX_AGE_MS = 60_000;
+/**
+ * How long a cluster's node lines are reused: as long as the active node list the range queries name
+ * (range.ts STATS_NODES_MAX_AGE_MS), so the two, made from the same bucket list, never disagree on membership for
+ * long; an upgraded or failed-over node shows in both within it. Grouping is a pass over a list already read.
+ */
+export const NODE_LINES_MAX_AGE_MS = 15_000;
 
 /**
  * The bucket list's nodes grouped by the line of their `version` (deduplicated by hostname; a node of no known line
