@@ -34,6 +34,8 @@
  * poll's own clock sets the window: an upstream time is data, never control (issue 39). A point later than the
  * poll's clock by more than MAX_FUTURE_SKEW_MS (a node whose clock is ahead) is dropped and counted against its
  * node; no exported time is later than the poll's clock. Each point is the latest scraped value at that instant.
+ * A metric that only rows taking the newest point read (levels, ratios of levels, the per-node docs rule:
+ * newestOnlyMetrics) is asked for the window's last instant alone, one point a series.
  * Label matchers that every row reading a metric shares are asked too (`any` over their values: the kv_ops
  * operations cbwatch maps), so the answer holds no series nothing reads.
  *
@@ -242,6 +244,21 @@ export function aggregatedMetrics(rows: readonly NativeMapRow[]): Map<string, 's
   const out = new Map<string, 'sum' | 'max'>();
   for (const [m, k] of kinds) if (k !== 'none') out.set(m, k);
   return out;
+}
+
+/** The derivations that read a series' newest point only (a level, or levels combined at one instant). */
+const NEWEST_DERIVES: ReadonlySet<NativeMapRow['derive']> = new Set(['level', 'level_ratio', 'complement_ratio', 'difference', 'docs_data_size', 'fragmentation']);
+
+/**
+ * The metrics that every row reading them takes the newest point of: asked for the window's last instant alone
+ * (start = end, one point a series), since their older points would be read only to be thrown away. Pure.
+ */
+export function newestOnlyMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  const newest = new Set<string>();
+  const not = new Set<string>();
+  for (const r of rows) for (const m of rowMetrics(r)) (NEWEST_DERIVES.has(r.derive) ? newest : not).add(m);
+  for (const m of not) newest.delete(m);
+  return newest;
 }
 
 /** The metrics aggregatedMetrics sums over the nodes. Pure. */
@@ -994,7 +1011,12 @@ export async function fetchRange<N extends CollectorName>(
   // The sample bound (SAMPLE_BUDGET): a query whose worst case over the window would pass it starts later.
   const perNodeOnly = perNodeMetrics(rows);
   const fromByMetric = new Map<string, number>();
+  const newestOnly = newestOnlyMetrics(rows);
   for (const m of metrics) {
+    if (newestOnly.has(m)) {
+      fromByMetric.set(m, end);
+      continue;
+    }
     const cap = maxWindowSeconds(seriesPerItem(m, narrow.get(m)), perNodeOnly.has(m) ? 1 : Math.max(1, st.items ?? DESIGN_ITEMS));
     if (end - cap > from) fromByMetric.set(m, end - cap);
   }

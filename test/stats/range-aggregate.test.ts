@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { aggregatedMetrics, buildQueries, groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
+import { aggregatedMetrics, buildQueries, groupSeries, kvItemOf, newestOnlyMetrics, parseQueryAnswer } from '../../src/stats/range.js';
 import { rowValue } from '../../src/stats/range-groups.js';
 
 const row = (legacy: string): NativeMapRow => KV_ROW_BY_LEGACY.get(legacy) as NativeMapRow;
@@ -66,6 +66,28 @@ describe('asking for the aggregate over the nodes (bucket_stats without per_node
     const maxed = parseQueryAnswer('sys_cpu_utilization_rate', { data: [{ metric: { nodes: ['n1', 'n2'], aggregationFunction: 'max' }, values: [[10, '50'], [20, '90']] }], errors: [] }, true);
     const g = groupSeries(KV_NATIVE_MAP, [kvAnswer, maxed], kvItemOf, new Map());
     expect(rowValue(row('cpu_utilization_rate'), g, 'b', undefined)).toBe(70);
+  });
+});
+
+describe('asking only the newest point of a metric only levels read', () => {
+  it('levels, level ratios and the per-node docs rule read the newest point; a rate, an increase ratio or a window mean keeps the window', () => {
+    const n = newestOnlyMetrics(KV_NATIVE_MAP);
+    // curr_items, mem_total: levels; ep_kv_size / the resident ratio's parts: levels; couch_docs_data_size: the
+    // per-node min-file rule over the newest data size, file size and vBucket count.
+    for (const m of ['kv_curr_items', 'sys_mem_total', 'kv_ep_db_data_size_bytes', 'kv_ep_db_file_size_bytes', 'kv_ep_vb_total']) expect(n.has(m)).toBe(true);
+    // kv_ops: ops rates; kv_cmd_lookup: the cache-miss ratio's increase; sys_cpu_utilization_rate and
+    // sys_cpu_user_rate: window means.
+    for (const m of ['kv_ops', 'kv_cmd_lookup', 'sys_cpu_utilization_rate', 'sys_cpu_user_rate']) expect(n.has(m)).toBe(false);
+  });
+  it('a metric read both by a level row and by a rate row keeps the window', () => {
+    const base = { section: 'kv', perBucket: true, scale: 1, legacyFactor: 1, nsServer: '' } as const;
+    const series = [{ metric: 'kv_x', matchers: {}, type: 'gauge' }] as const;
+    const rows = [
+      { ...base, legacy: 'x', family: 'x', derive: 'level', series },
+      { ...base, legacy: 'x_rate', family: 'x_per_second', derive: 'rate', series },
+      { ...base, legacy: 'y', family: 'y', derive: 'difference', series: [{ metric: 'kv_y', matchers: {}, type: 'gauge' }], denominator: [{ metric: 'kv_z', matchers: {}, type: 'gauge' }] },
+    ] as unknown as typeof KV_NATIVE_MAP;
+    expect([...newestOnlyMetrics(rows)].sort()).toEqual(['kv_y', 'kv_z']);
   });
 });
 

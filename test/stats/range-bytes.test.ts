@@ -45,8 +45,11 @@ async function secondPollBytes(options: Record<string, unknown>): Promise<number
   return bytes;
 }
 
-it('bucket_stats without per_node: the range answer is at most 80% of the per-node one (4 nodes)', async () => {
+// The saving is in the levels' series (one summed series a bucket instead of four); since a level is asked for its
+// newest point alone, each of those series is one point, so the saving is smaller than when the levels came with
+// the whole window (then under 80%).
+it('bucket_stats without per_node: the range answer is at most 90% of the per-node one (4 nodes)', async () => {
   const perNode = await secondPollBytes({ per_node: true });
   const bucketWide = await secondPollBytes({});
-  expect(bucketWide).toBeLessThan(0.8 * perNode);
+  expect(bucketWide).toBeLessThan(0.9 * perNode);
 });
