@@ -2,6 +2,7 @@
  * The fastify app, built apart from listening so tests can use `app.inject()`.
  * Routes: the telemetry path (/metrics unless --web.telemetry-path says otherwise; gzip when accepted), /-/healthy, /-/ready, /, and the Sync Gateway webhook receiver.
  */
+import { constants as h2 } from 'node:http2';
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
@@ -147,15 +148,17 @@ function hasBody(req: FastifyRequest): boolean {
 
 /**
  * Close the connection (an HTTP/2 stream) of a response not written out within `ms`: a client that reads its body
- * slower than the deadline allows gives its slot back (counted in cbwatch_http_slow_readers_closed_total).
+ * slower than the deadline allows gives its slot back (counted in cbwatch_http_slow_readers_closed_total). Over
+ * HTTP/2 only the stream is reset, with CANCEL (a reset with NO_ERROR, which destroy() sends, may read as a
+ * complete answer to some clients); the session and its other streams go on.
  */
 function writeDeadline(req: FastifyRequest, reply: FastifyReply, ms: number): void {
   const res = reply.raw;
   const timer = setTimeout(() => {
     if (res.writableFinished) return;
     countSlowReader();
-    const stream = (req.raw as { stream?: { destroy(): void } }).stream;
-    if (req.raw.httpVersionMajor >= 2 && stream !== undefined) stream.destroy();
+    const stream = (req.raw as { stream?: { close(code: number): void } }).stream;
+    if (req.raw.httpVersionMajor >= 2 && stream !== undefined) stream.close(h2.NGHTTP2_CANCEL);
     else req.raw.socket?.destroy();
   }, ms);
   timer.unref();

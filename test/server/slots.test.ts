@@ -3,8 +3,9 @@
  * while a client trickles a body, nor while it waits for a password check. Real sockets against a listening
  * server; outcomes asserted (every proper scrape answered 200), never timings.
  */
+import { connect as connectHttp2, constants as h2constants } from 'node:http2';
 import { connect } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { AddressInfo, Socket } from 'node:net';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { LocalView } from '../../src/collection/engine.js';
 import { Exposition } from '../../src/metrics/exposition.js';
 import { SnapshotStore } from '../../src/metrics/store.js';
 import { buildApp } from '../../src/server/app.js';
+import { createCertificate } from '../../src/simulator/pki.js';
 import type { AppDeps } from '../../src/server/app.js';
 import { registerSyncGatewayWebhooks } from '../../src/webhooks/sync-gateway.js';
 
@@ -199,6 +201,37 @@ describe('slots belong to scrapers (issue 39, item 4)', () => {
     const r = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { 'accept-encoding': 'gzip' } });
     expect(r.status).toBe(200);
     expect(await r.text()).toBe('up 1\n');
+  });
+
+  it('over HTTP/2, a stream whose body is not read is closed at the write deadline; the session and the slot serve the next scrape', async () => {
+    const now = Date.now();
+    const cert = createCertificate({ subject: { CN: '127.0.0.1' }, notBefore: new Date(now - 3_600_000), notAfter: new Date(now + 3_600_000), ca: false, altNames: ['127.0.0.1'] });
+    const https = { key: cert.privateKey.export({ type: 'pkcs8', format: 'pem' }), cert: cert.pem };
+    // One slot, a 64 MiB plain body and a deadline of 300 ms at any rate, as the HTTP/1.1 case above.
+    const { port } = await listening({ maxRequests: 1, exposition: bigExposition(64 * 1024 * 1024), timeouts: { bodyGraceMs: 300, bodyMinBytesPerSecond: 1e12 }, https, http2: true });
+    const session = connectHttp2(`https://127.0.0.1:${port}`, { rejectUnauthorized: false });
+    // Destroyed before the server closes (which waits for its sessions to end).
+    open.unshift({ close: async () => session.destroy() });
+    session.on('error', () => undefined);
+    // Paused: the client takes no more than HTTP/2's flow-control window (64 KiB) of the body, so the server's
+    // write cannot finish.
+    const slow = session.request({ ':path': '/metrics', 'accept-encoding': 'identity' });
+    slow.on('error', () => undefined);
+    const status = await new Promise<number>((r) => slow.once('response', (h) => r(Number(h[':status']))));
+    expect(status).toBe(200);
+    slow.pause();
+    // The server resets that stream with CANCEL (not NO_ERROR, which may read as a complete answer)...
+    await until('the stream to be reset', () => slow.closed, 20_000);
+    expect(slow.rstCode).toBe(h2constants.NGHTTP2_CANCEL);
+    // ...and keeps the session: its one slot answers a gzip scrape on a new stream of the same connection.
+    expect(session.destroyed).toBe(false);
+    const next = session.request({ ':path': '/metrics', 'accept-encoding': 'gzip' });
+    const chunks: Buffer[] = [];
+    next.on('data', (c: Buffer) => chunks.push(c));
+    const nextStatus = await new Promise<number>((r) => next.once('response', (h) => r(Number(h[':status']))));
+    await new Promise<void>((r) => next.once('end', () => r()));
+    expect(nextStatus).toBe(200);
+    expect(gunzipSync(Buffer.concat(chunks)).toString()).toBe('up 1\n');
   });
 
   it('uncompressed scrapes hold at most a quarter of the slots: gzip scrapes are answered beside them', async () => {
