@@ -511,7 +511,7 @@ local lib = import 'lib.libsonnet';
           local v = lib.values(c, "CouchbaseBucketReplicaBacklogHigh");
           if c.alerts["CouchbaseBucketReplicaBacklogHigh"].enabled then {
             alert: "CouchbaseBucketReplicaBacklogHigh",
-            expr: "couchbase_bucket_ep_dcp_replica_items_remaining" + v.selBraces + " > " + v.threshold + "\nunless on (couchbase_cluster, instance, job)\ncouchbase_rebalance_running" + v.selBraces + " == 1",
+            expr: "couchbase_bucket_ep_dcp_replica_items_remaining" + v.selBraces + " > " + v.threshold + "\nunless on (couchbase_cluster)\ncouchbase_rebalance_running" + v.selBraces + " == 1",
             'for': v["for"],
             labels: {
               severity: v.severity,
@@ -525,7 +525,7 @@ local lib = import 'lib.libsonnet';
           local v = lib.values(c, "CouchbaseBucketReplicasUnavailable");
           if c.alerts["CouchbaseBucketReplicasUnavailable"].enabled then {
             alert: "CouchbaseBucketReplicasUnavailable",
-            expr: "couchbase_bucket_replicas_available" + v.selBraces + " < couchbase_bucket_replicas" + v.selBraces + "\nunless on (couchbase_cluster, instance, job)\ncouchbase_rebalance_running" + v.selBraces + " == 1",
+            expr: "couchbase_bucket_replicas_available" + v.selBraces + " < couchbase_bucket_replicas" + v.selBraces + "\nunless on (couchbase_cluster)\ncouchbase_rebalance_running" + v.selBraces + " == 1",
             'for': v["for"],
             labels: {
               severity: v.severity,
