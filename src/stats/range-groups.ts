@@ -270,18 +270,52 @@ export class Layer {
     return this.refusedMetrics?.has(metric) === true;
   }
 
+  /**
+   * Whether one query's series (their labels and nodes) fit in the cells a request may make, checked before any of
+   * them is put: a metric refused here stages nothing (no cell, no memo record, no value), where one refused by
+   * put() partway keeps what it made before the cap. 100,000 fresh buckets in each of a poll's answers had each
+   * request stage 25,000 cells and memo records before the refusal, and the memo kept them (issue 39). Only run
+   * when the series could pass the cap at all (each makes at most one cell). When they do not fit, the metric is
+   * refused as put() refuses it, every series counted.
+   */
+  admit(metric: string, series: ReadonlyArray<{ readonly labels: Readonly<Record<string, string>>; readonly node: string }>): boolean {
+    const room = MAX_CELLS_PER_REQUEST - this.parts.cellCount;
+    if (series.length <= room) return true;
+    const fresh = new Map<string, Set<string | undefined>>();
+    let n = 0;
+    for (let i = 0; i < series.length; i++) {
+      const e = series[i] as { readonly labels: Readonly<Record<string, string>>; readonly node: string };
+      const item = this.itemOf(e.labels);
+      if (this.parts.has(item, e.node)) continue;
+      let items = fresh.get(e.node);
+      if (items === undefined) fresh.set(e.node, (items = new Set()));
+      if (items.has(item)) continue;
+      items.add(item);
+      if (++n > room) {
+        this.refuse(metric, series.length);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** `metric` refused for its cells (range_cells: `count` series), failed on every node for this poll. */
+  private refuse(metric: string, count: number): void {
+    this.refused += count;
+    if (this.refusedMetrics?.has(metric) === true) return;
+    (this.refusedMetrics ??= new Set()).add(metric);
+    this.errors(metric, new Set(['*']), [`cluster: the answer names more than ${MAX_CELLS_PER_REQUEST.toLocaleString('en')} items and nodes in one request: ${metric} refused`]);
+  }
+
   /** One series, valued: its memo update, and its value added to the row parts that read it. */
   put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue): void {
     const item = this.itemOf(labels);
     if (this.parts.cellCount >= MAX_CELLS_PER_REQUEST && !this.parts.has(item, node)) {
       // Each cell costs a slot per row part (about 700 bytes for the bucket table): 100,000 fresh buckets in one
       // answer made hundreds of MB (issue 39). Past the cap the metric fails on every node for this poll, rather
-      // than sum over part of its series; its memo records are not made either.
-      this.refused++;
-      if (this.refusedMetrics?.has(metric) !== true) {
-        (this.refusedMetrics ??= new Set()).add(metric);
-        this.errors(metric, new Set(['*']), [`cluster: the answer names more than ${MAX_CELLS_PER_REQUEST.toLocaleString('en')} items and nodes in one request: ${metric} refused`]);
-      }
+      // than sum over part of its series; its memo records are not made either (admit() checks a whole answer
+      // read by the direct reader before any of it is put; this is the parsed answers' way).
+      this.refuse(metric, 1);
       return;
     }
     if (rec !== undefined) {

@@ -702,6 +702,7 @@ export class AnswerGrouping {
     const r = this.reader;
     if (r.errors.nodes.size > 0) l.errors(metric, new Set(r.errors.nodes), [...r.errors.clusterTexts], [...r.errors.byNode]);
     const metricId = r.interner.idOf(metric);
+    if (!l.admit(metric, r.entries)) return;
     for (let i = 0; i < r.entries.length; i++) {
       const e = r.entries[i] as ReadEntry;
       const key = idKey(e.nodeId, metricId, r.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });

@@ -166,14 +166,28 @@ describe('series and nesting', () => {
     const g1 = ok.done();
     expect(g1.items.size).toBe(25_000);
     expect(rowValue(TABLE[0] as NativeMapRow, g1, 'b24999', undefined)).toBe(5);
-    // m0 makes 25,000 cells; m1's one series of b0 has its cell already, its b25000 is one too many.
+    // m0 makes 25,000 cells; m1's one series of b0 has its cell already, its b25000 is one too many: m1 is refused
+    // before any of its series is put, both counted.
     const over = poll(new Map(), `[${answer(series(25_000))},${answer([{ bucket: 'b0' }, { bucket: 'b25000' }])}]`);
     const g2 = over.done();
-    expect(over.caps.counts.get('range_cells')).toBe(1);
+    expect(over.caps.counts.get('range_cells')).toBe(2);
     expect([...(g2.errored.get('m1') ?? [])]).toEqual(['*']);
     expect(g2.errored.has('m0')).toBe(false);
     expect(rowValue(TABLE[0] as NativeMapRow, g2, 'b0', undefined)).toBe(5);
     expect(rowValue(TABLE[1] as NativeMapRow, g2, 'b0', undefined)).toBeUndefined();
+  });
+
+  it('a query naming 100,000 fresh buckets stages nothing of them: no cell, no memo record; its neighbour kept', () => {
+    const memo: CounterMemo = new Map();
+    const fresh = Array.from({ length: 100_000 }, (_, k) => ({ bucket: `chaos-${k}` }));
+    const g = poll(memo, `[${answer(fresh)},${answer([{ bucket: 'b' }])}]`);
+    const groups = g.done();
+    expect(g.caps.counts.get('range_cells')).toBe(100_000);
+    expect([...(groups.errored.get('m0') ?? [])]).toEqual(['*']);
+    // Only m1's one series of b: one cell, one memo record.
+    expect(groups.items.size).toBe(1);
+    expect(memo.size).toBe(1);
+    expect(rowValue(TABLE[1] as NativeMapRow, groups, 'b', undefined)).toBe(5);
   });
 
   it('an answer nested 3,000,000 deep is refused unparsed, counted; its neighbour kept', () => {
