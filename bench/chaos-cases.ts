@@ -30,6 +30,7 @@ import {
   waitUntil,
 } from './chaos-harness.js';
 import { rssMB } from './common.js';
+import { wrkMissing } from './gzip-wrk.js';
 import type { Pair } from './chaos-harness.js';
 
 const LARGE_COUNT = Number(process.env.CHAOS_LARGE_COUNT ?? 16);
@@ -139,6 +140,9 @@ async function watchCollectors(
 
 /** wrk as a child process (asynchronous: the harness keeps sampling while it runs); killed after seconds + 60. */
 async function wrk(args: string[], seconds: number): Promise<{ rps: number; non2xx: number; socketErrors: string; latency: string }> {
+  // Not installed: a clear error for the case's row (guard()), not an unhandled spawn error ending the whole run.
+  const missing = wrkMissing();
+  if (missing !== undefined) throw new Error(missing);
   const child = spawn('wrk', [...args, '-d', `${seconds}s`], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
