@@ -271,36 +271,32 @@ export class Layer {
   }
 
   /**
-   * Whether one query's series (their labels and nodes) fit in the cells a request may make, checked before any of
-   * them is put: a metric refused here stages nothing (no cell, no memo record, no value), where one refused by
-   * put() partway keeps what it made before the cap. 100,000 fresh buckets in each of a poll's answers had each
-   * request stage 25,000 cells and memo records before the refusal, and the memo kept them (issue 39). Only run
-   * when the series could pass the cap at all (each makes at most one cell). When they do not fit, the metric is
-   * refused as put() refuses it, every series counted.
+   * The cells one query's series may still make in this layer, counted series by series by the range reader as it
+   * reads (QueryReader's CellGate): a query whose series would pass MAX_CELLS_PER_REQUEST is refused before any of
+   * them is put (no cell, no memo record), and before the entries of the rest are built. 100,000 fresh buckets in
+   * each of a poll's answers had each request stage 25,000 cells and memo records before the refusal, and the memo
+   * kept them (issue 39). put() refuses as well, for answers the reader leaves to the parse.
    */
-  admit(metric: string, series: ReadonlyArray<{ readonly labels: Readonly<Record<string, string>>; readonly node: string }>): boolean {
+  cellGate(): { readonly room: number; fits(labels: Readonly<Record<string, string>>, node: string): boolean } {
     const room = MAX_CELLS_PER_REQUEST - this.parts.cellCount;
-    if (series.length <= room) return true;
     const fresh = new Map<string, Set<string | undefined>>();
     let n = 0;
-    for (let i = 0; i < series.length; i++) {
-      const e = series[i] as { readonly labels: Readonly<Record<string, string>>; readonly node: string };
-      const item = this.itemOf(e.labels);
-      if (this.parts.has(item, e.node)) continue;
-      let items = fresh.get(e.node);
-      if (items === undefined) fresh.set(e.node, (items = new Set()));
-      if (items.has(item)) continue;
-      items.add(item);
-      if (++n > room) {
-        this.refuse(metric, series.length);
-        return false;
-      }
-    }
-    return true;
+    return {
+      room,
+      fits: (labels, node) => {
+        const item = this.itemOf(labels);
+        if (this.parts.has(item, node)) return true;
+        let items = fresh.get(node);
+        if (items === undefined) fresh.set(node, (items = new Set()));
+        if (items.has(item)) return true;
+        items.add(item);
+        return ++n <= room;
+      },
+    };
   }
 
   /** `metric` refused for its cells (range_cells: `count` series), failed on every node for this poll. */
-  private refuse(metric: string, count: number): void {
+  refuse(metric: string, count: number): void {
     this.refused += count;
     if (this.refusedMetrics?.has(metric) === true) return;
     (this.refusedMetrics ??= new Set()).add(metric);
@@ -313,8 +309,8 @@ export class Layer {
     if (this.parts.cellCount >= MAX_CELLS_PER_REQUEST && !this.parts.has(item, node)) {
       // Each cell costs a slot per row part (about 700 bytes for the bucket table): 100,000 fresh buckets in one
       // answer made hundreds of MB (issue 39). Past the cap the metric fails on every node for this poll, rather
-      // than sum over part of its series; its memo records are not made either (admit() checks a whole answer
-      // read by the direct reader before any of it is put; this is the parsed answers' way).
+      // than sum over part of its series; its memo records are not made either (the direct reader's cellGate
+      // refuses a whole answer before any of it is put; this is the parsed answers' way).
       this.refuse(metric, 1);
       return;
     }

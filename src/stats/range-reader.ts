@@ -359,6 +359,16 @@ export interface ReadEntry {
 /** The outcome of a number or string read as a point's time or value: its number, or NaN when it is not a decimal (decimalOf). */
 let NUM = 0;
 
+/**
+ * The cells a query's series may still make (range-groups.ts Layer.cellGate): `room` series can make at most
+ * `room` cells, so the reader asks `fits` only once an answer has more series than that.
+ */
+export interface CellGate {
+  readonly room: number;
+  /** Whether the series fits (its cell, when new, is counted); false: the query makes too many cells. */
+  fits(labels: Readonly<Record<string, string>>, node: string): boolean;
+}
+
 /** Reads one query's answer; reused for the answers of a request (one text). */
 export class QueryReader {
   private text = '';
@@ -375,6 +385,14 @@ export class QueryReader {
   readonly errors: AnswerErrors;
   /** Entries past RANGE_LIMITS.seriesPerQuery in the answer being read (not kept). */
   private excess = 0;
+  /** The cells gate of the answer being read, and whether it has started counting. */
+  private gate: CellGate | undefined;
+  private gating = false;
+  /**
+   * Series of the answer just read when they make more cells than its gate allows: none kept (the entries read
+   * before it was known are dropped, the rest skipped as read), the metric refused by the caller. 0 otherwise.
+   */
+  cellRefused = 0;
 
   /** `caps`: where what the bounds cut or refused is counted (the grouping's, for the poll's self-metrics). */
   constructor(
@@ -392,13 +410,16 @@ export class QueryReader {
    * Returns the index after the value, or -1 when the reader gives up (the caller then parses it whole).
    * `summed`: the query asked for the sum over the nodes (every series is ALL_NODES's).
    */
-  read(text: string, start: number, summed: boolean): number {
+  read(text: string, start: number, summed: boolean, gate?: CellGate): number {
     this.text = text;
     this.pos = start;
     this.entries.length = 0;
     this.run.n = 0;
     this.ids.n = 0;
     this.excess = 0;
+    this.gate = gate;
+    this.gating = false;
+    this.cellRefused = 0;
     this.errors.clear();
     this.pending.counts.clear();
     if (!this.answer(summed)) {
@@ -408,7 +429,11 @@ export class QueryReader {
       return -1;
     }
     for (const [what, n] of this.pending.counts) this.caps.add(what, n);
-    if (this.excess > 0) {
+    this.gate = undefined;
+    if (this.cellRefused > 0) {
+      this.cellRefused += this.excess;
+      this.entries.length = 0;
+    } else if (this.excess > 0) {
       // Too many series to be an answer: none of them is used (a sum over part of them would be a wrong number).
       this.caps.add('range_series', this.excess);
       this.errors.refuse(tooManySeriesText(this.entries.length + this.excess));
@@ -417,6 +442,29 @@ export class QueryReader {
     // Neither the text nor a slice of it outlives the read.
     this.text = '';
     return this.pos;
+  }
+
+  /**
+   * Whether a series fits the gate; the first time, the entries read so far are counted first. When one does not,
+   * they are dropped (counted in cellRefused) and so are their points and labels' numbers.
+   */
+  private fitsGate(labels: Readonly<Record<string, string>>, node: string): boolean {
+    const gate = this.gate as CellGate;
+    if (!this.gating) {
+      this.gating = true;
+      for (const e of this.entries) {
+        if (!gate.fits(e.labels, e.node)) return this.dropAll();
+      }
+    }
+    return gate.fits(labels, node) || this.dropAll();
+  }
+
+  private dropAll(): false {
+    this.cellRefused = this.entries.length;
+    this.entries.length = 0;
+    this.run.n = 0;
+    this.ids.n = 0;
+    return false;
   }
 
   /**
@@ -758,7 +806,12 @@ export class QueryReader {
       nodeId = this.interner.idOf(ALL_NODES);
     }
     if (labels !== undefined && node !== undefined && from >= 0) {
-      if (this.entries.length < RANGE_LIMITS.seriesPerQuery) this.entries.push({ labels, node, nodeId, from, to, idFrom, idTo });
+      if (this.cellRefused > 0 || (this.gate !== undefined && this.entries.length >= this.gate.room && !this.fitsGate(labels, node))) {
+        // Too many cells: the answer's series are refused together; none is kept from here on.
+        this.cellRefused++;
+        this.run.n = from;
+        this.ids.n = idFrom;
+      } else if (this.entries.length < RANGE_LIMITS.seriesPerQuery) this.entries.push({ labels, node, nodeId, from, to, idFrom, idTo });
       else {
         // Past the cap: counted, its points and labels dropped as read.
         this.excess++;

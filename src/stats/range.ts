@@ -662,7 +662,7 @@ export class AnswerGrouping {
       for (;; i++) {
         const name = names[i];
         const sum = name !== undefined && summed.has(name);
-        let end = r.read(text, p, sum);
+        let end = r.read(text, p, sum, l.cellGate());
         if (end >= 0) {
           if (name !== undefined) this.stageRead(l, name);
         } else {
@@ -702,7 +702,11 @@ export class AnswerGrouping {
     const r = this.reader;
     if (r.errors.nodes.size > 0) l.errors(metric, new Set(r.errors.nodes), [...r.errors.clusterTexts], [...r.errors.byNode]);
     const metricId = r.interner.idOf(metric);
-    if (!l.admit(metric, r.entries)) return;
+    // Refused by the reader as it read: too many cells (the layer's cellGate).
+    if (r.cellRefused > 0) {
+      l.refuse(metric, r.cellRefused);
+      return;
+    }
     for (let i = 0; i < r.entries.length; i++) {
       const e = r.entries[i] as ReadEntry;
       const key = idKey(e.nodeId, metricId, r.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });

@@ -272,3 +272,39 @@ describe('Interner', () => {
     expect(i.idOf('v19990')).toBe(0);
   });
 });
+
+describe('the cells gate', () => {
+  // A gate of room 2 that counts each new (bucket, node) once, written here by hand (not the layer's).
+  const gate = () => {
+    const seen = new Set<string>();
+    return { room: 2, fits: (labels: Readonly<Record<string, string>>, node: string) => (seen.add(`${labels.bucket}\u0000${node}`), seen.size <= 2) };
+  };
+  const text = (buckets: readonly string[]) =>
+    `[${JSON.stringify({ data: buckets.map((b) => ({ metric: { nodes: ['n1:8091'], bucket: b }, values: [[T0, '1']] })), errors: [] })}]`;
+
+  it('an answer whose series make more cells than the room is refused as read: no entry kept, every series counted', () => {
+    const r = new QueryReader(new Interner());
+    const t = text(['a', 'b', 'c', 'd', 'e']);
+    expect(r.read(t, 1, false, gate())).toBe(t.length - 1);
+    expect(r.entries).toHaveLength(0);
+    expect(r.cellRefused).toBe(5);
+  });
+
+  it('more series than the room in fewer cells are all kept (the gate counts cells, not series)', () => {
+    const r = new QueryReader(new Interner());
+    const t = text(['a', 'b', 'a', 'b', 'a']);
+    r.read(t, 1, false, gate());
+    expect(r.cellRefused).toBe(0);
+    // a and b: two cells; their repeats are merged as any repeated series.
+    expect(r.entries.map((e) => e.labels.bucket)).toEqual(['a', 'b']);
+  });
+
+  it('the next answer read without a gate starts afresh', () => {
+    const r = new QueryReader(new Interner());
+    r.read(text(['a', 'b', 'c']), 1, false, gate());
+    expect(r.cellRefused).toBe(3);
+    r.read(text(['a', 'b', 'c']), 1, false);
+    expect(r.cellRefused).toBe(0);
+    expect(r.entries).toHaveLength(3);
+  });
+});
