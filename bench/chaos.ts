@@ -27,7 +27,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { ROOT } from './common.js';
+import { refuseArguments, ROOT } from './common.js';
 import { caseSlots } from './chaos-slots.js';
 import { caseReaders } from './chaos-readers.js';
 import { caseClusters } from './chaos-clusters.js';
@@ -136,6 +136,17 @@ async function main(): Promise<void> {
   writeFileSync(file, replaceSection(doc, 'Chaos', sections.join('\n')));
   log(`wrote the Chaos section of ${file}`);
 }
+
+refuseArguments(
+  'chaos',
+  `npm run chaos: hostile clusters, clients and configurations against real processes; writes the Chaos section of bench/RESULTS.md.
+It takes no arguments; the environment chooses:
+  CHAOS_PARTS        comma list of matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,soak (default all)
+  CHAOS_SOAK_SECONDS (600), CHAOS_RANGE_SECONDS (60), CHAOS_RANGE_CASES, CHAOS_ROUTES, CHAOS_KINDS,
+  CHAOS_LARGE_COUNT (16), CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL, CHAOS_NOTE, CHAOS_RESULTS (another file)
+e.g. one range case: CHAOS_PARTS=range CHAOS_RANGE_CASES=series-100k npm run chaos
+`,
+);
 
 main().catch((err: unknown) => {
   process.stderr.write(`chaos failed: ${(err as Error).stack ?? String(err)}\n`);

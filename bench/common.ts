@@ -121,3 +121,17 @@ export async function startExporterReady(cfg: string): Promise<{ exporter: Child
   await waitFor('exporter ready', async () => ((await fetch(`${url}/-/ready`)).status === 200 ? true : undefined), 120_000);
   return { exporter, url };
 }
+
+/**
+ * The bench and chaos runs take no arguments, only environment knobs: with `--help` (or `-h`) print `usage` and
+ * exit 0; with anything else print it to stderr and exit 2. Either way nothing runs (`npm run bench -- --help`
+ * used to start the whole measurement).
+ */
+export function refuseArguments(name: string, usage: string): void {
+  const args = process.argv.slice(2);
+  if (args.length === 0) return;
+  const help = args.length === 1 && ['--help', '-h', 'help'].includes(args[0] as string);
+  if (help) process.stdout.write(usage);
+  else process.stderr.write(`${name}: no arguments are taken (got ${args.join(' ')})\n${usage}`);
+  process.exit(help ? 0 : 2);
+}

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { EXPORTER_CLI, ROOT } from './common.js';
+import { EXPORTER_CLI, refuseArguments, ROOT } from './common.js';
 import { gzipWrk, gzipWrkSection } from './gzip-wrk.js';
 import { runScenario } from './scenario.js';
 import type { ScenarioOptions, ScenarioResult, Stats } from './scenario.js';
@@ -381,6 +381,20 @@ async function main(): Promise<void> {
   writeFileSync(file, body + chaos);
   log('wrote bench/RESULTS.md');
 }
+
+/** What `npm run bench -- --help` prints: the bench takes no arguments, only the environment's knobs. */
+const USAGE = `npm run bench: measures the exporter with real processes and writes bench/RESULTS.md (about 8-10 min by default).
+It takes no arguments; sections and durations are chosen with environment variables:
+  BENCH_REALISTIC=0 BENCH_STATS_SOURCE=0 BENCH_FOOTPRINT=0 BENCH_HEALTHCHECK=0   skip a default section
+  BENCH_SCALE=1 BENCH_FLEET=1 BENCH_XDCR=1 BENCH_FLAGS=1                          add a longer section
+  BENCH_SECONDS BENCH_WARMUP_SECONDS BENCH_LATENCY_SECONDS BENCH_LOAD_SECONDS
+  BENCH_SCALE_SECONDS BENCH_STATS_SOURCE_SECONDS BENCH_FOOTPRINT_SECONDS           window lengths (s)
+  BENCH_EXPORTER_CLI, BENCH_BEFORE, BENCH_BEFORE_NAME                             another build to compare
+e.g. only the statistics-source comparison, 90 s a source:
+  BENCH_REALISTIC=0 BENCH_FOOTPRINT=0 BENCH_HEALTHCHECK=0 BENCH_STATS_SOURCE_SECONDS=90 npm run bench
+`;
+
+refuseArguments('bench', USAGE);
 
 main().catch((err: unknown) => {
   process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
