@@ -141,6 +141,8 @@ function statisticsSources(): string[] {
     'the window. A point more than 60 s ahead of the exporter\'s clock (a node whose clock is ahead) is dropped and',
     'counted against its node (`cbwatch_stats_future_points_dropped_total{collector,node}`, a warning logged once per',
     'node, the landing page); the other nodes\' values stay, and no sample time exported is later than the poll.',
+    'A metric that only levels read (a level, a ratio of levels, the per-node small-file rule) is asked for the',
+    'window\'s last instant alone: one point a series, the same newest point.',
     '',
     '**The size of a query.** kv_ops is asked for the 11 operations cbwatch maps (17 series a bucket and node), and a',
     'query\'s window is cut so that its worst case (series × points on one node) stays under Couchbase\'s 200,000-sample',
