@@ -12,13 +12,14 @@
  * Slow (the image build copies a 200 MB root and compresses it; podman loads it) and root-only: out of the default
  * `npm test`, run by .ci/run with CBWATCH_IMAGE=1 after the suite has built release/ (issue 38).
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { startDemo } from '../helpers/demo-run.js';
 import { findBinary } from '../helpers/tools.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -206,21 +207,10 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
     console.log(`the image runs with: ${runner.label}`);
 
     const [cmd, argv] = runner.run(['demo', '--web.listen-address', '127.0.0.1:0']);
-    const child = spawn(cmd, argv, { env: { ...env, CBWATCH_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const demo = startDemo(cmd, argv, { ...env, CBWATCH_LOG_LEVEL: 'warn' });
     try {
-      let text = '';
-      let url = '';
-      for (let i = 0; i < 600 && !/^couchbase_up\{couchbase_cluster="demo"\} 1$/m.test(text); i++) {
-        url = /metrics:\s+(http:\/\/\S+\/metrics)/.exec(out)?.[1] ?? '';
-        if (url) text = await fetch(url).then((r) => r.text(), () => '');
-        if (child.exitCode !== null) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const { text, url } = await demo.untilUp();
+      const { out, err } = demo.output();
       expect(text, `${runner.label}\nstdout:\n${out}\nstderr:\n${err}`).toMatch(/^couchbase_up\{couchbase_cluster="demo"\} 1$/m);
       expect(text).toMatch(new RegExp(`^cbwatch_build_info\\{version="${VERSION.replace(/\./g, '\\.')}",revision="${revision}",.*nodejs_version="v24\\.`, 'm'));
       // The image's health-check command, beside the daemon, told where it listens.
@@ -229,10 +219,9 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
       const h = spawnSync(hc, hcArgv, { encoding: 'utf8', env });
       expect(h.status, h.stdout + h.stderr).toBe(0);
     } finally {
-      child.kill('SIGTERM');
-      const code = await exited;
+      const code = await demo.stop();
       if (runners.length > 0) spawnSync(podman as string, [...P, 'rmi', '-af'], { env, stdio: 'ignore' });
-      expect(code, `${runner.label}\nstderr:\n${err}`).toBe(0);
+      expect(code, `${runner.label}\nstderr:\n${demo.output().err}`).toBe(0);
     }
   }, 300_000);
 });

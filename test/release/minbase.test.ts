@@ -6,12 +6,13 @@
  * .cache/bookworm-minbase, which needs the network), and it needs root: out of the default `npm test`, run by
  * .ci/run with CBWATCH_MINBASE=1 after the suite has built release/ (issue 38).
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { startDemo } from '../helpers/demo-run.js';
 
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const DEB = join(PACKAGE_ROOT, 'release', `cbwatch_${VERSION}_amd64.deb`);
@@ -49,28 +50,14 @@ describe.skipIf(!enabled)('the Debian package in a debootstrap minbase root', ()
   }, 120_000);
 
   it('serves the demo, scraped from outside the root', async () => {
-    const child = spawn('chroot', [root, 'cbwatch', 'demo', '--web.listen-address', '127.0.0.1:0'], {
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', CBWATCH_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const demo = startDemo('chroot', [root, 'cbwatch', 'demo', '--web.listen-address', '127.0.0.1:0'], { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', CBWATCH_LOG_LEVEL: 'warn' });
     try {
-      let text = '';
-      for (let i = 0; i < 600 && !/^couchbase_up\{couchbase_cluster="demo"\} 1$/m.test(text); i++) {
-        const url = /metrics:\s+(http:\/\/\S+\/metrics)/.exec(out)?.[1];
-        if (url) text = await fetch(url).then((r) => r.text(), () => '');
-        if (child.exitCode !== null) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      const { text } = await demo.untilUp();
+      const { out, err } = demo.output();
       expect(text, `stdout:\n${out}\nstderr:\n${err}`).toMatch(/^couchbase_up\{couchbase_cluster="demo"\} 1$/m);
       expect(text).toMatch(/^cbwatch_build_info\{.*nodejs_version="v24\./m);
     } finally {
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await demo.stop()).toBe(0);
     }
   }, 120_000);
 
