@@ -11,16 +11,16 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { COLLECTORS, writeChaosConfig } from './chaos-harness.js';
 import { fmt, percentile, readCollectors } from './chaos-lib.js';
 import { CLI, freePort, rssMB } from './common.js';
 
-const COLLECTORS = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup'];
 const PHASE_SECONDS = Number(process.env.CHAOS_BOUNDED_SECONDS ?? 40);
 
 /** Routes answered with a bad body, and the body's shape around the `1,1,…` run. */
@@ -149,19 +149,7 @@ export async function caseBoundedSchemaFailures(): Promise<Rows> {
   try {
     await waitUntil('simulator', async () => (await fetch(`${simUrl.origin}/_sim/state`)).ok, 60_000);
     const cfg = join(dir, 'cbwatch.yml');
-    writeFileSync(
-      cfg,
-      [
-        'clusters:',
-        '  - name: chaos',
-        `    url: ${frontUrl}`,
-        '    username: Administrator',
-        '    password_env: CHAOS_CB_PASSWORD',
-        '    collectors:',
-        ...COLLECTORS.map((c) => `      ${c}: { interval: 5s }`),
-        '',
-      ].join('\n'),
-    );
+    writeChaosConfig(cfg, frontUrl, { intervalS: 5 });
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     // The shipped log level (info): a failed poll is logged at warn with its error.

@@ -160,16 +160,19 @@ export async function startSim(buckets: number): Promise<{ sim: Proc; simUrl: st
   return { sim, simUrl };
 }
 
-export async function startExporter(simUrl: string, o: PairOptions, dir: string, name = 'cbwatch.yml'): Promise<{ exp: Proc; url: string }> {
-  const cfg = join(dir, name);
+/**
+ * Writes the configuration of one cluster `chaos` at `url` (password from CHAOS_CB_PASSWORD): the collectors of
+ * `o.only` (default all) every `o.intervalS` seconds, the others off.
+ */
+export function writeChaosConfig(file: string, url: string, o: Pick<PairOptions, 'intervalS' | 'timeoutS' | 'only' | 'extraCluster' | 'extraFile'>): void {
   const on = o.only ?? COLLECTORS;
   const timeout = o.timeoutS === undefined ? '' : `, timeout: ${Math.round(o.timeoutS * 1000)}ms`;
   writeFileSync(
-    cfg,
+    file,
     [
       'clusters:',
       '  - name: chaos',
-      `    url: ${simUrl}`,
+      `    url: ${url}`,
       '    username: Administrator',
       '    password_env: CHAOS_CB_PASSWORD',
       ...(o.extraCluster ?? []).map((l) => `    ${l}`),
@@ -179,6 +182,11 @@ export async function startExporter(simUrl: string, o: PairOptions, dir: string,
       '',
     ].join('\n'),
   );
+}
+
+export async function startExporter(simUrl: string, o: PairOptions, dir: string, name = 'cbwatch.yml'): Promise<{ exp: Proc; url: string }> {
+  const cfg = join(dir, name);
+  writeChaosConfig(cfg, simUrl, o);
   const port = await freePort();
   const exp = start(['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'info', ...(o.exporterArgs ?? [])], {
     CHAOS_CB_PASSWORD: CB_PASSWORD,

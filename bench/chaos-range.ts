@@ -24,7 +24,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, percentile, readCollectors, sumSeries } from './chaos-lib.js';
 import type { Rows } from './chaos-lib.js';
-import { log, sleep, start, startSim, stopProc, tempDir, timedGet, waitUntil } from './chaos-harness.js';
+import { log, sleep, start, startSim, stopProc, tempDir, timedGet, waitUntil, writeChaosConfig } from './chaos-harness.js';
 import type { Proc } from './chaos-harness.js';
 import { cpuSeconds, EXPORTER_CLI, freePort, peakRssBytes, rssMB } from './common.js';
 
@@ -197,22 +197,7 @@ async function runCase(c: RangeCase): Promise<Outcome> {
   let exp: Proc | undefined;
   try {
     const cfg = join(dir, 'cbwatch.yml');
-    const on = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks'];
-    writeFileSync(
-      cfg,
-      [
-        'clusters:',
-        '  - name: chaos',
-        `    url: ${frontUrl}`,
-        '    username: Administrator',
-        '    password_env: CHAOS_CB_PASSWORD',
-        '    collectors:',
-        ...['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup'].map((k) =>
-          on.includes(k) ? `      ${k}: { interval: 10s }` : `      ${k}: { enabled: false }`,
-        ),
-        '',
-      ].join('\n'),
-    );
+    writeChaosConfig(cfg, frontUrl, { intervalS: 10, only: ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks'] });
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     // Debug: the level at which the attack round counted 257 MB of log lines.
