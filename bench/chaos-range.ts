@@ -259,7 +259,7 @@ async function runCase(c: RangeCase): Promise<Outcome> {
     const rssEnd = alive ? rssMB(e.pid) : NaN;
     state.rewrite = undefined;
     const itemErrors = sumSeries(last, 'cbwatch_collector_item_errors_total') - sumSeries(before, 'cbwatch_collector_item_errors_total');
-    const capped = ['range_series', 'range_cells', 'range_errors', 'range_label_length', 'range_error_text', 'range_nesting', 'range_duplicate_series']
+    const capped = ['range_series', 'range_cells', 'range_cell_series', 'range_errors', 'range_label_length', 'range_error_text', 'range_nesting', 'range_duplicate_series']
       .map((w) => [w, sumSeries(last, 'cbwatch_collector_capped_total', `what="${w}"`) - sumSeries(before, 'cbwatch_collector_capped_total', `what="${w}"`)] as const)
       .filter(([, v]) => v > 0)
       .map(([w, v]) => `${w} ${v.toLocaleString('en')}`);

@@ -97,11 +97,12 @@ export type DropReason = 'non_finite' | 'unavailable_marker' | 'negative_counter
  *   name over 1,024 bytes, cut as it is read), `range_error_text` (an `errors` text past the 20 kept per answer),
  *   `range_errors` (an `errors` entry past the 1,000 read per answer: the metric fails on every node),
  *   `range_series` (a series past the 200,000 per query: the query's answer refused), `range_cells` (a series that
- *   would make an item and node past the 25,000 per request: its metric refused), `range_nesting` (an answer
+ *   would make an item and node past the 25,000 per request: its metric refused), `range_cell_series` (a series of
+ *   a metric that gives one item and node more than 1,024 series in one request: its metric refused), `range_nesting` (an answer
  *   nested deeper than 64 levels, refused unparsed), `range_duplicate_series` (a series an answer gives twice,
  *   merged into one).
  */
-export const CAP_WHATS = ['dynamic_families', 'label_value_length', 'range_label_length', 'range_error_text', 'range_errors', 'range_series', 'range_cells', 'range_nesting', 'range_duplicate_series'] as const;
+export const CAP_WHATS = ['dynamic_families', 'label_value_length', 'range_label_length', 'range_error_text', 'range_errors', 'range_series', 'range_cells', 'range_cell_series', 'range_nesting', 'range_duplicate_series'] as const;
 export type CapWhat = (typeof CAP_WHATS)[number];
 
 /**

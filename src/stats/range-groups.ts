@@ -195,6 +195,19 @@ class Parts {
 export const MAX_CELLS_PER_REQUEST = 25_000;
 
 /**
+ * Series of one metric one cell (an item on a node) may take from one request's answers. A metric's series in a
+ * cell differ by the labels the item does not name: kv_ops's op and result, a DCP connection type, a replication's
+ * pipeline; a real answer has a few dozen at most (a per-collection metric at Couchbase's 1,000 collections would
+ * fit too). Past it the metric fails on every node for this poll (Layer.put), counted as range_cell_series: 100,000
+ * series that differ only by a label no row reads were summed into one replication's or one node's value and kept
+ * one memo record each, 200,000 records (57 MB) for the life of the poll's memo (issue 39). docs/security.md.
+ */
+export const MAX_SERIES_PER_CELL = 1_024;
+
+/** Why a layer refused a metric, as cbwatch_collector_capped_total's `what` counts its series. */
+export type RefusedWhy = 'range_cells' | 'range_cell_series';
+
+/**
  * Memo records staged so far, counted across layers: a record is marked with its count when staged, so a layer
  * finds where it staged a series an answer repeats at once (a layer stages synchronously: its marks are
  * consecutive; a layer whose marks wrap around at 2^30 finds its repeats in the memo's record instead, as
@@ -261,9 +274,13 @@ export class Layer {
     return { t: this.recPoints[2 * i] as number, v: this.recPoints[2 * i + 1] as number };
   }
 
-  /** Series refused because they would have made a cell past MAX_CELLS_PER_REQUEST (range_cells). */
-  refused = 0;
-  private refusedMetrics: Set<string> | undefined;
+  /** Series refused, by why: making a cell past MAX_CELLS_PER_REQUEST, or a cell's series past MAX_SERIES_PER_CELL. */
+  readonly refused = new Map<RefusedWhy, number>();
+  /** The metrics refused in this layer, with why. */
+  private refusedMetrics: Map<string, RefusedWhy> | undefined;
+  /** The metric whose series put() counts per cell (an answer's series are put one metric after the other), and the counts. */
+  private countedMetric = '';
+  private readonly perCell = new Map<Cell, number>();
 
   /** Whether `metric` was refused in this layer (past MAX_CELLS_PER_REQUEST): the rest of its series need no reading. */
   isRefused(metric: string): boolean {
@@ -295,12 +312,25 @@ export class Layer {
     };
   }
 
-  /** `metric` refused for its cells (range_cells: `count` series), failed on every node for this poll. */
-  refuse(metric: string, count: number): void {
-    this.refused += count;
-    if (this.refusedMetrics?.has(metric) === true) return;
-    (this.refusedMetrics ??= new Set()).add(metric);
-    this.errors(metric, new Set(['*']), [`cluster: the answer names more than ${MAX_CELLS_PER_REQUEST.toLocaleString('en')} items and nodes in one request: ${metric} refused`]);
+  /**
+   * `metric` refused (`count` of its series counted under `why`: range_cells for its cells, range_cell_series for
+   * a cell's series), failed on every node for this poll.
+   */
+  refuse(metric: string, count: number, why: RefusedWhy = 'range_cells'): void {
+    const before = this.refusedMetrics?.get(metric);
+    this.refused.set(before ?? why, (this.refused.get(before ?? why) ?? 0) + count);
+    if (before !== undefined) return;
+    (this.refusedMetrics ??= new Map()).set(metric, why);
+    const text =
+      why === 'range_cells'
+        ? `the answer names more than ${MAX_CELLS_PER_REQUEST.toLocaleString('en')} items and nodes in one request`
+        : `the answer names more than ${MAX_SERIES_PER_CELL.toLocaleString('en')} series of it for one item on one node`;
+    this.errors(metric, new Set(['*']), [`cluster: ${text}: ${metric} refused`]);
+  }
+
+  /** `count` more series of a refused metric, not read: counted under the metric's reason. */
+  refuseRest(metric: string, count: number): void {
+    if (count > 0) this.refuse(metric, count);
   }
 
   /** One series, valued: its memo update, and its value added to the row parts that read it. */
@@ -314,6 +344,18 @@ export class Layer {
       this.refuse(metric, 1);
       return;
     }
+    const cell = this.parts.cell(item, node);
+    if (metric !== this.countedMetric) {
+      this.countedMetric = metric;
+      this.perCell.clear();
+    }
+    const inCell = (this.perCell.get(cell) ?? 0) + 1;
+    if (inCell > MAX_SERIES_PER_CELL) {
+      // Before its memo record is made: the series past the bound keep nothing.
+      this.refuse(metric, 1, 'range_cell_series');
+      return;
+    }
+    this.perCell.set(cell, inCell);
     if (rec !== undefined) {
       // Kept a small integer (V8 then stores it in the record itself): a daemon stages 2^30 records in weeks.
       staged = (staged + 1) & 0x3fffffff;
@@ -323,7 +365,6 @@ export class Layer {
       this.recPoints.push(value.newest.t, value.newest.v);
     } else this.fresh.set(key, { t: value.newest.t, v: value.newest.v });
     if (node !== ALL_NODES) this.nodes.add(node);
-    const cell = this.parts.cell(item, node);
     if (value.newest.t > cell.newest) cell.newest = value.newest.t;
     const targets = this.plan.byMetric.get(metric);
     if (targets === undefined) return;

@@ -41,10 +41,11 @@ export const RANGE_LIMITS = {
  * What the bounds on one poll's answers cut or refused, by the `what` of `cbwatch_collector_capped_total`:
  * range_label_length (label values cut), range_error_text (error texts not kept), range_errors (errors entries past
  * the cap), range_series (series past the cap: the query refused), range_cells (series refused for making an item
- * and node past range-groups.ts's MAX_CELLS_PER_REQUEST), range_nesting (answers refused as too deep),
+ * and node past range-groups.ts's MAX_CELLS_PER_REQUEST), range_cell_series (series of a metric refused for giving one
+ * item and node more than range-groups.ts's MAX_SERIES_PER_CELL), range_nesting (answers refused as too deep),
  * range_duplicate_series (a series an answer repeats, merged).
  */
-export type RangeCapWhat = 'range_label_length' | 'range_error_text' | 'range_errors' | 'range_series' | 'range_cells' | 'range_nesting' | 'range_duplicate_series';
+export type RangeCapWhat = 'range_label_length' | 'range_error_text' | 'range_errors' | 'range_series' | 'range_cells' | 'range_cell_series' | 'range_nesting' | 'range_duplicate_series';
 
 /** Counts of what the bounds did, kept by the reader for one grouping (one poll). */
 export class RangeCaps {

@@ -611,7 +611,7 @@ export class AnswerGrouping {
       const l = this.g.layer();
       if ('failed' in a) l.errors(a.metric, new Set(['*']));
       else this.stage(l, a.metric, a.raw, a.summed);
-      this.caps.add('range_cells', l.refused);
+      for (const [why, n] of l.refused) this.caps.add(why, n);
       this.g.commit(l);
     }
   }
@@ -715,9 +715,9 @@ export class AnswerGrouping {
       if (to < e.to) l.dropFuture(e.node, e.to - to);
       const value = runSeriesValue(r.run, e.from, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
-      // Refused for its cells: the metric fails everywhere, its other series are not worth valuing (counted).
+      // Refused (its cells, or one cell's series): the metric fails everywhere, its other series are not worth valuing (counted).
       if (l.isRefused(metric)) {
-        l.refused += r.entries.length - i - 1;
+        l.refuseRest(metric, r.entries.length - i - 1);
         break;
       }
     }
@@ -727,7 +727,7 @@ export class AnswerGrouping {
 
   /** Add a request read by readText. */
   commit(request: StagedRequest): void {
-    this.caps.add('range_cells', request.layer.refused);
+    for (const [why, n] of request.layer.refused) this.caps.add(why, n);
     this.g.commit(request.layer);
   }
 
@@ -758,7 +758,7 @@ export class AnswerGrouping {
       const value = runSeriesValue(run, 0, to, l.previous(key, rec));
       if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
       if (l.isRefused(metric)) {
-        l.refused += entries.length - entries.indexOf(e) - 1;
+        l.refuseRest(metric, entries.length - entries.indexOf(e) - 1);
         break;
       }
     }

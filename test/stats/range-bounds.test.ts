@@ -154,10 +154,49 @@ describe('series and nesting', () => {
     expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b7', undefined)).toBeUndefined();
   });
 
-  it('200,000 series in one query are all kept: 200,000 × 5', () => {
-    const series = Array.from({ length: 200_000 }, (_, k) => ({ bucket: 'b', op: `o${k}` }));
+  it('200,000 series in one query are all kept: 200 buckets of 1,000 series, 1,000 × 5 each', () => {
+    const series = Array.from({ length: 200_000 }, (_, k) => ({ bucket: `b${k % 200}`, op: `o${Math.floor(k / 200)}` }));
     const g = poll(new Map(), `[${answer(series)}]`, ['m0']);
-    expect(rowValue(TABLE[0] as NativeMapRow, g.done(), 'b', undefined)).toBe(1_000_000);
+    const groups = g.done();
+    expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b0', undefined)).toBe(5_000);
+    expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b199', undefined)).toBe(5_000);
+    expect(g.caps.counts.size).toBe(0);
+  });
+
+  it('1,024 series of one bucket on one node are kept (1,024 × 5); a 1,025th refuses the metric, counted; the neighbour keeps its own', () => {
+    const ops = (n: number) => Array.from({ length: n }, (_, k) => ({ bucket: 'b', op: `o${k}` }));
+    const ok = poll(new Map(), `[${answer(ops(1024))}]`, ['m0']);
+    expect(rowValue(TABLE[0] as NativeMapRow, ok.done(), 'b', undefined)).toBe(5_120);
+    expect(ok.caps.counts.size).toBe(0);
+
+    const memo: CounterMemo = new Map();
+    const over = poll(memo, `[${answer(ops(3000))},${answer([{ bucket: 'b' }])}]`);
+    const groups = over.done();
+    // The 1,025th and the 1,975 after it.
+    expect(over.caps.counts.get('range_cell_series')).toBe(1_976);
+    expect(over.caps.counts.get('range_cells')).toBeUndefined();
+    expect([...(groups.errored.get('m0') ?? [])]).toEqual(['*']);
+    expect(over.errorTexts[0]?.errors).toEqual(['cluster: the answer names more than 1,024 series of it for one item on one node: m0 refused']);
+    expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b', undefined)).toBeUndefined();
+    expect(rowValue(TABLE[1] as NativeMapRow, groups, 'b', undefined)).toBe(5);
+    // Memo records: the 1,024 series put before the bound was passed, and m1's one; none for the 1,976.
+    expect(memo.size).toBe(1_025);
+  });
+
+  it('the bound is per node: 1,024 series of one bucket on each of two nodes are kept (2,048 × 5)', () => {
+    const data = ['n1:8091', 'n2:8091'].flatMap((node) => Array.from({ length: 1024 }, (_, k) => ({ metric: { nodes: [node], name: 'x', bucket: 'b', op: `o${k}` }, values: [[T0, '5']] })));
+    const g = poll(new Map(), `[${JSON.stringify({ data, errors: [], startTimestamp: T0 - 60, endTimestamp: T0 })}]`, ['m0']);
+    expect(rowValue(TABLE[0] as NativeMapRow, g.done(), 'b', undefined)).toBe(10_240);
+    expect(g.caps.counts.size).toBe(0);
+  });
+
+  it('an answer the reader leaves to the parse is bound alike: 1,025 series of one bucket refuse the metric', () => {
+    const series: Array<Record<string, string>> = Array.from({ length: 1025 }, (_, k) => ({ bucket: 'b', op: `o${k}` }));
+    // The escape makes the reader give up: JSON.parse reads the answer, put() bounds it.
+    (series[0] as Record<string, string>)['other'] = 'q"x';
+    const g = poll(new Map(), `[${answer(series)}]`, ['m0']);
+    expect(g.caps.counts.get('range_cell_series')).toBe(1);
+    expect([...(g.done().errored.get('m0') ?? [])]).toEqual(['*']);
   });
 
   it('25,000 buckets in one request are kept; a series of a 25,001st refuses its metric, counted; the other metric keeps its own', () => {
