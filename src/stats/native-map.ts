@@ -27,15 +27,14 @@
  *   couch_views_ops and cpu_utilization_rate (and, outside this table, views/<id>/accesses and index_ram_percent,
  *   in a later version of the same file): their max (`nodeAggregate`). section_nodes: host stats (`@system`) come
  *   from the active nodes, bucket stats from the bucket's live nodes.
- * - per server line (nativeMapFor): kv_engine `stats.def.h` at 0c846fffcdc4 (7.0: ep_kv_size as
- *   memory_used{for="hashtable"}, per-state ep_*_hlc_drift and ep_*_ahead_exceptions, connagg_producer_count) and a
- *   later stored version (vb_{state}_itm_memory and vb_{state}_sync_write_*_count with a `state` label); the 8.0
+ * - per server line (nativeMapFor): kv_engine `stats.def.h` at 0c846fffcdc4 (a 2020 pre-release of 7.0: ep_kv_size
+ *   as memory_used{for="hashtable"}, connagg_producer_count) and later stored versions (vb_{state}_itm_memory and vb_{state}_sync_write_*_count with a `state` label); the 8.0
  *   metadata for what 7.6+ no longer serves; and, where the stored snapshots stop, issue 37's reading of the 7.0.0,
  *   7.1.4, 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees: ep_cache_miss_rate = get_misses / cmd_get from 7.6.8, the 7.2+
  *   small-file rule of couch_docs_data_size (a node's file under 128 KiB × its vBuckets reports its file size) and
- *   the history file left out of the docs fragmentation, the `state` label of the drift families. Which release
- *   first served the labelled drift families is not dated in the stored sources: the stored stats.def.h that has
- *   them also has 7.2's scope data limits, one without them 7.0's layout; 7.1 keeps the per-state names here.
+ *   the history file left out of the docs fragmentation, the `state` label of the drift families. The drift families
+ *   carry `state` on every 7.x line (every BSL-licensed stats.def.h stored, 2021 on, has them labelled; the per-state
+ *   names are in the 2020 pre-release only; Couchbase's metrics reference lists the labelled ones as added in 7.0.0).
  * - couchbase/docs-server `modules/metrics-reference/attachments/*_metrics_metadata.json` (release/8.0, commit
  *   a33f9b3c1581; copies in test/fixtures/couchbase/native/): name, type, unit and labels of every native metric
  *   in 8.0; `xdcr_cross_reference.csv` and `kv_cross_reference.csv`: legacy → native names.
@@ -305,22 +304,22 @@ const hitMiss = (legacy: string, op: string, result: string): NativeMapRow =>
   kv(legacy, `${legacy}_per_second`, 'rate', [ops(op, result)], `irate(kv_ops{op="${op}",result="${result}"})`);
 
 /**
- * HLC drift, ahead exceptions and sync writes by vBucket state. 7.2 and later: one family with a `state` label
- * (stats.def.h STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), microseconds, , ) in the stored version that also has
- * 7.2's scope data limits; 8.0 metadata: kv_ep_hlc_drift_seconds, kv_ep_hlc_drift_count, kv_ep_ahead_exceptions);
- * 7.0–7.1: one metric per state (stats.def.h STAT(ep_active_hlc_drift, , microseconds, , ) →
- * kv_ep_active_hlc_drift_seconds, as ns_server's prometheus_cfg derived kv_avg_active_timestamp_drift_seconds reads
- * it). Sync writes: kv_vb_sync_write_<x>_count{state} on every line (stats.def.h
- * STAT(vb_sync_write_accepted_count, "vb_{state}_sync_write_accepted_count", …)).
+ * HLC drift, ahead exceptions and sync writes by vBucket state, on every 7.x line: one family with a `state` label
+ * (stats.def.h STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), microseconds, , ), ep_hlc_drift_count and
+ * ep_ahead_exceptions in every stored BSL-licensed version, the 7.0-GA era and later; ns_server's prometheus_cfg
+ * derives kv_avg_timestamp_drift_seconds from kv_ep_hlc_drift_seconds / kv_ep_hlc_drift_count there; Couchbase's
+ * data-service metrics reference lists the three as added in 7.0.0; 8.0 metadata: the same names). The per-state
+ * metrics (STAT(ep_active_hlc_drift, , microseconds, , ) → kv_ep_active_hlc_drift_seconds) are only in the 2020
+ * pre-release stats.def.h (0c846fff), which no release serves. Sync writes: kv_vb_sync_write_<x>_count{state} on
+ * every line (stats.def.h STAT(vb_sync_write_accepted_count, "vb_{state}_sync_write_accepted_count", …)).
  */
-function stateRows(line: ServerLine): NativeMapRow[] {
-  const labelled = at(line, '7.2');
+function stateRows(): NativeMapRow[] {
   const out: NativeMapRow[] = [];
   for (const st of ['active', 'replica'] as const) {
-    const drift = labelled ? s('kv_ep_hlc_drift_seconds', 'gauge', { state: st }) : s(`kv_ep_${st}_hlc_drift_seconds`, 'gauge');
-    const count = labelled ? s('kv_ep_hlc_drift_count', 'gauge', { state: st }) : s(`kv_ep_${st}_hlc_drift_count`, 'gauge');
-    const ahead = labelled ? s('kv_ep_ahead_exceptions', 'counter', { state: st }) : s(`kv_ep_${st}_ahead_exceptions`, 'counter');
-    const name = (x: NativeSeries): string => `${x.metric}${x.matchers.state ? `{state="${st}"}` : ''}`;
+    const drift = s('kv_ep_hlc_drift_seconds', 'gauge', { state: st });
+    const count = s('kv_ep_hlc_drift_count', 'gauge', { state: st });
+    const ahead = s('kv_ep_ahead_exceptions', 'counter', { state: st });
+    const name = (x: NativeSeries): string => `${x.metric}{state="${st}"}`;
     out.push(
       kv(`ep_${st}_hlc_drift`, `ep_${st}_hlc_drift_seconds_per_second`, 'rate', [drift], `irate(${name(drift)}) * 1000000 (µs)`, { legacyFactor: 1e6, scale: 1 }),
       kv(`ep_${st}_hlc_drift_count`, `ep_${st}_hlc_drift_count_per_second`, 'rate', [count], `irate(${name(count)})`),
@@ -445,7 +444,7 @@ function kvRows(line: ServerLine): NativeMapRow[] {
     kv('ep_data_read_failed', 'ep_data_read_failed_total', 'level', [s('kv_ep_data_read_failed', 'gauge')], 'kv_ep_data_read_failed'),
     kv('ep_data_write_failed', 'ep_data_write_failed_total', 'level', [s('kv_ep_data_write_failed', 'gauge')], 'kv_ep_data_write_failed'),
     kv('ep_clock_cas_drift_threshold_exceeded', 'ep_clock_cas_drift_threshold_exceeded_total', 'level', [s('kv_ep_clock_cas_drift_threshold_exceeded', 'gauge')], 'kv_ep_clock_cas_drift_threshold_exceeded'),
-    ...stateRows(line),
+    ...stateRows(),
     ...vbRows(line),
     ...dcpRows(line),
     // Computed by ns_server from the stats above (menelaus_stats computed_stats_lazy_proplist).

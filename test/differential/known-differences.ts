@@ -74,12 +74,6 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
     reason: 'the 8.0 metadata lists couch_views_actual_disk_size only (no couch_views_data_size, _disk_size or _ops): the simulator\'s 8.0 envelope still serves them',
   },
   {
-    family: /^couchbase_bucket_ep_(active|replica)_(hlc_drift_(count|seconds)_per_second|ahead_exceptions_per_second)$/,
-    kind: 'absent_in_range',
-    profiles: ['7.0.5'],
-    reason: 'unverified on a 7.0 tree: the range source asks 7.0–7.1 for per-state names (kv_ep_active_hlc_drift_seconds, as prometheus_cfg\'s derived kv_avg_active_timestamp_drift_seconds reads them), the simulator\'s 7.0 profile serves the labelled ones (kv_ep_hlc_drift_seconds{state}); one of the two is wrong for 7.0',
-  },
-  {
     family: /^couchbase_bucket_(hibernated_requests|hibernated_waked_per_second|vb_avg_(pending|replica)_queue_age_seconds)$/,
     kind: 'absent_in_range',
     reason: 'native series the simulator does not model yet (cm_request_hibernates_total / unhibernates_total; kv_vb_queue_age_seconds and kv_vb_queue_size for the replica and pending states)',

@@ -10,10 +10,10 @@
  *   001be57c4e85: EPCacheMissRatio = ep_bg_fetched / cmd_lookup; get_aggregate_method: max for couch_views_ops and
  *   cpu_utilization_rate). Per-line facts not in those snapshots come from issue 37, which read the 7.0.0, 7.1.4,
  *   7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees: ep_cache_miss_rate = get_misses / cmd_get from 7.6.8, the 7.2+ small-file
- *   rule (128 KiB × vBuckets) and history file size; a third stored stats.def.h (with 7.2's scope data limits) for
- *   the `state` label of the HLC-drift families from 7.2.
- * - older kv_engine names: `include/statistics/stats.def.h` at 0c846fffcdc4 (7.0: STAT(ep_kv_size, , bytes,
- *   memory_used, LABEL(for, hashtable)); STAT(ep_active_hlc_drift, , microseconds, , ) …; connagg_producer_count)
+ *   rule (128 KiB × vBuckets) and history file size; the BSL-licensed stats.def.h versions (2021 on, 7.0 GA and
+ *   later) for the `state` label of the HLC-drift families on every 7.x line.
+ * - older kv_engine names: `include/statistics/stats.def.h` at 0c846fffcdc4 (a 2020 pre-release of 7.0: STAT(ep_kv_size, ,
+ *   bytes, memory_used, LABEL(for, hashtable)); connagg_producer_count)
  *   and a later stored version (vb_{state}_itm_memory → vb_itm_memory; vb_{state}_sync_write_*_count →
  *   vb_sync_write_*_count with a `state` label).
  * - the 8.0 metadata files (test/fixtures/couchbase/native/, docs-server release/8.0): every native name exists
@@ -257,13 +257,13 @@ function lineOracle(line: ServerLine): Record<string, Oracle> {
   out.couch_docs_fragmentation = rule ? { series: [data, file, vbs, hist], derive: 'fragmentation', minFile: 131072 } : { series: [data, file], derive: 'fragmentation' };
   // vb_<state>_itm_memory: 7.0–7.2 only.
   if (!from(line, '7.6')) for (const st of ['active', 'replica', 'pending']) out[`vb_${st}_itm_memory`] = { series: one('kv_vb_itm_memory_bytes', { state: st }) };
-  // HLC drift and ahead exceptions: per-state metrics on 7.0–7.1 (stats.def.h 0c846fff: STAT(ep_active_hlc_drift, ,
-  // microseconds, , )), one family with `state` from 7.2 (the stored stats.def.h with 7.2's scope data limits:
-  // STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), microseconds, , )).
+  // HLC drift and ahead exceptions: one family with `state` on every 7.x line (the BSL-licensed stats.def.h, 2021 on:
+  // STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), microseconds, , ); the per-state STAT(ep_active_hlc_drift, …) is
+  // the 2020 pre-release 0c846fff only; the metrics reference lists kv_ep_hlc_drift_seconds as added in 7.0.0).
   for (const st of ['active', 'replica']) {
-    const drift: Series = from(line, '7.2') ? ['kv_ep_hlc_drift_seconds', { state: st }] : [`kv_ep_${st}_hlc_drift_seconds`, {}];
-    const count: Series = from(line, '7.2') ? ['kv_ep_hlc_drift_count', { state: st }] : [`kv_ep_${st}_hlc_drift_count`, {}];
-    const ahead: Series = from(line, '7.2') ? ['kv_ep_ahead_exceptions', { state: st }] : [`kv_ep_${st}_ahead_exceptions`, {}];
+    const drift: Series = ['kv_ep_hlc_drift_seconds', { state: st }];
+    const count: Series = ['kv_ep_hlc_drift_count', { state: st }];
+    const ahead: Series = ['kv_ep_ahead_exceptions', { state: st }];
     out[`ep_${st}_hlc_drift`] = { series: [drift], rate: true, factor: 1e6 };
     out[`ep_${st}_hlc_drift_count`] = { series: [count], rate: true };
     out[`ep_${st}_ahead_exceptions`] = { series: [ahead], rate: true };
