@@ -37,6 +37,8 @@ import { SIM_BUCKET_STATS } from './bucket-stat-names.js';
 import { fixture } from './fixtures.js';
 import { bucketNodeShares, bucketStatGen, nodeRateScale, nodeStatGen } from './modules/buckets.js';
 import { nodeFault } from './modules/cluster.js';
+import { dcpTypesOf } from './modules/dcp.js';
+import type { DcpLegacyType } from './modules/dcp.js';
 import { xdcrSimReplications } from './modules/xdcr.js';
 import type { SimBucket, SimContext, SimNode } from './types.js';
 
@@ -77,6 +79,8 @@ interface KvDef {
   readonly instance?: 'kv' | 'ns_server';
   /** Served only by these server lines (default: every 7.0+ line). */
   readonly lines?: readonly string[];
+  /** A DCP connection type's statistic: served only while the bucket has connections of it (modules/dcp.ts). */
+  readonly dcpType?: DcpLegacyType;
 }
 
 const BEFORE_76 = ['7.0', '7.1', '7.2'];
@@ -91,7 +95,7 @@ const FROM_76 = ['7.6', '8.0'];
  * mapreduce_view connections (spatial_view serves none here); `other` a type outside ns_server's list.
  */
 function dcpDefs(): KvDef[] {
-  const types: ReadonlyArray<readonly [string, string]> = [
+  const types: ReadonlyArray<readonly [DcpLegacyType, string]> = [
     ['replica', 'replication'],
     ['xdcr', 'xdcr'],
     ['2i', 'secidx'],
@@ -110,7 +114,7 @@ function dcpDefs(): KvDef[] {
     ['backoff', 'kv_dcp_backoff', 'rate', undefined],
   ];
   return types.flatMap(([legacy, type]) =>
-    stats.map(([stat, name, mode, lines]): KvDef => ({ name, labels: { connection_type: type }, from: `ep_dcp_${legacy}_${stat}`, mode, ...(lines ? { lines } : {}) })),
+    stats.map(([stat, name, mode, lines]): KvDef => ({ name, labels: { connection_type: type }, from: `ep_dcp_${legacy}_${stat}`, mode, dcpType: legacy, ...(lines ? { lines } : {}) })),
   );
 }
 
@@ -438,7 +442,9 @@ function ownSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
   if (!entry) return out;
   for (const b of ctx.buckets) {
     if (b.bucketType === 'memcached') continue;
-    for (const def of NATIVE_KV) if (served(def)) out.push(kvSeries(ctx, b, node, entry.share, def, true));
+    // A DCP connection type's series exist only while the bucket has connections of it (modules/dcp.ts).
+    const dcp = dcpTypesOf(ctx, b);
+    for (const def of NATIVE_KV) if (served(def) && (def.dcpType === undefined || dcp.has(def.dcpType))) out.push(kvSeries(ctx, b, node, entry.share, def, true));
   }
   const first = originSec(ctx);
   const override = ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined;

@@ -23,11 +23,16 @@ export function envelopeRangeDifferences(): string[] {
     '| `ep_dcp_*_total_backlog_size` | every line | ns_server asks `kv_dcp_total_backlog_size`, which kv_engine never defines: Couchbase\'s own 7.0+ envelope answers nothing for it |',
     '| `ep_dcp_*_producers`, `vb_*_itm_memory_bytes` | 7.6 and later | their native metrics exist on 7.0–7.2 only (read there by the range source) |',
     '| `couch_views_{data_size,disk_size}_bytes`, `couch_views_fragmentation_ratio`, `couch_views_ops_per_second` | 8.0 | the 8.0 metadata lists `couch_views_actual_disk_size` only |',
-    '| `ep_{active,replica}_hlc_drift_*`, `ep_{active,replica}_ahead_exceptions_per_second` | 7.0 | not yet checked against a 7.0 tree: the range source asks the per-state names there, the simulator serves the labelled ones |',
     '| `hibernated_*`, `vb_avg_{replica,pending}_queue_age_seconds` | every line | native series the simulator does not model yet (mapped in the range source) |',
     '',
     'XDCR families agree on every line and case, except `docs_rep_queue` (no native series on 8.0, absent from both)',
     'and `meta_latency_wt` (no native series on 7.x, absent from both).',
+    '',
+    'A DCP connection type has statistics only while the bucket has connections of it: kv_engine builds its per-type',
+    'aggregates from the connections it finds (ep_engine.cc, doConnAggStats), so on 7.0 and later a bucket without,',
+    'say, eventing functions or analytics links has no `couchbase_bucket_ep_dcp_eventing_*` or `_cbas_*` series at',
+    'all, from either source, rather than zeros; `ep_dcp_views+indexes_*` sums the views, index and search types',
+    'present. Before 7.0 ns_server\'s own collector reported every type.',
     '',
   ];
 }

@@ -513,7 +513,8 @@ describe('bucket_stats golden expositions pass promtool check metrics', () => {
 });
 
 describe('bucket_stats against the simulator', () => {
-  const t = simulatorWithClient({ buckets: 4, statSet: 'full' });
+  // Every DCP connection type on every bucket (a cluster with views, eventing, analytics and other DCP clients).
+  const t = simulatorWithClient({ buckets: 4, statSet: 'full', knobs: { dcpConnectionTypes: 'all' } });
 
   it.skipIf(missing('promtool'))('exports every catalog stat for every bucket, no unknown families, and passes promtool', async () => {
     const r = await collect(bucketStatsCollector, t.client, { options: { hot_keys: 3, per_node: true } });

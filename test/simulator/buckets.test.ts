@@ -26,7 +26,8 @@ async function get<T>(sim: Simulator, url: string): Promise<{ status: number; bo
 describe('simulator bucket endpoints', () => {
   let sim: Simulator;
   beforeAll(async () => {
-    sim = createSimulator({ buckets: 5 });
+    // Every DCP connection type, as the capture the names are compared with has (a cluster with all of them).
+    sim = createSimulator({ buckets: 5, knobs: { dcpConnectionTypes: 'all' } });
     await sim.app.ready();
   });
   afterAll(async () => {
@@ -154,7 +155,7 @@ describe('simulator bucket endpoints', () => {
 
 describe('simulator stat sets and scale', () => {
   it('the full set adds every catalog name and per-design-document keys', async () => {
-    const sim = createSimulator({ buckets: 1, statSet: 'full' });
+    const sim = createSimulator({ buckets: 1, statSet: 'full', knobs: { dcpConnectionTypes: 'all' } });
     try {
       const { body } = await get<Envelope>(sim, '/pools/default/buckets/travel-sample/stats');
       const names = Object.keys(body.op.samples);
@@ -166,7 +167,7 @@ describe('simulator stat sets and scale', () => {
   });
 
   it('scales to 100 buckets with the full stat set', async () => {
-    const sim = createSimulator({ buckets: 100, statSet: 'full' });
+    const sim = createSimulator({ buckets: 100, statSet: 'full', knobs: { dcpConnectionTypes: 'all' } });
     try {
       const list = await get<Array<{ name: string }>>(sim, '/pools/default/buckets');
       expect(list.body).toHaveLength(100);

@@ -40,6 +40,7 @@ import { sampleTimes } from '../sampling.js';
 import type { SampleQuery } from '../sampling.js';
 import type { SimBucket, SimContext, SimModule, SimNode, SimProfile } from '../types.js';
 import { bucketServers, gatherDelay, liveActiveNodes, liveBucketNodes, nodeEntry } from './cluster.js';
+import { dcpStatAbsent, dcpTypesOf } from './dcp.js';
 
 const TWO_PI = 2 * Math.PI;
 
@@ -616,8 +617,19 @@ function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, node: SimNode |
   const live = liveBucketNodes(ctx);
   const nodes: EnvelopeNodes = { bucket: live, host: liveActiveNodes(ctx), shares, liveShare: live.reduce((a, n) => a + (shares.get(n.hostname) ?? 0), 0) };
   const samples: Record<string, number[]> = {};
+  // 7.0+: the envelope is built from the native series there are, and a DCP connection type without connections
+  // has none (./dcp.ts): its ep_dcp_<type>_* keys are absent, and views+indexes sums the types present.
+  const dcp = ctx.options.profile.rangeApi ? dcpTypesOf(ctx, b) : undefined;
+  const gen1 = (name: string): Gen => (node ? nodeStatGen(ctx, b, name, node, true, shares) : envelopeGen(ctx, b, name, nodes));
   for (const [name] of m.stats) {
-    const gen = node ? nodeStatGen(ctx, b, name, node, true, shares) : envelopeGen(ctx, b, name, nodes);
+    let gen: Gen;
+    if (dcp !== undefined && name.startsWith('ep_dcp_views+indexes_')) {
+      const stat = name.slice('ep_dcp_views+indexes_'.length);
+      const parts = (['views', '2i', 'fts'] as const).filter((t) => dcp.has(t)).map((t) => gen1(`ep_dcp_${t}_${stat}`));
+      if (parts.length === 0) continue;
+      gen = (t) => parts.reduce((a, g) => a + g(t), 0);
+    } else if (dcp !== undefined && dcpStatAbsent(name, dcp)) continue;
+    else gen = gen1(name);
     const arr = new Array<number>(ts.length);
     // A node whose clock is `skew` ahead stamps the value of real time t - skew as t.
     for (let i = 0; i < ts.length; i++) arr[i] = round(gen((ts[i] as number) - skew));
