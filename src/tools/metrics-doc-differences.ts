@@ -34,5 +34,12 @@ export function envelopeRangeDifferences(): string[] {
     'all, from either source, rather than zeros; `ep_dcp_views+indexes_*` sums the views, index and search types',
     'present. Before 7.0 ns_server\'s own collector reported every type.',
     '',
+    'On 7.2 and later `couch_docs_data_size` follows ns_server\'s small-file rule: while a node\'s data file is smaller',
+    'than 128 KiB (the compaction setting `min_file_size`, at its default) times the vBuckets the node holds, the file',
+    'size is reported as the data size. ns_server counts the node\'s active and replica vBuckets in the bucket\'s map; the',
+    'range source reads `kv_ep_vb_total`, which also counts pending vBuckets while a rebalance moves them, and assumes',
+    'the default `min_file_size`. The two differ only for a node with a small file during a rebalance or a cluster',
+    'with a changed `min_file_size`.',
+    '',
   ];
 }
