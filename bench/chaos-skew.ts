@@ -4,7 +4,7 @@
  * POST /_sim/knobs: its Prometheus stamps the value of real time t as t + ahead), read by a fresh exporter
  * (`bucket_stats` and `xdcr` every 10 s, range source). Phases: healthy (30 s), cb2 300 s ahead (60 s), cb2 80
  * years ahead (40 s), healthy again (30 s). Per phase, at its end: the `couchbase_bucket_*` and `couchbase_xdcr_*`
- * series on /metrics, the collectors' success over the phase's scrapes (every second), the future points dropped
+ * series on /metrics, the collectors' success over the phase's scrapes (every second), the nodes counted missing, the future points dropped
  * (cbwatch_stats_future_points_dropped_total, by node), whether any exported sample timestamp is ahead of now, and
  * the warn lines naming the node. On main (issue 39) 300 s ahead took bucket_stats from 1,818 series to 0 and XDCR
  * stat series from 94 to 17, with success 1 and nothing logged above debug, until restart for 80 years.
@@ -107,6 +107,7 @@ export async function caseSkew(): Promise<Rows> {
         await sleep(Math.max(0, 1000 - t.ms));
       }
       const dropped = sumSeries(last, 'cbwatch_stats_future_points_dropped_total', NODE.split(':')[0] as string);
+      const missing = ['bucket_stats', 'xdcr'].map((c) => `${c} ${fmt(sumSeries(last, 'cbwatch_stats_nodes_missing', `collector="${c}"`), 0)}`).join(', ');
       const warns = e
         .output()
         .slice(logFrom)
@@ -116,7 +117,7 @@ export async function caseSkew(): Promise<Rows> {
         p.name,
         `at the end: ${count(last, 'couchbase_bucket_').toLocaleString('en')} bucket series (fewest in a scrape ${Number.isFinite(minBucket) ? minBucket.toLocaleString('en') : '—'}), ` +
           `${count(last, 'couchbase_xdcr_').toLocaleString('en')} XDCR series; bucket_stats success 1 in ${seen.bucket_stats[0]} scrapes, 0 in ${seen.bucket_stats[1]}; ` +
-          `xdcr 1 in ${seen.xdcr[0]}, 0 in ${seen.xdcr[1]}; points from cb2 dropped so far ${fmt(dropped, 0)}; samples stamped ahead of now ${ahead}; ` +
+          `xdcr 1 in ${seen.xdcr[0]}, 0 in ${seen.xdcr[1]}; nodes missing (cbwatch_stats_nodes_missing) ${missing}; points from cb2 dropped so far ${fmt(dropped, 0)}; samples stamped ahead of now ${ahead}; ` +
           `warn lines naming a clock ahead ${warns.length}${warns.length > 0 && warns[0]?.includes('cb2') ? ' (naming cb2)' : ''}`,
       ]);
     }

@@ -871,6 +871,8 @@ export interface RangeState {
   readonly sizes: Map<string, number>;
   /** What the last poll could not read (for its note). */
   gaps?: StatsGaps | undefined;
+  /** Nodes that answered series of their own in the previous poll, or have been missing since they did (missingNodes). */
+  ownNodes?: ReadonlySet<string>;
 }
 
 /** NUL-prefixed: forgetGone keeps it. */
@@ -1094,7 +1096,9 @@ export async function fetchRange<N extends CollectorName>(
   const groups = grouping.done();
   // Errors that name no node, aggregated per cause (issue 39); a node's, one item error per node (below).
   reportRangeErrors(ctx, grouping.errorTexts);
-  const missing = missingNodes(groups, asked, collector === 'bucket_stats');
+  const missing = missingNodes(groups, asked, collector === 'bucket_stats', st.ownNodes);
+  // The nodes with series of their own, and those still silent since they had some: the next poll's `previous`.
+  st.ownNodes = new Set([...groups.nodes, ...[...missing.keys()].filter((n) => st.ownNodes?.has(n) === true || groups.nodes.has(n))]);
   for (const [n, why] of missing) {
     const err = new CbwError(missingCode(why), `range API: the statistics of node ${n} are missing from the answer (${why}); bucket-wide values are sums over the nodes that answered`);
     err.brief = `range API: the statistics of node ${n} are missing`;
@@ -1114,16 +1118,21 @@ export async function fetchRange<N extends CollectorName>(
 }
 
 /**
- * The nodes whose statistics this poll's answer lacks, with the reason: those an `errors` entry named and, when
- * `silent` (bucket stats: every data node has series of its own, its host's at least), the asked nodes that
- * answered no series of their own while another node did. Pure.
+ * The nodes whose statistics this poll's answer lacks, with the reason: those an `errors` entry named and the asked
+ * nodes that answered no series of their own while another node did, when they should have: always (`silent`:
+ * bucket stats, where every data node has series of its own, its host's at least), or when they had some in the
+ * previous poll (`previous`: XDCR, where a node may legitimately have none, but a node that had series and has none
+ * now while its neighbours still do has gone silent: a clock far ahead, a stuck goxdcr). Pure.
  */
-export function missingNodes(groups: RangeItems, asked: readonly string[] | undefined, silent: boolean): Map<string, string> {
+export function missingNodes(groups: RangeItems, asked: readonly string[] | undefined, silent: boolean, previous?: ReadonlySet<string>): Map<string, string> {
   const missing = new Map<string, string>();
   for (const [n, why] of groups.nodeErrors) missing.set(n, why);
   // Silent: answered no series of its own while another node did (a poll of sums alone names no node).
-  if (silent && asked !== undefined && groups.nodes.size > 0)
-    for (const n of asked) if (!groups.nodes.has(n) && !missing.has(n)) missing.set(n, groups.future.has(n) ? 'every point in the future: its clock is ahead?' : 'no statistics in the answer');
+  if (asked !== undefined && groups.nodes.size > 0)
+    for (const n of asked) {
+      if (groups.nodes.has(n) || missing.has(n) || !(silent || previous?.has(n) === true)) continue;
+      missing.set(n, groups.future.has(n) ? 'every point in the future: its clock is ahead?' : silent ? 'no statistics in the answer' : 'no statistics in the answer, though it had some before');
+    }
   return missing;
 }
 

@@ -126,7 +126,7 @@ function statisticsSources(): string[] {
     '',
     '**Partial sums while a node is missing.** Each query asks only the cluster\'s active data nodes (`nodes`: failed-over',
     'and not yet rebalanced-in nodes are left out) and lets the server wait for them 80% of the poll\'s remaining time,',
-    'and of the cluster\'s `request_timeout` (`timeout`: 8 s by default). A node that is down ("Node is not available"), slower than that ("Request timed out") or silent leaves',
+    'and of the cluster\'s `request_timeout` (`timeout`: 8 s by default). A node that is down ("Node is not available"), slower than that ("Request timed out") or silent (for bucket stats, no series of its own while another node has some; for XDCR, none where it had some in the previous poll, since a node may have no replication stats at all) leaves',
     'a partial answer, and cbwatch reads it as Couchbase\'s UI does: every bucket-wide and XDCR value is the sum (or max)',
     'over the nodes that answered, so `couchbase_bucket_curr_items` drops by the missing node\'s share rather than',
     'vanishing, and the bucket alerts can still fire while a node is down. A rate or ratio over such a sum covers the',

@@ -219,6 +219,49 @@ describe('XDCR likewise', () => {
   });
 });
 
+describe('XDCR: a node that goes silent', () => {
+  // A cluster of N1–N3 where only `answering` give xdcr_changes_left_total series of their own (no `errors` entry for the others).
+  function silentClient(answering: readonly string[]) {
+    const nodes = [N1, N2, N3].map((hostname) => ({ hostname, clusterMembership: 'active', services: ['kv'], clusterCompatibility: 0x70006 }));
+    return fakeClient({
+      '/pools/default/buckets': [{ name: 'src', bucketType: 'membase', nodes }],
+      '/pools/default/tasks': [{ type: 'xdcr', id: 'uuid1/src/dst', source: 'src', target: '/remoteClusters/uuid1/buckets/dst', status: 'running', errors: [] }],
+      '/pools/default/remoteClusters': [{ name: 'remote', uuid: 'uuid1', hostname: 'r:8091', deleted: false }],
+      '/pools/default/stats/range': (_p: unknown, o: RequestOptions & { json?: unknown }) =>
+        (o.json as Query[]).map((q) => {
+          const name = q.metric.find((m) => m.label === 'name')?.value as string;
+          const labels = { sourceBucketName: 'src', targetClusterUUID: 'uuid1', targetBucketName: 'dst', pipelineType: 'Main' };
+          const data = name === 'xdcr_changes_left_total' ? answering.map((n) => ({ metric: { nodes: [n], name, ...labels }, values: [[T, '7']] })) : [];
+          return { data, errors: [] };
+        }),
+    });
+  }
+
+  it('a node that had series and answers none while its neighbours do is named missing, until it answers again', async () => {
+    const state = new Map<string, unknown>();
+    const byPoll = [[N1, N2, N3], [N1, N3], [N1, N3], [N1, N2, N3]];
+    const results = [];
+    for (let i = 0; i < byPoll.length; i++) {
+      const client = silentClient(byPoll[i] as string[]);
+      results.push(await collect(xdcrCollector, client, { cluster: { statsSource: 'range' }, now: () => NOW + i * 30_000, state }));
+    }
+    expect(results.map((r) => [...(r.set.statsGaps?.missing.keys() ?? [])])).toEqual([[], [N2], [N2], []]);
+    expect(results[1]?.set.statsGaps?.missing.get(N2)).toBe('no statistics in the answer, though it had some before');
+    // The neighbours' values stay: 7 on N1 and N3 while N2 is silent.
+    expect(results[1]?.set.get('couchbase_xdcr_changes_left', { node: N1 })).toBe(7);
+    expect(results[1]?.set.get('couchbase_xdcr_changes_left', { node: N3 })).toBe(7);
+    expect(results.every((r) => r.ok)).toBe(true);
+  });
+
+  it('a node that never had XDCR series is never named', async () => {
+    const state = new Map<string, unknown>();
+    for (let i = 0; i < 3; i++) {
+      const r = await collect(xdcrCollector, silentClient([N1, N3]), { cluster: { statsSource: 'range' }, now: () => NOW + i * 30_000, state });
+      expect(r.set.statsGaps?.missing.size).toBe(0);
+    }
+  });
+});
+
 describe('the window comes from the poll\'s own clock (issue 39 §1)', () => {
   it('on the 10 s grid: from the previous poll\'s start less 20 s, to the poll\'s clock, rounded down', () => {
     // now 1,700,000,035.5 s: end 1,700,000,030. Previous poll at 1,700,000,005.2 s: back 30.3 + 20 = 50.3 s, from
