@@ -246,3 +246,31 @@ export async function faultHits(simUrl: string): Promise<number> {
   const f = await json<{ rules: Array<{ hits?: number }> }>(`${simUrl}/_sim/faults`);
   return f.rules.reduce((a, r) => a + (r.hits ?? 0), 0);
 }
+
+/** The two range-source collectors the range and skew parts watch. */
+export const RANGE_COLLECTORS = ['bucket_stats', 'xdcr'] as const;
+export type RangeTally = Record<(typeof RANGE_COLLECTORS)[number], [number, number]>;
+
+/** An exporter at `url` healthy, then both range collectors successful once. */
+export async function waitRangeGreen(url: string): Promise<void> {
+  await waitUntil('exporter healthy', async () => ((await fetch(`${url}/-/healthy`)).ok ? true : undefined), 60_000);
+  await waitUntil(
+    'range collectors green',
+    async () => {
+      const v = readCollectors((await timedGet(`${url}/metrics`)).body);
+      return RANGE_COLLECTORS.every((k) => v.success.get(k) === 1) ? true : undefined;
+    },
+    120_000,
+    250,
+  );
+}
+
+/** Adds one scrape's success of each range collector to `seen` ([scrapes at 1, scrapes at 0]). */
+export function tallyRange(seen: RangeTally, body: string): void {
+  const v = readCollectors(body);
+  for (const k of RANGE_COLLECTORS) {
+    const s = v.success.get(k);
+    if (s === 1) seen[k][0]++;
+    else if (s === 0) seen[k][1]++;
+  }
+}

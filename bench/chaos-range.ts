@@ -22,10 +22,10 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fmt, percentile, readCollectors, sumSeries } from './chaos-lib.js';
+import { fmt, percentile, sumSeries } from './chaos-lib.js';
 import type { Rows } from './chaos-lib.js';
-import { log, sleep, start, startSim, stopProc, tempDir, timedGet, waitUntil, writeChaosConfig } from './chaos-harness.js';
-import type { Proc } from './chaos-harness.js';
+import { log, sleep, start, startSim, stopProc, tallyRange, tempDir, timedGet, waitRangeGreen, writeChaosConfig } from './chaos-harness.js';
+import type { Proc, RangeTally } from './chaos-harness.js';
 import { cpuSeconds, EXPORTER_CLI, freePort, peakRssBytes, rssMB } from './common.js';
 
 const PHASE_SECONDS = Number(process.env.CHAOS_RANGE_SECONDS ?? 60);
@@ -213,16 +213,7 @@ async function runCase(c: RangeCase): Promise<Outcome> {
     };
     e.child.stdout?.on('data', count);
     e.child.stderr?.on('data', count);
-    await waitUntil('exporter healthy', async () => ((await fetch(`${url}/-/healthy`)).ok ? true : undefined), 60_000);
-    await waitUntil(
-      'range collectors green',
-      async () => {
-        const v = readCollectors((await timedGet(`${url}/metrics`)).body);
-        return ['bucket_stats', 'xdcr'].every((k) => v.success.get(k) === 1) ? true : undefined;
-      },
-      120_000,
-      250,
-    );
+    await waitRangeGreen(url);
     const before = (await timedGet(`${url}/metrics`, 10_000)).body;
     const rss0 = rssMB(e.pid);
     const cpu0 = cpuSeconds(e.pid);
@@ -232,7 +223,7 @@ async function runCase(c: RangeCase): Promise<Outcome> {
     const lat: number[] = [];
     let scrapeFailures = 0;
     let rssMax = rss0;
-    const seen = { bucket_stats: [0, 0], xdcr: [0, 0] } as Record<'bucket_stats' | 'xdcr', [number, number]>;
+    const seen: RangeTally = { bucket_stats: [0, 0], xdcr: [0, 0] };
     let last = '';
     while (Date.now() < end && e.child.exitCode === null && e.child.signalCode === null) {
       rssMax = Math.max(rssMax, rssMB(e.pid) || 0);
@@ -241,12 +232,7 @@ async function runCase(c: RangeCase): Promise<Outcome> {
       if (t.status !== 200) scrapeFailures++;
       else {
         last = t.body;
-        const v = readCollectors(t.body);
-        for (const k of ['bucket_stats', 'xdcr'] as const) {
-          const s = v.success.get(k);
-          if (s === 1) seen[k][0]++;
-          else if (s === 0) seen[k][1]++;
-        }
+        tallyRange(seen, t.body);
       }
       await sleep(Math.max(0, 500 - t.ms));
     }

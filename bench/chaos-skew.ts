@@ -10,10 +10,10 @@
  * stat series from 94 to 17, with success 1 and nothing logged above debug, until restart for 80 years.
  * Everything black-box: real processes, HTTP, the exporter's log.
  */
-import { fmt, readCollectors, sumSeries } from './chaos-lib.js';
+import { fmt, sumSeries } from './chaos-lib.js';
 import type { Rows } from './chaos-lib.js';
-import { log, sleep, start, stopProc, tempDir, timedGet, waitUntil, writeChaosConfig } from './chaos-harness.js';
-import type { Proc } from './chaos-harness.js';
+import { log, sleep, start, stopProc, tallyRange, tempDir, timedGet, waitRangeGreen, waitUntil, writeChaosConfig } from './chaos-harness.js';
+import type { Proc, RangeTally } from './chaos-harness.js';
 import { EXPORTER_CLI, freePort } from './common.js';
 import { join } from 'node:path';
 
@@ -71,23 +71,14 @@ export async function caseSkew(): Promise<Rows> {
     const url = `http://127.0.0.1:${port}`;
     exp = start(['run', '--config', cfg, '--web.listen-address', `127.0.0.1:${port}`, '--log.level', 'info'], { CHAOS_CB_PASSWORD: 'password' }, EXPORTER_CLI);
     const e = exp;
-    await waitUntil('exporter healthy', async () => ((await fetch(`${url}/-/healthy`)).ok ? true : undefined), 60_000);
-    await waitUntil(
-      'range collectors green',
-      async () => {
-        const v = readCollectors((await timedGet(`${url}/metrics`)).body);
-        return ['bucket_stats', 'xdcr'].every((k) => v.success.get(k) === 1) ? true : undefined;
-      },
-      120_000,
-      250,
-    );
+    await waitRangeGreen(url);
     for (const p of PHASES) {
       log(`skew phase: ${p.name}`);
       const knob = { nodeFaults: p.aheadMs > 0 ? { [NODE]: { clockAheadMs: p.aheadMs } } : {} };
       await fetch(`${simUrl}/_sim/knobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(knob) });
       const logFrom = e.output().length;
       const end = Date.now() + p.seconds * 1000;
-      const seen = { bucket_stats: [0, 0], xdcr: [0, 0] } as Record<'bucket_stats' | 'xdcr', [number, number]>;
+      const seen: RangeTally = { bucket_stats: [0, 0], xdcr: [0, 0] };
       let last = '';
       let minBucket = Infinity;
       let ahead = 0;
@@ -95,12 +86,7 @@ export async function caseSkew(): Promise<Rows> {
         const t = await timedGet(`${url}/metrics`, 10_000);
         if (t.status === 200) {
           last = t.body;
-          const v = readCollectors(t.body);
-          for (const k of ['bucket_stats', 'xdcr'] as const) {
-            const s = v.success.get(k);
-            if (s === 1) seen[k][0]++;
-            else if (s === 0) seen[k][1]++;
-          }
+          tallyRange(seen, t.body);
           minBucket = Math.min(minBucket, count(t.body, 'couchbase_bucket_'));
           ahead = Math.max(ahead, futureStamps(t.body, Date.now() + 1000));
         }
