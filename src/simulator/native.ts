@@ -388,6 +388,7 @@ interface SeriesCache {
   sig: string;
   bucketKnob: unknown;
   xdcrKnob: unknown;
+  dcpKnob: unknown;
   byNode: Map<string, { all: NativeSeries[]; byName: Map<string, NativeSeries[]> }>;
 }
 
@@ -399,11 +400,13 @@ export function nodeNativeIndex(ctx: SimContext, node: SimNode): { all: NativeSe
   const sig = `${ctx.buckets.map((b) => `${b.name}\u0000${b.uuid}\u0000${b.bucketType}`).join('\n')}|${bucketNodeShares(ctx)
     .map((s) => s.node.hostname)
     .join(',')}|${JSON.stringify(ctx.options.knobs.nodeFaults ?? {})}`;
-  const cache = ctx.area<SeriesCache>('native.series', () => ({ sig: '', bucketKnob: undefined, xdcrKnob: undefined, byNode: new Map() }));
+  const cache = ctx.area<SeriesCache>('native.series', () => ({ sig: '', bucketKnob: undefined, xdcrKnob: undefined, dcpKnob: undefined, byNode: new Map() }));
   const bucketKnob = ctx.options.knobs.bucketStatValues;
   const xdcrKnob = ctx.options.knobs.xdcrStatValues;
-  if (cache.sig !== sig || cache.bucketKnob !== bucketKnob || cache.xdcrKnob !== xdcrKnob) {
-    Object.assign(cache, { sig, bucketKnob, xdcrKnob });
+  // The DCP connection types a bucket has (modules/dcp.ts) decide which kv_dcp_* series exist.
+  const dcpKnob = ctx.options.knobs.dcpConnectionTypes;
+  if (cache.sig !== sig || cache.bucketKnob !== bucketKnob || cache.xdcrKnob !== xdcrKnob || cache.dcpKnob !== dcpKnob) {
+    Object.assign(cache, { sig, bucketKnob, xdcrKnob, dcpKnob });
     cache.byNode.clear();
   }
   let entry = cache.byNode.get(node.hostname);

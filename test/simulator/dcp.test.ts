@@ -87,6 +87,16 @@ describe('DCP connection types (7.6.5)', () => {
     });
   });
 
+  it('the knob set at runtime (POST /_sim/knobs) changes the series the range API answers at once', async () => {
+    await withSim({ buckets: 1, statSet: 'full' }, async (sim) => {
+      const b = 'travel-sample';
+      expect(await rangeTypes(sim)).toEqual([`${b}:fts`, `${b}:replication`, `${b}:secidx`, `${b}:xdcr`]);
+      const res = await sim.app.inject({ method: 'POST', url: '/_sim/knobs', headers: { ...AUTH, 'content-type': 'application/json' }, payload: JSON.stringify({ dcpConnectionTypes: ['replica'] }) });
+      expect(res.statusCode).toBe(200);
+      expect(await rangeTypes(sim)).toEqual([`${b}:replication`]);
+    });
+  });
+
   it('before 7.0 the envelope (ns_server\'s own collector) keeps every type', async () => {
     await withSim({ buckets: 1, statSet: 'full', version: '6.6.5' }, async (sim) => {
       expect((await envelope(sim, 'travel-sample')).counts).toEqual([
