@@ -1,10 +1,11 @@
 /**
  * `cbwatch demo` started from an installed copy (a chroot, an OCI image), waited for until its /metrics shows
- * the demo cluster up: the release tests' common start (test/release/minbase.test.ts, image.test.ts).
+ * the demo cluster up: the release tests' common start (test/release/minbase.test.ts, image.test.ts, artefacts.test.ts).
  */
 import { spawn } from 'node:child_process';
 
-const UP = /^couchbase_up\{couchbase_cluster="demo"\} 1$/m;
+/** The demo cluster up, as /metrics says it. */
+export const UP = /^couchbase_up\{couchbase_cluster="demo"\} 1$/m;
 
 export interface DemoRun {
   /** Polls the metrics URL the demo printed, every 100 ms for at most a minute or until the demo exits: the last body read and its URL ('' when none). */
@@ -15,8 +16,8 @@ export interface DemoRun {
   stop(): Promise<number | null>;
 }
 
-export function startDemo(cmd: string, argv: readonly string[], env: NodeJS.ProcessEnv): DemoRun {
-  const child = spawn(cmd, [...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startDemo(cmd: string, argv: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): DemoRun {
+  const child = spawn(cmd, [...argv], { env, stdio: ['ignore', 'pipe', 'pipe'], ...(cwd !== undefined ? { cwd } : {}) });
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -5,13 +5,14 @@
  * when missing or built from another revision; release.sh builds in a copy of the tree, never in this checkout's
  * dist/, which the other test files run beside this one. lintian runs on the .deb in .ci/run, after the tests.
  */
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { findBinary } from '../helpers/tools.js';
+import { startDemo, UP } from '../helpers/demo-run.js';
 
 const OUT = join(PACKAGE_ROOT, 'release');
 const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -40,31 +41,13 @@ beforeAll(() => {
 
 /** Runs `cbwatch demo` on an ephemeral port and resolves with /metrics once the demo cluster is up. */
 async function demoMetrics(command: string, args: string[]): Promise<string> {
-  const child = spawn(command, [...args, 'demo', '--web.listen-address', '127.0.0.1:0'], {
-    cwd: tmp,
-    env: { ...process.env, CBWATCH_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const run = startDemo(command, [...args, 'demo', '--web.listen-address', '127.0.0.1:0'], { ...process.env, CBWATCH_LOG_LEVEL: 'warn' }, tmp);
   try {
-    for (let i = 0; i < 300; i++) {
-      const url = /metrics:\s+(http:\/\/\S+\/metrics)/.exec(stdout)?.[1];
-      if (url) {
-        const text = await fetch(url).then((r) => r.text(), () => '');
-        if (/^couchbase_up\{couchbase_cluster="demo"\} 1$/m.test(text)) return text;
-      }
-      if (child.exitCode !== null) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`demo did not serve couchbase_up 1\nstdout:\n${stdout}\nstderr:\n${stderr}`);
+    const { text } = await run.untilUp();
+    if (!UP.test(text)) throw new Error(`demo did not serve couchbase_up 1\nstdout:\n${run.output().out}\nstderr:\n${run.output().err}`);
+    return text;
   } finally {
-    child.kill('SIGTERM');
-    const code = await exited;
-    expect(code).toBe(0);
+    expect(await run.stop()).toBe(0);
   }
 }
 
