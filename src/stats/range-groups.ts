@@ -13,8 +13,9 @@
  * A request's answers are staged first (a Layer: its own parts, memo updates and errors) and committed only once
  * the whole request has been read, so a body that turns out not to be JSON halfway through changes nothing.
  */
-import type { Matchers, NativeMapRow, NativeSeries } from './native-map.js';
-import type { CounterMemo, MemoPoint, SeriesValue } from './range-values.js';
+import type { NativeMapRow, NativeSeries } from './native-map.js';
+import type { CounterMemo, MemoPoint } from './range-values.js';
+import { HAS_INC, HAS_MEAN, RUN_VALUE, V_INC, V_MEAN, V_SECS, V_T, V_V } from './range-values.js';
 import { MAX_GAP_NODES } from '../metrics/family.js';
 import { boundedText } from '../errors.js';
 
@@ -29,7 +30,8 @@ export const ALL_NODES = '\u0000all';
 /** A row part: one `series` (or `denominator`) entry of a row, which the series of its metric meeting its matchers add into. */
 interface Target {
   readonly slot: number;
-  readonly matchers: Matchers;
+  /** The matchers as a list (made once, with the plan: a lookup per series and target cost a tenth of put()). */
+  readonly matchers: ReadonlyArray<readonly [string, string | readonly string[]]>;
   readonly notMatchers?: NativeSeries['notMatchers'];
 }
 
@@ -54,7 +56,7 @@ export function planOf(rows: readonly NativeMapRow[]): Plan {
     for (const x of list) {
       const slot = width++;
       into.push(slot);
-      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({ slot, matchers: x.matchers, ...(x.notMatchers ? { notMatchers: x.notMatchers } : {}) });
+      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({ slot, matchers: Object.entries(x.matchers), ...(x.notMatchers ? { notMatchers: x.notMatchers } : {}) });
     }
   };
   for (const r of rows) {
@@ -83,6 +85,9 @@ const NO_MEAN = 2;
 export interface Cell {
   readonly base: number;
   newest: number;
+  /** Series of one metric put in this cell (MAX_SERIES_PER_CELL), counted while `counting` is that metric's turn (Layer.put). */
+  series: number;
+  counting: number;
 }
 
 /** The parts of one grouping (or of one staged request): cells by item and node, and the store of their numbers. */
@@ -129,7 +134,7 @@ class Parts {
         bigger.set(this.slots);
         this.slots = bigger;
       }
-      cell = { base, newest: 0 };
+      cell = { base, newest: 0, series: 0, counting: 0 };
       byNode.set(node, cell);
     }
     return cell;
@@ -150,18 +155,19 @@ class Parts {
     return o;
   }
 
-  /** Add one series' value to a cell's part. */
-  add(cell: Cell, slot: number, value: SeriesValue): void {
+  /** Add one series' value (RUN_VALUE, with what `has` of it is set: range-values.ts valueRun) to a cell's part. */
+  add(cell: Cell, slot: number, has: number): void {
     const o = this.offset(cell, slot);
     const d = this.data;
-    d[o + LEVEL] = (d[o + LEVEL] as number) + value.newest.v;
+    const r = RUN_VALUE;
+    d[o + LEVEL] = (d[o + LEVEL] as number) + (r[V_V] as number);
     let flags = d[o + FLAGS] as number;
-    if (value.mean === undefined) flags |= NO_MEAN;
-    else d[o + MEAN] = (d[o + MEAN] as number) + value.mean;
-    if (value.inc === undefined || value.secs === undefined) flags |= NO_INC;
+    if ((has & HAS_MEAN) === 0) flags |= NO_MEAN;
+    else d[o + MEAN] = (d[o + MEAN] as number) + (r[V_MEAN] as number);
+    if ((has & HAS_INC) === 0) flags |= NO_INC;
     else {
-      d[o + INC] = (d[o + INC] as number) + value.inc;
-      d[o + RATE] = (d[o + RATE] as number) + value.inc / value.secs;
+      d[o + INC] = (d[o + INC] as number) + (r[V_INC] as number);
+      d[o + RATE] = (d[o + RATE] as number) + (r[V_INC] as number) / (r[V_SECS] as number);
     }
     d[o + FLAGS] = flags;
   }
@@ -216,6 +222,8 @@ export type RefusedWhy = 'range_cells' | 'range_cell_series';
 let staged = 0;
 /** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
 let groupings = 0;
+/** Turns of counting a metric's series per cell (Layer.put), across layers: a cell's count belongs to one turn. */
+let countings = 0;
 
 /**
  * One request's answers, read but not yet added to the grouping: their parts, the memo updates they make, their
@@ -225,9 +233,8 @@ export class Layer {
   /** The mark of this layer's first staged record. */
   private first = -1;
   readonly parts: Parts;
-  /** Known series: their records and (t, v) pairs, in the order read. */
+  /** Known series: their records (each with its staged point, nt and nv), in the order read. */
   readonly recs: MemoPoint[] = [];
-  readonly recPoints: number[] = [];
   /** Series not in the memo: key → newest point. */
   readonly fresh = new Map<string, { t: number; v: number }>();
   readonly errored: Array<[string, Set<string>]> = [];
@@ -271,16 +278,16 @@ export class Layer {
     const i = (rec.staged ?? -1) - this.first;
     // Staged here only when the mark falls within this layer's and names this record.
     if (this.first < 0 || i < 0 || i >= this.recs.length || this.recs[i] !== rec) return rec;
-    return { t: this.recPoints[2 * i] as number, v: this.recPoints[2 * i + 1] as number };
+    return { t: rec.nt as number, v: rec.nv as number };
   }
 
   /** Series refused, by why: making a cell past MAX_CELLS_PER_REQUEST, or a cell's series past MAX_SERIES_PER_CELL. */
   readonly refused = new Map<RefusedWhy, number>();
   /** The metrics refused in this layer, with why. */
   private refusedMetrics: Map<string, RefusedWhy> | undefined;
-  /** The metric whose series put() counts per cell (an answer's series are put one metric after the other), and the counts. */
+  /** The metric whose series put() counts per cell (an answer's series are put one metric after the other), and its turn. */
   private countedMetric = '';
-  private readonly perCell = new Map<Cell, number>();
+  private counting = 0;
 
   /** Whether `metric` was refused in this layer (past MAX_CELLS_PER_REQUEST): the rest of its series need no reading. */
   isRefused(metric: string): boolean {
@@ -333,8 +340,11 @@ export class Layer {
     if (count > 0) this.refuse(metric, count);
   }
 
-  /** One series, valued: its memo update, and its value added to the row parts that read it. */
-  put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, value: SeriesValue): void {
+  /**
+   * One series, valued (its value in RUN_VALUE, `has` saying what is set: range-values.ts valueRun): its memo
+   * update, and its value added to the row parts that read it.
+   */
+  put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, has: number): void {
     const item = this.itemOf(labels);
     if (this.parts.cellCount >= MAX_CELLS_PER_REQUEST && !this.parts.has(item, node)) {
       // Each cell costs a slot per row part (about 700 bytes for the bucket table): 100,000 fresh buckets in one
@@ -347,43 +357,42 @@ export class Layer {
     const cell = this.parts.cell(item, node);
     if (metric !== this.countedMetric) {
       this.countedMetric = metric;
-      this.perCell.clear();
+      // Small integers (V8 keeps them in the cell itself); a turn number reused after 2^30 turns is a count long reset.
+      this.counting = countings = (countings + 1) & 0x3fffffff;
     }
-    const inCell = (this.perCell.get(cell) ?? 0) + 1;
-    if (inCell > MAX_SERIES_PER_CELL) {
+    if (cell.counting !== this.counting) {
+      cell.counting = this.counting;
+      cell.series = 0;
+    }
+    if (cell.series >= MAX_SERIES_PER_CELL) {
       // Before its memo record is made: the series past the bound keep nothing.
       this.refuse(metric, 1, 'range_cell_series');
       return;
     }
-    this.perCell.set(cell, inCell);
+    cell.series++;
+    const t = RUN_VALUE[V_T] as number;
+    const v = RUN_VALUE[V_V] as number;
     if (rec !== undefined) {
       // Kept a small integer (V8 then stores it in the record itself): a daemon stages 2^30 records in weeks.
       staged = (staged + 1) & 0x3fffffff;
       rec.staged = staged;
       if (this.first < 0) this.first = rec.staged;
       this.recs.push(rec);
-      this.recPoints.push(value.newest.t, value.newest.v);
-    } else this.fresh.set(key, { t: value.newest.t, v: value.newest.v });
+      rec.nt = t;
+      rec.nv = v;
+    } else this.fresh.set(key, { t, v });
     if (node !== ALL_NODES) this.nodes.add(node);
-    if (value.newest.t > cell.newest) cell.newest = value.newest.t;
+    if (t > cell.newest) cell.newest = t;
     const targets = this.plan.byMetric.get(metric);
     if (targets === undefined) return;
     for (let i = 0; i < targets.length; i++) {
       const x = targets[i] as Target;
-      if (matches(labels, x.matchers) && noneOf(labels, x.notMatchers)) this.parts.add(cell, x.slot, value);
+      if (matches(labels, x.matchers) && noneOf(labels, x.notMatchers)) this.parts.add(cell, x.slot, has);
     }
   }
 }
 
-/** A row's matchers as a list, made once per Matchers object (the table's rows are built once). */
-const matcherLists = new WeakMap<Matchers, ReadonlyArray<readonly [string, string | readonly string[]]>>();
-
-function matches(labels: Readonly<Record<string, string>>, m: Matchers): boolean {
-  let list = matcherLists.get(m);
-  if (list === undefined) {
-    list = Object.entries(m);
-    matcherLists.set(m, list);
-  }
+function matches(labels: Readonly<Record<string, string>>, list: Target['matchers']): boolean {
   for (let i = 0; i < list.length; i++) {
     const [k, want] = list[i] as readonly [string, string | readonly string[]];
     const have = labels[k];
@@ -460,11 +469,11 @@ export class Grouping {
     for (const [n, k] of l.future) countNode(this.future, n, k);
     for (let i = 0; i < l.recs.length; i++) {
       const r = l.recs[i] as MemoPoint;
-      r.t = l.recPoints[2 * i] as number;
-      r.v = l.recPoints[2 * i + 1] as number;
+      r.t = r.nt as number;
+      r.v = r.nv as number;
       r.gen = this.gen;
     }
-    for (const [key, p] of l.fresh) this.memo.set(key, { t: p.t, v: p.v, gen: this.gen, staged: 0 });
+    for (const [key, p] of l.fresh) this.memo.set(key, { t: p.t, v: p.v, gen: this.gen, staged: 0, nt: p.t, nv: p.v, seen: 0, seenAt: 0 });
     // The first request's parts are taken as they are; a later one's are added in.
     if (this.parts.used === 0) this.parts = l.parts;
     else this.parts.merge(l.parts);

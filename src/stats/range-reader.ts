@@ -18,7 +18,8 @@ import { boundedText } from '../errors.js';
 import { capLabelValue } from '../metrics/family.js';
 import { ALL_NODES } from './range-groups.js';
 import { Ch, skipSpace } from './json-slices.js';
-import { decimalOf, PointRun, seriesKey } from './range-values.js';
+import { decimalInto, PointRun, seriesKey } from './range-values.js';
+import type { CounterMemo, MemoPoint } from './range-values.js';
 
 /**
  * What one query's answer may hold before the rest is refused or cut (issue 39): an upstream byte is kept only
@@ -344,7 +345,10 @@ export function idKey(node: number, metric: number, ids: Int32Array, from: numbe
   return String.fromCharCode.apply(null, k);
 }
 
-/** One entry read: its labels, its node (ALL_NODES for a sum over the nodes) and its points' stretch in the run. */
+/**
+ * One entry read: its labels, its node (ALL_NODES for a sum over the nodes), its points' stretch in the run, and,
+ * once the answer is read, its key in the counter memo and its record there.
+ */
 export interface ReadEntry {
   readonly labels: Record<string, string>;
   readonly node: string;
@@ -355,10 +359,17 @@ export interface ReadEntry {
   /** Its labels' numbers in the reader's `ids`: [idFrom, idTo), name and value pairs. */
   readonly idFrom: number;
   readonly idTo: number;
+  /** The series' key in the counter memo (idKey, else seriesKey) and its record there (set once the answer is read). */
+  key: string;
+  rec: MemoPoint | undefined;
 }
 
-/** The outcome of a number or string read as a point's time or value: its number, or NaN when it is not a decimal (decimalOf). */
-let NUM = 0;
+/**
+ * The outcome of a number or string read as a point's time or value: its number, or NaN when it is not a decimal
+ * (decimalOf). An array's element rather than a variable: a fraction stored in a variable of the module is a number
+ * object of its own each time (two per point).
+ */
+const NUM = new Float64Array(3);
 
 /**
  * The cells a query's series may still make (range-groups.ts Layer.cellGate): `room` series can make at most
@@ -409,9 +420,10 @@ export class QueryReader {
   /**
    * Read the answer that starts at `start` (a JSON value, then whitespace, then `,` or `]` of the request's array).
    * Returns the index after the value, or -1 when the reader gives up (the caller then parses it whole).
-   * `summed`: the query asked for the sum over the nodes (every series is ALL_NODES's).
+   * `summed`: the query asked for the sum over the nodes (every series is ALL_NODES's). `keyed`: the answer's metric
+   * and the counter memo, to key the entries by (ReadEntry's key and rec); without it they are keyed by metric ''.
    */
-  read(text: string, start: number, summed: boolean, gate?: CellGate): number {
+  read(text: string, start: number, summed: boolean, gate?: CellGate, keyed?: { readonly metric: string; readonly memo: CounterMemo }): number {
     this.text = text;
     this.pos = start;
     this.entries.length = 0;
@@ -439,7 +451,7 @@ export class QueryReader {
       this.caps.add('range_series', this.excess);
       this.errors.refuse(tooManySeriesText(this.entries.length + this.excess));
       this.entries.length = 0;
-    } else this.mergeRepeats();
+    } else this.keyEntries(keyed?.metric ?? '', keyed?.memo);
     // Neither the text nor a slice of it outlives the read.
     this.text = '';
     return this.pos;
@@ -469,23 +481,39 @@ export class QueryReader {
   }
 
   /**
-   * A series the answer gives twice (same node and labels) is one series: its entries are merged into the first,
-   * their points in one stretch at the end of the run (runSeriesValue then sorts them and keeps one point per
-   * time). Counted as range_duplicate_series. Before, each was added: curr_items twice (issue 39).
+   * Each entry's key in the memo and its record there; and a series the answer gives twice (same node and labels) is
+   * one series: its entries are merged into the first, their points in one stretch at the end of the run
+   * (valueRun then sorts them and keeps one point per time). Counted as range_duplicate_series. Before, each was
+   * added: curr_items twice (issue 39). A repeat of a series the memo knows is found by the mark its record gets
+   * (the answer's read number); of one it does not know, by a table of this answer's fresh keys. A table of every
+   * key, emptied for each answer, was a sixth of a poll's allocations.
    */
-  private mergeRepeats(): void {
+  private keyEntries(metric: string, memo: CounterMemo | undefined): void {
     const n = this.entries.length;
-    if (n < 2) return;
+    if (n === 0) return;
+    const metricId = this.interner.idOf(metric);
+    reads = reads >= 0x3fffffff ? 1 : reads + 1;
+    const mark = reads;
     const seen = SEEN;
-    seen.clear();
     let out = 0;
     for (let i = 0; i < n; i++) {
       const e = this.entries[i] as ReadEntry;
-      // The metric's number is the same for every entry of the answer: 1 stands for it.
-      const key = idKey(e.nodeId, 1, this.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric: '', node: e.node, labels: e.labels });
-      const first = seen.get(key);
+      const key = idKey(e.nodeId, metricId, this.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });
+      const rec = memo?.get(key);
+      let first: number | undefined;
+      if (rec !== undefined) {
+        if (rec.seen === mark) first = rec.seenAt;
+        else {
+          rec.seen = mark;
+          rec.seenAt = out;
+        }
+      } else {
+        first = seen.get(key);
+        if (first === undefined) seen.set(key, out);
+      }
       if (first === undefined) {
-        seen.set(key, out);
+        e.key = key;
+        e.rec = rec;
         this.entries[out++] = e;
         continue;
       }
@@ -498,7 +526,7 @@ export class QueryReader {
       this.entries[first] = { ...f, from, to: run.n };
     }
     this.entries.length = out;
-    seen.clear();
+    if (seen.size > 0) seen.clear();
   }
 
   /** Past any whitespace: the code of the character there (NaN at the end). */
@@ -556,8 +584,8 @@ export class QueryReader {
     return this.next(Ch.CloseSquare);
   }
 
-  /** A JSON number at pos, into NUM. False when the text there is not one. */
-  private number(): boolean {
+  /** A JSON number at pos, into NUM[at]. False when the text there is not one. */
+  private number(at: number): boolean {
     const t = this.text;
     const start = this.pos;
     let p = start;
@@ -585,16 +613,17 @@ export class QueryReader {
       while (c >= Ch.Zero && c <= Ch.Nine);
     }
     this.pos = p;
-    NUM = plain ? integerOf(t, start, p) : Number(t.slice(start, p));
+    if (plain) NUM[at] = integerOf(t, start, p);
+    else decimalInto(t, start, p, NUM, at);
     return true;
   }
 
-  /** A point's time or value at pos, a number or a string, into NUM (NaN when the string is not a decimal: decimalOf). */
-  private scalar(): boolean {
-    if (this.text.charCodeAt(this.pos) !== Ch.Quote) return this.number();
+  /** A point's time or value at pos, a number or a string, into NUM[at] (NaN when the string is not a decimal: decimalInto). */
+  private scalar(at: number): boolean {
+    if (this.text.charCodeAt(this.pos) !== Ch.Quote) return this.number(at);
     const close = this.stringClose();
     if (close < 0) return false;
-    NUM = decimalOf(this.text, this.pos + 1, close);
+    decimalInto(this.text, this.pos + 1, close, NUM, at);
     this.pos = close + 1;
     return true;
   }
@@ -613,7 +642,7 @@ export class QueryReader {
   private skipSimple(): boolean {
     const c = this.text.charCodeAt(this.pos);
     if (c === Ch.Quote) return this.skipString();
-    if (c === Ch.Minus || (c >= Ch.Zero && c <= Ch.Nine)) return this.number();
+    if (c === Ch.Minus || (c >= Ch.Zero && c <= Ch.Nine)) return this.number(2);
     return this.literal();
   }
 
@@ -812,7 +841,7 @@ export class QueryReader {
         this.cellRefused++;
         this.run.n = from;
         this.ids.n = idFrom;
-      } else if (this.entries.length < RANGE_LIMITS.seriesPerQuery) this.entries.push({ labels, node, nodeId, from, to, idFrom, idTo });
+      } else if (this.entries.length < RANGE_LIMITS.seriesPerQuery) this.entries.push({ labels, node, nodeId, from, to, idFrom, idTo, key: '', rec: undefined });
       else {
         // Past the cap: counted, its points and labels dropped as read.
         this.excess++;
@@ -923,26 +952,32 @@ export class QueryReader {
     }
   }
 
+  /** One point: its time into NUM[0], its value into NUM[1] (anything after them into NUM[2]), then into the run. */
   private point(): boolean {
     this.pos++;
     let count = 0;
-    let t = Number.NaN;
-    let v = Number.NaN;
     if (this.ws() === Ch.CloseSquare) {
       this.pos++;
       return true;
     }
     for (;;) {
-      if (!this.scalar()) return false;
-      if (count === 0) t = NUM;
-      else if (count === 1) v = NUM;
+      if (!this.scalar(count < 2 ? count : 2)) return false;
       count++;
       const end = this.arrayNext();
       if (end === undefined) return false;
       if (end) break;
       this.ws();
     }
-    if (count >= 2 && Number.isFinite(t) && Number.isFinite(v)) this.run.push(t * 1000, v);
+    if (count < 2) return true;
+    const t = NUM[0] as number;
+    const v = NUM[1] as number;
+    if (!Number.isFinite(t) || !Number.isFinite(v)) return true;
+    // Written here rather than through PointRun.push: numbers passed to a call are number objects of their own.
+    const run = this.run;
+    if (run.n === run.t.length) run.grow();
+    run.t[run.n] = t * 1000;
+    run.v[run.n] = v;
+    run.n++;
     return true;
   }
 }
@@ -961,5 +996,7 @@ function isHex(c: number): boolean {
   return (c >= Ch.Zero && c <= Ch.Nine) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
-/** mergeRepeats' table: a series' key → its entry. */
+/** keyEntries' table: the key of a series the memo does not know → its entry. */
 const SEEN = new Map<string, number>();
+/** Answers keyed so far (keyEntries): each marks the memo records it sees with its number (1 to 2^30 - 1). */
+let reads = 0;

@@ -27,11 +27,16 @@ const DOT = 0x2e;
  * NaN: Couchbase's own words for no value (`NaN`, `Inf`, `+Inf`, `-Inf`: the point is skipped, as any point whose
  * value is not finite), and what is no number in Couchbase's forms: `""` and `" "` (which Number() makes 0), `"0x1F"`
  * (31), `"1_000"`, `"+3"`, `"Infinity"` (issue 39). Digits alone (up to 15) are read here, anything else by Number()
- * once its form is checked. Pure.
+ * once its form is checked; fractions of at most 15 digits too, exactly as Number() reads them. Written into
+ * out[at] rather than returned: a fraction returned from a call is a number object of its own, and this runs for
+ * every point's value. Pure but for out[at].
  */
-export function decimalOf(t: string, start: number, end: number): number {
+export function decimalInto(t: string, start: number, end: number, out: Float64Array, at: number): void {
   const len = end - start;
-  if (len <= 0) return Number.NaN;
+  if (len <= 0) {
+    out[at] = Number.NaN;
+    return;
+  }
   if (len <= 15) {
     let n = 0;
     let p = start;
@@ -40,30 +45,77 @@ export function decimalOf(t: string, start: number, end: number): number {
       if (d < 0 || d > 9) break;
       n = n * 10 + d;
     }
-    if (p === end) return n;
+    if (p === end) {
+      out[at] = n;
+      return;
+    }
   }
   let p = start;
   let c = t.charCodeAt(p);
-  if (c === MINUS) c = t.charCodeAt(++p);
+  const neg = c === MINUS;
+  if (neg) c = t.charCodeAt(++p);
   // Not a digit: `NaN`, `Inf`, `+Inf`, `-Inf` (no value; the point is skipped as any non-finite one) or no number.
-  if (c < ZERO || c > NINE) return Number.NaN;
-  do c = t.charCodeAt(++p);
-  while (c >= ZERO && c <= NINE);
+  if (c < ZERO || c > NINE) {
+    out[at] = Number.NaN;
+    return;
+  }
+  // The digits as one integer, and how many of them follow the point: exact while there are at most 15.
+  let m = 0;
+  let digits = 0;
+  do {
+    m = m * 10 + (c - ZERO);
+    digits++;
+    c = t.charCodeAt(++p);
+  } while (c >= ZERO && c <= NINE);
+  let fraction = 0;
   if (c === DOT) {
     c = t.charCodeAt(++p);
-    if (c < ZERO || c > NINE) return Number.NaN;
-    do c = t.charCodeAt(++p);
-    while (c >= ZERO && c <= NINE);
+    if (c < ZERO || c > NINE) {
+      out[at] = Number.NaN;
+      return;
+    }
+    do {
+      m = m * 10 + (c - ZERO);
+      digits++;
+      fraction++;
+      c = t.charCodeAt(++p);
+    } while (c >= ZERO && c <= NINE);
   }
   if (c === 0x65 || c === 0x45) {
     c = t.charCodeAt(++p);
     if (c === PLUS || c === MINUS) c = t.charCodeAt(++p);
-    if (c < ZERO || c > NINE) return Number.NaN;
+    if (c < ZERO || c > NINE) {
+      out[at] = Number.NaN;
+      return;
+    }
     do c = t.charCodeAt(++p);
     while (c >= ZERO && c <= NINE);
+    out[at] = p === end ? Number(t.slice(start, end)) : Number.NaN;
+    return;
   }
-  return p === end ? Number(t.slice(start, end)) : Number.NaN;
+  if (p !== end) {
+    out[at] = Number.NaN;
+    return;
+  }
+  // At most 15 digits: the integer and 10^fraction are exact, and one division of them is rounded once, as the
+  // decimal's own nearest double (Number() gives that too, from a copy of the text: a string per value).
+  if (digits <= 15) {
+    out[at] = neg ? -(m / (POW10[fraction] as number)) : m / (POW10[fraction] as number);
+    return;
+  }
+  out[at] = Number(t.slice(start, end));
 }
+
+/** decimalInto's number as a value (a caller that is not per point). Pure. */
+export function decimalOf(t: string, start: number, end: number): number {
+  decimalInto(t, start, end, ONE, 0);
+  return ONE[0] as number;
+}
+
+const ONE = new Float64Array(1);
+
+/** 10^0 … 10^15, each exact as a double. */
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
 
 /** A point's time or value as parsed: a number, or a string in Couchbase's decimal form (decimalOf); else NaN. */
 function numberOf(x: unknown): number {
@@ -135,8 +187,14 @@ export interface MemoPoint {
   t: number;
   v: number;
   gen?: number;
-  /** When it was last staged (range-groups.ts: finding a series an answer repeats). */
+  /** When it was last staged (range-groups.ts: finding a series a request repeats). */
   staged?: number;
+  /** The newest point staged for it (range-groups.ts Layer.put), made its t and v when its request is committed. */
+  nt?: number;
+  nv?: number;
+  /** The answer read that last saw it, and its entry's place there (range-reader.ts: finding a series an answer repeats). */
+  seen?: number;
+  seenAt?: number;
 }
 
 /** The previous newest point of each native series (node, metric, labels), kept between polls. */
@@ -237,27 +295,66 @@ export class PointRun {
   n = 0;
 
   push(t: number, v: number): void {
-    if (this.n === this.t.length) {
-      const t2 = new Float64Array(this.n * 2);
-      const v2 = new Float64Array(this.n * 2);
-      t2.set(this.t);
-      v2.set(this.v);
-      this.t = t2;
-      this.v = v2;
-    }
+    if (this.n === this.t.length) this.grow();
     this.t[this.n] = t;
     this.v[this.n] = v;
     this.n++;
   }
+
+  /** Twice the room. */
+  grow(): void {
+    const t2 = new Float64Array(this.t.length * 2);
+    const v2 = new Float64Array(this.t.length * 2);
+    t2.set(this.t);
+    v2.set(this.v);
+    this.t = t2;
+    this.v = v2;
+  }
 }
 
 /**
- * `seriesValue` of the points [from, to) of a run, in one pass when they come oldest first with one point per time
- * (as the range API sends them), else through seriesValue over them resolved (resolvePoints). Undefined when there
- * are none. Pure but for reading `run`.
+ * What valueRun gives, in scratch rather than an object per series (a poll values about 35,000 series; their value
+ * objects and the numbers boxed in them were a sixth of its allocations): the newest point's time (epoch ms) and
+ * value, the increase since the previous newest point and the seconds it spans, the mean. Which of them are set:
+ * valueRun's flags. Valid until the next valueRun or valueInto.
  */
-export function runSeriesValue(run: PointRun, from: number, to: number, prev: Point | undefined): SeriesValue | undefined {
-  if (to <= from) return undefined;
+export const RUN_VALUE = new Float64Array(5);
+export const V_T = 0;
+export const V_V = 1;
+export const V_INC = 2;
+export const V_SECS = 3;
+export const V_MEAN = 4;
+/** valueRun's flags: a newest point (0: no value at all), a mean, an increase with its seconds. */
+export const HAS_NEWEST = 1;
+export const HAS_MEAN = 2;
+export const HAS_INC = 4;
+
+/** A SeriesValue into RUN_VALUE; its flags (0 for none). */
+export function valueInto(value: SeriesValue | undefined): number {
+  if (value === undefined) return 0;
+  const r = RUN_VALUE;
+  r[V_T] = value.newest.t;
+  r[V_V] = value.newest.v;
+  let flags = HAS_NEWEST;
+  if (value.mean !== undefined) {
+    r[V_MEAN] = value.mean;
+    flags |= HAS_MEAN;
+  }
+  if (value.inc !== undefined && value.secs !== undefined) {
+    r[V_INC] = value.inc;
+    r[V_SECS] = value.secs;
+    flags |= HAS_INC;
+  }
+  return flags;
+}
+
+/**
+ * `seriesValue` of the points [from, to) of a run, into RUN_VALUE, in one pass when they come oldest first with one
+ * point per time (as the range API sends them), else through seriesValue over them resolved (resolvePoints).
+ * Returns the flags of what it set; 0 when there are no points. Pure but for reading `run` and writing RUN_VALUE.
+ */
+export function valueRun(run: PointRun, from: number, to: number, prev: Point | undefined): number {
+  if (to <= from) return 0;
   const ts = run.t;
   const vs = run.v;
   for (let i = from + 1; i < to; i++) {
@@ -265,13 +362,16 @@ export function runSeriesValue(run: PointRun, from: number, to: number, prev: Po
       // Out of order, or a time given twice: as pointsOf, sorted and one point per time.
       const points: Point[] = [];
       for (let j = from; j < to; j++) points.push({ t: ts[j] as number, v: vs[j] as number });
-      return seriesValue(resolvePoints(points), prev);
+      return valueInto(seriesValue(resolvePoints(points), prev));
     }
   }
+  const r = RUN_VALUE;
   const firstT = ts[from] as number;
   const lastT = ts[to - 1] as number;
-  const newest: Point = { t: lastT, v: vs[to - 1] as number };
-  if (prev !== undefined && lastT <= prev.t) return { newest };
+  r[V_T] = lastT;
+  r[V_V] = vs[to - 1] as number;
+  if (prev !== undefined && lastT <= prev.t) return HAS_NEWEST;
+  const prevT = prev === undefined ? Number.NEGATIVE_INFINITY : prev.t;
   let sum = 0;
   let count = 0;
   let inc = 0;
@@ -281,17 +381,30 @@ export function runSeriesValue(run: PointRun, from: number, to: number, prev: Po
     const v = vs[i] as number;
     // As seriesValue: the first answer counts every point in the mean and the increase from its first point;
     // a later one only the points after the previous newest, the increase from it.
-    if (prev === undefined || at > prev.t) {
+    if (at > prevT) {
       sum += v;
       count++;
       if (prev !== undefined || i > from) inc += v >= last ? v - last : v;
       last = v;
     }
   }
-  const mean = sum / count;
-  const secs = (lastT - (prev === undefined ? firstT : prev.t)) / 1000;
-  if (secs <= 0 || (prev === undefined && to - from < 2)) return { newest, mean };
-  return { newest, inc, secs, mean };
+  r[V_MEAN] = sum / count;
+  const secs = (lastT - (prev === undefined ? firstT : prevT)) / 1000;
+  if (secs <= 0 || (prev === undefined && to - from < 2)) return HAS_NEWEST | HAS_MEAN;
+  r[V_INC] = inc;
+  r[V_SECS] = secs;
+  return HAS_NEWEST | HAS_MEAN | HAS_INC;
+}
+
+/** valueRun as a SeriesValue (undefined when there are no points). Pure but for reading `run`. */
+export function runSeriesValue(run: PointRun, from: number, to: number, prev: Point | undefined): SeriesValue | undefined {
+  const flags = valueRun(run, from, to, prev);
+  if (flags === 0) return undefined;
+  const r = RUN_VALUE;
+  const newest: Point = { t: r[V_T] as number, v: r[V_V] as number };
+  if ((flags & HAS_MEAN) === 0) return { newest };
+  if ((flags & HAS_INC) === 0) return { newest, mean: r[V_MEAN] as number };
+  return { newest, inc: r[V_INC] as number, secs: r[V_SECS] as number, mean: r[V_MEAN] as number };
 }
 
 /**

@@ -74,7 +74,7 @@ import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { AnswerErrors, IdList, idKey, Interner, keptLabel, QueryReader, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-reader.js';
 import type { ReadEntry } from './range-reader.js';
-import { dropAfter, pointsOf, rawRun, rawSeriesValue, resolvePoints, runSeriesValue, seriesKey, seriesValue } from './range-values.js';
+import { dropAfter, pointsOf, rawRun, resolvePoints, seriesKey, seriesValue, valueInto, valueRun } from './range-values.js';
 import type { CounterMemo, Point } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
@@ -530,8 +530,8 @@ export function groupSeries(rows: readonly NativeMapRow[], results: readonly Que
     for (const s of r.series) {
       const key = seriesKey(s);
       const rec = memo.get(key);
-      const value = seriesValue(s.points, l.previous(key, rec));
-      if (value !== undefined) l.put(key, rec, s.metric, s.node, s.labels, value);
+      const has = valueInto(seriesValue(s.points, l.previous(key, rec)));
+      if (has !== 0) l.put(key, rec, s.metric, s.node, s.labels, has);
     }
     g.commit(l);
   }
@@ -662,7 +662,7 @@ export class AnswerGrouping {
       for (;; i++) {
         const name = names[i];
         const sum = name !== undefined && summed.has(name);
-        let end = r.read(text, p, sum, l.cellGate());
+        let end = r.read(text, p, sum, l.cellGate(), name === undefined ? undefined : { metric: name, memo: this.memo });
         if (end >= 0) {
           if (name !== undefined) this.stageRead(l, name);
         } else {
@@ -701,7 +701,6 @@ export class AnswerGrouping {
   private stageRead(l: Layer, metric: string): void {
     const r = this.reader;
     if (r.errors.nodes.size > 0) l.errors(metric, new Set(r.errors.nodes), [...r.errors.clusterTexts], [...r.errors.byNode]);
-    const metricId = r.interner.idOf(metric);
     // Refused by the reader as it read: too many cells (the layer's cellGate).
     if (r.cellRefused > 0) {
       l.refuse(metric, r.cellRefused);
@@ -709,12 +708,12 @@ export class AnswerGrouping {
     }
     for (let i = 0; i < r.entries.length; i++) {
       const e = r.entries[i] as ReadEntry;
-      const key = idKey(e.nodeId, metricId, r.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });
-      const rec = this.memo.get(key);
+      const key = e.key;
+      const rec = e.rec;
       const to = dropAfter(r.run, e.from, e.to, this.maxT);
       if (to < e.to) l.dropFuture(e.node, e.to - to);
-      const value = runSeriesValue(r.run, e.from, to, l.previous(key, rec));
-      if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
+      const has = valueRun(r.run, e.from, to, l.previous(key, rec));
+      if (has !== 0) l.put(key, rec, metric, e.node, e.labels, has);
       // Refused (its cells, or one cell's series): the metric fails everywhere, its other series are not worth valuing (counted).
       if (l.isRefused(metric)) {
         l.refuseRest(metric, r.entries.length - i - 1);
@@ -755,8 +754,8 @@ export class AnswerGrouping {
       const run = rawRun(e.values);
       const to = dropAfter(run, 0, run.n, this.maxT);
       if (to < run.n) l.dropFuture(e.node, run.n - to);
-      const value = runSeriesValue(run, 0, to, l.previous(key, rec));
-      if (value !== undefined) l.put(key, rec, metric, e.node, e.labels, value);
+      const has = valueRun(run, 0, to, l.previous(key, rec));
+      if (has !== 0) l.put(key, rec, metric, e.node, e.labels, has);
       if (l.isRefused(metric)) {
         l.refuseRest(metric, entries.length - entries.indexOf(e) - 1);
         break;
