@@ -209,6 +209,25 @@ export class Interner {
     return cut;
   }
 
+  /**
+   * Whether the text at `open` is the quoted string number `id` (a string this table keeps, which holds no escape):
+   * then its closing quote's index, and the string is marked as asked for (`id` and the string: get()'s); else -1.
+   * A comparison, not a hash: the reader asks it for the string the same label had in the previous entry.
+   */
+  match(text: string, open: number, id: number): number {
+    const s = this.strings[id - 1];
+    if (s === undefined) return -1;
+    const close = open + 1 + s.length;
+    if (text.charCodeAt(close) !== 0x22 || !text.startsWith(s, open + 1)) return -1;
+    this.marks[id - 1] = this.gen;
+    this.id = id;
+    this.matched = s;
+    return close;
+  }
+
+  /** The string match() found. */
+  matched = '';
+
   /** The number of a string (kept from now on, within the limit); 0 when it is not kept. */
   idOf(s: string): number {
     let h = 0x811c9dc5;
@@ -393,6 +412,13 @@ export class QueryReader {
   readonly ids = new IdList();
   /** The number of the node the last nodes() read. */
   private nodeId = 0;
+  /**
+   * The numbers of the previous entry's label names and values by position (name, value, name, value…), and of its
+   * node: what metric() and nodes() compare the text with first (Interner.match), before scanning and hashing it.
+   * Consecutive series of an answer differ in a label or two; hashing every label was a sixth of reading.
+   */
+  private readonly predicted = new Int32Array(2 * PREDICTED);
+  private predictedNode = 0;
   /** The answer's `errors`, bounded. */
   readonly errors: AnswerErrors;
   /** Entries past RANGE_LIMITS.seriesPerQuery in the answer being read (not kept). */
@@ -863,31 +889,56 @@ export class QueryReader {
       this.pos++;
       return undefined;
     }
+    const t = this.text;
+    const idFrom = this.ids.n;
     let node: string | undefined;
-    for (;;) {
-      const open = this.key();
-      if (open < 0) return null;
-      const close = this.keyClose(open);
+    // The position of the key among the entry's keys: the previous entry's key and value there are tried first.
+    for (let k = 0; ; k++) {
+      if (this.ws() !== Ch.Quote) return null;
+      const open = this.pos;
+      const guess = k < PREDICTED ? (this.predicted[2 * k] as number) : 0;
+      let close = guess > 0 ? this.interner.match(t, open, guess) : -1;
+      const known = close >= 0;
+      if (!known) close = this.stringClose();
+      if (close < 0) return null;
+      this.pos = close + 1;
+      if (this.ws() !== Ch.Colon) return null;
+      this.pos++;
+      this.ws();
       if (this.keyIsBefore(open, '__proto__')) return null;
       if (this.keyIsBefore(open, 'nodes')) {
+        if (!known && k < PREDICTED) this.predicted[2 * k] = this.interner.idOf('nodes');
         const n = this.nodes();
         if (n === null) return null;
         node = n;
-      } else if (this.text.charCodeAt(this.pos) === Ch.Quote) {
-        const vOpen = this.pos;
-        const vClose = this.stringClose();
-        if (vClose < 0) return null;
-        this.pos = vClose + 1;
-        const name = this.interner.label(this.text, open, close, this.pending);
+      } else if (t.charCodeAt(this.pos) === Ch.Quote) {
+        let name: string;
+        if (known) name = this.interner.matched;
+        else name = this.interner.label(t, open, close, this.pending);
         const nameId = this.interner.id;
-        // A label given twice: left to the parse (the last one wins there).
-        if (labels[name] !== undefined) return null;
-        labels[name] = this.interner.label(this.text, vOpen, vClose, this.pending);
+        // A label given twice: left to the parse (the last one wins there). By its number when it has one.
+        if (nameId > 0 ? this.idsHaveName(idFrom, nameId) : labels[name] !== undefined) return null;
+        const vOpen = this.pos;
+        const vGuess = k < PREDICTED ? (this.predicted[2 * k + 1] as number) : 0;
+        let vClose = vGuess > 0 ? this.interner.match(t, vOpen, vGuess) : -1;
+        let value: string;
+        if (vClose >= 0) value = this.interner.matched;
+        else {
+          vClose = this.stringClose();
+          if (vClose < 0) return null;
+          value = this.interner.label(t, vOpen, vClose, this.pending);
+        }
+        this.pos = vClose + 1;
+        labels[name] = value;
         this.ids.push(nameId);
         this.ids.push(this.interner.id);
+        if (k < PREDICTED) {
+          this.predicted[2 * k] = nameId;
+          this.predicted[2 * k + 1] = this.interner.id;
+        }
       } else if (this.skipSimple()) {
         // The tree's walk keeps only strings; a label given twice, the last not a string, is left to the parse.
-        if (labels[this.interner.label(this.text, open, close, this.pending)] !== undefined) return null;
+        if (labels[known ? this.interner.matched : this.interner.label(t, open, close, this.pending)] !== undefined) return null;
       } else return null;
       const end = this.objectNext();
       if (end === undefined) return null;
@@ -895,9 +946,11 @@ export class QueryReader {
     }
   }
 
-  /** The closing quote of the key whose opening quote is at `open`. */
-  private keyClose(open: number): number {
-    return this.text.indexOf('"', open + 1);
+  /** Whether the entry whose labels' numbers start at `from` already has the label name number `id`. */
+  private idsHaveName(from: number, id: number): boolean {
+    const a = this.ids.a;
+    for (let i = from; i < this.ids.n; i += 2) if (a[i] === id) return true;
+    return false;
   }
 
   /** `nodes`: an array of strings; its one string, undefined for none or several, null when not such an array. */
@@ -916,12 +969,27 @@ export class QueryReader {
     for (;;) {
       if (this.text.charCodeAt(this.pos) !== Ch.Quote) return null;
       const open = this.pos;
+      if (count === 0 && this.predictedNode > 0) {
+        const close = this.interner.match(this.text, open, this.predictedNode);
+        if (close >= 0) {
+          this.pos = close + 1;
+          count++;
+          one = this.interner.matched;
+          this.nodeId = this.predictedNode;
+          const end = this.arrayNext();
+          if (end === undefined) return null;
+          if (end) return one;
+          this.ws();
+          continue;
+        }
+      }
       const close = this.stringClose();
       if (close < 0) return null;
       this.pos = close + 1;
       if (count++ === 0) {
         one = this.interner.label(this.text, open, close, this.pending);
         this.nodeId = this.interner.id;
+        this.predictedNode = this.nodeId;
       }
       const end = this.arrayNext();
       if (end === undefined) return null;
@@ -995,6 +1063,9 @@ function integerOf(t: string, start: number, end: number): number {
 function isHex(c: number): boolean {
   return (c >= Ch.Zero && c <= Ch.Nine) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
+
+/** Label positions whose previous name and value the reader tries first (QueryReader.predicted). */
+const PREDICTED = 16;
 
 /** keyEntries' table: the key of a series the memo does not know → its entry. */
 const SEEN = new Map<string, number>();

@@ -62,11 +62,14 @@ function answers(clean: boolean) {
   );
   const labelValue = fc.oneof(
     { weight: 30, arbitrary: fc.constantFrom<unknown>('a', 'b', 'get', 'set', 'cb1.cbsim.local:8091', 'ÿ€😀', '') },
+    // Prefixes of one another, and labels past RANGE_LIMITS.labelBytes (cut): the reader tries the previous entry's
+    // string at each label's position first, and must see that `b` is not `b1`, nor a cut label the whole one.
+    { weight: 6, arbitrary: fc.constantFrom<unknown>('b1', 'b10', 'ge', 'x'.repeat(1100), `${'x'.repeat(1100)}y`) },
     { weight: 2, arbitrary: fc.constantFrom<unknown>(5, null, true, -1.5e300) },
     ...rare<unknown>(['q"uote', 'back\\slash', 'new\nline', ['x'], { y: 1 }]),
   );
   const nodes = fc.oneof(
-    { weight: 30, arbitrary: fc.constantFrom<unknown>(['n1:8091'], ['n2:8091']) },
+    { weight: 30, arbitrary: fc.constantFrom<unknown>(['n1:8091'], ['n2:8091'], ['n1:80911'], ['n1:809']) },
     { weight: 2, arbitrary: fc.constantFrom<unknown>([], ['n1:8091', 'n2:8091']) },
     ...rare<unknown>([[1], 'n1:8091', null, ['n"1']]),
   );
@@ -207,6 +210,68 @@ describe('QueryReader, by hand', () => {
     // Summed over the nodes: every series is the pseudo-node's.
     expect(r.read(text.replace('["n1:8091"]', '["n1:8091","n2:8091"]'), 0, true)).toBeGreaterThan(0);
     expect(r.entries[0]?.node).toBe('\u0000all');
+  });
+
+  it("reads each entry's own labels and node where the previous entry's differ by a prefix, a position or a cut", () => {
+    const long = 'x'.repeat(1100);
+    const metrics = [
+      { nodes: ['n1:8091'], name: 'kv_ops', bucket: 'b1' },
+      { nodes: ['n1:80911'], name: 'kv_ops', bucket: 'b10' },
+      { nodes: ['n1:809'], name: 'kv_ops', bucket: 'b' },
+      { nodes: ['n1:8091'], bucket: 'b1', name: 'kv_ops' },
+      { name: 'kv_ops', nodes: ['n1:8091'], bucket: long },
+      { name: 'kv_ops', nodes: ['n1:8091'], bucket: `${long}y` },
+      { name: 'kv_ops', nodes: ['n1:8091'], bucket: long, op: 'get' },
+      { name: 'kv_ops', nodes: ['n1:8091'], op: 'get', bucket: 'b1' },
+    ];
+    const text = JSON.stringify({ data: metrics.map((metric, i) => ({ metric, values: [[T0 + i, String(i)]] })), errors: [] });
+    const r = reader();
+    expect(r.read(text, 0, false)).toBe(text.length);
+    const cutA = r.entries[3]?.labels.bucket ?? '';
+    const cutB = r.entries[4]?.labels.bucket ?? '';
+    // Written out by hand: each entry's own node, bucket and op; the first and fourth entries are one series (merged).
+    expect(r.entries.map((e) => [e.node, e.labels.bucket, e.labels.op])).toEqual([
+      ['n1:8091', 'b1', undefined],
+      ['n1:80911', 'b10', undefined],
+      ['n1:809', 'b', undefined],
+      ['n1:8091', cutA, undefined],
+      ['n1:8091', cutB, undefined],
+      ['n1:8091', cutA, 'get'],
+      ['n1:8091', 'b1', 'get'],
+    ]);
+    // The long buckets are cut, each to a label of its own.
+    for (const c of [cutA, cutB]) {
+      expect(c.startsWith('x'.repeat(1000))).toBe(true);
+      expect(Buffer.byteLength(c)).toBeLessThanOrEqual(1024);
+    }
+    expect(cutA).not.toBe(cutB);
+    expect(r.entries.map((e) => [...r.run.v.slice(e.from, e.to)])).toEqual([[0, 3], [1], [2], [4], [5], [6], [7]]);
+  });
+
+  it("reads the right strings after the interner has given the previous entry's numbers to other strings", () => {
+    const answer = (bucket: string) => JSON.stringify({ data: [{ metric: { nodes: ['n1:8091'], bucket }, values: [[T0, '1']] }], errors: [] });
+    // A reader whose guess for the bucket is the number of `old-bucket`, which the interner has since forgotten
+    // (two sweeps without asking for it) and given to another string.
+    const setup = () => {
+      const interner = new Interner();
+      const r = new QueryReader(interner);
+      r.read(answer('old-bucket'), 0, false);
+      const oldId = interner.idOf('old-bucket');
+      interner.sweep();
+      for (const x of ['nodes', 'bucket', 'n1:8091']) interner.idOf(x);
+      interner.sweep();
+      let reused = '';
+      for (let n = 0; reused === '' && n < 10; n++) if (interner.idOf(`new-${n}`) === oldId) reused = `new-${n}`;
+      expect(reused).not.toBe('');
+      return { r, reused };
+    };
+    for (const which of ['old', 'reused', 'other'] as const) {
+      const { r, reused } = setup();
+      const bucket = which === 'old' ? 'old-bucket' : which === 'reused' ? reused : 'other';
+      const text = answer(bucket);
+      expect(r.read(text, 0, false)).toBe(text.length);
+      expect(r.entries[0]?.labels.bucket).toBe(bucket);
+    }
   });
 
   it.each([
