@@ -233,8 +233,9 @@ export class Layer {
   /** The mark of this layer's first staged record. */
   private first = -1;
   readonly parts: Parts;
-  /** Known series: their records (each with its staged point, nt and nv), in the order read. */
+  /** Known series: their records and newest points (time, value pairs in `points`), in the order read. */
   readonly recs: MemoPoint[] = [];
+  private points = new Float64Array(64);
   /** Series not in the memo: key → newest point. */
   readonly fresh = new Map<string, { t: number; v: number }>();
   readonly errored: Array<[string, Set<string>]> = [];
@@ -278,7 +279,12 @@ export class Layer {
     const i = (rec.staged ?? -1) - this.first;
     // Staged here only when the mark falls within this layer's and names this record.
     if (this.first < 0 || i < 0 || i >= this.recs.length || this.recs[i] !== rec) return rec;
-    return { t: rec.nt as number, v: rec.nv as number };
+    return { t: this.points[2 * i] as number, v: this.points[2 * i + 1] as number };
+  }
+
+  /** The time (`k` 0) or value (1) of the i-th known series' newest point. */
+  pointOf(i: number, k: 0 | 1): number {
+    return this.points[2 * i + k] as number;
   }
 
   /** Series refused, by why: making a cell past MAX_CELLS_PER_REQUEST, or a cell's series past MAX_SERIES_PER_CELL. */
@@ -377,9 +383,15 @@ export class Layer {
       staged = (staged + 1) & 0x3fffffff;
       rec.staged = staged;
       if (this.first < 0) this.first = rec.staged;
+      const i = this.recs.length;
       this.recs.push(rec);
-      rec.nt = t;
-      rec.nv = v;
+      if (2 * i + 2 > this.points.length) {
+        const more = new Float64Array(this.points.length * 2);
+        more.set(this.points);
+        this.points = more;
+      }
+      this.points[2 * i] = t;
+      this.points[2 * i + 1] = v;
     } else this.fresh.set(key, { t, v });
     if (node !== ALL_NODES) this.nodes.add(node);
     if (t > cell.newest) cell.newest = t;
@@ -469,11 +481,11 @@ export class Grouping {
     for (const [n, k] of l.future) countNode(this.future, n, k);
     for (let i = 0; i < l.recs.length; i++) {
       const r = l.recs[i] as MemoPoint;
-      r.t = r.nt as number;
-      r.v = r.nv as number;
+      r.t = l.pointOf(i, 0);
+      r.v = l.pointOf(i, 1);
       r.gen = this.gen;
     }
-    for (const [key, p] of l.fresh) this.memo.set(key, { t: p.t, v: p.v, gen: this.gen, staged: 0, nt: p.t, nv: p.v, seen: 0, seenAt: 0 });
+    for (const [key, p] of l.fresh) this.memo.set(key, { t: p.t, v: p.v, gen: this.gen, staged: 0, seenAt: -1 });
     // The first request's parts are taken as they are; a later one's are added in.
     if (this.parts.used === 0) this.parts = l.parts;
     else this.parts.merge(l.parts);

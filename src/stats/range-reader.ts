@@ -384,6 +384,94 @@ export interface ReadEntry {
 }
 
 /**
+ * The entries of one answer, field by field in reused arrays rather than an object each (an object of nine fields
+ * per series was two fifths of a poll's allocations, and lived until its answer was staged: what young-generation
+ * collections copy). `n` entries are valid; at(i) makes entry i an object (tests, and paths that are rare).
+ */
+export class EntryList {
+  n = 0;
+  readonly labels: Array<Record<string, string>> = [];
+  readonly nodes: string[] = [];
+  readonly keys: string[] = [];
+  readonly recs: Array<MemoPoint | undefined> = [];
+  /** Per entry: the node's number, the points' stretch [from, to) in the run and the labels' numbers' [idFrom, idTo). */
+  nodeIds = new Int32Array(64);
+  from = new Int32Array(64);
+  to = new Int32Array(64);
+  idFrom = new Int32Array(64);
+  idTo = new Int32Array(64);
+
+  push(labels: Record<string, string>, node: string, nodeId: number, from: number, to: number, idFrom: number, idTo: number): void {
+    const i = this.n;
+    if (i === this.from.length) this.grow();
+    this.labels[i] = labels;
+    this.nodes[i] = node;
+    this.keys[i] = '';
+    this.recs[i] = undefined;
+    this.nodeIds[i] = nodeId;
+    this.from[i] = from;
+    this.to[i] = to;
+    this.idFrom[i] = idFrom;
+    this.idTo[i] = idTo;
+    this.n = i + 1;
+  }
+
+  /** Entry `from` copied to place `to` (to ≤ from), as the list is compacted. */
+  move(from: number, to: number): void {
+    if (from === to) return;
+    this.labels[to] = this.labels[from] as Record<string, string>;
+    this.nodes[to] = this.nodes[from] as string;
+    this.keys[to] = this.keys[from] as string;
+    this.recs[to] = this.recs[from];
+    this.nodeIds[to] = this.nodeIds[from] as number;
+    this.from[to] = this.from[from] as number;
+    this.to[to] = this.to[from] as number;
+    this.idFrom[to] = this.idFrom[from] as number;
+    this.idTo[to] = this.idTo[from] as number;
+  }
+
+  /** Entry i as an object. */
+  at(i: number): ReadEntry {
+    return {
+      labels: this.labels[i] as Record<string, string>,
+      node: this.nodes[i] as string,
+      nodeId: this.nodeIds[i] as number,
+      from: this.from[i] as number,
+      to: this.to[i] as number,
+      idFrom: this.idFrom[i] as number,
+      idTo: this.idTo[i] as number,
+      key: this.keys[i] as string,
+      rec: this.recs[i],
+    };
+  }
+
+  /**
+   * Drop the references the arrays hold (labels, nodes, keys, records of the last answer read) and keep their room:
+   * a list kept from poll to poll between polls (AnswerGrouping.done) then holds no upstream string or record.
+   */
+  release(): void {
+    this.n = 0;
+    this.labels.fill(NO_LABELS);
+    this.nodes.fill('');
+    this.keys.fill('');
+    this.recs.fill(undefined);
+  }
+
+  private grow(): void {
+    const more = (a: Int32Array) => {
+      const b = new Int32Array(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    this.nodeIds = more(this.nodeIds);
+    this.from = more(this.from);
+    this.to = more(this.to);
+    this.idFrom = more(this.idFrom);
+    this.idTo = more(this.idTo);
+  }
+}
+
+/**
  * The outcome of a number or string read as a point's time or value: its number, or NaN when it is not a decimal
  * (decimalOf). An array's element rather than a variable: a fraction stored in a variable of the module is a number
  * object of its own each time (two per point).
@@ -404,8 +492,13 @@ export interface CellGate {
 export class QueryReader {
   private text = '';
   private pos = 0;
-  /** The entries of the answer being read, in order. */
-  readonly entries: ReadEntry[] = [];
+
+  /** The entries as objects (tests; the reader's own paths read `list`). */
+  get entries(): ReadEntry[] {
+    const out: ReadEntry[] = [];
+    for (let i = 0; i < this.list.n; i++) out.push(this.list.at(i));
+    return out;
+  }
   /** Their points. */
   readonly run = new PointRun();
   /** Their labels' numbers. */
@@ -433,9 +526,14 @@ export class QueryReader {
   cellRefused = 0;
 
   /** `caps`: where what the bounds cut or refused is counted (the grouping's, for the poll's self-metrics). */
+  /**
+   * `list`: where the entries of the answer being read go, in order; a list kept from poll to poll (range.ts keeps
+   * one per memo) keeps its arrays' room instead of growing them again each poll.
+   */
   constructor(
     readonly interner: Interner,
     readonly caps: RangeCaps = new RangeCaps(),
+    readonly list: EntryList = new EntryList(),
   ) {
     this.errors = new AnswerErrors(this.pending);
   }
@@ -452,7 +550,7 @@ export class QueryReader {
   read(text: string, start: number, summed: boolean, gate?: CellGate, keyed?: { readonly metric: string; readonly memo: CounterMemo }): number {
     this.text = text;
     this.pos = start;
-    this.entries.length = 0;
+    this.list.n = 0;
     this.run.n = 0;
     this.ids.n = 0;
     this.excess = 0;
@@ -462,7 +560,7 @@ export class QueryReader {
     this.errors.clear();
     this.pending.counts.clear();
     if (!this.answer(summed)) {
-      this.entries.length = 0;
+      this.list.n = 0;
       this.errors.clear();
       this.text = '';
       return -1;
@@ -471,12 +569,12 @@ export class QueryReader {
     this.gate = undefined;
     if (this.cellRefused > 0) {
       this.cellRefused += this.excess;
-      this.entries.length = 0;
+      this.list.n = 0;
     } else if (this.excess > 0) {
       // Too many series to be an answer: none of them is used (a sum over part of them would be a wrong number).
       this.caps.add('range_series', this.excess);
-      this.errors.refuse(tooManySeriesText(this.entries.length + this.excess));
-      this.entries.length = 0;
+      this.errors.refuse(tooManySeriesText(this.list.n + this.excess));
+      this.list.n = 0;
     } else this.keyEntries(keyed?.metric ?? '', keyed?.memo);
     // Neither the text nor a slice of it outlives the read.
     this.text = '';
@@ -491,16 +589,17 @@ export class QueryReader {
     const gate = this.gate as CellGate;
     if (!this.gating) {
       this.gating = true;
-      for (const e of this.entries) {
-        if (!gate.fits(e.labels, e.node)) return this.dropAll();
+      const l = this.list;
+      for (let i = 0; i < l.n; i++) {
+        if (!gate.fits(l.labels[i] as Record<string, string>, l.nodes[i] as string)) return this.dropAll();
       }
     }
     return gate.fits(labels, node) || this.dropAll();
   }
 
   private dropAll(): false {
-    this.cellRefused = this.entries.length;
-    this.entries.length = 0;
+    this.cellRefused = this.list.n;
+    this.list.n = 0;
     this.run.n = 0;
     this.ids.n = 0;
     return false;
@@ -510,48 +609,48 @@ export class QueryReader {
    * Each entry's key in the memo and its record there; and a series the answer gives twice (same node and labels) is
    * one series: its entries are merged into the first, their points in one stretch at the end of the run
    * (valueRun then sorts them and keeps one point per time). Counted as range_duplicate_series. Before, each was
-   * added: curr_items twice (issue 39). A repeat of a series the memo knows is found by the mark its record gets
-   * (the answer's read number); of one it does not know, by a table of this answer's fresh keys. A table of every
-   * key, emptied for each answer, was a sixth of a poll's allocations.
+   * added: curr_items twice (issue 39). A repeat of a series the memo knows is found by the place its record keeps
+   * (seenAt: the list holds the record there only if this answer has it there); of one it does not know, by a table of
+   * this answer's fresh keys. A table of every key, emptied for each answer, was a sixth of a poll's allocations.
    */
   private keyEntries(metric: string, memo: CounterMemo | undefined): void {
-    const n = this.entries.length;
+    const l = this.list;
+    const n = l.n;
     if (n === 0) return;
     const metricId = this.interner.idOf(metric);
-    reads = reads >= 0x3fffffff ? 1 : reads + 1;
-    const mark = reads;
     const seen = SEEN;
     let out = 0;
     for (let i = 0; i < n; i++) {
-      const e = this.entries[i] as ReadEntry;
-      const key = idKey(e.nodeId, metricId, this.ids.a, e.idFrom, e.idTo) ?? seriesKey({ metric, node: e.node, labels: e.labels });
+      const key =
+        idKey(l.nodeIds[i] as number, metricId, this.ids.a, l.idFrom[i] as number, l.idTo[i] as number) ??
+        seriesKey({ metric, node: l.nodes[i] as string, labels: l.labels[i] as Record<string, string> });
       const rec = memo?.get(key);
       let first: number | undefined;
       if (rec !== undefined) {
-        if (rec.seen === mark) first = rec.seenAt;
-        else {
-          rec.seen = mark;
-          rec.seenAt = out;
-        }
+        // Its place in this answer's list so far, if the place holds it; else a place in an earlier answer.
+        const at = rec.seenAt ?? -1;
+        if (at >= 0 && at < out && l.recs[at] === rec) first = at;
+        else rec.seenAt = out;
       } else {
         first = seen.get(key);
         if (first === undefined) seen.set(key, out);
       }
       if (first === undefined) {
-        e.key = key;
-        e.rec = rec;
-        this.entries[out++] = e;
+        l.move(i, out);
+        l.keys[out] = key;
+        l.recs[out] = rec;
+        out++;
         continue;
       }
       this.caps.add('range_duplicate_series');
-      const f = this.entries[first] as ReadEntry;
       const run = this.run;
       const from = run.n;
-      for (let j = f.from; j < f.to; j++) run.push(run.t[j] as number, run.v[j] as number);
-      for (let j = e.from; j < e.to; j++) run.push(run.t[j] as number, run.v[j] as number);
-      this.entries[first] = { ...f, from, to: run.n };
+      for (let j = l.from[first] as number; j < (l.to[first] as number); j++) run.push(run.t[j] as number, run.v[j] as number);
+      for (let j = l.from[i] as number; j < (l.to[i] as number); j++) run.push(run.t[j] as number, run.v[j] as number);
+      l.from[first] = from;
+      l.to[first] = run.n;
     }
-    this.entries.length = out;
+    l.n = out;
     if (seen.size > 0) seen.clear();
   }
 
@@ -862,12 +961,12 @@ export class QueryReader {
       nodeId = this.interner.idOf(ALL_NODES);
     }
     if (labels !== undefined && node !== undefined && from >= 0) {
-      if (this.cellRefused > 0 || (this.gate !== undefined && this.entries.length >= this.gate.room && !this.fitsGate(labels, node))) {
+      if (this.cellRefused > 0 || (this.gate !== undefined && this.list.n >= this.gate.room && !this.fitsGate(labels, node))) {
         // Too many cells: the answer's series are refused together; none is kept from here on.
         this.cellRefused++;
         this.run.n = from;
         this.ids.n = idFrom;
-      } else if (this.entries.length < RANGE_LIMITS.seriesPerQuery) this.entries.push({ labels, node, nodeId, from, to, idFrom, idTo, key: '', rec: undefined });
+      } else if (this.list.n < RANGE_LIMITS.seriesPerQuery) this.list.push(labels, node, nodeId, from, to, idFrom, idTo);
       else {
         // Past the cap: counted, its points and labels dropped as read.
         this.excess++;
@@ -1064,10 +1163,12 @@ function isHex(c: number): boolean {
   return (c >= Ch.Zero && c <= Ch.Nine) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }
 
+/** What EntryList.release leaves in place of an entry's labels. */
+const NO_LABELS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
 /** Label positions whose previous name and value the reader tries first (QueryReader.predicted). */
 const PREDICTED = 16;
 
 /** keyEntries' table: the key of a series the memo does not know → its entry. */
 const SEEN = new Map<string, number>();
-/** Answers keyed so far (keyEntries): each marks the memo records it sees with its number (1 to 2^30 - 1). */
-let reads = 0;
+

@@ -189,11 +189,11 @@ export interface MemoPoint {
   gen?: number;
   /** When it was last staged (range-groups.ts: finding a series a request repeats). */
   staged?: number;
-  /** The newest point staged for it (range-groups.ts Layer.put), made its t and v when its request is committed. */
-  nt?: number;
-  nv?: number;
-  /** The answer read that last saw it, and its entry's place there (range-reader.ts: finding a series an answer repeats). */
-  seen?: number;
+  /**
+   * Its entry's place in the last answer read that had it (range-reader.ts: finding a series an answer repeats; the
+   * reader checks the place holds this record). One small integer: a memo keeps a record per series for the life of
+   * the process, and its size is part of every full collection's work.
+   */
   seenAt?: number;
 }
 

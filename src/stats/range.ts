@@ -72,8 +72,8 @@ import { KV_BUCKET_LABEL, KV_NATIVE_MAP, nativeMetricsOf, XDCR_NATIVE_LABELS } f
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
-import { AnswerErrors, IdList, idKey, Interner, keptLabel, QueryReader, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-reader.js';
-import type { ReadEntry } from './range-reader.js';
+import { AnswerErrors, EntryList, IdList, idKey, Interner, keptLabel, QueryReader, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-reader.js';
+
 import { dropAfter, pointsOf, rawRun, resolvePoints, seriesKey, seriesValue, valueInto, valueRun } from './range-values.js';
 import type { CounterMemo, Point } from './range-values.js';
 
@@ -589,7 +589,7 @@ export class AnswerGrouping {
     clock: { readonly nowMs: number; readonly maxT: number } = { nowMs: Number.POSITIVE_INFINITY, maxT: Number.POSITIVE_INFINITY },
   ) {
     this.g = new Grouping(rows, itemOf, memo, clock.nowMs);
-    this.reader = new QueryReader(internerOf(memo), this.caps);
+    this.reader = new QueryReader(internerOf(memo), this.caps, entryListOf(memo));
     this.maxT = clock.maxT;
   }
 
@@ -706,22 +706,25 @@ export class AnswerGrouping {
       l.refuse(metric, r.cellRefused);
       return;
     }
-    for (let i = 0; i < r.entries.length; i++) {
-      const e = r.entries[i] as ReadEntry;
-      const key = e.key;
-      const rec = e.rec;
-      const to = dropAfter(r.run, e.from, e.to, this.maxT);
-      if (to < e.to) l.dropFuture(e.node, e.to - to);
-      const has = valueRun(r.run, e.from, to, l.previous(key, rec));
-      if (has !== 0) l.put(key, rec, metric, e.node, e.labels, has);
+    const list = r.list;
+    const n = list.n;
+    for (let i = 0; i < n; i++) {
+      const key = list.keys[i] as string;
+      const rec = list.recs[i];
+      const node = list.nodes[i] as string;
+      const from = list.from[i] as number;
+      const end = list.to[i] as number;
+      const to = dropAfter(r.run, from, end, this.maxT);
+      if (to < end) l.dropFuture(node, end - to);
+      const has = valueRun(r.run, from, to, l.previous(key, rec));
+      if (has !== 0) l.put(key, rec, metric, node, list.labels[i] as Record<string, string>, has);
       // Refused (its cells, or one cell's series): the metric fails everywhere, its other series are not worth valuing (counted).
       if (l.isRefused(metric)) {
-        l.refuseRest(metric, r.entries.length - i - 1);
+        l.refuseRest(metric, n - i - 1);
         break;
       }
     }
-    const last = r.entries[r.entries.length - 1];
-    if (last !== undefined) LABEL_SHAPES.set(metric, last.labels);
+    if (n > 0) LABEL_SHAPES.set(metric, list.labels[n - 1] as Record<string, string>);
   }
 
   /** Add a request read by readText. */
@@ -779,6 +782,7 @@ export class AnswerGrouping {
     const groups = this.g.done();
     // The memo has forgotten the series this poll did not see: the strings only they used go too.
     this.reader.interner.sweep();
+    this.reader.list.release();
     return groups;
   }
 }
@@ -791,6 +795,18 @@ const TOO_DEEP: unknown = Symbol('too deep');
  * whoever reads the answers.
  */
 const interners = new WeakMap<CounterMemo, Interner>();
+
+/** The entry list of a memo's readers (one reads at a time: an answer is read and staged in one go). */
+const entryLists = new WeakMap<CounterMemo, EntryList>();
+
+function entryListOf(memo: CounterMemo): EntryList {
+  let l = entryLists.get(memo);
+  if (l === undefined) {
+    l = new EntryList();
+    entryLists.set(memo, l);
+  }
+  return l;
+}
 
 function internerOf(memo: CounterMemo): Interner {
   let i = interners.get(memo);
@@ -847,8 +863,28 @@ export function xdcrItemOf(labels: Readonly<Record<string, string>>): string | u
   const u = labels[XDCR_NATIVE_LABELS.targetClusterUuid];
   const sb = labels[XDCR_NATIVE_LABELS.sourceBucket];
   const tb = labels[XDCR_NATIVE_LABELS.targetBucket];
-  return u === undefined || sb === undefined || tb === undefined ? undefined : `${u}/${sb}/${tb}`;
+  if (u === undefined || sb === undefined || tb === undefined) return undefined;
+  // The same few hundred ids for every series of every poll: made once (a string per series was a twelfth of a
+  // poll's allocations), at most XDCR_ITEMS_KEPT of them.
+  let bySource = XDCR_ITEMS.get(u);
+  if (bySource === undefined) XDCR_ITEMS.set(u, (bySource = new Map()));
+  let byTarget = bySource.get(sb);
+  if (byTarget === undefined) bySource.set(sb, (byTarget = new Map()));
+  let id = byTarget.get(tb);
+  if (id === undefined) {
+    id = `${u}/${sb}/${tb}`;
+    if (++xdcrItemsKept > XDCR_ITEMS_KEPT) {
+      XDCR_ITEMS.clear();
+      xdcrItemsKept = 0;
+    } else byTarget.set(tb, id);
+  }
+  return id;
 }
+
+/** xdcrItemOf's ids: remote uuid → source bucket → target bucket → id. Emptied past XDCR_ITEMS_KEPT ids. */
+const XDCR_ITEMS = new Map<string, Map<string, Map<string, string>>>();
+const XDCR_ITEMS_KEPT = 10_000;
+let xdcrItemsKept = 0;
 
 /** What the range source remembers per collector between polls (in ctx.state under RANGE_STATE_KEY). */
 export interface RangeState {

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { KV_ROW_BY_LEGACY, nativeMetricsOf } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
-import { AnswerGrouping, answerWeight, balancedBatches, buildQueries, groupSeries as groupRows, kvItemOf, narrowing, parseQueryAnswer, summableMetrics } from '../../src/stats/range.js';
+import { AnswerGrouping, answerWeight, balancedBatches, buildQueries, groupSeries as groupRows, kvItemOf, narrowing, parseQueryAnswer, summableMetrics, xdcrItemOf } from '../../src/stats/range.js';
 import type { QueryResult } from '../../src/stats/range.js';
 import { ALL_NODES, rowValue } from '../../src/stats/range-groups.js';
 import { seriesKey, seriesValue } from '../../src/stats/range-values.js';
@@ -48,6 +48,23 @@ describe('seriesValue: the exact increase since the previous newest point', () =
   });
   it('one point and no previous one: a level (and a mean of that one point), no increase', () => {
     expect(seriesValue([p(30, 160)], undefined)).toEqual({ newest: p(30, 160), mean: 160 });
+  });
+});
+
+describe('xdcrItemOf: the replication id of the tasks list', () => {
+  const labels = (u: string, sb: string, tb: string) => ({ targetClusterUUID: u, sourceBucketName: sb, targetBucketName: tb, pipelineType: 'Main' });
+
+  it('is <remote uuid>/<source bucket>/<target bucket>, and none without all three', () => {
+    expect(xdcrItemOf(labels('c0ffee', 'travel-sample', 'backup'))).toBe('c0ffee/travel-sample/backup');
+    expect(xdcrItemOf(labels('c0ffee', 'travel-sample', 'backup2'))).toBe('c0ffee/travel-sample/backup2');
+    expect(xdcrItemOf(labels('c0ffe', 'etravel-sample', 'backup'))).toBe('c0ffe/etravel-sample/backup');
+    expect(xdcrItemOf({ targetClusterUUID: 'c0ffee', sourceBucketName: 'a' })).toBeUndefined();
+  });
+
+  it('gives the right ids past the number it keeps made (it then starts again)', () => {
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 12_000; i++) expect(xdcrItemOf(labels(`u${i % 7}`, `s${i}`, 't'))).toBe(`u${i % 7}/s${i}/t`);
+    }
   });
 });
 
