@@ -263,10 +263,14 @@ describe('XDCR: a node that goes silent', () => {
 });
 
 describe('the window comes from the poll\'s own clock (issue 39 §1)', () => {
-  it('on the 10 s grid: from the previous poll\'s start less 20 s, to the poll\'s clock, rounded down', () => {
-    // now 1,700,000,035.5 s: end 1,700,000,030. Previous poll at 1,700,000,005.2 s: back 30.3 + 20 = 50.3 s, from
-    // floor((1,700,000,035.5 - 50.3) / 10) * 10 = 1,699,999,980.
-    expect(rangeWindow(1_700_000_035_500, 1_700_000_005_200, 30_000)).toEqual({ from: 1_699_999_980, end: 1_700_000_030 });
+  it('on the 10 s grid: from the instant after the previous poll\'s end, to the poll\'s clock, rounded down', () => {
+    // now 1,700,000,035.5 s: end 1,700,000,030. Previous poll at 1,700,000,005.2 s: its end floor(1,700,000,005.2 /
+    // 10) * 10 = 1,700,000,000 is the instant of the newest points the memo holds; from the next one: 3 points a series.
+    expect(rangeWindow(1_700_000_035_500, 1_700_000_005_200, 30_000)).toEqual({ from: 1_700_000_010, end: 1_700_000_030 });
+    // A previous poll that started on the grid: its end is that instant.
+    expect(rangeWindow(1_700_000_030_000, 1_700_000_000_000, 30_000)).toEqual({ from: 1_700_000_010, end: 1_700_000_030 });
+    // Polls 3 s apart: still one step back.
+    expect(rangeWindow(1_700_000_035_500, 1_700_000_032_500, 30_000)).toEqual({ from: 1_700_000_020, end: 1_700_000_030 });
     // First poll: one interval (30 s) and the slack back: floor(1,699,999,985.5 / 10) * 10.
     expect(rangeWindow(1_700_000_035_500, undefined, 30_000)).toEqual({ from: 1_699_999_980, end: 1_700_000_030 });
     // Two hours since the previous poll: at most an hour back: floor(1,699,996,435.5 / 10) * 10.
@@ -321,21 +325,21 @@ describe('one node\'s clock 300 s ahead', () => {
     expect(p).toHaveLength(1);
     expect(p[0]?.alert).toBe('CouchbaseBucketStatsStalled');
     expect(lines.filter((l) => l.includes(N3) && l.includes('ahead'))).toHaveLength(1);
-    // Second poll, 30 s later: the window starts at the first poll's clock less 20 s (on the grid), not 300 s ahead;
+    // Second poll, 30 s later: the window starts after the first poll's end (on the grid), not 300 s ahead;
     // the warning is not repeated, the count grows by n3's 5 new points.
     const before = asked.length;
     now = NOW + 30_000;
     const r2 = await pollOnce();
     expect(r2.ok).toBe(true);
-    // floor((1,700,000,005 - 20) / 10) * 10 = 1,699,999,980; end floor(1,700,000,035 / 10) * 10. A metric only
+    // floor(1,700,000,005 / 10) * 10 + 10 = 1,700,000,010; end floor(1,700,000,035 / 10) * 10. A metric only
     // levels read (kv_curr_items, sys_mem_total) is asked for the end alone; kv_ops (a rate) for the window.
     const second = asked.slice(before).flat();
     const nameOf = (q: Query): string => q.metric.find((m) => m.label === 'name')?.value as string;
     for (const q of second.filter((x) => ['kv_curr_items', 'kv_ops', 'sys_mem_total'].includes(nameOf(x)))) {
-      expect(q.start).toBe(nameOf(q) === 'kv_ops' ? 1_699_999_980 : 1_700_000_030);
+      expect(q.start).toBe(nameOf(q) === 'kv_ops' ? 1_700_000_010 : 1_700_000_030);
       expect((q as Query & { end?: number }).end).toBe(1_700_000_030);
     }
-    for (const q of second) expect([1_699_999_980, 1_700_000_030]).toContain(q.start);
+    for (const q of second) expect([1_700_000_010, 1_700_000_030]).toContain(q.start);
     expect(r2.set.get('couchbase_bucket_node_curr_items', { bucket: 'b', node: N1 })).toBe(100);
     expect(lines.filter((l) => l.includes(N3) && l.includes('ahead'))).toHaveLength(1);
     expect(statusSet(store.statusList()).get('cbwatch_stats_future_points_dropped_total', { collector: 'bucket_stats', node: N3 })).toBe(10);
@@ -382,7 +386,8 @@ describe('every query\'s worst case within Prometheus\' 200,000-sample limit (is
     expect(byName.get('kv_ops')?.start).toBe(T - 90);
     expect(byName.get('kv_vb_ops_create')?.start).toBe(T - 440);
     expect(byName.get('kv_cmd_lookup')?.start).toBe(T - 1790);
-    expect(byName.get('sys_cpu_user_rate')?.start).toBe(T - 3600);
+    // The previous poll an hour ago (end T - 3,600): from the instant after it, within the longest window.
+    expect(byName.get('sys_cpu_user_rate')?.start).toBe(T - 3590);
     // Metrics only levels read are asked for the end alone, whatever the gap: one point a series.
     for (const levelOnly of ['kv_vb_queue_size', 'kv_curr_items', 'sys_mem_total']) expect(byName.get(levelOnly)?.start).toBe(T);
     // kv_ops with one op matcher of its 11 ops.
