@@ -806,23 +806,18 @@ const interners = new WeakMap<CounterMemo, Interner>();
 /** The entry list of a memo's readers (one reads at a time: an answer is read and staged in one go). */
 const entryLists = new WeakMap<CounterMemo, EntryList>();
 
-function entryListOf(memo: CounterMemo): EntryList {
-  let l = entryLists.get(memo);
-  if (l === undefined) {
-    l = new EntryList();
-    entryLists.set(memo, l);
+/** A memo's companion in `table`, made on first use. */
+function companionOf<T extends object>(table: WeakMap<CounterMemo, T>, memo: CounterMemo, make: () => T): T {
+  let x = table.get(memo);
+  if (x === undefined) {
+    x = make();
+    table.set(memo, x);
   }
-  return l;
+  return x;
 }
 
-function internerOf(memo: CounterMemo): Interner {
-  let i = interners.get(memo);
-  if (i === undefined) {
-    i = new Interner();
-    interners.set(memo, i);
-  }
-  return i;
-}
+const entryListOf = (memo: CounterMemo): EntryList => companionOf(entryLists, memo, () => new EntryList());
+const internerOf = (memo: CounterMemo): Interner => companionOf(interners, memo, () => new Interner());
 
 /**
  * A grouping that has read one small answer, and its staged request, kept for the life of the process from the
