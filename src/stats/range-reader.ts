@@ -218,7 +218,7 @@ export class Interner {
     const s = this.strings[id - 1];
     if (s === undefined) return -1;
     const close = open + 1 + s.length;
-    if (text.charCodeAt(close) !== 0x22 || !text.startsWith(s, open + 1)) return -1;
+    if (text.charCodeAt(close) !== Ch.Quote || !text.startsWith(s, open + 1)) return -1;
     this.marks[id - 1] = this.gen;
     this.id = id;
     this.matched = s;

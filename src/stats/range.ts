@@ -73,7 +73,6 @@ import type { Matchers, NativeMapRow } from './native-map.js';
 import { ALL_NODES, Grouping, rowMetrics } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { AnswerErrors, EntryList, IdList, idKey, Interner, keptLabel, QueryReader, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-reader.js';
-
 import { dropAfter, pointsOf, rawRun, resolvePoints, seriesKey, seriesValue, valueInto, valueRun } from './range-values.js';
 import type { CounterMemo, Point } from './range-values.js';
 
@@ -162,8 +161,9 @@ export const MAX_FUTURE_SKEW_MS = 60_000;
 /**
  * A poll's window, epoch seconds, on multiples of the step: `end` is the poll's clock rounded down, `from` the
  * instant after the previous poll's `end` (its start rounded down), whose points the counter memo holds (the first
- * poll: one interval and RANGE_SLACK_SECONDS back; at least one step, never more than MAX_WINDOW_SECONDS). Every query of the poll, and of the poll before, is evaluated on the same
- * 10 s grid up to the same `end`: each series' newest point, and the previous poll's, are at the same instants, so
+ * poll: one interval and RANGE_SLACK_SECONDS back; at least one step, never more than MAX_WINDOW_SECONDS). Every
+ * query of the poll, and of the poll before, is evaluated on the same 10 s grid up to the same `end`: each series'
+ * newest point, and the previous poll's, are at the same instants, so
  * the numerator and the denominator of a ratio cover the same span (issue 37 §2). Only the poll's own clock sets it
  * (issue 39 §1). Pure.
  */
