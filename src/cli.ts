@@ -10,6 +10,7 @@ import { parseArgs, usage } from './config/flags.js';
 import type { ParsedArgs } from './config/flags.js';
 import { describeConfig, loadConfig } from './config/load.js';
 import type { Config } from './config/types.js';
+import { secretFileWarnings } from './config/warnings.js';
 import { startDaemon } from './daemon.js';
 import type { Daemon } from './daemon.js';
 import { ConfigError } from './errors.js';
@@ -332,6 +333,7 @@ async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // No answer budget here: answers are buffered in the collection worker, which sets its own.
   const log = createLogger({ level: config.log.level, format: config.log.format });
   for (const w of clearCredentialWarnings(config.clusters)) log.warn({ cluster: w.cluster, urls: w.urls }, w.message);
+  for (const w of secretFileWarnings(config)) log.warn({ file: w.file, ...(w.cluster === undefined ? {} : { cluster: w.cluster }) }, w.message);
   warnIfTooManyClusters(config, log);
   if (config.clusters.length === 0) {
     log.warn(
