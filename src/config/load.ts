@@ -119,37 +119,9 @@ const TOKEN = /^[A-Za-z0-9._~-]{16,}$/;
 export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, options: LoadOptions = {}): Config {
   const given = new Given(flags, env);
   const configFile = given.get('config');
-  let file: FileConfig = { clusters: [], webhooks: {} };
-  let locate: (path: readonly PathSegment[]) => Position | undefined = () => undefined;
-  const fileName = configFile?.value ?? '(no file)';
-  if (configFile !== undefined) {
-    const data = parseYamlFile(configFile.value, configFile.source);
-    locate = data.locate;
-    const parsed = fileSchema.safeParse(data.value ?? {});
-    if (!parsed.success) {
-      throw linesToConfigError(
-        configFile.value,
-        issueLines(configFile.value, parsed.error.issues, locate, fileSchema, unknownCollectorHint),
-      );
-    }
-    file = parsed.data;
-  }
-  // Like Prometheus: relative paths in the file are relative to the file's directory, not to the cwd.
-  const baseDir = configFile === undefined ? process.cwd() : dirname(resolve(configFile.value));
-  const rel = (p: string): string => {
-    // systemd's LoadCredential= puts secrets in $CREDENTIALS_DIRECTORY, whose path depends on the unit's name:
-    // a file path may start with it. Unset, the path stays as written and the read error names it.
-    const cred = /^\$(?:CREDENTIALS_DIRECTORY\b|\{CREDENTIALS_DIRECTORY\})/.exec(p);
-    if (cred) return env.CREDENTIALS_DIRECTORY ? join(env.CREDENTIALS_DIRECTORY, p.slice(cred[0].length)) : p;
-    return isAbsolute(p) ? p : resolve(baseDir, p);
-  };
+  const { file, fileName, at, rel } = readConfigFile(configFile, env);
   // Problems found after the schema: each line already says where.
   const problems: string[] = [];
-  const at = (path: readonly PathSegment[]): string => {
-    const pos = locate(path);
-    return `${fileName}${pos === undefined ? '' : `:${pos.line}:${pos.col}`}: ${formatPath(path)}`;
-  };
-
   problems.push(...given.cluster);
 
   // --- the single-cluster shortcut -------------------------------------------------------------------------
@@ -193,31 +165,11 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     );
   }
 
-
   // --[no-]collector.<name> and CBWATCH_COLLECTOR_<NAME>, over every cluster's file setting.
   const switches = collectorSwitches(flags, env, problems);
   const clusters = buildClusters({ raws, override, url, switches, env, at, rel }, problems);
 
-  // --- webhooks -----------------------------------------------------------------------------------------------
-  let syncGateway: SyncGatewayWebhookConfig | undefined;
-  const sg = file.webhooks.sync_gateway;
-  if (sg !== undefined && sg.enabled) {
-    const { token_file, token_env, ...rest } = sg;
-    let token: string | undefined;
-    let tokenKey: string;
-    if (token_file !== undefined) {
-      tokenKey = at(['webhooks', 'sync_gateway', 'token_file']);
-      token = readSecret(rel(token_file), tokenKey, problems);
-    } else {
-      tokenKey = at(['webhooks', 'sync_gateway', 'token_env']);
-      const v = token_env === undefined ? undefined : env[token_env];
-      if (v === undefined || v === '') problems.push(`${tokenKey}: environment variable ${String(token_env)} is not set`);
-      else token = v.trim();
-    }
-    if (token !== undefined && !TOKEN.test(token)) {
-      problems.push(`${tokenKey}: the token must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it travels in a URL path)`);
-    } else if (token !== undefined) syncGateway = { ...rest, token, ...(token_file !== undefined ? { tokenFile: rel(token_file) } : {}) };
-  }
+  const syncGateway = syncGatewayConfig(file, env, at, rel, problems);
 
   if (clusters.length === 0 && !options.allowNoClusters && syncGateway === undefined && problems.length === 0) {
     throw new ConfigError(
@@ -266,6 +218,65 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     ...(gcEveryAnswerBytes !== undefined ? { gcEveryAnswerBytes } : {}),
     log: { level: given.value('log.level'), format: given.value('log.format') },
   };
+}
+
+/** The configuration file read and validated (none: an empty one), with where its keys sit and how its paths resolve. */
+function readConfigFile(configFile: Sourced<string> | undefined, env: Env) {
+  let file: FileConfig = { clusters: [], webhooks: {} };
+  let locate: (path: readonly PathSegment[]) => Position | undefined = () => undefined;
+  const fileName = configFile?.value ?? '(no file)';
+  if (configFile !== undefined) {
+    const data = parseYamlFile(configFile.value, configFile.source);
+    locate = data.locate;
+    const parsed = fileSchema.safeParse(data.value ?? {});
+    if (!parsed.success) {
+      throw linesToConfigError(configFile.value, issueLines(configFile.value, parsed.error.issues, locate, fileSchema, unknownCollectorHint));
+    }
+    file = parsed.data;
+  }
+  // Like Prometheus: relative paths in the file are relative to the file's directory, not to the cwd.
+  const baseDir = configFile === undefined ? process.cwd() : dirname(resolve(configFile.value));
+  const rel = (p: string): string => {
+    // systemd's LoadCredential= puts secrets in $CREDENTIALS_DIRECTORY, whose path depends on the unit's name:
+    // a file path may start with it. Unset, the path stays as written and the read error names it.
+    const cred = /^\$(?:CREDENTIALS_DIRECTORY\b|\{CREDENTIALS_DIRECTORY\})/.exec(p);
+    if (cred) return env.CREDENTIALS_DIRECTORY ? join(env.CREDENTIALS_DIRECTORY, p.slice(cred[0].length)) : p;
+    return isAbsolute(p) ? p : resolve(baseDir, p);
+  };
+  const at = (path: readonly PathSegment[]): string => {
+    const pos = locate(path);
+    return `${fileName}${pos === undefined ? '' : `:${pos.line}:${pos.col}`}: ${formatPath(path)}`;
+  };
+  return { file, fileName, at, rel };
+}
+
+/** The Sync Gateway webhook receiver, when enabled, with its token read. */
+function syncGatewayConfig(
+  file: FileConfig,
+  env: Env,
+  at: (path: readonly PathSegment[]) => string,
+  rel: (path: string) => string,
+  problems: string[],
+): SyncGatewayWebhookConfig | undefined {
+  const sg = file.webhooks.sync_gateway;
+  if (sg === undefined || !sg.enabled) return undefined;
+  const { token_file, token_env, ...rest } = sg;
+  let token: string | undefined;
+  let tokenKey: string;
+  if (token_file !== undefined) {
+    tokenKey = at(['webhooks', 'sync_gateway', 'token_file']);
+    token = readSecret(rel(token_file), tokenKey, problems);
+  } else {
+    tokenKey = at(['webhooks', 'sync_gateway', 'token_env']);
+    const v = token_env === undefined ? undefined : env[token_env];
+    if (v === undefined || v === '') problems.push(`${tokenKey}: environment variable ${String(token_env)} is not set`);
+    else token = v.trim();
+  }
+  if (token !== undefined && !TOKEN.test(token)) {
+    problems.push(`${tokenKey}: the token must be at least 16 characters of A-Z a-z 0-9 . _ ~ - (it travels in a URL path)`);
+    return undefined;
+  }
+  return token === undefined ? undefined : { ...rest, token, ...(token_file !== undefined ? { tokenFile: rel(token_file) } : {}) };
 }
 
 /** Stable shard of a cluster name (FNV-1a), so every replica agrees without talking to the others. */
