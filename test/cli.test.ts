@@ -4,7 +4,9 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clearCredentialWarnings, commandName, demoNextSteps, main, packagePaths } from '../src/cli.js';
+import { main } from '../src/cli.js';
+import { clearCredentialWarnings, commandName, packagePaths } from '../src/commands/common.js';
+import { demoNextSteps } from '../src/commands/demo.js';
 import { usage } from '../src/config/flags.js';
 import { shardOf } from '../src/config/load.js';
 import { createSimulator } from '../src/simulator/index.js';

@@ -10,7 +10,7 @@ import { connect, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_IGNORED_ENV, DEMO_LISTEN_ADDRESS, demoEnvironment } from '../src/cli.js';
+import { DEMO_IGNORED_ENV, DEMO_LISTEN_ADDRESS, demoEnvironment } from '../src/commands/demo.js';
 import { usage } from '../src/config/flags.js';
 import { ENV_VARS } from '../src/config/load.js';
 

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startWithWebConfig } from '../src/cli.js';
+import { startWithWebConfig } from '../src/commands/serve.js';
 import { FLAG_NAMES, parseArgs } from '../src/config/flags.js';
 import { COLLECTOR_NAMES } from '../src/config/schema.js';
 import { loadConfig, parseListenAddress } from '../src/config/load.js';

@@ -6,10 +6,11 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError } from './errors.js';
-import { packageVersion } from './metrics/build.js';
-import { AlertConfigError, applyOverrides, configKeys, renderConfigured } from './tools/alert-config.js';
-import { configurableAlerts, prometheusRuleText, rulesFileText } from './tools/gen-alerts.js';
+import { ConfigError } from '../errors.js';
+import { packageVersion } from '../metrics/build.js';
+import { AlertConfigError, applyOverrides, configKeys, renderConfigured } from '../tools/alert-config.js';
+import { configurableAlerts, prometheusRuleText, rulesFileText } from '../tools/gen-alerts.js';
+import type { Out } from './common.js';
 
 export const RULES_USAGE = `Usage: cbwatch rules [--set key=value ...] [--out FILE] [--format rules|prometheusrule] [--list]
 
@@ -23,8 +24,6 @@ Example:
   cbwatch rules --set alerts.CouchbaseXdcrBacklogHigh.threshold=500000 --set 'selector=job="cbwatch-prod"' \\
     --set alerts.CouchbaseUiOverHttpEnabled.enabled=false --out /etc/prometheus/cbwatch.rules.yml
 `;
-
-type Out = (s: string) => void;
 
 export function commandRules(argv: readonly string[], out: Out): number {
   let values: { set?: string[]; out?: string; format?: string; list?: boolean; help?: boolean };
