@@ -2,16 +2,21 @@
  * The daemon's lifecycle: the signals that stop it (SIGINT, SIGTERM) and reload it (SIGHUP), the configuration
  * reloader behind SIGHUP and POST /-/reload, and that route. Used by `run`, `demo` and `simulate`.
  */
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ParsedArgs } from './config/flags.js';
 import { CLUSTERS_PER_PROCESS } from './config/defaults.js';
-import { loadConfig } from './config/load.js';
+import { registerConfigSecrets } from './config/secrets.js';
 import type { Config } from './config/types.js';
 import type { WebSettings } from './config/webconfig.js';
 import type { Daemon } from './daemon.js';
 import { onHangup } from './hangup.js';
 import { recordConfigLoad } from './metrics/self.js';
+import { PACKAGE_ROOT } from './paths.js';
+import { registerSecret } from './redact.js';
+import type { ReadReply, ReadRequest } from './reload-worker.js';
 
 // Through this module, not from '../hangup.js' in src/commands/: the bundle keeps exactly './hangup.js' outside
 // (scripts/bundle.mjs), so that the launcher and the CLI share one hangup module.
@@ -91,9 +96,71 @@ export function warnIfTooManyClusters(config: Config, log: Logger): void {
 export const RELOAD_MIN_SPACING_MS = 1000;
 
 /**
+ * The reload's worker runs the built bundle (scripts/bundle.mjs), from src/ (tests) and dist/ alike, as the
+ * collection worker does.
+ */
+export const RELOAD_WORKER_FILE = join(PACKAGE_ROOT, 'dist', 'bundle', 'reload-worker.js');
+
+/** Reads the configuration as `run` loaded it; rejects with the loader's message. */
+export type ConfigReader = (flags: ParsedArgs['flags'], env: NodeJS.ProcessEnv) => Promise<Config>;
+
+/**
+ * Read, parse and validate the configuration in a worker thread of its own (src/reload-worker.ts), which ends
+ * with the reload. Resolves with the worker's answer; rejects only when the worker died without one.
+ */
+export function readInWorker(flags: ParsedArgs['flags'], env: NodeJS.ProcessEnv): Promise<ReadReply> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const request: ReadRequest = { flags, env: { ...env } };
+    const w = new Worker(RELOAD_WORKER_FILE, { workerData: request });
+    // A shutdown does not wait for a reload being read.
+    w.unref();
+    w.once('message', (reply: ReadReply) => {
+      answered = true;
+      resolve(reply);
+    });
+    w.once('error', (e) => {
+      if (!answered) reject(new Error(`the configuration reader failed: ${e.message}`));
+    });
+    w.once('exit', (code) => {
+      if (!answered) reject(new Error(`the configuration reader stopped (exit code ${code}) before answering`));
+    });
+  });
+}
+
+/** A Uint8Array that crossed a structured clone, as the Buffer it was. */
+function asBuffer(b: Uint8Array): Buffer;
+function asBuffer(b: Uint8Array | undefined): Buffer | undefined;
+function asBuffer(b: Uint8Array | undefined): Buffer | undefined {
+  return b === undefined ? undefined : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}
+
+/**
+ * The default reader: the configuration read off this thread (readInWorker), made whole again here. The web
+ * config's PEM Buffers come back as Buffers, and the secrets the loader registered with the worker's redactor
+ * are registered with this thread's, as loadConfig does when it runs here.
+ */
+export const readConfigOffThread: ConfigReader = async (flags, env) => {
+  const reply = await readInWorker(flags, env);
+  if (!reply.ok) throw new Error(reply.error);
+  const config = reply.config;
+  const tls = config.web.settings?.tls;
+  const revived: Config =
+    config.web.settings === undefined || tls === undefined
+      ? config
+      : { ...config, web: { ...config.web, settings: { ...config.web.settings, tls: { ...tls, cert: asBuffer(tls.cert), key: asBuffer(tls.key), clientCa: asBuffer(tls.clientCa) } } } };
+  registerConfigSecrets(revived);
+  // An inline key (`key:` in the web config) is registered by the loader as the text it was given.
+  if (tls !== undefined && tls.keyFile === '(inline)') registerSecret(asBuffer(tls.key).toString('utf8'));
+  return revived;
+};
+
+/**
  * Reload the configuration as `run` loaded it (file, environment, flags): a good one is applied, a bad one
  * leaves the running configuration in place and is logged at error with the loader's file:line:col lines.
- * Reloads run one at a time, coalesced (see below); `cbwatch_config_last_reload_successful` says how the latest one went and
+ * The file is read, parsed and validated off this thread (`read`, by default readConfigOffThread), so the
+ * thread that serves /metrics goes on answering while a large or hostile file is judged. Reloads run one at a
+ * time, coalesced (see below); `cbwatch_config_last_reload_successful` says how the latest one went and
  * `cbwatch_config_reload_failures_total` counts the failed ones.
  */
 export function makeReloader(
@@ -104,6 +171,7 @@ export function makeReloader(
   initial: Config,
   applyWeb: (next: WebSettings | undefined) => string[] = () => [],
   minSpacingMs = RELOAD_MIN_SPACING_MS,
+  read: ConfigReader = readConfigOffThread,
 ): () => Promise<ReloadResult> {
   let current = initial;
   const failed = (e: unknown): ReloadResult => {
@@ -116,7 +184,7 @@ export function makeReloader(
     log.info({ file: current.file }, 'reloading configuration');
     let next: Config;
     try {
-      next = loadConfig(args.flags, env);
+      next = await read(args.flags, env);
     } catch (e) {
       return failed(e);
     }
