@@ -12,7 +12,7 @@ import { safeStderr } from './log.js';
 import { versionText } from './metrics/build.js';
 import { commandCheck } from './commands/check.js';
 import type { Out } from './commands/common.js';
-import { commandDemo } from './commands/demo.js';
+import { commandDemo, demoUsage } from './commands/demo.js';
 import { commandHealthcheck } from './commands/healthcheck.js';
 import { commandRun } from './commands/run.js';
 import { commandSimulate } from './commands/simulate.js';
@@ -80,8 +80,8 @@ export async function main(argv: readonly string[], out: Out = stdout, err: Out 
     switch (args.command) {
       case 'help':
         // The reference stays relative: packaging/release.sh makes the .deb's manual page from this text, where an
-        // absolute path would be the build's staging directory.
-        out(usage());
+        // absolute path would be the build's staging directory. `demo --help` has its own page.
+        out(argv[0] === 'demo' ? demoUsage() : usage());
         return 0;
       case 'version':
         out(versionText());

@@ -595,3 +595,23 @@ describe('demo --with-prometheus scrapes the telemetry path in effect', () => {
     expect(prometheusConfig(base)).toMatch(/metrics_path: "?\/metrics"?\n/);
   });
 });
+
+describe('first-hour nits: the commands say what went wrong and what they take', () => {
+  it('demo --help shows the demo\'s own help: its flags only, each line as in cbwatch --help without its commands', async () => {
+    const r = await run(['demo', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^Usage: cbwatch demo \[flags\]\n/);
+    expect(r.out).toContain('127.0.0.1:9420');
+    const flagLines = r.out.split('\n').filter((l) => l.startsWith('  --'));
+    for (const f of ['--with-prometheus', '--scenario NAME', '--port PORT', '--web.listen-address HOST:PORT', '--[no-]collector.xdcr', '--help']) {
+      expect(flagLines.some((l) => l.startsWith(`  ${f} `)), f).toBe(true);
+    }
+    // Flags of other commands only: run's cluster and file, run's lifecycle, simulate's host.
+    for (const f of ['--couchbase.url', '--config', '--config.check', '--web.enable-lifecycle', '--host', '--shard']) {
+      expect(flagLines.some((l) => l.startsWith(`  ${f} `)), f).toBe(false);
+    }
+    const full = usage().split('\n');
+    for (const line of flagLines) expect(full.some((l) => l.startsWith(line)), line).toBe(true);
+  });
+
+});

@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { resolveCollectors, defaultClusterConfig } from '../config/defaults.js';
+import { flagCommands, flagsHelp } from '../config/flags.js';
 import type { ParsedArgs } from '../config/flags.js';
 import { DEFAULT_TELEMETRY_PATH, loadConfig } from '../config/load.js';
 import { applySwitches, collectorSwitches } from '../config/switches.js';
@@ -44,6 +45,48 @@ export function demoEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env };
   for (const k of DEMO_IGNORED_ENV) delete out[k];
   return out;
+}
+
+/**
+ * `cbwatch demo --help`: what the demo does and the flags it takes, their lines taken from `cbwatch --help`'s
+ * (one description per flag).
+ */
+export function demoUsage(): string {
+  const lines = flagsHelp()
+    .split('\n')
+    .filter((l) => {
+      const name = /^\s*--(?:\[no-\])?([\w.-]+)/.exec(l)?.[1];
+      return name !== undefined && (flagCommands(name)?.includes('demo') ?? true);
+    })
+    .map((l) => l.replace(/\s+\[[^[\]]*\]$/, ''));
+  return `Usage: cbwatch demo [flags]
+
+Start a simulated Couchbase cluster with problems to look at and the exporter against it, print their URLs and
+what to try next, and run until Ctrl-C. The exporter serves on ${DEMO_LISTEN_ADDRESS} unless --web.listen-address
+(or CBWATCH_WEB_LISTEN_ADDRESS) says otherwise.
+
+Flags:
+${lines.join('\n')}
+
+The CBWATCH_* variables of these flags apply as they do to run. Those naming a cluster, a config file or a shard
+are ignored, since the demo watches its own cluster:
+${wrap(DEMO_IGNORED_ENV.join(', '), '  ')}
+Every command: cbwatch --help. Reference: docs/configuration.md
+`;
+}
+
+/** `text` cut into lines of at most 112 characters at its spaces, each line after `indent`. */
+function wrap(text: string, indent: string): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent.length + line.length + 1 + word.length > 112) {
+      lines.push(indent + line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(indent + line);
+  return lines.join('\n');
 }
 
 /** The demo's flags for loading: its own cluster only, and 127.0.0.1:9420 unless an address was given. */
