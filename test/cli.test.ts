@@ -614,4 +614,13 @@ describe('first-hour nits: the commands say what went wrong and what they take',
     for (const line of flagLines) expect(full.some((l) => l.startsWith(line)), line).toBe(true);
   });
 
+  it('rules --out into a missing directory: exit 1 naming the directory, no raw ENOENT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-rules-out-'));
+    const target = join(dir, 'missing', 'cbwatch.rules.yml');
+    const r = await run(['rules', '--out', target]);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`cbwatch: rules: cannot write --out ${JSON.stringify(target)}: the directory ${JSON.stringify(join(dir, 'missing'))} does not exist\n`);
+    expect(r.out).toBe('');
+  });
+
 });
