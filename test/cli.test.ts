@@ -623,4 +623,10 @@ describe('first-hour nits: the commands say what went wrong and what they take',
     expect(r.out).toBe('');
   });
 
+  it('check with no username says so, naming where to give one, before the table of 401s', async () => {
+    const r = await run(['check', '--couchbase.url', simUrl]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('cbwatch: warning: cluster 127.0.0.1 has no username (--couchbase.username, CBWATCH_COUCHBASE_USERNAME or username: in the file): Couchbase will refuse every request (401)\n');
+    expect(r.out).toContain('401');
+  });
 });

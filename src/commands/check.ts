@@ -12,6 +12,10 @@ import type { Out } from './common.js';
 export async function commandCheck(args: ParsedArgs, out: Out, err: Out): Promise<number> {
   const config = loadConfig(args.flags, process.env);
   for (const w of clearCredentialWarnings(config.clusters)) err(`cbwatch: warning: ${w.message}\n`);
+  // Couchbase answers every request without credentials with 401: the table would show only that.
+  for (const c of config.clusters) {
+    if (c.username === undefined) err(`cbwatch: warning: cluster ${c.name} has no username (--couchbase.username, CBWATCH_COUCHBASE_USERNAME or username: in the file): Couchbase will refuse every request (401)\n`);
+  }
   if (config.clusters.length === 0 && config.shard !== undefined) {
     out(`no cluster falls in shard ${config.shard.index}/${config.shard.total}: nothing to check\n`);
     return 0;
