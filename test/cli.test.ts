@@ -464,7 +464,7 @@ describe('bin/cbwatch.js demo honours the flags and variables --help lists for i
   });
 });
 
-describe('CLI nits (issue 38, item 7)', () => {
+describe('the CLI\'s messages: flag suggestions, the command list, one hint per error, warnings', () => {
   it('suggests a flag by edit distance among the command\'s own flags, and nothing when none is close', async () => {
     const cases: Array<[string[], string | undefined]> = [
       [['--bogus'], undefined],

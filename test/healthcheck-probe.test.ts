@@ -1,5 +1,5 @@
 /**
- * The light healthcheck probe (src/healthcheck.cts, issue 26) as it runs: real processes — the image's
+ * The light healthcheck probe (src/healthcheck.cts) as it runs: real processes — the image's
  * HEALTHCHECK (`node dist/healthcheck.cjs`) and the command (`node bin/cbwatch.js healthcheck`) — against a
  * daemon started as `run` starts it, on ephemeral ports: plain HTTP, TLS with a self-signed certificate and
  * basic auth, required client certificates, a wrong port, flag over environment. Then what it loads: the static

@@ -271,7 +271,7 @@ describe('configuration reload (a real process)', () => {
   }, 120_000);
 });
 
-describe('reload requests are coalesced (issue 39, item 4)', () => {
+describe('reload requests are coalesced', () => {
   it('a burst of requests while one reload runs costs one more reload, which every one of them shares', async () => {
     const { makeReloader } = await import('../src/lifecycle.js');
     const { parseArgs } = await import('../src/config/flags.js');
@@ -317,7 +317,7 @@ describe('reload requests are coalesced (issue 39, item 4)', () => {
   });
 });
 
-describe('a reload into a bad or huge file (issue 39, item 5)', () => {
+describe('a reload into a bad or huge file', () => {
   it('keeps the running configuration, answers the error and counts it', async () => {
     const { makeReloader } = await import('../src/lifecycle.js');
     const { parseArgs } = await import('../src/config/flags.js');
