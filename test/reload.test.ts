@@ -380,6 +380,23 @@ describe('a reload reads its file off the thread that serves HTTP', () => {
     expect(refused.threadId).not.toBe(threadId);
   });
 
+  it('the reader thread runs its own bundle, which holds the configuration loader and neither the web server nor the collection', () => {
+    const meta = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'dist', 'bundle-meta.json'), 'utf8')) as {
+      outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown>; imports: Array<{ path: string; kind: string; external?: boolean }> }>;
+    };
+    const seen = new Set<string>();
+    const visit = (out: string): void => {
+      if (seen.has(out) || meta.outputs[out] === undefined) return;
+      seen.add(out);
+      for (const i of meta.outputs[out]?.imports ?? []) if (i.kind === 'import-statement' && i.external !== true) visit(i.path);
+    };
+    visit('dist/bundle/reload-worker.js');
+    const inputs = [...seen].flatMap((o) => Object.keys(meta.outputs[o]?.inputs ?? {}));
+    expect(inputs).toContain('dist/reload-worker.js');
+    expect(inputs).toContain('dist/config/load.js');
+    expect(inputs.filter((f) => /node_modules\/(fastify|prom-client|pino)\//.test(f) || /^dist\/(collectors\/|collection\/(engine|host|worker)|scheduler\/|server\/|couchbase\/client)/.test(f))).toEqual([]);
+  });
+
   it('/-/healthy and /metrics answer while a refused file is being read: both complete before the reload settles', async () => {
     const { makeReloader } = await import('../src/lifecycle.js');
     const { parseArgs } = await import('../src/config/flags.js');
