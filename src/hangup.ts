@@ -2,7 +2,7 @@
  * SIGHUP for the whole life of the process. Its default action kills the process (exit 129), so the handler is
  * installed before anything else — bin/cbwatch.js imports this module, which imports nothing, before loading the
  * CLI — and is never removed: a hangup while the CLI loads, while the configuration is read or the server
- * starts, or during shutdown, is logged or ignored instead of killing the process (issue 25, item 6). The
+ * starts, or during shutdown, is logged or ignored instead of killing the process. The
  * running daemon sets what a hangup does (a configuration reload) with `onHangup`, and clears it when it starts
  * shutting down. SIGUSR1 is ignored for the same whole life (see installHangupHandler).
  */
@@ -23,8 +23,8 @@ let usr1 = 0;
  * Install the process's SIGHUP listener (once; later calls do nothing), and one for SIGUSR1: with a listener of
  * its own, SIGUSR1 no longer opens Node's inspector (its default, a debugger on 127.0.0.1:9229 that anyone local
  * could attach to). The launchers pass --disable-sigusr1 where the Node they run has it (22.14 and later); this
- * does the same on Node 20, e.g. under `npx cbwatch` (issue 39, item 6). Before this module runs (the first tens of
- * milliseconds after exec) Node's own handlers are in place: docs/security.md, "Signals".
+ * does the same on Node 20, e.g. under `npx cbwatch`. Before this module runs (the first moments after exec)
+ * Node's own handlers are in place: docs/security.md, "Signals".
  */
 export function installHangupHandler(): void {
   if (installed) return;

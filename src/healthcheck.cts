@@ -4,8 +4,9 @@
  * TLS, basic auth. Exit 0 when it answers 200, 1 otherwise. Meant for Docker's HEALTHCHECK (the slim image
  * has no curl) and other supervisors; it needs no Couchbase and never polls one.
  *
- * A light entry point (issue 26): Docker runs the check every 30 s, and loading the CLI (the daemon, fastify,
- * prom-client, zod, pino, undici) cost 0.3 s of CPU and a 78 MB process each time. bin/cbwatch.js sends
+ * A light entry point: Docker runs the check again and again, and loading the CLI (the daemon, fastify,
+ * prom-client, zod, pino, undici) each time costs far more CPU and memory than asking one URL does
+ * (bench/RESULTS.md, "Docker HEALTHCHECK probe"). bin/cbwatch.js sends
  * `cbwatch healthcheck …` here before it imports dist/bundle/cli.js, and this module imports only Node's own
  * modules (node:net; node:tls when the web config turns TLS on) and the `yaml` package, only when a web config
  * file is given (test/healthcheck-probe.test.ts checks the import graph). Only what locates the daemon is read:
@@ -71,8 +72,8 @@ interface HealthcheckResult {
 /**
  * GET the target over a socket of its own: one HTTP/1.1 request (`Connection: close`), and the answer's status
  * line (RFC 9112, section 4: `HTTP/1.1 200 OK`) is all that is read. Neither node:http nor node:https is loaded:
- * on the image's Node 24, node:http alone is 2.6 MB of the probe's peak (bench/RESULTS.md, "Docker HEALTHCHECK
- * probe"). With TLS, node:tls, loaded only then.
+ * node:http alone is a large part of the probe's peak memory (bench/RESULTS.md, "Docker HEALTHCHECK probe").
+ * With TLS, node:tls, loaded only then.
  */
 function probe(target: HealthcheckTarget, timeoutMs = 5000): Promise<HealthcheckResult> {
   const url = new URL(target.url);

@@ -4,7 +4,9 @@ import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { clearCredentialWarnings, commandName, demoNextSteps, main, packagePaths } from '../src/cli.js';
+import { main } from '../src/cli.js';
+import { clearCredentialWarnings, commandName, packagePaths } from '../src/commands/common.js';
+import { demoNextSteps } from '../src/commands/demo.js';
 import { usage } from '../src/config/flags.js';
 import { shardOf } from '../src/config/load.js';
 import { createSimulator } from '../src/simulator/index.js';
@@ -462,7 +464,7 @@ describe('bin/cbwatch.js demo honours the flags and variables --help lists for i
   });
 });
 
-describe('CLI nits (issue 38, item 7)', () => {
+describe('the CLI\'s messages: flag suggestions, the command list, one hint per error, warnings', () => {
   it('suggests a flag by edit distance among the command\'s own flags, and nothing when none is close', async () => {
     const cases: Array<[string[], string | undefined]> = [
       [['--bogus'], undefined],
@@ -591,5 +593,40 @@ describe('demo --with-prometheus scrapes the telemetry path in effect', () => {
     const base = { exporterUrl: 'http://127.0.0.1:9420', rulesFile: '/r.yml', alertmanager: '127.0.0.1:9093', scrapeInterval: '15s', evaluationInterval: '15s', jobName: 'cbwatch' };
     expect(prometheusConfig({ ...base, metricsPath: '/stats' })).toMatch(/metrics_path: "?\/stats"?\n/);
     expect(prometheusConfig(base)).toMatch(/metrics_path: "?\/metrics"?\n/);
+  });
+});
+
+describe('first-hour nits: the commands say what went wrong and what they take', () => {
+  it('demo --help shows the demo\'s own help: its flags only, each line as in cbwatch --help without its commands', async () => {
+    const r = await run(['demo', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^Usage: cbwatch demo \[flags\]\n/);
+    expect(r.out).toContain('127.0.0.1:9420');
+    const flagLines = r.out.split('\n').filter((l) => l.startsWith('  --'));
+    for (const f of ['--with-prometheus', '--scenario NAME', '--port PORT', '--web.listen-address HOST:PORT', '--[no-]collector.xdcr', '--help']) {
+      expect(flagLines.some((l) => l.startsWith(`  ${f} `)), f).toBe(true);
+    }
+    // Flags of other commands only: run's cluster and file, run's lifecycle, simulate's host.
+    for (const f of ['--couchbase.url', '--config', '--config.check', '--web.enable-lifecycle', '--host', '--shard']) {
+      expect(flagLines.some((l) => l.startsWith(`  ${f} `)), f).toBe(false);
+    }
+    const full = usage().split('\n');
+    for (const line of flagLines) expect(full.some((l) => l.startsWith(line)), line).toBe(true);
+  });
+
+  it('rules --out into a missing directory: exit 1 naming the directory, no raw ENOENT', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-rules-out-'));
+    const target = join(dir, 'missing', 'cbwatch.rules.yml');
+    const r = await run(['rules', '--out', target]);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`cbwatch: rules: cannot write --out ${JSON.stringify(target)}: the directory ${JSON.stringify(join(dir, 'missing'))} does not exist\n`);
+    expect(r.out).toBe('');
+  });
+
+  it('check with no username says so, naming where to give one, before the table of 401s', async () => {
+    const r = await run(['check', '--couchbase.url', simUrl]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('cbwatch: warning: cluster 127.0.0.1 has no username (--couchbase.username, CBWATCH_COUCHBASE_USERNAME or username: in the file): Couchbase will refuse every request (401)\n');
+    expect(r.out).toContain('401');
   });
 });

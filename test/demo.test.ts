@@ -1,5 +1,5 @@
 /**
- * `cbwatch demo`, the first five minutes (issue 26, item 5): the CBWATCH_* variables apply as documented
+ * `cbwatch demo`, the first five minutes: the CBWATCH_* variables apply as documented
  * (except those naming a cluster, a config file or a shard), it serves on 127.0.0.1 unless told otherwise,
  * and the simulator's, Prometheus' and Alertmanager's ports can be chosen. Real processes of bin/cbwatch.js.
  */
@@ -10,7 +10,7 @@ import { connect, createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEMO_IGNORED_ENV, DEMO_LISTEN_ADDRESS, demoEnvironment } from '../src/cli.js';
+import { DEMO_IGNORED_ENV, DEMO_LISTEN_ADDRESS, demoEnvironment } from '../src/commands/demo.js';
 import { usage } from '../src/config/flags.js';
 import { ENV_VARS } from '../src/config/load.js';
 

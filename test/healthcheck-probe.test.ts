@@ -1,5 +1,5 @@
 /**
- * The light healthcheck probe (src/healthcheck.cts, issue 26) as it runs: real processes — the image's
+ * The light healthcheck probe (src/healthcheck.cts) as it runs: real processes — the image's
  * HEALTHCHECK (`node dist/healthcheck.cjs`) and the command (`node bin/cbwatch.js healthcheck`) — against a
  * daemon started as `run` starts it, on ephemeral ports: plain HTTP, TLS with a self-signed certificate and
  * basic auth, required client certificates, a wrong port, flag over environment. Then what it loads: the static
@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startWithWebConfig } from '../src/cli.js';
+import { startWithWebConfig } from '../src/commands/serve.js';
 import { FLAG_NAMES, parseArgs } from '../src/config/flags.js';
 import { COLLECTOR_NAMES } from '../src/config/schema.js';
 import { loadConfig, parseListenAddress } from '../src/config/load.js';

@@ -11,6 +11,7 @@ import { request } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import bcrypt from 'bcryptjs';
 import { tmpdir } from 'node:os';
+import { threadId } from 'node:worker_threads';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CBWATCH_BIN, simulatorForFile, until } from './helpers/bin.js';
@@ -270,9 +271,9 @@ describe('configuration reload (a real process)', () => {
   }, 120_000);
 });
 
-describe('reload requests are coalesced (issue 39, item 4)', () => {
+describe('reload requests are coalesced', () => {
   it('a burst of requests while one reload runs costs one more reload, which every one of them shares', async () => {
-    const { makeReloader } = await import('../src/cli.js');
+    const { makeReloader } = await import('../src/lifecycle.js');
     const { parseArgs } = await import('../src/config/flags.js');
     const { loadConfig } = await import('../src/config/load.js');
     const pino = (await import('pino')).default;
@@ -296,7 +297,8 @@ describe('reload requests are coalesced (issue 39, item 4)', () => {
     const reload = makeReloader(args, {}, daemon, log, initial);
     const first = reload();
     const burst = Array.from({ length: 100 }, () => reload());
-    // One reload runs; the hundred requests wait as one.
+    // One reload runs (its file read in a worker thread first); the hundred requests wait as one.
+    await until('the first reload', () => (applied === 1 ? true : undefined));
     expect(applied).toBe(1);
     expect(new Set(burst).size).toBe(1);
     releases.shift()?.();
@@ -315,9 +317,9 @@ describe('reload requests are coalesced (issue 39, item 4)', () => {
   });
 });
 
-describe('a reload into a bad or huge file (issue 39, item 5)', () => {
+describe('a reload into a bad or huge file', () => {
   it('keeps the running configuration, answers the error and counts it', async () => {
-    const { makeReloader } = await import('../src/cli.js');
+    const { makeReloader } = await import('../src/lifecycle.js');
     const { parseArgs } = await import('../src/config/flags.js');
     const { loadConfig } = await import('../src/config/load.js');
     const { selfRegistry } = await import('../src/metrics/self.js');
@@ -345,5 +347,84 @@ describe('a reload into a bad or huge file (issue 39, item 5)', () => {
     expect(applied).toBe(0);
     expect(await failures()).toBe(before + 2);
     expect(lines.filter((l) => l.includes('configuration reload failed; the previous configuration stays in force'))).toHaveLength(2);
+  });
+});
+
+describe('a reload reads its file off the thread that serves HTTP', () => {
+  it('the file is read, parsed and validated in another thread; what comes back equals what loadConfig gives here, PEMs as Buffers, secrets redacted here', async () => {
+    const { readConfigOffThread, readInWorker } = await import('../src/lifecycle.js');
+    const { loadConfig } = await import('../src/config/load.js');
+    const { redact } = await import('../src/redact.js');
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reader-'));
+    const file = join(dir, 'cbwatch.yml');
+    const web = join(dir, 'web.yml');
+    const password = 'reader-password-5cd1e8';
+    const keyText = 'reader-inline-key-7f3a90';
+    writeFileSync(file, `clusters:\n  - name: one\n    url: http://127.0.0.1:1\n    username: u\n    password_env: READER_PW\n    collectors:\n      search: { interval: 20s }\n`);
+    writeFileSync(join(dir, 'cert.pem'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
+    writeFileSync(web, `tls_server_config:\n  cert: |\n    -----BEGIN CERTIFICATE-----\n    AAAA\n    -----END CERTIFICATE-----\n  key: |\n    -----BEGIN PRIVATE KEY-----\n    ${keyText}\n    -----END PRIVATE KEY-----\n`);
+    const flags = { config: file, 'web.config.file': web };
+    const env = { READER_PW: password };
+    const reply = await readInWorker(flags, env);
+    expect(reply.ok).toBe(true);
+    expect(reply.threadId).not.toBe(threadId);
+    const read = await readConfigOffThread(flags, env);
+    // Registered with this thread's redactor by the reader, before this thread ever loads the file itself.
+    expect(redact(`a ${password} b`)).not.toContain(password);
+    expect(redact(`-----BEGIN PRIVATE KEY-----\n${keyText}\n-----END PRIVATE KEY-----\n`)).not.toContain(keyText);
+    expect(Buffer.isBuffer(read.web.settings?.tls?.key)).toBe(true);
+    expect(Buffer.isBuffer(read.web.settings?.tls?.cert)).toBe(true);
+    expect(read).toEqual(loadConfig(flags, env));
+    const refused = await readInWorker({ config: join(dir, 'missing.yml') }, {});
+    expect(refused).toEqual({ ok: false, error: `--config: cannot read ${JSON.stringify(join(dir, 'missing.yml'))} (no such file)`, threadId: refused.threadId });
+    expect(refused.threadId).not.toBe(threadId);
+  });
+
+  it('the reader thread runs its own bundle, which holds the configuration loader and neither the web server nor the collection', () => {
+    const meta = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'dist', 'bundle-meta.json'), 'utf8')) as {
+      outputs: Record<string, { entryPoint?: string; inputs: Record<string, unknown>; imports: Array<{ path: string; kind: string; external?: boolean }> }>;
+    };
+    const seen = new Set<string>();
+    const visit = (out: string): void => {
+      if (seen.has(out) || meta.outputs[out] === undefined) return;
+      seen.add(out);
+      for (const i of meta.outputs[out]?.imports ?? []) if (i.kind === 'import-statement' && i.external !== true) visit(i.path);
+    };
+    visit('dist/bundle/reload-worker.js');
+    const inputs = [...seen].flatMap((o) => Object.keys(meta.outputs[o]?.inputs ?? {}));
+    expect(inputs).toContain('dist/reload-worker.js');
+    expect(inputs).toContain('dist/config/load.js');
+    expect(inputs.filter((f) => /node_modules\/(fastify|prom-client|pino)\//.test(f) || /^dist\/(collectors\/|collection\/(engine|host|worker)|scheduler\/|server\/|couchbase\/client)/.test(f))).toEqual([]);
+  });
+
+  it('/-/healthy and /metrics answer while a refused file is being read: both complete before the reload settles', async () => {
+    const { makeReloader } = await import('../src/lifecycle.js');
+    const { parseArgs } = await import('../src/config/flags.js');
+    const { loadConfig } = await import('../src/config/load.js');
+    const { startDaemon } = await import('../src/daemon.js');
+    const pino = (await import('pino')).default;
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-offthread-'));
+    const file = join(dir, 'cbwatch.yml');
+    writeFileSync(file, `clusters:\n  - name: one\n    url: http://127.0.0.1:1\n`);
+    const args = parseArgs(['run', '--config', file, '--web.listen-address', '127.0.0.1:0']);
+    const initial = loadConfig(args.flags, {});
+    const log = pino({ level: 'silent' });
+    const daemon = await startDaemon({ config: initial, logger: log, processMetrics: false });
+    try {
+      const reload = makeReloader(args, {}, daemon, log, initial);
+      // A thousand clusters, each refused: validating it costs this thread seconds when it parses the file itself.
+      writeFileSync(file, `clusters:\n${Array.from({ length: 1000 }, (_, i) => `  - name: c${i}\n    url: http://127.0.0.1:1\n    collectors:\n      search: { interval: 10x }\n`).join('')}`);
+      let settled = false;
+      const reloading = reload().finally(() => void (settled = true));
+      const [healthy, metrics] = await Promise.all([daemon.app.inject({ method: 'GET', url: '/-/healthy' }), daemon.app.inject({ method: 'GET', url: '/metrics' })]);
+      expect(healthy.statusCode).toBe(200);
+      expect(metrics.statusCode).toBe(200);
+      expect(settled).toBe(false);
+      const r = await reloading;
+      expect(r.ok).toBe(false);
+      expect(r.ok ? '' : r.error).toContain('clusters[0].collectors.search.interval: invalid duration "10x"');
+    } finally {
+      await daemon.close();
+    }
   });
 });

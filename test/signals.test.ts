@@ -1,5 +1,5 @@
 /**
- * SIGHUP at any moment of the real process's life (issue 25, item 6): while it loads and reads its configuration,
+ * SIGHUP at any moment of the real process's life: while it loads and reads its configuration,
  * and during shutdown, a hangup must never kill it (the default action, exit 129).
  */
 import { spawn } from 'node:child_process';
@@ -124,7 +124,7 @@ describe('SIGTERM', () => {
   }, 120_000);
 });
 
-describe('SIGUSR1 (issue 39, item 6)', () => {
+describe('SIGUSR1', () => {
   it('does not open the Node inspector, on a Node without --disable-sigusr1 too: the process keeps serving', async () => {
     const { fifo, yaml, bin } = runOnFifo();
     await feed(fifo, yaml);
