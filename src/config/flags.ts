@@ -1,8 +1,9 @@
 /**
  * Command-line parsing: `cbwatch [command] [flags]`. Strict: an unknown flag, a flag given to a command it
- * does not belong to, or a malformed value is a ConfigError naming the flag (the CLI exits 2). Flags only
- * record what was typed; defaults and the environment are applied by loadConfig(), so that the precedence
- * flags > environment > file can be decided in one place.
+ * does not belong to, or a malformed value is a ConfigError naming the flag (the CLI exits 2). The flags are the
+ * rows of the settings table (settings.ts) and the collector switches. Flags only record what was given (checked
+ * here when their row says so); defaults and the environment are applied by loadConfig(), so that the precedence
+ * flags > environment > file is decided in one place.
  */
 import { parseArgs as nodeParseArgs } from 'node:util';
 import { ConfigError } from '../errors.js';
