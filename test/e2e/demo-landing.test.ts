@@ -47,7 +47,7 @@ describe.skipIf(!prometheus || !alertmanager)('the demo: every firing alert has 
     sim = createSimulator({ scenario: 'demo' });
     const simUrl = await sim.listen(0);
     const collectors = resolveCollectors();
-    // As `cbwatch demo` sets them (src/cli.ts).
+    // As `cbwatch demo` sets them (src/commands/demo.ts).
     for (const c of Object.values(collectors)) {
       c.interval = Math.min(c.interval, 10_000);
       c.timeout = Math.min(c.timeout, 9_000);
