@@ -18,13 +18,12 @@ import { MAX_GAP_NODES } from '../metrics/family.js';
 import type { StatsGaps } from '../metrics/family.js';
 import type { CollectContext } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
-import { nativeMetricsOf } from './native-map.js';
 import type { NativeMapRow } from './native-map.js';
 import type { RangeItems } from './range-groups.js';
 import { AnswerGrouping, keepShapes, stagedRequestSchema } from './range-grouping.js';
 import type { RawAnswer } from './range-grouping.js';
 import { missingCode, missingNodes, NODE_DOWN, reportRangeErrors, statsNodes } from './range-nodes.js';
-import { aggregatedMetrics, answerWeight, balancedBatches, buildQueries, DESIGN_ITEMS, MAX_FUTURE_SKEW_MS, MAX_QUERIES_PER_REQUEST, maxWindowSeconds, narrowing, newestOnlyMetrics, perNodeMetrics, rangeWindow, seriesPerItem } from './range-plan.js';
+import { buildQueries, MAX_FUTURE_SKEW_MS, planPoll } from './range-plan.js';
 import type { CounterMemo } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
@@ -67,8 +66,8 @@ export const RETRY_NODES_MS = 600_000;
 export interface RangeState {
   readonly memo: CounterMemo;
   /**
-   * When the previous poll started, on the poll's own clock (epoch ms): where the next window starts (less
-   * RANGE_SLACK_SECONDS). Never an upstream time: one node's point from the future must not move it.
+   * When the previous poll started, on the poll's own clock (epoch ms): the next window starts at the instant after
+   * it on the grid (rangeWindow). Never an upstream time: one node's point from the future must not move it.
    */
   lastPoll: number | undefined;
   /** Nodes already warned about for points in the future (once per node for the life of the collector). */
@@ -99,6 +98,7 @@ export function rangeStateOf(state: Map<string, unknown>, key: string = RANGE_ST
   return s;
 }
 
+/** A poll's groups, and how many requests it made. */
 export interface RangeFetch {
   readonly groups: RangeItems;
   /** Requests made. */
@@ -146,26 +146,8 @@ export async function fetchRange<N extends CollectorName>(
   keepShapes();
   const st = rangeStateOf(ctx.state, line?.stateKey);
   const now = ctx.now();
-  const { from, end } = rangeWindow(now, st.lastPoll, ctx.options.interval);
-  const window = end - from;
-  const metrics = nativeMetricsOf(rows);
-  const narrow = narrowing(rows);
-  const aggregated = sumOverNodes ? aggregatedMetrics(rows) : new Map<string, 'sum' | 'max'>();
-  // Read as one series over the nodes (ALL_NODES), summed or maxed.
-  const summed = new Set(aggregated.keys());
-  const batches = balancedBatches(metrics, MAX_QUERIES_PER_REQUEST, answerWeight(st.sizes, summed));
-  // The sample bound (SAMPLE_BUDGET): a query whose worst case over the window would pass it starts later.
-  const perNodeOnly = perNodeMetrics(rows);
-  const fromByMetric = new Map<string, number>();
-  const newestOnly = newestOnlyMetrics(rows);
-  for (const m of metrics) {
-    if (newestOnly.has(m)) {
-      fromByMetric.set(m, end);
-      continue;
-    }
-    const cap = maxWindowSeconds(seriesPerItem(m, narrow.get(m)), perNodeOnly.has(m) ? 1 : Math.max(1, st.items ?? DESIGN_ITEMS));
-    if (end - cap > from) fromByMetric.set(m, end - cap);
-  }
+  const plan = planPoll(rows, { nowMs: now, lastPollMs: st.lastPoll, intervalMs: ctx.options.interval, items: st.items, sizes: st.sizes, sumOverNodes });
+  const { batches, summed } = plan;
   const active = st.noNodesUntil !== undefined && now < st.noNodesUntil ? undefined : await statsNodes(ctx);
   // A cluster mid-upgrade: this line's nodes, those of them that are active (all of them when the list is unknown).
   let asked = line === undefined ? active : active === undefined ? [...line.nodes] : line.nodes.filter((n) => active.includes(n));
@@ -194,7 +176,7 @@ export async function fetchRange<N extends CollectorName>(
         const remaining = ctx.deadline === undefined ? ctx.options.timeout : ctx.deadline - performance.now();
         const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
           method: 'POST',
-          json: buildQueries(names, extra, window, { narrow, from, end, fromByMetric, aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining, ctx.cluster.requestTimeout) }),
+          json: buildQueries(names, extra, plan.window, { narrow: plan.narrow, from: plan.from, end: plan.end, fromByMetric: plan.fromByMetric, aggregated: plan.aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining, ctx.cluster.requestTimeout) }),
           allowStatus: [400, 403, 404, 405],
           parseBody: (text) => grouping.readText(text, names, summed),
         });

@@ -124,12 +124,13 @@ export class AnswerGrouping {
   }
 
   /**
-   * A request's body, the JSON array of its queries' answers (`names[i]`'s at index i), read query by query: each
-   * answer is parsed from its own slice of the text (arrayElementBounds) and staged before the next is parsed, so
-   * the parsed tree of one query (tens of kilobytes), not of the whole request (megabytes), is alive at a time and
-   * dies young. Nothing is added to the groups here (commit does): a body that is not JSON throws SyntaxError
-   * with the groups and memo untouched, as when the body was parsed whole. A text that is not an array comes
-   * back as JSON.parse makes it, for the schema to refuse.
+   * A request's body, the JSON array of its queries' answers (`names[i]`'s at index i), read query by query and
+   * each answer staged before the next is read: first by the QueryReader straight from the text (readDirect); when
+   * the text is not an array of answers as that reader sees it, each answer is parsed from its own slice of the text
+   * (arrayElementBounds), so the parsed tree of one query, not of the whole request, is alive at a time and dies
+   * young. Nothing is added to the groups here (commit does): a body that is not JSON throws SyntaxError with the
+   * groups and memo untouched, as when the body was parsed whole. A text that is not an array comes back as
+   * JSON.parse makes it, for the schema to refuse.
    */
   readText(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
     const read = this.readDirect(text, names, summed);

@@ -23,6 +23,7 @@
  * Batches (balancedBatches): at most MAX_QUERIES_PER_REQUEST queries a request, dealt out so that the requests'
  * answers are about the same size: a request's whole answer is in memory at once, as its bytes and as its text.
  */
+import { nativeMetricsOf } from './native-map.js';
 import type { Matchers, NativeMapRow } from './native-map.js';
 import { rowMetrics } from './range-groups.js';
 
@@ -297,4 +298,50 @@ export function balancedBatches(names: readonly string[], max: number, weightOf:
  */
 export function answerWeight(sizes: ReadonlyMap<string, number>, summed: ReadonlySet<string>): (name: string) => number {
   return (name) => sizes.get(name) ?? (summed.has(name) ? 1000 : 4000);
+}
+
+/** What planPoll decides for one poll. */
+export interface PollPlan {
+  /** The window (epoch seconds on the step) and its length. */
+  readonly from: number;
+  readonly end: number;
+  readonly window: number;
+  readonly narrow: ReadonlyMap<string, Readonly<Record<string, readonly string[]>>>;
+  readonly aggregated: ReadonlyMap<string, 'sum' | 'max'>;
+  /** The metrics read as one series over the nodes (ALL_NODES), summed or maxed. */
+  readonly summed: ReadonlySet<string>;
+  /** The metrics' names, per request. */
+  readonly batches: string[][];
+  /** Per metric, a later first instant than `from`: the newest point alone, or the sample budget's cut. */
+  readonly fromByMetric: ReadonlyMap<string, number>;
+}
+
+/**
+ * One poll's plan for the native metrics of `rows`: its window, each query's narrowing, aggregation over the nodes
+ * (only when `sumOverNodes`: a bucket-wide value is all that is read) and first instant, and the batches.
+ * `lastPollMs`, `items` and `sizes` are what the previous poll left (RangeState). Pure.
+ */
+export function planPoll(
+  rows: readonly NativeMapRow[],
+  o: { readonly nowMs: number; readonly lastPollMs: number | undefined; readonly intervalMs: number; readonly items: number | undefined; readonly sizes: ReadonlyMap<string, number>; readonly sumOverNodes: boolean },
+): PollPlan {
+  const { from, end } = rangeWindow(o.nowMs, o.lastPollMs, o.intervalMs);
+  const metrics = nativeMetricsOf(rows);
+  const narrow = narrowing(rows);
+  const aggregated = o.sumOverNodes ? aggregatedMetrics(rows) : new Map<string, 'sum' | 'max'>();
+  const summed = new Set(aggregated.keys());
+  const batches = balancedBatches(metrics, MAX_QUERIES_PER_REQUEST, answerWeight(o.sizes, summed));
+  // The sample bound (SAMPLE_BUDGET): a query whose worst case over the window would pass it starts later.
+  const perNodeOnly = perNodeMetrics(rows);
+  const newestOnly = newestOnlyMetrics(rows);
+  const fromByMetric = new Map<string, number>();
+  for (const m of metrics) {
+    if (newestOnly.has(m)) {
+      fromByMetric.set(m, end);
+      continue;
+    }
+    const cap = maxWindowSeconds(seriesPerItem(m, narrow.get(m)), perNodeOnly.has(m) ? 1 : Math.max(1, o.items ?? DESIGN_ITEMS));
+    if (end - cap > from) fromByMetric.set(m, end - cap);
+  }
+  return { from, end, window: end - from, narrow, aggregated, summed, batches, fromByMetric };
 }

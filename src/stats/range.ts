@@ -31,6 +31,7 @@ export {
   narrowing,
   newestOnlyMetrics,
   perNodeMetrics,
+  planPoll,
   QUERY_MAX_SAMPLES,
   RANGE_SLACK_SECONDS,
   RANGE_STEP_SECONDS,
@@ -40,6 +41,6 @@ export {
   summableMetrics,
   UNNARROWED_DCP_TYPES,
 } from './range-plan.js';
-export type { QueryOptions, RangeQuery } from './range-plan.js';
+export type { PollPlan, QueryOptions, RangeQuery } from './range-plan.js';
 export { parseQueryAnswer } from './range-tree.js';
 export type { QueryResult, RangeSeries } from './range-tree.js';
