@@ -4,7 +4,7 @@
  * only one part's tree is alive at a time.
  */
 
-/** The character codes of JSON's structure, numbers and literals: for the scans here and range-reader.ts's. */
+/** The character codes of JSON's structure, numbers and literals: for the scans here and json-cursor.ts's. */
 export const enum Ch {
   Tab = 0x09,
   Newline = 0x0a,
