@@ -1,6 +1,6 @@
 /**
  * How the range source merges the nodes' values into a bucket-wide value, by ns_server's rules (menelaus_stats
- * get_aggregate_method, as issue 37 §2 reads it): a sum over the nodes, the max for cpu_utilization_rate; host
+ * get_aggregate_method): a sum over the nodes, the max for cpu_utilization_rate; host
  * stats under a bucket (cpu_*, mem_*, swap_*, cpu_cores_available) summed like any other, as the envelope does.
  * Expected values are worked out by hand from the answers below.
  */

@@ -81,7 +81,7 @@ describe('groupAnswers', () => {
           const got = groupAnswers(TABLE, raw, kvItemOf, memoA);
           expect(view(got.groups)).toEqual(view(groupSeries(TABLE, parsed, kvItemOf, memoB)));
           expect(memoPoints(memoA)).toEqual(memoPoints(memoB));
-          // The item errors of a metric are its entries that name no node; a node's entries are counted per node (range.ts).
+          // The item errors of a metric are its entries that name no node; a node's entries are counted per node (range-nodes.ts).
           const own = (r: (typeof parsed)[number]) => r.errors.filter((e) => ![...r.erroredNodes].some((n) => n !== '*' && e.startsWith(`${n}: `)));
           expect(got.errors).toEqual(parsed.filter((r) => own(r).length > 0).map((r) => ({ metric: r.metric, errors: own(r) })));
         }

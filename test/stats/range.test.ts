@@ -415,7 +415,7 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
   });
 });
 
-describe('fetchRange keeps the shape witness (src/stats/range.ts, keepShapes)', () => {
+describe('fetchRange keeps the shape witness (src/stats/range-grouping.ts, keepShapes)', () => {
   it('a poll through the range API makes it, and it is the same object from then on', async () => {
     vi.resetModules();
     const range = await import('../../src/stats/range.js');
