@@ -1,5 +1,5 @@
 /**
- * Each node asked by its own version (issue 37 §3): the native names and formulas differ by server line
+ * Each node asked by its own version: the native names and formulas differ by server line
  * (native-map.ts nativeMapFor), and a cluster mid-upgrade runs several lines at once. The range source groups the
  * nodes by line (groupByLine, from the bucket list's nodes and their `version`), and
  * - one line (every cluster but one being upgraded): that line's table, asked as before — the same number of
@@ -13,9 +13,8 @@
  * summed per-second rates rather than of their increases: the lines' windows are read in the same poll, a second or
  * so apart, so the two agree within that window difference.
  */
-import type { CollectContext } from '../collectors/types.js';
-import type { CollectorName } from '../config/schema.js';
 import { fetchBucketList } from '../couchbase/buckets.js';
+import type { ClusterSource } from '../couchbase/source.js';
 import { DEFAULT_LINE, nativeMapFor, SERVER_LINES, serverLineOf } from './native-map.js';
 import type { NativeMapRow, NativeSeries, NativeTable, ServerLine } from './native-map.js';
 import { rowValue } from './range-groups.js';
@@ -56,7 +55,7 @@ export function groupByLine(nodes: readonly unknown[]): NodeLines {
 }
 
 /** A cluster's node lines (shared by both collectors; the bucket list is the one bucket_stats reads anyway). */
-export async function nodeLinesOf<N extends CollectorName>(ctx: CollectContext<N>): Promise<NodeLines> {
+export async function nodeLinesOf(ctx: ClusterSource): Promise<NodeLines> {
   return ctx.shared.get('statsNodeLines', NODE_LINES_MAX_AGE_MS, async () => {
     const list = await fetchBucketList(ctx);
     return groupByLine(list.buckets.flatMap((b) => (b.nodes ?? []) as unknown[]));

@@ -4,9 +4,8 @@
  *
  * Each series is valued as it is read (range-values.ts) and added at once into the parts of every row that reads
  * it (a level, an increase, a rate, a window mean, and whether some series lacked one of them): nothing is kept per
- * series but its record in the counter memo. A poll reads about 23,000 series at 100 buckets on 4 nodes and
- * 168,000 at 1,000 buckets; keeping each one's labels and value until the poll's end made them outlive V8's
- * young-generation collections, and most of a poll's garbage-collection work. The parts live in one Float64Array
+ * series but its record in the counter memo: kept until the poll's end, each series' labels and value would
+ * outlive V8's young-generation collections, which a poll of many buckets pays for. The parts live in one Float64Array
  * per grouping; each cell (item and node) has its stretch of one Int32Array, from row part to offset (-1: no series
  * yet): a few arrays per poll, not one per cell.
  *
@@ -30,7 +29,7 @@ export const ALL_NODES = '\u0000all';
 /** A row part: one `series` (or `denominator`) entry of a row, which the series of its metric meeting its matchers add into. */
 interface Target {
   readonly slot: number;
-  /** The matchers as a list (made once, with the plan: a lookup per series and target cost a tenth of put()). */
+  /** The matchers as a list (made once, with the plan, rather than looked up per series and target). */
   readonly matchers: ReadonlyArray<readonly [string, string | readonly string[]]>;
   readonly notMatchers?: NativeSeries['notMatchers'];
 }
@@ -204,9 +203,9 @@ export const MAX_CELLS_PER_REQUEST = 25_000;
  * Series of one metric one cell (an item on a node) may take from one request's answers. A metric's series in a
  * cell differ by the labels the item does not name: kv_ops's op and result, a DCP connection type, a replication's
  * pipeline; a real answer has a few dozen at most (a per-collection metric at Couchbase's 1,000 collections would
- * fit too). Past it the metric fails on every node for this poll (Layer.put), counted as range_cell_series: 100,000
- * series that differ only by a label no row reads were summed into one replication's or one node's value and kept
- * one memo record each, 200,000 records (57 MB) for the life of the poll's memo (issue 39). docs/security.md.
+ * fit too). Past it the metric fails on every node for this poll (Layer.put), counted as range_cell_series: without
+ * it, series that differ only by a label no row reads would be summed into one item's value and keep one memo record
+ * each for the life of the memo. docs/security.md.
  */
 export const MAX_SERIES_PER_CELL = 1_024;
 
@@ -303,9 +302,9 @@ export class Layer {
   /**
    * The cells one query's series may still make in this layer, counted series by series by the range reader as it
    * reads (QueryReader's CellGate): a query whose series would pass MAX_CELLS_PER_REQUEST is refused before any of
-   * them is put (no cell, no memo record), and before the entries of the rest are built. 100,000 fresh buckets in
-   * each of a poll's answers had each request stage 25,000 cells and memo records before the refusal, and the memo
-   * kept them (issue 39). put() refuses as well, for answers the reader leaves to the parse.
+   * them is put (no cell, no memo record), and before the entries of the rest are built: refused only at the cap,
+   * an answer of fresh items would stage a full request's cells and memo records first, and the memo would keep
+   * them. put() refuses as well, for answers the reader leaves to the parse.
    */
   cellGate(): { readonly room: number; fits(labels: Readonly<Record<string, string>>, node: string): boolean } {
     const room = MAX_CELLS_PER_REQUEST - this.parts.cellCount;
@@ -353,8 +352,8 @@ export class Layer {
   put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, has: number): void {
     const item = this.itemOf(labels);
     if (this.parts.cellCount >= MAX_CELLS_PER_REQUEST && !this.parts.has(item, node)) {
-      // Each cell costs a slot per row part (about 700 bytes for the bucket table): 100,000 fresh buckets in one
-      // answer made hundreds of MB (issue 39). Past the cap the metric fails on every node for this poll, rather
+      // Each cell costs a slot per row part: an answer of fresh buckets without a bound would cost memory without
+      // one. Past the cap the metric fails on every node for this poll, rather
       // than sum over part of its series; its memo records are not made either (the direct reader's cellGate
       // refuses a whole answer before any of it is put; this is the parsed answers' way).
       this.refuse(metric, 1);
@@ -627,7 +626,7 @@ export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: s
   }
   const num = reset(NUM);
   const den = reset(DEN);
-  // forEach rather than for…of: the iterator's result objects were a tenth of a poll's allocations.
+  // forEach rather than for…of: no iterator result object per cell.
   if (node === undefined) {
     // A ratio's parts come from the same nodes: a node missing from one of its metrics is left out of both.
     const ratio = row.denominator !== undefined && g.errored.size > 0;

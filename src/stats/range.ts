@@ -64,8 +64,7 @@ import { fetchBucketList } from '../couchbase/buckets.js';
 import type { BucketEntry } from '../couchbase/buckets.js';
 import { MAX_GAP_NODES } from '../metrics/family.js';
 import type { StatsGaps } from '../metrics/family.js';
-import type { CollectContext } from '../collectors/types.js';
-import type { CollectorName } from '../config/schema.js';
+import type { StatsContext } from './context.js';
 import { z } from 'zod';
 import { arrayElementBounds, Ch, elementEnd, lastDepth, MAX_JSON_DEPTH, nestingDepth, parseSlice, skipSpace } from './json-slices.js';
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, nativeMetricsOf, XDCR_NATIVE_LABELS } from './native-map.js';
@@ -941,7 +940,7 @@ export const STATS_NODES_MAX_AGE_MS = 15_000;
  * out: it serves no bucket data. Undefined when the list cannot be read or names none: the range API's default
  * (every node, in any membership state) then applies.
  */
-export async function statsNodes<N extends CollectorName>(ctx: CollectContext<N>): Promise<string[] | undefined> {
+export async function statsNodes(ctx: StatsContext): Promise<string[] | undefined> {
   try {
     const nodes = await ctx.shared.get('statsNodes', STATS_NODES_MAX_AGE_MS, async () => activeBucketNodes((await fetchBucketList(ctx)).buckets));
     return nodes.length > 0 ? nodes : undefined;
@@ -994,7 +993,7 @@ const MAX_ERROR_CAUSES = 20;
  * failed as its count, so 50,000 errors entries make a few lines, not 800,000 item errors and 257 MB of debug log
  * (issue 39). Past MAX_ERROR_CAUSES causes, the rest are one more, counted.
  */
-export function reportRangeErrors(ctx: Pick<CollectContext, 'itemFailed'>, errors: ReadonlyArray<{ metric: string; errors: string[] }>): void {
+export function reportRangeErrors(ctx: Pick<StatsContext, 'itemFailed'>, errors: ReadonlyArray<{ metric: string; errors: string[] }>): void {
   const causes = new Map<string, string[]>();
   let others = 0;
   for (const r of errors) {
@@ -1032,8 +1031,8 @@ export function reportRangeErrors(ctx: Pick<CollectContext, 'itemFailed'>, error
  * gap is named: one item error per node and poll, `ctx.out.statsGaps` (cbwatch_stats_nodes_missing, the landing
  * page) and the poll's note (`cbwatch check`).
  */
-export async function fetchRange<N extends CollectorName>(
-  ctx: CollectContext<N>,
+export async function fetchRange(
+  ctx: StatsContext,
   rows: readonly NativeMapRow[],
   extra: Readonly<Record<string, string>>,
   itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
-import { linesBucketEnvelope } from '../../src/stats/envelopes.js';
+import { linesBucketValues } from '../../src/stats/range-source.js';
 import { nativeMapFor } from '../../src/stats/native-map.js';
 import type { ServerLine } from '../../src/stats/native-map.js';
 import { groupByLine, mergedValue, withRatioParts } from '../../src/stats/node-lines.js';
@@ -92,11 +92,11 @@ describe('mergedValue: a cluster mid-upgrade (n1 on 7.2, n2 on 7.6.8)', () => {
   it('cpu_utilization_rate: the max over the nodes (get_aggregate_method)', () => {
     expect(mergedValue('kv', 'cpu_utilization_rate', lines, 'b', undefined)).toBe(70);
   });
-  it('the envelope over both lines has both lines\' stats', () => {
-    const env = linesBucketEnvelope(lines, 'b', undefined) as { op: { samples: Record<string, unknown[]> } };
-    expect(env.op.samples.ep_kv_size).toEqual([1600]);
-    // 7.2-only: vb_active_itm_memory is a stat of the merged envelope (no n1 series here: null).
-    expect(env.op.samples).toHaveProperty('vb_active_itm_memory');
+  it('the values over both lines have both lines\' stats', () => {
+    const values = linesBucketValues(lines, 'b', undefined)?.values;
+    expect(values?.get('ep_kv_size')).toEqual(1600);
+    // 7.2-only: vb_active_itm_memory is a stat of the merged values (no n1 series here: no value).
+    expect(values?.has('vb_active_itm_memory')).toBe(true);
   });
 });
 
