@@ -19,7 +19,7 @@ import { bucketNodes, kindOfSample } from './envelope-buckets.js';
 import type { BucketSourceInput, BucketStatsOptions, EnvelopeSpecs } from './envelope-buckets.js';
 import { DEFAULT_LINE, nativeMapFor } from './native-map.js';
 import type { NativeMapRow, NativeTable } from './native-map.js';
-import { mergedValue, nodeLinesOf, withRatioParts } from './node-lines.js';
+import { mergedValue, nodeLinesOf, servingLine, withRatioParts } from './node-lines.js';
 import type { LineGroups } from './node-lines.js';
 import { fetchRange, kvItemOf, RANGE_STATE_KEY, xdcrItemOf } from './range.js';
 import type { RangeFetch } from './range.js';
@@ -40,9 +40,16 @@ export function kindOfRow(row: NativeMapRow): ValueKind {
   }
 }
 
+/** The lines' answers, and the table of the node that serves the requests (whose formulas the computed ratios take). */
+interface Lines {
+  readonly lines: LineGroups[];
+  readonly serving: NativeTable;
+}
+
 /**
  * Each line of the cluster's nodes asked with its own table: one fetch for a single-version cluster, one per line
- * (its nodes only, its own state) mid-upgrade.
+ * (its nodes only, its own state) mid-upgrade, each also reading the parts of the serving line's computed ratios
+ * (node-lines.ts). The serving line is the `thisNode`'s, else the oldest line present.
  */
 async function fetchLines(
   ctx: StatsContext,
@@ -50,20 +57,22 @@ async function fetchLines(
   extra: Readonly<Record<string, string>>,
   itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
   sumOverNodes = false,
-): Promise<LineGroups[]> {
+): Promise<Lines> {
   const nodeLines = await nodeLinesOf(ctx);
   if (nodeLines.length <= 1) {
     const table = nativeMapFor(nodeLines[0]?.line ?? DEFAULT_LINE);
     const { groups } = await fetchRange(ctx, rowsOf(table), extra, itemOf, sumOverNodes);
-    return [{ table, groups, nodes: nodeLines[0]?.nodes ?? [] }];
+    return { lines: [{ table, groups, nodes: nodeLines[0]?.nodes ?? [] }], serving: table };
   }
+  const serving = nativeMapFor((await servingLine(ctx)) ?? nodeLines[0]?.line ?? DEFAULT_LINE);
   const lines: LineGroups[] = [];
   for (const { line, nodes } of nodeLines) {
     const table = nativeMapFor(line);
-    const got: RangeFetch = await fetchRange(ctx, withRatioParts(rowsOf(table)), extra, itemOf, sumOverNodes, { stateKey: `${RANGE_STATE_KEY}:${line}`, nodes });
+    const rows = withRatioParts(rowsOf(table), rowsOf(serving));
+    const got: RangeFetch = await fetchRange(ctx, rows, extra, itemOf, sumOverNodes, { stateKey: `${RANGE_STATE_KEY}:${line}`, nodes });
     lines.push({ table, groups: got.groups, nodes });
   }
-  return lines;
+  return { lines, serving };
 }
 
 /**
@@ -71,7 +80,13 @@ async function fetchLines(
  * table, merged as ns_server merges nodes; undefined when the answer has nothing of the bucket. A stat is present
  * with `undefined` when the answer gives it no value.
  */
-export function linesBucketValues(lines: readonly LineGroups[], bucket: string, node: string | undefined, specOf?: EnvelopeSpecs): { values: StatValues; newest: number } | undefined {
+export function linesBucketValues(
+  lines: readonly LineGroups[],
+  bucket: string,
+  node: string | undefined,
+  specOf?: EnvelopeSpecs,
+  serving?: NativeTable,
+): { values: StatValues; newest: number } | undefined {
   let newest: number | undefined;
   for (const l of lines) {
     const t = newestOf(l.groups, bucket, node);
@@ -83,7 +98,7 @@ export function linesBucketValues(lines: readonly LineGroups[], bucket: string, 
     const l = lines[0] as LineGroups;
     for (const row of l.table.kv) values.set(row.legacy, rowValue(row, l.groups, bucket, node));
   } else {
-    for (const l of lines) for (const row of l.table.kv) if (!values.has(row.legacy)) values.set(row.legacy, mergedValue('kv', row.legacy, lines, bucket, node));
+    for (const l of lines) for (const row of l.table.kv) if (!values.has(row.legacy)) values.set(row.legacy, mergedValue('kv', row.legacy, lines, bucket, node, serving));
   }
   if (specOf !== undefined) unweighted(values, specOf);
   return { values, newest };
@@ -103,16 +118,16 @@ function unweighted(values: StatValues, specOf: EnvelopeSpecs): void {
 /** The range source's answer for every bucket of the list (and, with per_node, each of its nodes). */
 export async function rangeBucketSource(ctx: StatsContext<BucketStatsOptions>, input: BucketSourceInput): Promise<SourceValues> {
   // Without per_node only the bucket-wide values are read: the levels' sums over the nodes are asked as such.
-  const lines = await fetchLines(ctx, (t) => t.kv, {}, kvItemOf, !ctx.options.per_node);
+  const { lines, serving } = await fetchLines(ctx, (t) => t.kv, {}, kvItemOf, !ctx.options.per_node);
   const items = new Map<string, ItemValues>();
-  for (const b of input.buckets) items.set(b.name, await bucketItem(ctx, lines, input.specOf, b));
+  for (const b of input.buckets) items.set(b.name, await bucketItem(ctx, lines, serving, input.specOf, b));
   const kinds = new Map(lines.flatMap((l) => l.table.kv.map((r) => [r.legacy, kindOfRow(r)] as const)));
   return { items, kindOf: (stat) => kinds.get(stat) ?? kindOfSample(input.specOf(stat)?.kind), gaps: ctx.out.statsGaps };
 }
 
-async function bucketItem(ctx: StatsContext<BucketStatsOptions>, lines: readonly LineGroups[], specOf: EnvelopeSpecs, b: BucketEntry): Promise<ItemValues> {
+async function bucketItem(ctx: StatsContext<BucketStatsOptions>, lines: readonly LineGroups[], serving: NativeTable, specOf: EnvelopeSpecs, b: BucketEntry): Promise<ItemValues> {
   const item: ItemValues = { sets: new Map(), newest: undefined };
-  const whole = linesBucketValues(lines, b.name, undefined, specOf);
+  const whole = linesBucketValues(lines, b.name, undefined, specOf, serving);
   // Nothing yet for a bucket created since the answer's window began.
   if (whole === undefined) ctx.skipped('no_native_series', b.name);
   else {
@@ -128,7 +143,7 @@ async function bucketItem(ctx: StatsContext<BucketStatsOptions>, lines: readonly
     return item;
   }
   for (const n of nodes) {
-    const got = linesBucketValues(lines, b.name, n, specOf);
+    const got = linesBucketValues(lines, b.name, n, specOf, serving);
     if (got === undefined) ctx.skipped('no_native_series', `${b.name} on ${n}`);
     else item.sets.set(n, got.values);
   }
@@ -162,7 +177,7 @@ export function linesXdcrValues(lines: readonly LineGroups[], replicationId: str
 
 /** The range source's answer for every replication of the tasks list (every mapped stat, every poll). */
 export async function rangeXdcrSource(ctx: StatsContext, replications: readonly ReplicationId[]): Promise<SourceValues> {
-  const lines = await fetchLines(ctx, (t) => t.xdcr, { pipelineType: 'Main' }, xdcrItemOf);
+  const { lines } = await fetchLines(ctx, (t) => t.xdcr, { pipelineType: 'Main' }, xdcrItemOf);
   const items = new Map<string, ItemValues>();
   for (const r of replications) {
     const v = linesXdcrValues(lines, r.id);
