@@ -9,7 +9,8 @@
  *   in a fast tier (every poll) and a slow tier (once per `slow_stats_interval`; with the defaults 6 requests per
  *   replication a poll instead of 20), slow levels and counts given again between their polls;
  * - on 7.0+, the range API (src/stats/range-source.ts): one batch of range requests for every replication and
- *   every stat that has a native equivalent, every poll (one batch per server line on a cluster mid-upgrade).
+ *   every stat that has a native equivalent, every poll (every server line's names in that one batch on a
+ *   cluster mid-upgrade).
  * Both answer neutral values (src/stats/values.ts), mapped here the same way: each stat's value per node into its
  * family, in its base unit; `couchbase_xdcr_last_sample_timestamp_seconds` is the newest sample among the
  * replication's answers of this poll, and `couchbase_xdcr_slow_stats_sample_timestamp_seconds` how old the oldest

@@ -119,6 +119,11 @@ export interface NativeMapRow {
   readonly minFileBytesPerVbucket?: number;
   readonly nsServer: string;
   readonly absentIn80?: true;
+  /**
+   * Set on a cluster mid-upgrade (node-lines.ts scopedTable): the row reads only these nodes' series (its server
+   * line's nodes), so that every line's rows can be asked in one batch of requests.
+   */
+  readonly nodes?: ReadonlySet<string>;
 }
 
 /** The labels that identify an XDCR replication in the native metrics. */

@@ -4,10 +4,10 @@
  * nodes by line (groupByLine, from the bucket list's nodes and their `version`), and
  * - one line (every cluster but one being upgraded): that line's table, asked as before — the same number of
  *   requests as one table;
- * - several lines: each line's table asked with `nodes` = that line's nodes, each line's answer grouped on its own
- *   (its own counter memo and window, under its own state key), and the bucket-wide values merged here as ns_server
- *   merges nodes: summed (max where get_aggregate_method says so), ratios after the merge. A per-node value is that
- *   node's line's.
+ * - several lines: every line's table asked in one batch (the union of their native names: as many requests as
+ *   one table, a few more at most), each line's rows reading only its own nodes' series (scopedTable: a row's
+ *   `nodes`), and the bucket-wide values merged here as ns_server merges nodes: summed (max where
+ *   get_aggregate_method says so), ratios after the merge. A per-node value is that node's line's.
  *
  * A ratio ns_server computes (menelaus_stats computed_stats_lazy_proplist: hit_ratio, ep_cache_miss_rate, the
  * residencies, the avg_* times) is computed once, by the node that serves the request, with its own version's
@@ -192,8 +192,14 @@ export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: reado
   let ratioRow: NativeMapRow | undefined;
   const servingRow = serving && (section === 'kv' ? serving.kvByLegacy : serving.xdcrByLegacy).get(legacy);
   const once = servingRow !== undefined && COMPUTED_RATIOS.has(servingRow.derive) ? servingRow : undefined;
+  // The serving formula's parts read every node: a grouping the lines share is read once.
+  const read = new Set<RangeItems>();
   for (const l of lines) {
     const own = (section === 'kv' ? l.table.kvByLegacy : l.table.xdcrByLegacy).get(legacy);
+    if (once !== undefined && own !== undefined) {
+      if (read.has(l.groups)) continue;
+      read.add(l.groups);
+    }
     const row = once !== undefined && own !== undefined ? once : own;
     if (row === undefined) continue;
     const p = ratioParts(row);
@@ -213,6 +219,49 @@ export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: reado
   }
   if (ratioRow !== undefined) return ratioOf(ratioRow, num, den) * ratioRow.legacyFactor;
   return acc;
+}
+
+/** Scoped tables made so far, by line and nodes (a cluster's membership changes rarely: a few at most). */
+const scopedTables = new Map<string, NativeTable>();
+const SCOPED_KEPT = 32;
+
+/**
+ * A line's table whose rows read only `nodes`' series (a row's `nodes`): every line of a cluster mid-upgrade is then
+ * asked in one batch and grouped once, each line's rows adding up their own nodes' series. The same table for the
+ * same line and nodes (the range groups' plans are kept per table).
+ */
+export function scopedTable(line: ServerLine, nodes: readonly string[]): NativeTable {
+  const key = `${line}\u0000${[...nodes].sort().join('\u0000')}`;
+  let t = scopedTables.get(key);
+  if (t !== undefined) return t;
+  const base = nativeMapFor(line);
+  const set: ReadonlySet<string> = new Set(nodes);
+  const scope = (rows: readonly NativeMapRow[]): readonly NativeMapRow[] => Object.freeze(rows.map((r) => Object.freeze({ ...r, nodes: set })));
+  const kv = scope(base.kv);
+  const xdcr = scope(base.xdcr);
+  t = Object.freeze({ line, kv, xdcr, all: Object.freeze([...kv, ...xdcr]), kvByLegacy: new Map(kv.map((r) => [r.legacy, r])), xdcrByLegacy: new Map(xdcr.map((r) => [r.legacy, r])) });
+  if (scopedTables.size >= SCOPED_KEPT) scopedTables.clear();
+  scopedTables.set(key, t);
+  return t;
+}
+
+/** Union rows made so far (scopedRows), by their lines' rows and the serving rows. */
+const unions = new Map<string, { readonly parts: ReadonlyArray<readonly NativeMapRow[]>; readonly rows: readonly NativeMapRow[] }>();
+
+/**
+ * The rows one grouping of a cluster mid-upgrade is made for: each line's scoped rows with their ratio parts, and the
+ * parts of the serving line's computed ratios over every node (`serving`: rows of an unscoped table). The same
+ * array for the same inputs (plans are kept per array).
+ */
+export function scopedRows(lines: ReadonlyArray<readonly NativeMapRow[]>, serving: readonly NativeMapRow[]): readonly NativeMapRow[] {
+  const parts = [...lines, serving];
+  const key = parts.map((p) => `${p[0]?.legacy ?? ''}:${p.length}`).join('|');
+  const hit = unions.get(key);
+  if (hit !== undefined && hit.parts.length === parts.length && hit.parts.every((p, i) => p === parts[i])) return hit.rows;
+  const rows = Object.freeze([...new Set(lines.flatMap((l) => withRatioParts(l, serving)))]);
+  if (unions.size >= SCOPED_KEPT) unions.clear();
+  unions.set(key, { parts, rows });
+  return rows;
 }
 
 /** The line tables of a cluster's node lines (for callers that only need the rows). */

@@ -32,6 +32,8 @@ interface Target {
   /** The matchers as a list (made once, with the plan, rather than looked up per series and target). */
   readonly matchers: ReadonlyArray<readonly [string, string | readonly string[]]>;
   readonly notMatchers?: NativeSeries['notMatchers'];
+  /** The nodes whose series it reads (its row's `nodes`); undefined: every node's. */
+  readonly nodes?: ReadonlySet<string>;
 }
 
 /** How a table's rows read the series: per metric, the row parts it feeds; per row, its parts. Built once per table. */
@@ -51,17 +53,22 @@ export function planOf(rows: readonly NativeMapRow[]): Plan {
   const byMetric = new Map<string, Target[]>();
   const parts = new Map<NativeMapRow, { num: number[]; den: number[] }>();
   let width = 0;
-  const add = (list: readonly NativeSeries[], into: number[]) => {
+  const add = (list: readonly NativeSeries[], into: number[], nodes: ReadonlySet<string> | undefined) => {
     for (const x of list) {
       const slot = width++;
       into.push(slot);
-      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({ slot, matchers: Object.entries(x.matchers), ...(x.notMatchers ? { notMatchers: x.notMatchers } : {}) });
+      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({
+        slot,
+        matchers: Object.entries(x.matchers),
+        ...(x.notMatchers ? { notMatchers: x.notMatchers } : {}),
+        ...(nodes ? { nodes } : {}),
+      });
     }
   };
   for (const r of rows) {
     const p = { num: [] as number[], den: [] as number[] };
-    add(r.series, p.num);
-    add(r.denominator ?? [], p.den);
+    add(r.series, p.num, r.nodes);
+    add(r.denominator ?? [], p.den, r.nodes);
     parts.set(r, p);
   }
   plan = { byMetric, parts, width };
@@ -398,7 +405,7 @@ export class Layer {
     if (targets === undefined) return;
     for (let i = 0; i < targets.length; i++) {
       const x = targets[i] as Target;
-      if (matches(labels, x.matchers) && noneOf(labels, x.notMatchers)) this.parts.add(cell, x.slot, has);
+      if ((x.nodes === undefined || x.nodes.has(node)) && matches(labels, x.matchers) && noneOf(labels, x.notMatchers)) this.parts.add(cell, x.slot, has);
     }
   }
 }

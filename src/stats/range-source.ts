@@ -3,9 +3,9 @@
  * every bucket, or every replication, of the poll; then, per item and label set, each mapped stat's exact value in
  * Couchbase's legacy unit (native-map.ts rows, range-groups.ts rowValue), and the newest point's time.
  *
- * Each server line of the cluster's nodes is asked with its own table (node-lines.ts): one fetch for a
- * single-version cluster; mid-upgrade one per line (its nodes only, its own state), the lines' bucket-wide values
- * merged as ns_server merges nodes.
+ * Each server line of the cluster's nodes is read with its own table (node-lines.ts): mid-upgrade, every line's names
+ * are asked in the one batch, each line's rows reading only its own nodes' series, and the lines' bucket-wide values
+ * are merged as ns_server merges nodes (a computed ratio with the serving node's formula).
  *
  * A window mean whose weighting stat (the catalog's `weight`: cmd_get for hit_ratio, a count for an average time)
  * is 0 this poll has no value: there was no event to average over. That is the envelope source's rule too
@@ -19,10 +19,9 @@ import { bucketNodes, kindOfSample } from './envelope-buckets.js';
 import type { BucketSourceInput, BucketStatsOptions, EnvelopeSpecs } from './envelope-buckets.js';
 import { DEFAULT_LINE, nativeMapFor } from './native-map.js';
 import type { NativeMapRow, NativeTable } from './native-map.js';
-import { mergedValue, nodeLinesOf, servingLine, withRatioParts } from './node-lines.js';
+import { mergedValue, nodeLinesOf, scopedRows, scopedTable, servingLine } from './node-lines.js';
 import type { LineGroups } from './node-lines.js';
-import { fetchRange, kvItemOf, RANGE_STATE_KEY, xdcrItemOf } from './range.js';
-import type { RangeFetch } from './range.js';
+import { fetchRange, kvItemOf, xdcrItemOf } from './range.js';
 import { newestOf, rowValue } from './range-groups.js';
 import { ITEM_WIDE, setOf } from './values.js';
 import type { ItemValues, SourceValues, StatValues, ValueKind } from './values.js';
@@ -47,9 +46,9 @@ interface Lines {
 }
 
 /**
- * Each line of the cluster's nodes asked with its own table: one fetch for a single-version cluster, one per line
- * (its nodes only, its own state) mid-upgrade, each also reading the parts of the serving line's computed ratios
- * (node-lines.ts). The serving line is the `thisNode`'s, else the oldest line present.
+ * One fetch: a single-version cluster's table; mid-upgrade every line's table at once, each line's rows reading only
+ * its own nodes' series, and the parts of the serving line's computed ratios read over every node (node-lines.ts).
+ * The serving line is the `thisNode`'s, else the oldest line present.
  */
 async function fetchLines(
   ctx: StatsContext,
@@ -65,14 +64,10 @@ async function fetchLines(
     return { lines: [{ table, groups, nodes: nodeLines[0]?.nodes ?? [] }], serving: table };
   }
   const serving = nativeMapFor((await servingLine(ctx)) ?? nodeLines[0]?.line ?? DEFAULT_LINE);
-  const lines: LineGroups[] = [];
-  for (const { line, nodes } of nodeLines) {
-    const table = nativeMapFor(line);
-    const rows = withRatioParts(rowsOf(table), rowsOf(serving));
-    const got: RangeFetch = await fetchRange(ctx, rows, extra, itemOf, sumOverNodes, { stateKey: `${RANGE_STATE_KEY}:${line}`, nodes });
-    lines.push({ table, groups: got.groups, nodes });
-  }
-  return { lines, serving };
+  const tables = nodeLines.map(({ line, nodes }) => ({ table: scopedTable(line, nodes), nodes }));
+  // Per node: a sum over the nodes would mix the lines' series.
+  const { groups } = await fetchRange(ctx, scopedRows(tables.map((t) => rowsOf(t.table)), rowsOf(serving)), extra, itemOf, false);
+  return { lines: tables.map(({ table, nodes }) => ({ table, groups, nodes })), serving };
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
+import { xdcrCollector } from '../../src/collectors/xdcr.js';
 import { linesBucketValues } from '../../src/stats/range-source.js';
 import { nativeMapFor } from '../../src/stats/native-map.js';
 import type { ServerLine } from '../../src/stats/native-map.js';
@@ -153,23 +154,26 @@ describe('mergedValue: couch_docs_fragmentation across 7.1 and 7.2', () => {
   });
 });
 
-describe('bucket_stats on a cluster mid-upgrade: one range fetch per line, each with its nodes', () => {
+describe('bucket_stats on a cluster mid-upgrade: one batch for every line, each line\'s rows reading its own nodes', () => {
   const list = [{ name: 'b', bucketType: 'membase', nodes: [
     { hostname: 'n1:8091', clusterCompatibility: 0x70002, version: '7.2.0-5325-enterprise', clusterMembership: 'active' },
     { hostname: 'n2:8091', clusterCompatibility: 0x70002, version: '7.6.8-6615-enterprise', clusterMembership: 'active' },
   ] }];
-  it('asks 7.2\'s names of n1 and 7.6.8\'s of n2, and merges the answers', async () => {
+  it('asks each name once, of both nodes, in as many requests as one line\'s table and one more at most; 7.2\'s names count n1 only, 7.6.8\'s n2 only', async () => {
     const asked: Array<{ name: string; nodes: unknown }> = [];
+    let requests = 0;
     const client = fakeClient({
       '/pools/default/buckets': list,
       '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) => {
+        requests++;
         const qs = o.json as Array<{ metric: Array<{ value: string }>; nodes?: string[] }>;
         return qs.map((x) => {
           const name = x.metric[0]?.value as string;
           asked.push({ name, nodes: x.nodes });
-          const node = x.nodes?.[0] as string;
-          if (name === 'kv_memory_used_bytes') return { data: [{ metric: { nodes: [node], bucket: 'b', for: 'hashtable' }, values: [[1_700_000_000, node === 'n1:8091' ? '700' : '999']] }], errors: [] };
-          if (name === 'kv_ep_key_value_size_bytes') return { data: [{ metric: { nodes: [node], bucket: 'b' }, values: [[1_700_000_000, '900']] }], errors: [] };
+          const nodes = x.nodes ?? ['n1:8091', 'n2:8091'];
+          // n2 (7.6.8) serves the old hashtable series too: the 7.2 row must not count it.
+          if (name === 'kv_memory_used_bytes') return { data: nodes.map((node) => ({ metric: { nodes: [node], bucket: 'b', for: 'hashtable' }, values: [[1_700_000_000, node === 'n1:8091' ? '700' : '999']] })), errors: [] };
+          if (name === 'kv_ep_key_value_size_bytes') return { data: nodes.filter((n) => n === 'n2:8091').map((node) => ({ metric: { nodes: [node], bucket: 'b' }, values: [[1_700_000_000, '900']] })), errors: [] };
           return { data: [], errors: [] };
         });
       },
@@ -177,21 +181,38 @@ describe('bucket_stats on a cluster mid-upgrade: one range fetch per line, each 
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
     expect(r.ok).toBe(true);
     const of = (name: string) => asked.filter((a) => a.name === name).map((a) => a.nodes);
-    expect(of('kv_memory_used_bytes')).toEqual([['n1:8091']]);
-    expect(of('kv_ep_key_value_size_bytes')).toEqual([['n2:8091']]);
-    // Both lines read kv_curr_items: once for each line's node.
-    expect(of('kv_curr_items')).toEqual([['n1:8091'], ['n2:8091']]);
+    expect(of('kv_memory_used_bytes')).toEqual([['n1:8091', 'n2:8091']]);
+    expect(of('kv_ep_key_value_size_bytes')).toEqual([['n1:8091', 'n2:8091']]);
+    expect(of('kv_curr_items')).toEqual([['n1:8091', 'n2:8091']]);
+    // One line's table takes 8 requests; both lines' names together one more at most (today's 16 was 8 per line).
+    expect(requests).toBeLessThanOrEqual(9);
+    // n1's 700 by 7.2's name, n2's 900 by 7.6.8's (n2's hashtable 999 is not 7.6.8's name for it).
     expect(r.set.get('couchbase_bucket_ep_kv_size_bytes', { bucket: 'b' })).toBe(1600);
   });
-  it('7.6.2 and 7.6.8 with the 7.6.8 node serving: ep_cache_miss_rate is get_misses / cmd_get of both nodes, 100 × (1 + 2) / (5 + 10) = 20 %', async () => {
+  it('a two-version cluster polls bucket_stats and xdcr in 10 + 2 statistics requests at most (not 8 + 2 per version)', async () => {
+    let requests = 0;
+    const client = fakeClient({
+      '/pools/default/buckets': list,
+      '/pools/default/tasks': [{ type: 'xdcr', id: 'uuid1/b/dst', source: 'b', target: '/remoteClusters/uuid1/buckets/dst', status: 'running', errors: [] }],
+      '/pools/default/remoteClusters': [{ name: 'remote', uuid: 'uuid1', hostname: 'r:8091', deleted: false }],
+      '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) => {
+        requests++;
+        return (o.json as unknown[]).map(() => ({ data: [], errors: [] }));
+      },
+    });
+    expect((await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } })).ok).toBe(true);
+    expect((await collect(xdcrCollector, client, { cluster: { statsSource: 'range' } })).ok).toBe(true);
+    expect(requests).toBeLessThanOrEqual(12);
+  });
+  it('7.6.2 and 7.6.8 with the 7.6.8 node serving: ep_cache_miss_rate is get_misses / cmd_get of both nodes, 100 × (1 + 3) / (5 + 10) = 26.7 %', async () => {
     const mixed = [{ name: 'b', bucketType: 'membase', nodes: [
       { hostname: 'n1:8091', clusterCompatibility: 0x70006, version: '7.6.2-3721-enterprise', clusterMembership: 'active' },
       { hostname: 'n2:8091', clusterCompatibility: 0x70006, version: '7.6.8-6615-enterprise', clusterMembership: 'active', thisNode: true },
     ] }];
-    // Per node over 10 s: n1 bg_fetched 5, cmd_lookup 50, gets 50 (10 misses); n2 bg_fetched 7, cmd_lookup 70, gets 100 (20 misses).
+    // Per node over 10 s: n1 bg_fetched 5, cmd_lookup 50, gets 50 (10 misses); n2 bg_fetched 7, cmd_lookup 70, gets 100 (30 misses).
     const counts: Record<string, Record<string, number>> = {
       'n1:8091': { kv_ep_bg_fetched: 5, kv_cmd_lookup: 50, hit: 40, miss: 10 },
-      'n2:8091': { kv_ep_bg_fetched: 7, kv_cmd_lookup: 70, hit: 80, miss: 20 },
+      'n2:8091': { kv_ep_bg_fetched: 7, kv_cmd_lookup: 70, hit: 70, miss: 30 },
     };
     const series = (node: string, v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: [node], bucket: 'b', ...labels }, values: [[1_700_000_000, '0'], [1_700_000_010, String(v)]] });
     const client = fakeClient({
@@ -199,16 +220,17 @@ describe('bucket_stats on a cluster mid-upgrade: one range fetch per line, each 
       '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) =>
         (o.json as Array<{ metric: Array<{ value: string }>; nodes?: string[] }>).map((x) => {
           const name = x.metric[0]?.value as string;
-          const node = x.nodes?.[0] as string;
-          const c = counts[node] as Record<string, number>;
-          if (name === 'kv_ops') return { data: [series(node, c.hit as number, { op: 'get', result: 'hit' }), series(node, c.miss as number, { op: 'get', result: 'miss' })], errors: [] };
-          if (name in c) return { data: [series(node, c[name] as number)], errors: [] };
-          return { data: [], errors: [] };
+          const data = (x.nodes ?? Object.keys(counts)).flatMap((node) => {
+            const c = counts[node] as Record<string, number>;
+            if (name === 'kv_ops') return [series(node, c.hit as number, { op: 'get', result: 'hit' }), series(node, c.miss as number, { op: 'get', result: 'miss' })];
+            return name in c ? [series(node, c[name] as number)] : [];
+          });
+          return { data, errors: [] };
         }),
     });
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
     expect(r.ok).toBe(true);
-    expect(r.set.get('couchbase_bucket_ep_cache_miss_ratio', { bucket: 'b' })).toBeCloseTo(0.2, 9);
+    expect(r.set.get('couchbase_bucket_ep_cache_miss_ratio', { bucket: 'b' })).toBeCloseTo(4 / 15, 9);
   });
   it('a single-version cluster: one fetch, every query asking the active members (its one node), 8 requests', async () => {
     const one = [{ name: 'b', bucketType: 'membase', nodes: [{ hostname: 'n1:8091', clusterCompatibility: 0x70006, version: '7.6.2-3721-enterprise' }] }];
