@@ -331,7 +331,7 @@ export const xdcrCollector: Collector<'xdcr'> = {
   defaultInterval: 30_000,
   families: [...STAT_FAMILIES.values(), ...Object.values(F)],
   role: 'Read-Only Admin (ro_admin): cluster.xdcr.remote_clusters!read and cluster.bucket[<source>].stats!read for every source bucket',
-  description: 'Every XDCR replication per source node (the 20 XDCR stats, in a fast and a slow tier), its state and errors, and the remote cluster references.',
+  description: 'Every XDCR replication per source node (the 20 XDCR stats, from the statistics source), its state and errors, and the remote cluster references.',
   async collect(ctx) {
     // The two lists are independent: fetch them together, and let neither run on after the other failed.
     const tasksP = fetchTasks(ctx);

@@ -25,7 +25,7 @@ import { fetchBucketList } from '../couchbase/buckets.js';
 import type { ClusterSource } from '../couchbase/source.js';
 import { DEFAULT_LINE, nativeMapFor, SERVER_LINES, serverLineOf } from './native-map.js';
 import type { NativeMapRow, NativeSeries, NativeTable, ServerLine } from './native-map.js';
-import { rowValue } from './range-groups.js';
+import { rowValue } from './row-values.js';
 import type { RangeItems } from './range-groups.js';
 
 /** The nodes of each line present, in line order; one entry for a single-version cluster. */

@@ -22,7 +22,7 @@ import type { NativeMapRow, NativeTable } from './native-map.js';
 import { mergedValue, nodeLinesOf, scopedRows, scopedTable, servingLine } from './node-lines.js';
 import type { LineGroups } from './node-lines.js';
 import { fetchRange, kvItemOf, xdcrItemOf } from './range.js';
-import { newestOf, rowValue } from './range-groups.js';
+import { newestOf, rowValue } from './row-values.js';
 import { ITEM_WIDE, setOf } from './values.js';
 import type { ItemValues, SourceValues, StatValues, ValueKind } from './values.js';
 
