@@ -16,8 +16,7 @@
 import { boundedText, CbwError } from '../errors.js';
 import { MAX_GAP_NODES } from '../metrics/family.js';
 import type { StatsGaps } from '../metrics/family.js';
-import type { CollectContext } from '../collectors/types.js';
-import type { CollectorName } from '../config/schema.js';
+import type { StatsContext } from './context.js';
 import type { NativeMapRow } from './native-map.js';
 import type { RangeItems } from './range-groups.js';
 import { AnswerGrouping, keepShapes, stagedRequestSchema } from './range-grouping.js';
@@ -134,23 +133,20 @@ export function serverTimeoutMs(remainingMs: number, requestTimeoutMs: number = 
  * its DownHosts within a request). The gap is named: one item error per node and poll, `ctx.out.statsGaps`
  * (cbwatch_stats_nodes_missing, the landing page) and the poll's note (`cbwatch check`).
  */
-export async function fetchRange<N extends CollectorName>(
-  ctx: CollectContext<N>,
+export async function fetchRange(
+  ctx: StatsContext,
   rows: readonly NativeMapRow[],
   extra: Readonly<Record<string, string>>,
   itemOf: (labels: Readonly<Record<string, string>>) => string | undefined,
   sumOverNodes = false,
-  // A cluster mid-upgrade (node-lines.ts): this line's nodes only, with its own memo and window (a state key of its own).
-  line?: { readonly stateKey: string; readonly nodes: readonly string[] },
 ): Promise<RangeFetch> {
   keepShapes();
-  const st = rangeStateOf(ctx.state, line?.stateKey);
+  const st = rangeStateOf(ctx.state);
   const now = ctx.now();
   const plan = planPoll(rows, { nowMs: now, lastPollMs: st.lastPoll, intervalMs: ctx.options.interval, items: st.items, sizes: st.sizes, sumOverNodes });
   const { batches, summed } = plan;
   const active = st.noNodesUntil !== undefined && now < st.noNodesUntil ? undefined : await statsNodes(ctx);
-  // A cluster mid-upgrade: this line's nodes, those of them that are active (all of them when the list is unknown).
-  let asked = line === undefined ? active : active === undefined ? [...line.nodes] : line.nodes.filter((n) => active.includes(n));
+  let asked = active;
   const collector = rows[0]?.section === 'xdcr' ? 'xdcr' : 'bucket_stats';
   // Nodes found down or slow in this poll: not asked again by its later requests.
   const down = new Set<string>();

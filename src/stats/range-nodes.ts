@@ -8,8 +8,7 @@ import type { ErrorCode } from '../errors.js';
 import { fetchBucketList } from '../couchbase/buckets.js';
 import type { BucketEntry } from '../couchbase/buckets.js';
 import type { StatsGaps } from '../metrics/family.js';
-import type { CollectContext } from '../collectors/types.js';
-import type { CollectorName } from '../config/schema.js';
+import type { StatsContext } from './context.js';
 import type { RangeItems } from './range-groups.js';
 import { RANGE_LIMITS } from './range-limits.js';
 
@@ -24,7 +23,7 @@ export const STATS_NODES_MAX_AGE_MS = 15_000;
  * out: it serves no bucket data. Undefined when the list cannot be read or names none: the range API's default
  * (every node, in any membership state) then applies.
  */
-export async function statsNodes<N extends CollectorName>(ctx: CollectContext<N>): Promise<string[] | undefined> {
+export async function statsNodes(ctx: StatsContext): Promise<string[] | undefined> {
   try {
     const nodes = await ctx.shared.get('statsNodes', STATS_NODES_MAX_AGE_MS, async () => activeBucketNodes((await fetchBucketList(ctx)).buckets));
     return nodes.length > 0 ? nodes : undefined;
@@ -62,7 +61,7 @@ const MAX_ERROR_CAUSES = 20;
  * failed as its count, so an answer full of errors entries makes a few lines, not an item error (and a debug line)
  * per entry and metric. Past MAX_ERROR_CAUSES causes, the rest are one more, counted.
  */
-export function reportRangeErrors(ctx: Pick<CollectContext, 'itemFailed'>, errors: ReadonlyArray<{ metric: string; errors: string[] }>): void {
+export function reportRangeErrors(ctx: Pick<StatsContext, 'itemFailed'>, errors: ReadonlyArray<{ metric: string; errors: string[] }>): void {
   const causes = new Map<string, string[]>();
   let others = 0;
   for (const r of errors) {

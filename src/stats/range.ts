@@ -1,6 +1,7 @@
 /**
- * The range source: statistics of Couchbase 7.0+ from `POST /pools/default/stats/range`, turned into the same
- * sample arrays the envelopes give, so that the collectors' rules apply unchanged. Its parts, by role:
+ * The range source: statistics of Couchbase 7.0+ from `POST /pools/default/stats/range`. range-source.ts turns a
+ * poll's answers into the neutral values (values.ts) that the collectors map, as the envelope source does. Its parts,
+ * by role:
  * - range-plan.ts: the window, the sample budget, the queries and their batches;
  * - range-fetch.ts: a poll (fetchRange): the requests, their timeouts and failures, the state kept between polls;
  * - range-nodes.ts: the nodes asked, the nodes missing from the answers, the answers' errors as item errors;
@@ -8,7 +9,8 @@
  * - range-reader.ts: one query's answer read from the request's text (with range-interner.ts and json-cursor.ts);
  *   range-tree.ts: the same from JSON.parse's tree, where that reader gives up; range-limits.ts: the bounds on what
  *   an answer may make the exporter keep;
- * - range-groups.ts and range-values.ts: the rows' parts per item and node, and each series' value.
+ * - range-groups.ts, row-values.ts and range-values.ts: the rows' parts per item and node, each row's value, and
+ *   each series' value.
  * This module gathers their exports under one name.
  */
 export { activeBucketNodes, gapsNote, missingNodes, reportRangeErrors, STATS_NODES_MAX_AGE_MS, statsNodes } from './range-nodes.js';

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { aggregatedMetrics, buildQueries, groupSeries, kvItemOf, newestOnlyMetrics, parseQueryAnswer } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 
 const row = (legacy: string): NativeMapRow => KV_ROW_BY_LEGACY.get(legacy) as NativeMapRow;
 /** A host gauge's answer: one series per node, no bucket label. */

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { ser, tableRow } from '../helpers/range-table.js';
 import { AnswerGrouping, kvItemOf, reportRangeErrors, StagedRequest } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 import { Interner, QueryReader, RangeCaps } from '../../src/stats/range-reader.js';
 import type { CounterMemo } from '../../src/stats/range-values.js';
 

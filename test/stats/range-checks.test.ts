@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
-import { newestOf, rowValue } from '../../src/stats/range-groups.js';
+import { newestOf, rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { decimalOf } from '../../src/stats/range-values.js';
 

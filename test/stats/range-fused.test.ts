@@ -11,7 +11,7 @@ import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { expectReadAsParsed, memoPoints, ser, tableRow, viewOf } from '../helpers/range-table.js';
 import { AnswerGrouping, groupAnswers, groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
 import type { RawAnswer } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { pointsOf, rawSeriesValue, seriesValue } from '../../src/stats/range-values.js';
 import type { CounterMemo, Point } from '../../src/stats/range-values.js';

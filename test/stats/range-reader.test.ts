@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { expectReadAsParsed, ser, tableRow, viewOf } from '../helpers/range-table.js';
 import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { idKey, Interner, QueryReader } from '../../src/stats/range-reader.js';
 import type { CounterMemo } from '../../src/stats/range-values.js';
