@@ -16,7 +16,7 @@
  * port 8091, as cbwatch's `node` label), which the scrape configuration below attaches by relabelling; every rule
  * aggregates `by` cbwatch's labels, so Prometheus's `job`/`instance` and Couchbase's own extra labels drop out.
  */
-import { allFamilies } from '../metrics/catalog.js';
+import { allFamilies } from '../catalog.js';
 import { KV_BUCKET_LABEL, KV_ROW_BY_LEGACY, nativeMapFor, SERVER_LINES, XDCR_NATIVE_LABELS, XDCR_ROW_BY_LEGACY } from '../stats/native-map.js';
 import { nativeCoverage } from './native-coverage.js';
 import { PACKAGE_ROOT } from '../paths.js';

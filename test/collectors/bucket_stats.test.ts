@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BUCKET_STAT_CATALOG, STAT_FAMILIES, statSpec, unknownMetricName } from '../../src/collectors/bucket-stat-catalog.js';
 import { bucketStatsCollector, mapBucketStats, RESERVED_FAMILY_NAMES } from '../../src/collectors/bucket_stats.js';
 import { collectionsCollector } from '../../src/collectors/collections.js';
-import { allFamilies } from '../../src/metrics/catalog.js';
+import { allFamilies } from '../../src/catalog.js';
 import { renderSets } from '../../src/metrics/render.js';
 import { reduceSamples } from '../../src/collectors/samples.js';
 import type { SampleMemo } from '../../src/collectors/samples.js';

@@ -15,7 +15,7 @@ import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseArgs } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';
-import { allFamilies } from '../../src/metrics/catalog.js';
+import { allFamilies } from '../../src/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { KV_ROW_BY_LEGACY, XDCR_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
