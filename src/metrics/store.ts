@@ -321,7 +321,7 @@ export const OVERDUE_GRACE_MS = 2000;
  *   still) shows the slot missed until the catch-up poll ends; a scheduler that stopped shows on both.
  * An overdue collector is a failure — success 0, the reason in lastError, no series counted — whatever its last
  * poll said: its values are as old as that poll, and whatever stopped its polls (a stalled thread, a scheduler
- * that does not tick) is not visible otherwise (issue 25, item 3). Applied where the statuses are served, on the
+ * that does not tick) is not visible otherwise. Applied where the statuses are served, on the
  * HTTP thread, so a collection thread that stopped altogether shows too.
  */
 export function markOverdue(statuses: readonly CollectorStatus[], nowMono: number, nowWall: number = Date.now()): CollectorStatus[] {

@@ -4,8 +4,8 @@
  * statistics APIs it answers: before 7.0 only the legacy envelopes (the range API and /metrics answer 404, as
  * a 6.x cluster manager does); 7.0+ also GET/POST /pools/default/stats/range and each node's native /metrics;
  * 7.2.1+ also GET /prometheus_sd_config. Builds: those of real releases the fixtures or the release notes name.
- * A profile also fixes what differs between server lines in the statistics (issue 37, read from ns_server's
- * 7.0.0, 7.1.4, 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees): the native name table of its line (../native.ts), the
+ * A profile also fixes what differs between server lines in the statistics (read from ns_server's 7.0.0, 7.1.4,
+ * 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees): the native name table of its line (../native.ts), the
  * ep_cache_miss_rate formula (menelaus_stats computed_stats_lazy_proplist) and the 7.2+ min-file-size rule of
  * couch_docs_data_size (stat_names_mappings.erl).
  */

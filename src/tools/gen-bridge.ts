@@ -516,7 +516,7 @@ function perLineText(): string[] {
     'Sources: ns_server `stat_names_mappings.erl` and `menelaus_stats.erl` (get_aggregate_method,',
     'computed_stats_lazy_proplist), kv_engine `stats.def.h` (stored versions from a 2020 pre-release of 7.0 on; every',
     'BSL-licensed one, 7.0 GA and later, has the `state`-labelled drift families), the 8.0 metadata, and the',
-    '7.0.0–8.0.0 trees as read for issue 37 (ep_cache_miss_rate from 7.6.8, the 7.2 small-file rule).',
+    '7.0.0–8.0.0 trees (ep_cache_miss_rate from 7.6.8, the 7.2 small-file rule).',
     '',
   ];
 }

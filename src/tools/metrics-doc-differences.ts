@@ -1,6 +1,6 @@
 /**
  * docs/metrics.md, "Envelope and range differences": what still differs between `stats_source: envelope` and
- * `range` on the simulator, which follows ns_server's own rules (issue 37). The same list, with the profiles and
+ * `range` on the simulator, which follows ns_server's own rules. The same list, with the profiles and
  * cases where each difference happens, is test/differential/known-differences.ts: the differential test fails
  * when a difference is not listed there or no longer happens, so both shrink together as the range path is fixed.
  */

@@ -477,9 +477,8 @@ function div(a: number, b: number, dflt: number): number {
  * The stats the envelope computes from other stats AFTER merging the nodes (menelaus_stats.erl
  * computed_stats_lazy_proplist/1, bucket clause: hit_ratio, ep_cache_miss_rate, ep_resident_items_rate, the
  * vb_avg_<state>_queue_age, vb_<state>_resident_items_ratio, avg_* times and drifts, couch_total_disk_size, both
- * fragmentations (round((Disk − Data) / Disk × 100)), ep_dcp_views+indexes_*). ep_cache_miss_rate by version, as
- * issue 37 reads the server lines: before 7.0 ep_bg_fetched / cmd_get; 7.0 to 7.6.7 ep_bg_fetched / cmd_lookup;
- * 7.6.8 and 8.0 get_misses / cmd_get.
+ * fragmentations (round((Disk − Data) / Disk × 100)), ep_dcp_views+indexes_*). ep_cache_miss_rate by server line:
+ * before 7.0 ep_bg_fetched / cmd_get; 7.0 to 7.6.7 ep_bg_fetched / cmd_lookup; 7.6.8 and 8.0 get_misses / cmd_get.
  */
 function computedStats(cacheMiss: SimProfile['cacheMiss']): ReadonlyMap<string, Computed> {
   const m = new Map<string, Computed>();
@@ -552,8 +551,7 @@ const MIN_FILE_SIZE_PER_VBUCKET = 128 * 1024;
  * through ../native.ts its native metrics) say. Bucket counts and rates are the node's share of the bucket's
  * (its vBuckets' part); a host stat is the node's own machine (the same in every bucket); a computed stat comes
  * from the node's own parts; anything else is the node's reading of the bucket-wide curve.
- * couch_docs_data_size on 7.2+ (stat_names_mappings.erl, the couch_docs_data_size clause as issue 37 reads the
- * 7.2.0 tree): while the node's data file (kv_ep_db_file_size_bytes) is under 128 KiB × its vBuckets
+ * couch_docs_data_size on 7.2+ (stat_names_mappings.erl, the couch_docs_data_size clause of the 7.2.0 tree): while the node's data file (kv_ep_db_file_size_bytes) is under 128 KiB × its vBuckets
  * (kv_ep_vb_total), the file size is reported instead of kv_ep_db_data_size_bytes. `legacy` false: the value
  * of the node's own native metric, before ns_server's translation.
  */
