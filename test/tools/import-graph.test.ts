@@ -9,9 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { directoryCycles, fileCycles, importGraph } from '../../src/tools/import-graph.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
-/** Cycles still open, each owned by work under way: the config circle, and cli.ts ↔ healthcheck.cts (types only). */
+/**
+ * Cycles still open, each owned by work under way: the config circle, and the healthcheck probe's type-only import
+ * of the CLI (cli.ts ↔ healthcheck.cts; with the commands in their own files, through commands/healthcheck.ts).
+ */
 const KNOWN_FILE_CYCLES = new Set([
   'src/cli.ts, src/healthcheck.cts',
+  'src/cli.ts, src/commands/healthcheck.ts, src/healthcheck.cts',
   'src/config/flags.ts, src/config/switches.ts, src/config/types.ts, src/config/webconfig.ts, src/config/yamlfile.ts',
 ]);
 
