@@ -9,46 +9,20 @@
  * computes its CRC-32. A `tasks` poll therefore costs the few kilobytes of the tasks part, not the megabytes
  * of bucket statistics.
  *
- * Each part's deflate stream is raw deflate ended by a sync flush (byte-aligned, not final, no reference
- * into other parts), so the HTTP side can splice parts into one gzip member (src/metrics/exposition.ts).
- *
- * Only the deflated form crosses to the HTTP thread; the text is garbage here once deflated. Scrapers ask for
- * gzip (Prometheus always does), and the text was twenty times the deflated bytes: 3.3 MB of a realistic
- * scenario's resident memory (26 MB at 1,000 buckets), held for the rare scrape without gzip, which inflates
- * the parts it needs instead (src/metrics/plain-forms.ts).
+ * The part's shape and its deflate are the exposition's (src/metrics/part.ts). Only the deflated form crosses to
+ * the HTTP thread; the text is garbage here once deflated. Scrapers ask for gzip (Prometheus always does), and a
+ * scrape without gzip inflates the parts it needs instead (src/metrics/plain-forms.ts), so the text, many times
+ * the deflated bytes, is not held for it.
  * The Couchbase request metrics (cbwatch_couchbase_request*) are observed where the clients run, and rendered here
  * as one more part.
  */
-import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { findProblems } from '../server/problems.js';
 import type { Problem } from '../server/problems.js';
 import type { CollectorStatus, SnapshotStore } from '../metrics/store.js';
-import { counterHeaderEdits, crcOf, omChunks } from '../metrics/openmetrics.js';
-import type { OmEdit } from '../metrics/openmetrics.js';
+import { preparePart, tidy } from '../metrics/part.js';
+import type { PreparedPart } from '../metrics/part.js';
 import { renderSetsBytes } from '../metrics/render.js';
 import { requestMetricsText, requestMetricsVersion } from '../metrics/requests.js';
-
-/** A part ready to serve: its raw deflate blocks, and the length and CRC-32 of the text they hold. */
-export interface PreparedPart {
-  readonly name: string;
-  /** Length in bytes of the text (which is not kept: see the module comment). */
-  readonly length: number;
-  readonly deflated: Buffer;
-  readonly crc: number;
-  /** Its OpenMetrics form, when it differs (it holds a counter family): see OmPart. */
-  readonly om?: OmPart | undefined;
-}
-
-/**
- * A part's OpenMetrics form (src/metrics/openmetrics.ts): the text with `edits` applied (its counters' HELP and
- * TYPE lines), and that text's raw deflate blocks and CRC-32. The deflate of the text between the edits is shared
- * with the text form (see preparePart), so the second form costs the deflate of a few header lines.
- */
-export interface OmPart {
-  readonly edits: readonly OmEdit[];
-  readonly deflated: Buffer;
-  readonly crc: number;
-}
 
 /** What changed since the previous update. */
 export interface SnapshotUpdate {
@@ -63,53 +37,6 @@ export interface SnapshotUpdate {
 
 /** The name of the request-metrics part (sorts after every collector name). */
 export const REQUESTS_PART = '~requests';
-
-/** A Buffer that owns its whole ArrayBuffer (so it can be transferred without detaching anything else). */
-function owned(b: Buffer): Buffer {
-  if (b.byteOffset === 0 && b.buffer.byteLength === b.length) return b;
-  const copy = Buffer.from(new ArrayBuffer(b.length));
-  b.copy(copy);
-  return copy;
-}
-
-/** Raw deflate of one part, ended by a sync flush so more blocks may follow. */
-export function deflatePart(plain: Uint8Array): Buffer {
-  return deflateRawSync(plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
-}
-
-/** A part from its text (read here, not kept). */
-export function preparePart(name: string, text: string | Buffer): PreparedPart {
-  const plain = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-  const edits = counterHeaderEdits(plain);
-  if (edits.length === 0) return { name, length: plain.length, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
-  // Both forms deflated piece by piece (each piece ended by a sync flush, as parts are: see exposition.ts), the
-  // pieces between the edits once for both: [body, header, body, header, …, body].
-  const bodies: Buffer[] = [];
-  const textHeads: Buffer[] = [];
-  const omHeads: Buffer[] = [];
-  let at = 0;
-  for (const e of edits) {
-    bodies.push(deflatePart(plain.subarray(at, e.start)));
-    textHeads.push(deflatePart(plain.subarray(e.start, e.end)));
-    omHeads.push(deflatePart(e.text));
-    at = e.end;
-  }
-  bodies.push(deflatePart(plain.subarray(at)));
-  const interleave = (heads: readonly Buffer[]): Buffer => owned(Buffer.concat(bodies.flatMap((b, i) => (i < heads.length ? [b, heads[i] as Buffer] : [b]))));
-  return {
-    name,
-    length: plain.length,
-    deflated: interleave(textHeads),
-    crc: crc32(plain),
-    om: { edits, deflated: interleave(omHeads), crc: crcOf(omChunks(plain, edits)) },
-  };
-}
-
-/** prom-client's text, with the blank lines between its metrics removed and a final newline. */
-export function tidy(text: string): string {
-  const t = text.replace(/\n\n+/g, '\n');
-  return t.endsWith('\n') || t === '' ? t : `${t}\n`;
-}
 
 export class PartRenderer {
   /** Names of the parts that have text, in order. */

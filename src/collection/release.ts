@@ -5,27 +5,22 @@
  * the time a poll replaces them, so only a full collection frees the megabytes behind them. The HTTP thread
  * allocates almost nothing between scrapes, and V8 counts memory outside the heap towards a full collection
  * only once it has grown by 64 MB since the last one: replaced parts piled up to that much before they were
- * freed (at 1,000 buckets, three generations of the 26 MB bucket-statistics part; bench/RESULTS.md, "Where the
- * peak goes").
+ * freed (at scale, several generations of the bucket-statistics part; bench/RESULTS.md).
  *
  * Once replaced parts add up to RELEASE_AFTER_BYTES, the view asks V8 for a full collection in a task of its own
  * (`execution: 'async'`: V8 posts it to the thread's task queue rather than collecting inside `apply`). It is a
- * full stop-the-world collection of this thread's heap, about 16 MB, so a scrape arriving at that moment waits for
- * it; the bench's scrape latency figures include it. That needs `gc` exposed, which the launcher does
+ * full stop-the-world collection of this thread's heap, which is small, so a scrape arriving at that moment waits
+ * for it; the bench's scrape latency figures include it. That needs `gc` exposed, which the launcher does
  * (`--expose-gc`, bin/cbwatch.js); without it V8 collects when it would.
  *
  * The collection thread does the same for the answers it reads (`--collection.gc-every SIZE`, 8 MiB unless set):
  * every SIZE bytes of them since its last collection, it asks for a full collection of its heap, in the middle of a
  * burst of polls if need be. An answer's text and its parsed form are garbage once mapped, and V8 lets garbage
  * build up in proportion to the heap it keeps before it collects: a text larger than the young generation is made
- * in the old one, which only a full collection frees. At 1,000 buckets (about 35 MB of answers per 30 s poll, in
- * requests of 4–14 MB) the process rose by 100–190 MB during each poll and peaked at 300–340 MB; with a collection
- * every 8 MiB, at 216–230 MB and 241 MB (bench/RESULTS.md, "Footprint, tenth round"). A burst that reads less than
- * SIZE (the realistic scenario reads 3–7 MB per 30 s) asks for none during the burst; the end of a burst asks for
- * its own as before (BurstCollector). `0` leaves the timing to V8 within a burst. Earlier figures, when it was
- * off by default: at 1,000 replications it cost 0.8–1.1 s per minute and saved nothing (each replication's stats
- * were separate requests then), and a 20-cluster fleet paid 0.38 s per minute for 88 MB off its peak (scale curve,
- * fleet).
+ * in the old one, which only a full collection frees. At scale the process otherwise rises by the answers of a
+ * whole poll before V8 collects, and the collections during the burst lower its peak (bench/RESULTS.md has the
+ * figures). A burst that reads less than SIZE asks for none during the burst; the end of a burst asks for its own
+ * as before (BurstCollector). `0` leaves the timing to V8 within a burst.
  * Without `gc` exposed it does nothing, and the worker says so in a warning at start.
  */
 
@@ -98,9 +93,8 @@ export class ReleaseCounter {
 /**
  * Once, when start-up is over: a collection that gives the heap's emptied pages back (`collectSoon(true)`). Start-up
  * (loading the modules, building the server, the first polls) leaves a heap V8 has grown and a young generation at
- * its largest; Node 24's V8 keeps both until its memory reducer runs, which at rest it had not done 30 s in. At rest,
- * by hand, this took 17 MB off the resident memory on Node 24 and 3 MB on Node 20 (bench/RESULTS.md, "Footprint and
- * CPU, seventh round").
+ * its largest; Node 24's V8 keeps both until its memory reducer runs, which at rest can take a long while. This
+ * gives that memory back at once (bench/RESULTS.md measures it on Node 20 and 24).
  */
 export class StartupRelease {
   private done = false;
@@ -125,12 +119,10 @@ export { DEFAULT_GC_EVERY_BYTES as GC_EVERY_DEFAULT_BYTES } from '../config/sett
  * The collection thread's garbage at the end of a burst of polls. Answers are read, mapped and rendered in bursts
  * (every collector due at a slot); what they leave is garbage once the burst's parts are posted, and V8 collects
  * it only when the next burst allocates, or when its memory reducer notices the thread is idle, seconds later:
- * meanwhile the garbage is resident (at the realistic scenario half of each 30 s cycle). `idle()` is called once
- * a burst is over (no poll running, its update posted) and asks for a full collection when at least `threshold`
- * bytes of answers were read since the last one. At the realistic scenario (about 7 MB of answers per 30 s cycle)
- * that is one collection per cycle, after the bucket statistics; three pairs of runs side by side with the build
- * before it had a median RSS 10–16 MB lower, and at 1,000 buckets the median fell by half (bench/RESULTS.md,
- * "Footprint, fifth round"), with CPU within run-to-run noise.
+ * meanwhile the garbage is resident (for much of each cycle). `idle()` is called once a burst is over (no poll
+ * running, its update posted) and asks for a full collection when at least `threshold` bytes of answers were read
+ * since the last one: about one collection per cycle, after the bucket statistics, which lowered the median
+ * resident memory with CPU within run-to-run noise (bench/RESULTS.md).
  * The 15 s collectors' small bursts add up to the threshold rather than each asking for one. V8's memory reducer
  * still runs after it (turning it off as well gave a higher median: it also gives pages back).
  */
@@ -153,8 +145,8 @@ export class BurstCollector extends ReleaseCounter {
 
   /**
    * Counts; during a burst asks for a collection each `every` bytes. A collection during the burst does not
-   * excuse the one at its end: what the burst makes after its last answer (its parts' text, garbage once deflated:
-   * 26 MB at 1,000 buckets) is freed only then.
+   * excuse the one at its end: what the burst makes after its last answer (its parts' text, garbage once deflated)
+   * is freed only then.
    */
   override count(bytes: number): void {
     this.stale += bytes;

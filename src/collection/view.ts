@@ -7,7 +7,8 @@ import { markOverdue } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
 import { monotonicMs } from '../clock.js';
 import type { Problem } from '../server/problems.js';
-import type { PreparedPart, SnapshotUpdate } from './parts.js';
+import type { PreparedPart } from '../metrics/part.js';
+import type { SnapshotUpdate } from './parts.js';
 import { RELEASE_AFTER_BYTES, ReleaseCounter, StartupRelease, collectSoon } from './release.js';
 
 /** What the HTTP app needs of the collection state. */

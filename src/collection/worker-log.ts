@@ -1,7 +1,7 @@
 /**
  * The collection worker's logger: writes the same JSON lines the daemon's pino logger writes (src/log.ts:
  * level by name, ISO time, pid, the child bindings, the object's keys, msg; pino's `err` serializer; the same
- * redacted paths), so the worker need not load pino (issue 26, item 2). The lines go to the HTTP thread, which
+ * redacted paths), so the worker need not load pino. The lines go to the HTTP thread, which
  * writes them where the daemon's logger writes. test/collection/worker-log.test.ts checks it line for line
  * against pino.
  */

@@ -7,24 +7,13 @@ import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js
 import type { CouchbaseClient, RequestRecord } from '../couchbase/client.js';
 import { boundedText, CbwError, describeError } from '../errors.js';
 import { SampleSet } from '../metrics/family.js';
+import type { PollResult } from '../metrics/store.js';
 import { createSharedCache } from './shared.js';
 import type { CollectContext, Collector, SharedCache } from './types.js';
 
-export interface PollOutcome {
-  readonly collector: string;
-  readonly ok: boolean;
-  readonly set: SampleSet;
-  readonly error: unknown;
-  readonly durationSeconds: number;
+/** A poll's outcome as the scheduler and `cbwatch check` see it: the store's record, with each request's record. */
+export interface PollOutcome extends PollResult {
   readonly requests: RequestRecord[];
-  /** reason → count */
-  readonly skipped: Map<string, number>;
-  /** Failed items of this poll, reason → count (see `CollectContext.itemFailed`). */
-  readonly itemErrors: Map<string, number>;
-  readonly notApplicable: string | undefined;
-  /** What the collector noted about how it polled (`CollectContext.note`). */
-  readonly note?: string | undefined;
-  readonly finishedAt: number;
 }
 
 export interface PollInput<N extends CollectorName> {

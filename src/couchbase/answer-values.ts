@@ -4,10 +4,9 @@
  */
 
 /**
- * Default cap on the values one answer may hold (`--couchbase.max-answer-values`). The largest real answer
- * is the bucket list: with 1,000 buckets on 4 nodes the simulator's is 8.3 MB and about 330,000 values (a
- * bucket's `zoom=year` stats, the next largest, about 400,000 at 1.3 MB), so this leaves a margin of ten.
- * At the cap, the worst shape (`[],[],…`: 2 million empty arrays) costs about 100 MB of heap to parse.
+ * Default cap on the values one answer may hold (`--couchbase.max-answer-values`): about ten times the largest
+ * real answers (the bucket list of a 1,000-bucket cluster, a bucket's `zoom=year` stats), while the worst shape at
+ * the cap (`[],[],…`, empty arrays) still parses in a bounded heap (bench/RESULTS.md has the figures).
  */
 export const DEFAULT_MAX_ANSWER_VALUES = 4_000_000;
 let processValueLimit = DEFAULT_MAX_ANSWER_VALUES;
@@ -22,9 +21,9 @@ export function setAnswerValueLimit(values: number): void {
 
 /**
  * How many values an answer's bytes can create, counted as its `[`, `{` and `,` bytes: each container opens
- * with one and each further element follows one. Bytes are not objects: 60 MB of `[],[],…` is under the
- * byte cap, yet JSON.parse makes 20 million arrays of it (about 1 GB of heap). Counting the bytes as they
- * arrive lets the read stop long before that. Commas inside strings count too: an upper bound, cheap (one
+ * with one and each further element follows one. Bytes are not objects: `[],[],…` under the byte cap still
+ * makes JSON.parse build an array per three bytes, gigabytes of heap. Counting the bytes as they arrive lets the
+ * read stop long before that. Commas inside strings count too: an upper bound, cheap (one
  * pass over bytes already in memory, no decoding), and real answers stay far below the cap either way.
  */
 export function countValueMarks(buf: Uint8Array): number {
@@ -38,14 +37,14 @@ export function countValueMarks(buf: Uint8Array): number {
 
 /**
  * How deep an answer may nest (arrays and objects) before it is refused unparsed. Couchbase's REST answers nest
- * fewer than 15 levels; the value cap does not bound what nesting costs: 4,000,000 nested arrays (8 MB, at the
- * cap) make about 230 MB of heap in JSON.parse, and 3,000,000 took the exporter to 556 MiB (issue 39).
+ * fewer than 15 levels; the value cap does not bound what nesting costs: nested arrays up to the cap make
+ * JSON.parse take hundreds of megabytes of heap.
  */
 export const MAX_ANSWER_DEPTH = 64;
 
 /**
- * Answers shorter than this are parsed without a depth scan: nesting as deep as their length allows (half a
- * million levels) costs at most about 30 MB of heap, and the scan would cost every small answer time.
+ * Answers shorter than this are parsed without a depth scan: nesting as deep as their length allows costs a
+ * bounded heap, and the scan would cost every small answer time.
  */
 export const DEPTH_SCAN_FROM_CHARS = 1 << 20;
 

@@ -459,7 +459,7 @@ class Client implements CouchbaseClient {
       let values = 0;
       // Chunks whose value marks are in `values`. Every value takes at least one byte, so an answer cannot pass
       // the value cap before its bytes do: counting starts only then (real answers, far below the cap in bytes,
-      // are never scanned; the scan was 4% of the collection thread's CPU at the realistic bench scenario).
+      // are never scanned: the scan was a measurable share of the collection thread's CPU).
       let counted = 0;
       const settle = (err: RequestError | undefined, raw?: RawResponse): void => {
         if (settled) return;

@@ -8,9 +8,14 @@ import { AbortedError, AuthError, ForbiddenError, HttpStatusError, NetworkError,
 import type { RequestDescription } from '../errors.js';
 import { safeExcerpt } from '../redact.js';
 import type { Redactor } from '../redact.js';
-import type { RawResponse } from './client.js';
 
-export function statusError(desc: RequestDescription, raw: RawResponse, redactor: Redactor): RequestError {
+/** What a refused answer tells: its status and its body (the client's RawResponse is one). */
+export interface RefusedAnswer {
+  readonly status: number;
+  readonly text: string;
+}
+
+export function statusError(desc: RequestDescription, raw: RefusedAnswer, redactor: Redactor): RequestError {
   if (raw.status === 401) return new AuthError(desc);
   if (raw.status === 403) return new ForbiddenError(desc, permissionsOf(raw.text).map((p) => redactor.redact(p)));
   return new HttpStatusError(desc, raw.status, briefBody(raw.text, redactor));

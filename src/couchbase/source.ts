@@ -31,8 +31,8 @@ export interface InvalidEntry {
 
 /**
  * For an entry that must be a JSON object: the summary of why it is not one, or undefined when it is. Said
- * without zod, whose failed parse costs about 3 µs (an answer of a million `1,` entries: 3 s of the collection
- * thread); the words are zod's own.
+ * without zod, whose failed parse is costly enough to matter over an answer of a million bad entries; the words
+ * are zod's own.
  */
 export function notAnObject(el: unknown): string | undefined {
   if (typeof el === 'object' && el !== null && !Array.isArray(el)) return undefined;

@@ -19,9 +19,8 @@ export function uncheckedRecord() {
 
 /**
  * An array whose entries are checked one by one, stopping at the first that fails, which is reported with
- * its index and its own issues. zod's `z.array` checks every entry and keeps an issue for each: 500 KB of
- * `[1,1,…]` made 250,000 issues (about 140 MB of heap and a second of CPU) before anything could summarise
- * them. Use it wherever one bad entry fails the whole answer anyway; a list whose entries are items of their
+ * its index and its own issues. zod's `z.array` checks every entry and keeps an issue for each: a large answer
+ * of bad entries made one issue per entry, heap and CPU spent before anything could summarise them. Use it wherever one bad entry fails the whole answer anyway; a list whose entries are items of their
  * own is parsed with `parseEach` instead.
  */
 export function checkedArray<S extends z.ZodType>(entry: S) {

@@ -2,8 +2,8 @@
  * The two parts of undici the Couchbase client uses: `Pool` (with `dispatch` and `close`, which need nothing
  * else) and the error classes. undici's index loads the whole package with them — fetch, WebSocket,
  * EventSource, the mock agents, caches, interceptors, proxy agents and the web streams and WebAssembly
- * HTTP parser fetch needs — about a hundred modules that cost the collection worker a few MB of resident memory
- * at rest and are never used (bench/RESULTS.md, issue 26 item 2). The package has no `exports` map, so its
+ * HTTP parser fetch needs — modules that cost the collection worker resident memory at rest and are never used
+ * (bench/RESULTS.md). The package has no `exports` map, so its
  * files can be required directly; they are the modules the index itself returns (same require cache).
  */
 import { createRequire } from 'node:module';

@@ -18,8 +18,8 @@
  * reads none of the snapshot's bytes.
  */
 import { constants, crc32, deflateRawSync } from 'node:zlib';
-import type { OmPart, PreparedPart } from '../collection/parts.js';
-import { tidy } from '../collection/parts.js';
+import type { OmPart, PreparedPart } from './part.js';
+import { tidy } from './part.js';
 import { EOF_LINE, counterHeaderEdits, crcOf, omChunks, omLength } from './openmetrics.js';
 import { buildInfoSet } from './build.js';
 import { crc32Combine } from './crc32.js';

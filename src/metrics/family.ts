@@ -4,7 +4,7 @@ import { CLUSTER_SETTINGS } from '../config/settings.js';
 /**
  * Metric family definitions and the sample set a collector fills during one poll.
  * Every family is declared once, statically, by the collector that owns it; the catalog
- * (src/metrics/catalog.ts) gathers them all and docs/metrics.md is generated from it.
+ * (src/catalog.ts) gathers them all and docs/metrics.md is generated from it.
  */
 /** Histograms exist only among the live self-metrics; collectors emit gauges and counters. */
 export type MetricType = 'gauge' | 'counter' | 'histogram';

@@ -5,8 +5,7 @@
  * A part's deflate stream is raw deflate ended by a sync flush, so it inflates on its own. The text of the parts a
  * plain scrape needed is kept for KEEP_MS after the last such scrape (a person reloading the page, a client
  * scraping without gzip back to back), then dropped; a part replaced by a poll is dropped at the next plain scrape.
- * Inflating runs on libuv's thread pool: a 26 MB part (1,000 buckets) takes tens of milliseconds, during which
- * gzip scrapes are served.
+ * Inflating runs on libuv's thread pool, so gzip scrapes are served while a large part inflates.
  */
 import { constants, inflateRaw } from 'node:zlib';
 import type { InputType } from 'node:zlib';

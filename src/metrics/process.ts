@@ -12,9 +12,9 @@ const NOT_COUNTERS = ['nodejs_active_handles_total', 'nodejs_active_requests_tot
 /**
  * How often Node's event-loop delay monitor wakes the HTTP thread to take a sample (the `nodejs_eventloop_lag_*`
  * summaries; `nodejs_eventloop_lag_seconds` is measured at each scrape and does not depend on it). Every sample is a
- * timer firing: at 20 ms (50 a second) an otherwise idle node used about 0.2 s of CPU a minute more than without the
- * monitor, the largest part of the HTTP thread's CPU between scrapes; at 100 ms, about 0.04 s (bench/RESULTS.md,
- * "CPU, ninth round"). A stall of the HTTP thread still shows: the sample that spans it is as late as the stall.
+ * timer firing, and a fine resolution made the monitor the largest part of an idle HTTP thread's CPU between scrapes
+ * (bench/RESULTS.md measures it). A stall of the HTTP thread still shows: the sample that spans it is as late as the
+ * stall.
  */
 export const EVENT_LOOP_SAMPLE_MS = 100;
 

@@ -5,9 +5,9 @@
  * The text is the bytes prom-client's registry writes for the same samples (same HELP escaping, label
  * escaping and order, value strings such as `+Inf`), and test/metrics/render.test.ts holds it to that by
  * rendering the same sets through prom-client Gauges and Counters. It is written here rather than by
- * prom-client because prom-client formats every series through several intermediate arrays and strings:
- * at 26,800 series (100 buckets) a render cost ~110 ms and ~75 MB of short-lived heap for 2.8 MB of text,
- * which set the exporter's peak memory. Written directly, it is ~40 ms and ~20 MB (bench/RESULTS.md).
+ * prom-client because prom-client formats every series through several intermediate arrays and strings, whose
+ * short-lived heap set the exporter's peak memory at scale; written directly, a render takes a fraction of that
+ * time and heap (bench/RESULTS.md has the figures).
  * prom-client still renders cbwatch's own self-metrics and the process metrics.
  */
 import type { FamilyDef, Labels, SampleSet } from './family.js';
@@ -48,8 +48,8 @@ function valueString(v: number): string {
 /**
  * Where rendered text goes: a string (tests, small parts) or bytes (a part). The renderer writes each line as
  * it is made, so nothing but the sink holds the text: no per-family arrays of lines, no joined copy of the
- * whole exposition (at 1,000 buckets those copies were twice the 26 MB of text, alive at once, and most of the
- * collection thread's survivors in a young-generation GC).
+ * whole exposition (at scale those copies were twice the text, alive at once, and most of the collection
+ * thread's survivors in a young-generation GC).
  */
 export interface TextSink {
   write(s: string): void;
@@ -72,8 +72,8 @@ const FIRST_BYTES = 64 * 1024;
 /**
  * Collects the text as UTF-8 bytes in one Buffer, sized from a hint: a part's previous size, which the next
  * render of that part is close to. A render that outgrows it moves to a buffer half as large again. Written into
- * 64 KiB chunks joined at the end, the 26 MB part of 1,000 buckets took 52 MB per render (the chunks, then the
- * copy), and the chunks stayed until the thread's next full GC. The bytes are deflated and dropped
+ * chunks joined at the end, a large part took twice its size per render (the chunks, then the copy), and the chunks
+ * stayed until the thread's next full GC. The bytes are deflated and dropped
  * (src/collection/parts.ts), so slack past them is not copied away.
  */
 export class BytesSink implements TextSink {
@@ -124,7 +124,7 @@ type Block =
  * render has several sets: a render after one cluster's poll then writes only that cluster's series anew and
  * reuses the other clusters' text. A render of one set (one cluster) keeps nothing and writes its lines
  * straight to the sink: its next render is of a new set, and the text would only double the memory its part
- * already takes (26 MB at 1,000 buckets).
+ * already takes.
  */
 const blocksOf = new WeakMap<SampleSet, { readonly base: string; readonly blocks: readonly Block[] }>();
 

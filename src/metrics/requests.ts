@@ -1,7 +1,7 @@
 /**
  * Requests to Couchbase: `cbwatch_couchbase_requests_total` and `cbwatch_couchbase_request_duration_seconds`,
  * counted where the clients run (the collection worker, or the process inline) and written as exposition text
- * here, without prom-client (issue 26, item 2: the worker does not load it). The text is prom-client's for the
+ * here, without prom-client (the worker does not load it). The text is prom-client's for the
  * same observations (test/metrics/requests.test.ts checks it byte for byte against a prom-client Counter and
  * Histogram): HELP and TYPE, then each series in the order it was first seen, the histogram's `le` first.
  */

@@ -1,7 +1,7 @@
 /**
  * The exporter's own families, as data: names, types, help and labels. Apart from src/metrics/self.ts (the live
  * prom-client metrics of the HTTP thread), so that the collection worker, which needs the definitions
- * (src/metrics/store.ts), does not load prom-client (issue 26, item 2).
+ * (src/metrics/store.ts), does not load prom-client.
  */
 import { defineFamily } from './family.js';
 import type { FamilyDef } from './family.js';

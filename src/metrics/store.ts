@@ -4,12 +4,30 @@
  * `version` moves on every change; `takeDirty()` names the collectors whose series changed since the last
  * call, so the part renderer (src/collection/parts.ts) re-renders only those.
  */
-import type { PollOutcome } from '../collectors/context.js';
 import { describeError } from '../errors.js';
 import { monotonicMs } from '../clock.js';
 import { CAP_WHATS, MAX_GAP_NODES, SampleSet } from './family.js';
 import type { LabelledSet } from './render.js';
 import { SELF } from './self-families.js';
+
+/** What one poll of one collector leaves for the store (the collectors' PollOutcome is one). */
+export interface PollResult {
+  readonly collector: string;
+  readonly ok: boolean;
+  readonly set: SampleSet;
+  readonly error: unknown;
+  readonly durationSeconds: number;
+  /** The poll's requests: their count, and whether one reached Couchbase (a status was answered). */
+  readonly requests: readonly { readonly status: number | undefined }[];
+  /** reason → count */
+  readonly skipped: Map<string, number>;
+  /** Failed items of this poll, reason → count. */
+  readonly itemErrors: Map<string, number>;
+  readonly notApplicable: string | undefined;
+  /** What the collector noted about how it polled. */
+  readonly note?: string | undefined;
+  readonly finishedAt: number;
+}
 
 export interface CollectorStatus {
   readonly cluster: string;
@@ -143,7 +161,7 @@ export class SnapshotStore {
   }
 
   /** Replace the collector's snapshot with the outcome of a poll. */
-  record(cluster: string, outcome: PollOutcome): void {
+  record(cluster: string, outcome: PollResult): void {
     const k = key(cluster, outcome.collector);
     const prev = this.statuses.get(k);
     if (!this.clusterOrder.includes(cluster)) this.clusterOrder.push(cluster);
@@ -303,7 +321,7 @@ export const OVERDUE_GRACE_MS = 2000;
  *   still) shows the slot missed until the catch-up poll ends; a scheduler that stopped shows on both.
  * An overdue collector is a failure — success 0, the reason in lastError, no series counted — whatever its last
  * poll said: its values are as old as that poll, and whatever stopped its polls (a stalled thread, a scheduler
- * that does not tick) is not visible otherwise (issue 25, item 3). Applied where the statuses are served, on the
+ * that does not tick) is not visible otherwise. Applied where the statuses are served, on the
  * HTTP thread, so a collection thread that stopped altogether shows too.
  */
 export function markOverdue(statuses: readonly CollectorStatus[], nowMono: number, nowWall: number = Date.now()): CollectorStatus[] {

@@ -299,3 +299,39 @@ const CLASS_OF: ReadonlyMap<string, SimStatClass> = new Map(
 export function simStatClass(stat: string): SimStatClass | undefined {
   return CLASS_OF.get(stat);
 }
+
+/**
+ * Names of the list above that a 7.0+ envelope does not fill, from the server line on which it stops. On 7.0+
+ * ns_server builds the legacy envelope from the nodes' native series (stat_names_mappings.erl
+ * pre_70_stat_to_prom_query/3 over default_stat_list/1, kv_stats_mappings:old_to_new/1 for the rest) and keeps a
+ * name only when a query for it returns data, so a name with no mapping or no native series is absent.
+ */
+const NOT_IN_NATIVE_ENVELOPE: ReadonlyArray<{ readonly name: RegExp; readonly from: '7.0' | '7.6' | '8.0'; readonly why: string }> = [
+  { name: /^ep_tap_/, from: '7.0', why: 'TAP is gone: kv_stats_mappings has no ep_tap_* name' },
+  {
+    name: /^replication_(?!changes_left$|docs_rep_queue$)/,
+    from: '7.0',
+    why: 'the pre-4.0 per-bucket XDCR totals: the @xdcr-<bucket> clauses answer replication_changes_left and replication_docs_rep_queue only',
+  },
+  { name: /^couch_spatial_/, from: '7.0', why: 'spatial views are gone: no couch_spatial_* series' },
+  { name: /^odp_report_failed$/, from: '7.0', why: 'asked as sys_odp_report_failed (is_system_stat), which no node serves (the 8.0 metadata lists cm_odp_report_failed)' },
+  { name: /^ep_max_data_size$/, from: '7.0', why: 'no kv_ep_max_data_size series' },
+  { name: /^cpu_(idle|local)_ms$/, from: '7.0', why: 'not in default_stat_list("@system"), and no sys_cpu_idle_ms / sys_cpu_local_ms series' },
+  { name: /^ep_dcp_[a-z0-9+]+_total_backlog_size$/, from: '7.0', why: 'map_dcpagg_stat asks kv_dcp_total_backlog_size, which kv_engine never defines' },
+  { name: /^ep_dcp_[a-z0-9+]+_producer_count$/, from: '7.6', why: 'kv_dcp_producer_count is served by 7.0–7.2 only' },
+  { name: /^vb_(active|replica|pending)_itm_memory$/, from: '7.6', why: 'kv_vb_itm_memory_bytes is served by 7.0–7.2 only' },
+  { name: /^couch_views_(data_size|disk_size|fragmentation|ops)$/, from: '8.0', why: 'views are gone from 8.0: no couch_views_data_size, _disk_size or _ops series' },
+];
+
+const LINE_ORDER = ['pre-7.0', '7.0', '7.1', '7.2', '7.6', '8.0'] as const;
+
+/**
+ * Whether a 7.0+ envelope of server line `line` leaves `stat` out (always false before 7.0). `evictions` counts
+ * memcached's evictions (kv_memcache_evictions), which only a memcached bucket has.
+ */
+export function absentFromNativeEnvelope(stat: string, line: (typeof LINE_ORDER)[number], bucketType: string): boolean {
+  const at = LINE_ORDER.indexOf(line);
+  if (at < LINE_ORDER.indexOf('7.0')) return false;
+  if (stat === 'evictions') return bucketType !== 'memcached';
+  return NOT_IN_NATIVE_ENVELOPE.some((x) => x.name.test(stat) && at >= LINE_ORDER.indexOf(x.from));
+}

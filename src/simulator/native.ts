@@ -119,6 +119,37 @@ function dcpDefs(): KvDef[] {
 }
 
 /**
+ * The per-state vBucket stats (stats.def.h: `vb_{state}_x` → kv_vb_x{state}, vb_{state}_num → kv_num_vbuckets{state};
+ * kv_stats_mappings answers the legacy names from them) the list below does not already serve for the active state.
+ */
+function vbStateDefs(): KvDef[] {
+  const out: KvDef[] = [];
+  for (const st of ['active', 'replica', 'pending'] as const) {
+    out.push(
+      { name: 'kv_num_vbuckets', labels: { state: st }, from: `vb_${st}_num`, mode: 'gauge' },
+      { name: 'kv_vb_meta_data_memory_bytes', labels: { state: st }, from: `vb_${st}_meta_data_memory`, mode: 'gauge' },
+      { name: 'kv_vb_queue_drain', labels: { state: st }, from: `vb_${st}_queue_drain`, mode: 'rate' },
+    );
+    if (st === 'active') continue;
+    out.push(
+      { name: 'kv_vb_queue_fill', labels: { state: st }, from: `vb_${st}_queue_fill`, mode: 'rate' },
+      { name: 'kv_vb_eject', labels: { state: st }, from: `vb_${st}_eject`, mode: 'rate' },
+      { name: 'kv_vb_ops_create', labels: { state: st }, from: `vb_${st}_ops_create`, mode: 'rate' },
+      { name: 'kv_vb_ops_update', labels: { state: st }, from: `vb_${st}_ops_update`, mode: 'rate' },
+      { name: 'kv_vb_queue_size', labels: { state: st }, from: `vb_${st}_queue_size`, mode: 'gauge' },
+      { name: 'kv_vb_queue_age_seconds', labels: { state: st }, from: `vb_${st}_queue_age`, mode: 'gauge', scale: 1 / 1000 },
+    );
+    if (st === 'pending') {
+      out.push(
+        { name: 'kv_vb_curr_items', labels: { state: st }, from: `vb_${st}_curr_items`, mode: 'gauge' },
+        { name: 'kv_vb_num_non_resident', labels: { state: st }, from: `vb_${st}_num_non_resident`, mode: 'gauge' },
+      );
+    }
+  }
+  return out;
+}
+
+/**
  * Legacy bucket stat → native metric, as stat_names_mappings.erl / kv_stats_mappings answer the legacy name
  * on 7.x (`rate` entries: the legacy value is rate() of the native one). Type and help come from the 8.0
  * metadata (it calls several cumulative counts `gauge`; ns_server still applies rate() to them).
@@ -173,6 +204,7 @@ export const NATIVE_KV: readonly KvDef[] = [
   // stats.def.h before 7.6: STAT(vb_itm_memory, FMT("vb_{state}_itm_memory"), bytes, vb_itm_memory, ).
   ...['active', 'replica', 'pending'].map((st): KvDef => ({ name: 'kv_vb_itm_memory_bytes', labels: { state: st }, from: `vb_${st}_itm_memory`, mode: 'gauge', lines: BEFORE_76 })),
   ...dcpDefs(),
+  ...vbStateDefs(),
   // stats.def.h: ep_<state>_hlc_drift (µs) → kv_ep_hlc_drift_seconds{state}, ep_<state>_hlc_drift_count →
   // kv_ep_hlc_drift_count{state}, ep_<state>_ahead_exceptions → kv_ep_ahead_exceptions{state}: running counts
   // (the 8.0 metadata calls the first two gauges), asked as rates.
@@ -231,7 +263,20 @@ export const NATIVE_NODE: readonly KvDef[] = [
     .map((n): KvDef => ({ name: `sys_${n}`, labels: { category: 'system' }, from: n, mode: 'gauge', instance: 'ns_server' })),
   // stat_names_mappings.erl `@system` rest_requests: rate(cm_rest_request_leaves_total), each node's own.
   { name: 'cm_rest_request_leaves_total', from: 'rest_requests', mode: 'rate', instance: 'ns_server' },
+  // `@system` hibernated_waked: rate(cm_request_unhibernates_total); hibernated_requests: cm_request_hibernates_total
+  // − cm_request_unhibernates_total (requests hibernated now), so the hibernates count is built on the unhibernates.
+  { name: 'cm_request_unhibernates_total', from: 'hibernated_waked', mode: 'rate', instance: 'ns_server' },
 ];
+
+/** cm_request_hibernates_total of a node: its unhibernates count plus the requests hibernated now. */
+function hibernatesSeries(ctx: SimContext, bucket: SimBucket, node: SimNode, unhibernates: NativeSeries): NativeSeries {
+  const now = nodeStatGen(ctx, bucket, 'hibernated_requests', node, false);
+  const at = (sec: number): number | undefined => {
+    const u = unhibernates.at(sec);
+    return u === undefined ? undefined : u + now(sec * 1000);
+  };
+  return { name: 'cm_request_hibernates_total', family: 'cm_request_hibernates_total', labels: {}, instance: 'ns_server', ...meta('cm_request_hibernates_total'), at };
+}
 
 interface XdcrDef {
   readonly name: string;
@@ -265,11 +310,11 @@ export const NATIVE_XDCR: readonly XdcrDef[] = [
 export const NATIVE_SKIPPED: Readonly<Record<string, string>> = {
   'hit_ratio, ep_cache_miss_rate, ep_resident_items_rate, vb_avg_*_queue_age, avg_bg_wait_time, avg_disk_update_time, avg_disk_commit_time, couch_*_fragmentation, couch_total_disk_size':
     'ns_server derives them from native metrics served here; the model keeps them consistent with their parts',
-  'cpu_idle_ms, cpu_local_ms, hibernated_*': 'no sys_* name in 8.0 (the cm_request_*hibernates_total counters are not modelled)',
+  'cpu_idle_ms, cpu_local_ms': 'no sys_* name in 8.0 (and a 7.0+ envelope leaves them out: ./bucket-stat-names.ts)',
   evictions: 'kv_memcache_evictions: memcached buckets only; the simulator serves none',
   'ep_dcp_<type>_total_backlog_size, ep_dcp_views+indexes_*': 'no kv_dcp backlog metric; views+indexes is computed by the envelope',
-  'ep_max_data_size, odp_report_failed, ep_tap_*, replication_*': 'no native metric in the 8.0 metadata',
-  'vb_pending_*, vb_replica_* rates, queues and meta data memory, vb_*_meta_data_memory, vb_*_itm_memory from 7.6': 'state-labelled kv_vb_* series: not modelled (kv_vb_itm_memory_bytes: 7.0-7.2 only)',
+  'ep_max_data_size, odp_report_failed, ep_tap_*, replication_* (but replication_changes_left and _docs_rep_queue)': 'no native metric in the 8.0 metadata (a 7.0+ envelope leaves them out)',
+  'vb_pending_resident_items_ratio, vb_*_itm_memory from 7.6': 'computed by ns_server from kv_vb_num_non_resident and kv_vb_curr_items; kv_vb_itm_memory_bytes is 7.0-7.2 only',
   'couch_spatial_*; couch_views_ops, couch_views_data_size, couch_views_disk_size on 8.0': 'not in the 8.0 metadata (views are gone from 8.0)',
   'XDCR rate_replicated, rate_received_from_dcp, bandwidth_usage': '7.x derives them with rate() from xdcr_docs_written_total, xdcr_docs_received_from_dcp_total, xdcr_data_replicated_bytes: the model\'s rates are those counters\' per-second increments',
   'XDCR meta_latency_wt': 'no native name in the cross reference',
@@ -440,7 +485,9 @@ function ownSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
   const first0 = ctx.buckets[0];
   for (const def of NATIVE_NODE) {
     if (!first0 || (def.from === 'curr_connections' && !entry)) continue;
-    out.push(kvSeries(ctx, first0, node, entry?.share ?? 0, def, false));
+    const series = kvSeries(ctx, first0, node, entry?.share ?? 0, def, false);
+    out.push(series);
+    if (def.name === 'cm_request_unhibernates_total') out.push(hibernatesSeries(ctx, first0, node, series));
   }
   if (!entry) return out;
   for (const b of ctx.buckets) {

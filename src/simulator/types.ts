@@ -21,6 +21,11 @@ export interface SimNode {
   version: string;
   /** True for the node the simulator answers as (its URL is the simulator's). */
   thisNode: boolean;
+  /**
+   * Host stats of this node's own machine (`@system` names: mem_total, cpu_utilization_rate, …), fixed, in place
+   * of the model's curve for the stats it names: a machine unlike the others (../profiles.ts withNonDataNode).
+   */
+  host?: Readonly<Record<string, number>>;
 }
 
 export interface SimBucket {

@@ -19,7 +19,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { PACKAGE_ROOT } from '../paths.js';
-import type { AlertingRule, Fragment, RecordingRule, Rule, RuleGroup } from './gen-alerts.js';
+import type { AlertingRule, Fragment, RecordingRule, Rule, RuleGroup } from './rule-types.js';
 
 export const DEFAULT_RUNBOOK_BASE = 'https://github.com/cbwatch/cbwatch/blob/main/alerts/runbook.md';
 export const DEFAULT_EXPORTER_JOB_SELECTOR = 'job=~"cbwatch.*"';

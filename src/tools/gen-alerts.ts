@@ -23,38 +23,8 @@ import type { Files } from './files.js';
 import { byCodeUnit } from '../text-order.js';
 
 export type { Files } from './files.js';
-
-export interface AlertingRule {
-  readonly alert: string;
-  readonly expr: string;
-  readonly for?: string;
-  readonly keep_firing_for?: string;
-  readonly labels?: Readonly<Record<string, string>>;
-  readonly annotations?: Readonly<Record<string, string>>;
-}
-
-export interface RecordingRule {
-  readonly record: string;
-  readonly expr: string;
-  readonly labels?: Readonly<Record<string, string>>;
-}
-
-export type Rule = AlertingRule | RecordingRule;
-
-export interface RuleGroup {
-  readonly name: string;
-  readonly interval?: string;
-  readonly limit?: number;
-  readonly rules: readonly Rule[];
-}
-
-export interface Fragment {
-  /** File stem: alerts/rules/<area>.yml. */
-  readonly area: string;
-  readonly groups: readonly RuleGroup[];
-  /** alerts/runbook/<area>.md, when present. */
-  readonly runbook: string | undefined;
-}
+export type { AlertingRule, Fragment, RecordingRule, Rule, RuleGroup } from './rule-types.js';
+import type { Fragment, Rule, RuleGroup } from './rule-types.js';
 
 export interface AlertInfo {
   readonly alert: string;

@@ -16,7 +16,7 @@
  * port 8091, as cbwatch's `node` label), which the scrape configuration below attaches by relabelling; every rule
  * aggregates `by` cbwatch's labels, so Prometheus's `job`/`instance` and Couchbase's own extra labels drop out.
  */
-import { allFamilies } from '../metrics/catalog.js';
+import { allFamilies } from '../catalog.js';
 import { KV_BUCKET_LABEL, KV_ROW_BY_LEGACY, nativeMapFor, SERVER_LINES, XDCR_NATIVE_LABELS, XDCR_ROW_BY_LEGACY } from '../stats/native-map.js';
 import { nativeCoverage } from './native-coverage.js';
 import { PACKAGE_ROOT } from '../paths.js';
@@ -58,6 +58,10 @@ export interface BridgeRule {
   readonly expr: string;
   /** The table row it comes from (none for the intermediate sums and joins). */
   readonly row: NativeMapRow | undefined;
+  /** It also reads cbwatch's own series (the node versions): without cbwatch it records nothing. */
+  readonly needsCbwatch?: true;
+  /** The row used from 7.6.8 on, where the formula changed (`row` is then the one of 7.0–7.6.7). */
+  readonly from768?: NativeMapRow;
 }
 
 const KV_NODE = `couchbase_cluster, ${KV_BUCKET_LABEL}, node`;
@@ -166,7 +170,42 @@ function xdcrRules(legacy: string): BridgeRule[] {
   ];
 }
 
-export const KV_RULES: readonly BridgeRule[] = BRIDGED_KV.flatMap(kvRules);
+/**
+ * Couchbase node versions (`7.6.2-3721-enterprise`, as cbwatch's `couchbase_node_info{version}` gives them) whose
+ * server line uses each ep_cache_miss_rate formula: ep_bg_fetched / cmd_lookup on 7.0–7.6.7, get_misses / cmd_get
+ * from 7.6.8 on (the mapping table's 7.6 and 7.6.8 rows, src/stats/native-map.ts). No native series carries the
+ * node's version, so the bridge reads it from cbwatch's nodes collector.
+ */
+export const VERSIONS_BEFORE_768 = '7[.][0-5][.].*|7[.]6[.][0-7]([^0-9].*)?';
+export const VERSIONS_FROM_768 = '7[.]6[.]([89]|[1-9][0-9]+)([^0-9].*)?|7[.]([7-9]|[1-9][0-9]+)[.].*|([89]|[1-9][0-9]+)[.].*';
+
+const nodeVersions = (re: string, by: string): string => `${sumBy(by, `couchbase_node_info{version=~"${re}"}`)}`;
+
+/**
+ * The cache-miss ratio by the formula of the server line: each node's by its own version; the bucket-wide one by
+ * the formula of every node once they all run 7.6.8 or later, by the older formula while any runs an earlier line
+ * (a cluster mid-upgrade reads as before the upgrade until it completes). A node or cluster whose versions cbwatch
+ * does not report gets no value: neither formula is right for both lines.
+ */
+function cacheMissRules(): BridgeRule[] {
+  const before = tableRow(nativeMapFor('7.6').kvByLegacy, 'ep_cache_miss_rate');
+  const from768 = tableRow(nativeMapFor('7.6.8').kvByLegacy, 'ep_cache_miss_rate');
+  const node = before.family.replace(/^couchbase_bucket_/, 'couchbase_bucket_node_');
+  const nodeOn = 'couchbase_cluster, node';
+  const nodeExpr =
+    `(\n${derive(before, KV_NODE)}\n)\nand on (${nodeOn}) ${nodeVersions(VERSIONS_BEFORE_768, nodeOn)}\n` +
+    `or\n(\n${derive(from768, KV_NODE)}\n)\nand on (${nodeOn}) ${nodeVersions(VERSIONS_FROM_768, nodeOn)}`;
+  const older = nodeVersions(VERSIONS_BEFORE_768, 'couchbase_cluster');
+  const bucketExpr =
+    `(\n${derive(before, KV_BUCKET)}\n)\nand on (couchbase_cluster) ${older}\n` +
+    `or\n(\n${derive(from768, KV_BUCKET)}\n)\nand on (couchbase_cluster) ${nodeVersions(VERSIONS_FROM_768, 'couchbase_cluster')}\nunless on (couchbase_cluster) ${older}`;
+  return [
+    { record: node, expr: nodeExpr, row: before, needsCbwatch: true, from768 },
+    { record: before.family, expr: bucketExpr, row: before, needsCbwatch: true, from768 },
+  ];
+}
+
+export const KV_RULES: readonly BridgeRule[] = BRIDGED_KV.flatMap((legacy) => (legacy === 'ep_cache_miss_rate' ? cacheMissRules() : kvRules(legacy)));
 export const XDCR_RULES: readonly BridgeRule[] = BRIDGED_XDCR.flatMap(xdcrRules);
 
 export const BRIDGE_GROUPS: readonly { name: string; rules: readonly BridgeRule[] }[] = [
@@ -294,7 +333,7 @@ function docsText(): string {
     .map((r) => {
       const row = r.row as NativeMapRow;
       const family = r.record.startsWith('couchbase_native:') ? row.family : r.record;
-      const natives = [...new Set([...row.series, ...(row.denominator ?? [])].map((x) => `\`${selector(x)}\``))].join(', ');
+      const natives = [...new Set([...row.series, ...(row.denominator ?? []), ...(r.from768?.series ?? []), ...(r.from768?.denominator ?? [])].map((x) => `\`${selector(x)}\``))].join(', ');
       const num = row.series.map((x) => `\`${selector(x)}\``).join(' + ');
       const den = (row.denominator ?? []).map((x) => `\`${selector(x)}\``).join(' + ');
       const words: Record<NativeMapRow['derive'], string> = {
@@ -308,7 +347,14 @@ function docsText(): string {
         docs_data_size: 'per node: the file size while under 128 KiB × vBuckets, else the data size; summed',
         fragmentation: 'round(100 × (disk − data) / disk) over the nodes\' sums',
       };
-      const how = `${words[row.derive]}${row.scale === 1 ? '' : ` × ${row.scale}`}`;
+      let how = `${words[row.derive]}${row.scale === 1 ? '' : ` × ${row.scale}`}`;
+      if (r.from768 !== undefined) {
+        const alt = r.from768;
+        const part = (xs: readonly NativeSeries[]): string => xs.map((x) => `\`${selector(x)}\``).join(' + ');
+        how +=
+          ` on 7.0–7.6.7; from 7.6.8 on, rate of ${part(alt.series)} / rate of ${part(alt.denominator ?? [])}. The formula follows the version` +
+          " cbwatch reports in `couchbase_node_info` (per node: the node's; bucket-wide: the newer once every node runs 7.6.8 or later); without it, no value";
+      }
       return `| \`${family}\` | \`${row.legacy}\` | ${natives.replaceAll('|', '\\|')} | ${how.replaceAll('|', '\\|')} |`;
     });
   const absent = [...new Set(BRIDGE_GROUPS.flatMap((g) => g.rules).flatMap((r) => (r.row?.absentIn80 ? r.row.series.map((x) => `\`${x.metric}\` (behind \`${r.row?.family ?? ''}\`)`) : [])))];
@@ -402,7 +448,8 @@ const UNSUPPRESSED: Readonly<Record<string, string>> = {
 
 /** What works on the native /metrics alone (measured from the shipped files by native-coverage.ts). */
 function nativeAloneText(): string[] {
-  const c = nativeCoverage(PACKAGE_ROOT, new Set(BRIDGE_GROUPS.flatMap((g) => g.rules.map((r) => r.record))));
+  // A family whose rule reads cbwatch's series (the cache-miss ratio: the node versions) is not there without cbwatch.
+  const c = nativeCoverage(PACKAGE_ROOT, new Set(BRIDGE_GROUPS.flatMap((g) => g.rules.filter((r) => r.needsCbwatch !== true).map((r) => r.record))));
   const per = c.dashboards.map((d) => `\`${d.file}\` ${d.native} of ${d.queries}`).join(', ');
   return [
     '## What works on native scraping alone, and what needs cbwatch',
@@ -459,7 +506,8 @@ function perLineText(): string[] {
     '`nativeMapFor`; 7.3–7.5 were never released), and its range source',
     "asks each node by its own version: a cluster being upgraded is asked one line at a time, each line's nodes",
     "with that line's names, and the values merged as Couchbase merges nodes. The bridge rules above use the 7.6",
-    'table. What differs (every other stat is the same on every line):',
+    "table, except the cache-miss ratio, which follows each node's version. What differs (every other stat is the same",
+    'on every line):',
     '',
     '| legacy stat | by line |',
     '|---|---|',
@@ -468,7 +516,7 @@ function perLineText(): string[] {
     'Sources: ns_server `stat_names_mappings.erl` and `menelaus_stats.erl` (get_aggregate_method,',
     'computed_stats_lazy_proplist), kv_engine `stats.def.h` (stored versions from a 2020 pre-release of 7.0 on; every',
     'BSL-licensed one, 7.0 GA and later, has the `state`-labelled drift families), the 8.0 metadata, and the',
-    '7.0.0–8.0.0 trees as read for issue 37 (ep_cache_miss_rate from 7.6.8, the 7.2 small-file rule).',
+    '7.0.0–8.0.0 trees (ep_cache_miss_rate from 7.6.8, the 7.2 small-file rule).',
     '',
   ];
 }

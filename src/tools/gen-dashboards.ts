@@ -6,7 +6,7 @@
  * Conventions (STYLE.md): uid `cbwatch-<name>`, the shared tag `cbwatch` with a dashboards link by that tag,
  * a `datasource` variable, chained `couchbase_cluster` → `bucket` variables (label_values), `$__rate_interval`
  * in every rate, a unit and a description on every panel. Metric names are cbwatch's catalog names
- * (src/metrics/catalog.ts); a test checks every one of them.
+ * (src/catalog.ts); a test checks every one of them.
  */
 import type { Files } from './files.js';
 import { dashboardJson, jsonText } from './grafana.js';

@@ -1,6 +1,6 @@
 /**
  * docs/metrics.md, "Envelope and range differences": what still differs between `stats_source: envelope` and
- * `range` on the simulator, which follows ns_server's own rules (issue 37). The same list, with the profiles and
+ * `range` on the simulator, which follows ns_server's own rules. The same list, with the profiles and
  * cases where each difference happens, is test/differential/known-differences.ts: the differential test fails
  * when a difference is not listed there or no longer happens, so both shrink together as the range path is fixed.
  */
@@ -19,11 +19,7 @@ export function envelopeRangeDifferences(): string[] {
     '',
     '| families | where | why |',
     '|---|---|---|',
-    '| TAP, pre-7.0 per-bucket XDCR (`replication_*`), spatial views, `evictions`, `odp_report_failed`, `ep_max_data_size`, `cpu_{idle,local}_seconds`, per-state vBucket stats with no native series | every line | envelope only in the simulator; a real 7.x envelope fills them from no native metric |',
-    '| `ep_dcp_*_total_backlog_size` | every line | ns_server asks `kv_dcp_total_backlog_size`, which kv_engine never defines: Couchbase\'s own 7.0+ envelope answers nothing for it |',
-    '| `ep_dcp_*_producers`, `vb_*_itm_memory_bytes` | 7.6 and later | their native metrics exist on 7.0–7.2 only (read there by the range source) |',
-    '| `couch_views_{data_size,disk_size}_bytes`, `couch_views_fragmentation_ratio`, `couch_views_ops_per_second` | 8.0 | the 8.0 metadata lists `couch_views_actual_disk_size` only |',
-    '| `hibernated_*`, `vb_avg_{replica,pending}_queue_age_seconds` | every line | native series the simulator does not model yet (mapped in the range source) |',
+    '| `replication_changes_left`, `replication_docs_rep_queue` (per bucket) | every line | ns_server sums `xdcr_changes_left_total` and `xdcr_docs_rep_queue_total` by source bucket for them; the range source does not ask them yet |',
     '',
     'XDCR families agree on every line and case, except `docs_rep_queue` (no native series on 8.0, absent from both)',
     'and `meta_latency_wt` (no native series on 7.x, absent from both).',

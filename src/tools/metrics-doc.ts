@@ -2,7 +2,7 @@
 import { envelopeRangeDifferences } from './metrics-doc-differences.js';
 import { collectorList } from '../collectors/index.js';
 import type { FamilyDef } from '../metrics/family.js';
-import { allFamilies } from '../metrics/catalog.js';
+import { allFamilies } from '../catalog.js';
 import { TRUTH_RULES } from './metrics-doc-rules.js';
 import { LINE_ONLY, NATIVE_MAP, NO_NATIVE_EQUIVALENT } from '../stats/native-map.js';
 import type { Matchers, NativeMapRow, NativeSeries } from '../stats/native-map.js';
@@ -24,7 +24,7 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
   const lines: string[] = [
     '# Metrics reference',
     '',
-    '<!-- Generated from the metric catalog (src/metrics/catalog.ts) by `npm run generate`. Do not edit. -->',
+    '<!-- Generated from the metric catalog (src/catalog.ts) by `npm run generate`. Do not edit. -->',
     '',
     `cbwatch exposes ${families.length} metric families. Every series from a collector also carries the label`,
     '`couchbase_cluster` (the configured cluster name). Units are base units: seconds, bytes, ratios 0–1;',

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { allFamilies, exposedNames } from '../../src/metrics/catalog.js';
+import { allFamilies, exposedNames } from '../../src/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { RUNBOOK_BASE } from '../../src/tools/gen-alerts.js';
 import { metricNames, rawCounterRefs } from '../../src/tools/promql.js';

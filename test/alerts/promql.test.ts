@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { allFamilies, exposedNames } from '../../src/metrics/catalog.js';
+import { allFamilies, exposedNames } from '../../src/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { renderDashboards } from '../../src/tools/gen-dashboards.js';
 import { yamlText } from '../../src/tools/gen-alerts.js';

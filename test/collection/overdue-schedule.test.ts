@@ -4,7 +4,7 @@
  * deadline and 2 s with no poll finished since. Hand clocks for both; the slot at 03:00:00 UTC, deadline 30 s.
  */
 import { describe, expect, it } from 'vitest';
-import { preparePart } from '../../src/collection/parts.js';
+import { preparePart } from '../../src/metrics/part.js';
 import { ReleaseCounter } from '../../src/collection/release.js';
 import { SnapshotView } from '../../src/collection/view.js';
 import { pendingStatus, statusSet } from '../../src/metrics/store.js';

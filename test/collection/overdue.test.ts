@@ -4,7 +4,7 @@
  * are withdrawn. Measured on a hand clock standing for the process's monotonic clock.
  */
 import { describe, expect, it } from 'vitest';
-import { preparePart } from '../../src/collection/parts.js';
+import { preparePart } from '../../src/metrics/part.js';
 import { ReleaseCounter } from '../../src/collection/release.js';
 import { SnapshotView } from '../../src/collection/view.js';
 import { pendingStatus, statusSet } from '../../src/metrics/store.js';

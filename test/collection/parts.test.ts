@@ -7,7 +7,7 @@ import { constants, gunzipSync, inflateRawSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
 import { LocalView } from '../../src/collection/engine.js';
 import { PartRenderer } from '../../src/collection/parts.js';
-import type { PreparedPart } from '../../src/collection/parts.js';
+import type { PreparedPart } from '../../src/metrics/part.js';
 import type { PollOutcome } from '../../src/collectors/context.js';
 import { Exposition } from '../../src/metrics/exposition.js';
 import { defineFamily, SampleSet } from '../../src/metrics/family.js';

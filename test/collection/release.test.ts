@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { preparePart } from '../../src/collection/parts.js';
+import { preparePart } from '../../src/metrics/part.js';
 import type { SnapshotUpdate } from '../../src/collection/parts.js';
 import { BurstCollector, GC_EVERY_DEFAULT_BYTES, IDLE_COLLECT_AFTER_BYTES, RELEASE_AFTER_BYTES, ReleaseCounter, StartupRelease, collectSoon } from '../../src/collection/release.js';
 import { SnapshotView } from '../../src/collection/view.js';
@@ -286,7 +286,7 @@ describe('a replaced part is not kept alive', () => {
     const url = (f: string): string => pathToFileURL(join(PACKAGE_ROOT, 'dist', ...f.split('/'))).href;
     const script = `
       const { SnapshotView } = await import(${JSON.stringify(url('collection/view.js'))});
-      const { preparePart } = await import(${JSON.stringify(url('collection/parts.js'))});
+      const { preparePart } = await import(${JSON.stringify(url('metrics/part.js'))});
       const { Exposition } = await import(${JSON.stringify(url('metrics/exposition.js'))});
       const view = new SnapshotView();
       const exposition = new Exposition(view, { processMetrics: false });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { collectorList } from '../../src/collectors/index.js';
 import { COLLECTOR_NAMES } from '../../src/config/schema.js';
-import { allFamilies } from '../../src/metrics/catalog.js';
+import { allFamilies } from '../../src/catalog.js';
 import { renderMetricsDoc } from '../../src/tools/metrics-doc.js';
 
 const DOC = join(import.meta.dirname, '..', '..', 'docs', 'metrics.md');

@@ -338,7 +338,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
     writeFileSync(passwordFile, SD_PASSWORD);
 
     const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
-    for (const name of ['buckets', 'bucket_stats', 'xdcr'] as const) {
+    // nodes: its couchbase_node_info gives the node versions the bridge's cache-miss ratio picks its formula by.
+    for (const name of ['buckets', 'bucket_stats', 'xdcr', 'nodes'] as const) {
       (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ interval: 1, ...(name === 'xdcr' ? { slow_stats_interval: 1 } : {}) });
     }
     for (const name of COLLECTOR_NAMES.filter((n) => !(n in raw))) (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ enabled: false });

@@ -6,7 +6,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { preparePart } from '../../src/collection/parts.js';
+import { preparePart } from '../../src/metrics/part.js';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
 import { EOF_LINE, counterHeaderEdits, omChunks } from '../../src/metrics/openmetrics.js';
 import { renderSets, type LabelledSet } from '../../src/metrics/render.js';

@@ -4,7 +4,8 @@
  * coming, is dropped for a replaced part and after the keep time, and a damaged part fails that scrape alone.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PartRenderer, preparePart } from '../../src/collection/parts.js';
+import { PartRenderer } from '../../src/collection/parts.js';
+import { preparePart } from '../../src/metrics/part.js';
 import type { PollOutcome } from '../../src/collectors/context.js';
 import { defineFamily, SampleSet } from '../../src/metrics/family.js';
 import { KEEP_MS, PlainForms } from '../../src/metrics/plain-forms.js';

@@ -5,7 +5,7 @@
  */
 import client from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { tidy } from '../../src/collection/parts.js';
+import { tidy } from '../../src/metrics/part.js';
 import type { RequestRecord } from '../../src/couchbase/client.js';
 import { REQUEST_DURATION_BUCKETS, codeLabel, observeRequest, requestMetricsText, requestMetricsVersion, resetRequestMetrics } from '../../src/metrics/requests.js';
 import { SELF } from '../../src/metrics/self-families.js';

@@ -3,8 +3,8 @@
  * 8.0 metadata names (with that type); every family the shipped dashboards and alerts read from `bucket_stats` or
  * the stats part of `xdcr` is recorded, with cbwatch's label set; the mixin gives the same rules; the example
  * Prometheus configuration passes `promtool check config`; the cbwatch configuration it documents is accepted.
- * The bridge's values: alerts/tests/native/bridge.test.yml (promtool, hand-computed), and two alerts on bridged
- * series: alerts/tests/native/alerts.test.yml, both run here. They sit in a folder of their own because the tests
+ * The bridge's values: alerts/tests/native/bridge.test.yml (promtool, hand-computed), the cache-miss ratio by server
+ * line: bridge-cache-miss.test.yml, and two alerts on bridged series: alerts/tests/native/alerts.test.yml, all run here. They sit in a folder of their own because the tests
  * of alerts/tests/*.test.yml are re-run against templated alert rules, which do not hold the bridge.
  */
 import { execFileSync } from 'node:child_process';
@@ -15,10 +15,10 @@ import { parse } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseArgs } from '../../src/config/flags.js';
 import { loadConfig } from '../../src/config/load.js';
-import { allFamilies } from '../../src/metrics/catalog.js';
+import { allFamilies } from '../../src/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { KV_ROW_BY_LEGACY, XDCR_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
-import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
+import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, VERSIONS_BEFORE_768, VERSIONS_FROM_768, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const NATIVE = join(PACKAGE_ROOT, 'test', 'fixtures', 'couchbase', 'native');
@@ -57,9 +57,11 @@ describe('native-metrics bridge: facts', () => {
     const recorded = new Set(rules.map((r) => r.record));
     let checked = 0;
     for (const r of rules) {
-      const table = [...(r.row?.series ?? []), ...(r.row?.denominator ?? [])];
+      const table = [...(r.row?.series ?? []), ...(r.row?.denominator ?? []), ...(r.from768?.series ?? []), ...(r.from768?.denominator ?? [])];
       for (const name of selected(r.expr)) {
         if (recorded.has(name) || name === 'couchbase_xdcr_remote_cluster_info') continue;
+        // The node versions, from cbwatch's nodes collector, for the rules that say they need them.
+        if (name === 'couchbase_node_info' && r.needsCbwatch === true) continue;
         const x = table.find((t) => t.metric === name);
         expect(x, `${r.record} reads ${name}, which its table row does not list`).toBeDefined();
         const service = name.startsWith('xdcr_') ? 'goxdcr' : 'kv';
@@ -93,6 +95,33 @@ describe('native-metrics bridge: facts', () => {
   it('every bridged stat is a row of the mapping table, and every row the bridge uses is a bucket or XDCR row', () => {
     expect(BRIDGED_KV.every((l) => KV_ROW_BY_LEGACY.has(l))).toBe(true);
     expect(BRIDGED_XDCR.every((l) => XDCR_ROW_BY_LEGACY.has(l))).toBe(true);
+  });
+});
+
+describe('native-metrics bridge: the cache-miss ratio follows the server line', () => {
+  // Prometheus anchors a label regex at both ends; so does this.
+  const line = (version: string): string => {
+    const before = new RegExp(`^(?:${VERSIONS_BEFORE_768})$`).test(version);
+    const after = new RegExp(`^(?:${VERSIONS_FROM_768})$`).test(version);
+    return before && !after ? 'bg_fetched/cmd_lookup' : after && !before ? 'get_misses/cmd_get' : 'neither';
+  };
+
+  it('classifies node versions as Couchbase changed the formula (7.0–7.6.7 against 7.6.8 and later)', () => {
+    for (const v of ['7.0.5-7658-enterprise', '7.1.6-3955-enterprise', '7.2.4-7070-enterprise', '7.6.0-2176-enterprise', '7.6.2-3721-enterprise', '7.6.7-6545-enterprise', '7.6.2']) expect(line(v), v).toBe('bg_fetched/cmd_lookup');
+    for (const v of ['7.6.8-7151-enterprise', '7.6.9-1-enterprise', '7.6.10-1234-enterprise', '7.7.0-1-enterprise', '8.0.0-3219-enterprise', '10.1.0-1-community', '7.6.8']) expect(line(v), v).toBe('get_misses/cmd_get');
+    for (const v of ['6.6.5-10080-enterprise', '', 'unknown']) expect(line(v), v).toBe('neither');
+  });
+
+  it('reads the node versions from cbwatch and each formula from its own line of the mapping table', () => {
+    const rules = BRIDGE_GROUPS.flatMap((g) => g.rules).filter((r) => r.record.endsWith('ep_cache_miss_ratio'));
+    expect(rules.map((r) => r.record)).toEqual(['couchbase_bucket_node_ep_cache_miss_ratio', 'couchbase_bucket_ep_cache_miss_ratio']);
+    for (const r of rules) {
+      expect(r.needsCbwatch).toBe(true);
+      expect(r.expr).toContain('couchbase_node_info{version=~');
+      expect(r.expr).toContain('rate(kv_ep_bg_fetched[');
+      expect(r.expr).toContain('rate(kv_cmd_lookup[');
+      expect(r.expr).toContain('rate(kv_ops{op="get", result="miss"}[');
+    }
   });
 });
 
@@ -158,8 +187,9 @@ describe('native-metrics bridge: generated files', () => {
   });
 
   const promtool = requireBinary('promtool');
-  // bridge.test.yml: the values, computed by hand; alerts.test.yml: cbwatch's alerts fire on bridged series.
-  for (const name of ['bridge.test.yml', 'alerts.test.yml']) {
+  // bridge.test.yml: the values, computed by hand; bridge-cache-miss.test.yml: the ratio's formula by node version;
+  // alerts.test.yml: cbwatch's alerts fire on bridged series.
+  for (const name of ['bridge.test.yml', 'bridge-cache-miss.test.yml', 'alerts.test.yml']) {
     it.skipIf(!promtool)(`promtool test rules alerts/tests/native/${name}`, () => {
       const file = join(PACKAGE_ROOT, 'alerts', 'tests', 'native', name);
       expect(readFileSync(file, 'utf8')).toContain('  - ../../native-bridge.rules.yml');

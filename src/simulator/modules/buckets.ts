@@ -17,6 +17,8 @@
  * zoom=minute only. Knob `statChurnPerAnswer` (../churn.ts) adds never-seen stat names to every envelope. The stat names are those of the real telegraf-2021 envelope (`statSet: 'fixture'`), or
  * also every name of the simulator's own list (../bucket-stat-names.ts: the reference's list and names seen in
  * other captures) plus two per-design-document keys `views/<id>/…` as 4.x-6.x send them (`statSet: 'full'`).
+ * A 7.0+ profile leaves out the names a real 7.x envelope does not fill (../bucket-stat-names.ts
+ * absentFromNativeEnvelope: ns_server builds that envelope from native series).
  *
  * Values are pure functions of (bucket, stat, sample time): slow sine waves around a per-bucket base drawn
  * from ctx.rand, or around the value of the real capture for stats with no model of their own. Nothing is
@@ -34,10 +36,11 @@
 import { churnNames } from '../churn.js';
 import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
-import { SIM_BUCKET_STATS, simStatClass } from '../bucket-stat-names.js';
+import { SIM_BUCKET_STATS, absentFromNativeEnvelope, simStatClass } from '../bucket-stat-names.js';
 import { fixture } from '../fixtures.js';
 import { sampleTimes } from '../sampling.js';
 import type { SampleQuery } from '../sampling.js';
+import { simProfile } from '../profiles.js';
 import type { SimBucket, SimContext, SimModule, SimNode, SimProfile } from '../types.js';
 import { bucketServers, gatherDelay, liveActiveNodes, liveBucketNodes, nodeEntry } from './cluster.js';
 import { dcpStatAbsent, dcpTypesOf } from './dcp.js';
@@ -474,16 +477,15 @@ function div(a: number, b: number, dflt: number): number {
  * The stats the envelope computes from other stats AFTER merging the nodes (menelaus_stats.erl
  * computed_stats_lazy_proplist/1, bucket clause: hit_ratio, ep_cache_miss_rate, ep_resident_items_rate, the
  * vb_avg_<state>_queue_age, vb_<state>_resident_items_ratio, avg_* times and drifts, couch_total_disk_size, both
- * fragmentations (round((Disk − Data) / Disk × 100)), ep_dcp_views+indexes_*). ep_cache_miss_rate by version, as
- * issue 37 reads the server lines: before 7.0 ep_bg_fetched / cmd_get; 7.0 to 7.6.7 ep_bg_fetched / cmd_lookup;
- * 7.6.8 and 8.0 get_misses / cmd_get.
+ * fragmentations (round((Disk − Data) / Disk × 100)), ep_dcp_views+indexes_*). ep_cache_miss_rate by server line:
+ * before 7.0 ep_bg_fetched / cmd_get; 7.0 to 7.6.7 ep_bg_fetched / cmd_lookup; 7.6.8 and 8.0 get_misses / cmd_get.
  */
-function computedStats(profile: SimProfile): ReadonlyMap<string, Computed> {
+function computedStats(cacheMiss: SimProfile['cacheMiss']): ReadonlyMap<string, Computed> {
   const m = new Map<string, Computed>();
   const z2 = (name: string, a: string, b: string, f: (x: number, y: number) => number): void => void m.set(name, { parts: [a, b], f: (v) => f(v[0] as number, v[1] as number) });
   z2('hit_ratio', 'cmd_get', 'get_hits', (gets, hits) => div(hits * 100, gets, 0));
-  if (profile.cacheMiss === 'get_misses/cmd_get') z2('ep_cache_miss_rate', 'get_misses', 'cmd_get', (x, y) => div(x * 100, y, 0));
-  else if (profile.cacheMiss === 'ep_bg_fetched/cmd_lookup') z2('ep_cache_miss_rate', 'ep_bg_fetched', 'cmd_lookup', (x, y) => div(x * 100, y, 0));
+  if (cacheMiss === 'get_misses/cmd_get') z2('ep_cache_miss_rate', 'get_misses', 'cmd_get', (x, y) => div(x * 100, y, 0));
+  else if (cacheMiss === 'ep_bg_fetched/cmd_lookup') z2('ep_cache_miss_rate', 'ep_bg_fetched', 'cmd_lookup', (x, y) => div(x * 100, y, 0));
   else z2('ep_cache_miss_rate', 'ep_bg_fetched', 'cmd_get', (x, y) => div(x * 100, y, 0));
   const residence = (nonRes: number, total: number): number => div((total - nonRes) * 100, total, 100);
   z2('ep_resident_items_rate', 'ep_num_non_resident', 'curr_items_tot', residence);
@@ -507,8 +509,26 @@ function computedStats(profile: SimProfile): ReadonlyMap<string, Computed> {
   return m;
 }
 
+/**
+ * The ep_cache_miss_rate formula of the node that serves the request (the simulator answers as `thisNode`): in a
+ * cluster mid-upgrade across 7.6.8 ns_server computes the ratio once, on the serving node, with that node's own
+ * computed_stats_lazy_proplist. A node version that does not parse gives the cluster profile's.
+ */
+export function servingCacheMiss(ctx: SimContext): SimProfile['cacheMiss'] {
+  const serving = ctx.nodes.find((n) => n.thisNode) ?? ctx.nodes[0];
+  const v = /^(\d+\.\d+\.\d+)/.exec(serving?.version ?? '')?.[1];
+  return v === undefined ? ctx.options.profile.cacheMiss : simProfile(v).cacheMiss;
+}
+
 function computedFor(ctx: SimContext): ReadonlyMap<string, Computed> {
-  return ctx.area('buckets.computed', () => computedStats(ctx.options.profile));
+  const byFormula = ctx.area('buckets.computed', () => new Map<SimProfile['cacheMiss'], ReadonlyMap<string, Computed>>());
+  const formula = servingCacheMiss(ctx);
+  let m = byFormula.get(formula);
+  if (!m) {
+    m = computedStats(formula);
+    byFormula.set(formula, m);
+  }
+  return m;
 }
 
 /**
@@ -531,8 +551,7 @@ const MIN_FILE_SIZE_PER_VBUCKET = 128 * 1024;
  * through ../native.ts its native metrics) say. Bucket counts and rates are the node's share of the bucket's
  * (its vBuckets' part); a host stat is the node's own machine (the same in every bucket); a computed stat comes
  * from the node's own parts; anything else is the node's reading of the bucket-wide curve.
- * couch_docs_data_size on 7.2+ (stat_names_mappings.erl, the couch_docs_data_size clause as issue 37 reads the
- * 7.2.0 tree): while the node's data file (kv_ep_db_file_size_bytes) is under 128 KiB × its vBuckets
+ * couch_docs_data_size on 7.2+ (stat_names_mappings.erl, the couch_docs_data_size clause of the 7.2.0 tree): while the node's data file (kv_ep_db_file_size_bytes) is under 128 KiB × its vBuckets
  * (kv_ep_vb_total), the file size is reported instead of kv_ep_db_data_size_bytes. `legacy` false: the value
  * of the node's own native metric, before ns_server's translation.
  */
@@ -545,6 +564,9 @@ export function nodeStatGen(ctx: SimContext, bucket: SimBucket, stat: string, no
   }
   const whole = bucketStatGen(ctx, bucket, stat);
   if (simStatClass(stat) === 'system') {
+    // A machine of its own (SimNode.host): its fixed reading.
+    const own = node.host?.[stat];
+    if (own !== undefined) return () => own;
     const f = hostFactor(ctx, node);
     return (t) => {
       const v = whole(t);
@@ -621,7 +643,10 @@ function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, node: SimNode |
   // has none (./dcp.ts): its ep_dcp_<type>_* keys are absent, and views+indexes sums the types present.
   const dcp = ctx.options.profile.rangeApi ? dcpTypesOf(ctx, b) : undefined;
   const gen1 = (name: string): Gen => (node ? nodeStatGen(ctx, b, name, node, true, shares) : envelopeGen(ctx, b, name, nodes));
+  const line = ctx.options.profile.line;
   for (const [name] of m.stats) {
+    // 7.0+: the names its envelope does not fill (../bucket-stat-names.ts, from ns_server's translation).
+    if (absentFromNativeEnvelope(name, line, b.bucketType)) continue;
     let gen: Gen;
     if (dcp !== undefined && name.startsWith('ep_dcp_views+indexes_')) {
       const stat = name.slice('ep_dcp_views+indexes_'.length);

@@ -1,12 +1,12 @@
 /**
  * The metric catalog: every family cbwatch can expose — self-metrics, webhook metrics and each collector's
  * families. docs/metrics.md is generated from it, and tests check that every metric used by a dashboard or
- * an alert exists in it.
+ * an alert exists in it. It sits above the modules whose families it gathers, as the daemon does.
  */
-import { collectorList } from '../collectors/index.js';
-import type { FamilyDef } from './family.js';
-import { WEBHOOK_FAMILIES } from '../webhooks/sync-gateway.js';
-import { SELF_FAMILIES } from './self-families.js';
+import { collectorList } from './collectors/index.js';
+import type { FamilyDef } from './metrics/family.js';
+import { WEBHOOK_FAMILIES } from './webhooks/sync-gateway.js';
+import { SELF_FAMILIES } from './metrics/self-families.js';
 
 export function allFamilies(): FamilyDef[] {
   const out: FamilyDef[] = [...SELF_FAMILIES, ...WEBHOOK_FAMILIES];

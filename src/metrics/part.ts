@@ -1,0 +1,80 @@
+/**
+ * One part of the exposition as the HTTP side serves it: its text's raw deflate blocks, length and CRC-32, and
+ * its OpenMetrics form when that differs. Parts are prepared where the polling happens (src/collection/parts.ts)
+ * and spliced into one body by src/metrics/exposition.ts; this module owns their shape.
+ *
+ * Each part's deflate stream is raw deflate ended by a sync flush (byte-aligned, not final, no reference into
+ * other parts), so parts can be joined into one gzip member.
+ */
+import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { counterHeaderEdits, crcOf, omChunks } from './openmetrics.js';
+import type { OmEdit } from './openmetrics.js';
+
+/** A part ready to serve: its raw deflate blocks, and the length and CRC-32 of the text they hold. */
+export interface PreparedPart {
+  readonly name: string;
+  /** Length in bytes of the text (the text itself is not kept: only its deflate crosses to the HTTP side). */
+  readonly length: number;
+  readonly deflated: Buffer;
+  readonly crc: number;
+  /** Its OpenMetrics form, when it differs (it holds a counter family): see OmPart. */
+  readonly om?: OmPart | undefined;
+}
+
+/**
+ * A part's OpenMetrics form (src/metrics/openmetrics.ts): the text with `edits` applied (its counters' HELP and
+ * TYPE lines), and that text's raw deflate blocks and CRC-32. The deflate of the text between the edits is shared
+ * with the text form (see preparePart), so the second form costs the deflate of a few header lines.
+ */
+export interface OmPart {
+  readonly edits: readonly OmEdit[];
+  readonly deflated: Buffer;
+  readonly crc: number;
+}
+
+/** A Buffer that owns its whole ArrayBuffer (so it can be transferred without detaching anything else). */
+function owned(b: Buffer): Buffer {
+  if (b.byteOffset === 0 && b.buffer.byteLength === b.length) return b;
+  const copy = Buffer.from(new ArrayBuffer(b.length));
+  b.copy(copy);
+  return copy;
+}
+
+/** Raw deflate of one part, ended by a sync flush so more blocks may follow. */
+export function deflatePart(plain: Uint8Array): Buffer {
+  return deflateRawSync(plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
+}
+
+/** A part from its text (read here, not kept). */
+export function preparePart(name: string, text: string | Buffer): PreparedPart {
+  const plain = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  const edits = counterHeaderEdits(plain);
+  if (edits.length === 0) return { name, length: plain.length, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
+  // Both forms deflated piece by piece (each piece ended by a sync flush, as parts are: see exposition.ts), the
+  // pieces between the edits once for both: [body, header, body, header, …, body].
+  const bodies: Buffer[] = [];
+  const textHeads: Buffer[] = [];
+  const omHeads: Buffer[] = [];
+  let at = 0;
+  for (const e of edits) {
+    bodies.push(deflatePart(plain.subarray(at, e.start)));
+    textHeads.push(deflatePart(plain.subarray(e.start, e.end)));
+    omHeads.push(deflatePart(e.text));
+    at = e.end;
+  }
+  bodies.push(deflatePart(plain.subarray(at)));
+  const interleave = (heads: readonly Buffer[]): Buffer => owned(Buffer.concat(bodies.flatMap((b, i) => (i < heads.length ? [b, heads[i] as Buffer] : [b]))));
+  return {
+    name,
+    length: plain.length,
+    deflated: interleave(textHeads),
+    crc: crc32(plain),
+    om: { edits, deflated: interleave(omHeads), crc: crcOf(omChunks(plain, edits)) },
+  };
+}
+
+/** prom-client's text, with the blank lines between its metrics removed and a final newline. */
+export function tidy(text: string): string {
+  const t = text.replace(/\n\n+/g, '\n');
+  return t.endsWith('\n') || t === '' ? t : `${t}\n`;
+}
