@@ -101,6 +101,8 @@ const COMPUTED_RATIOS = new Set<NativeMapRow['derive']>(['increase_ratio', 'leve
 interface Parts {
   readonly num: NativeMapRow;
   readonly den: NativeMapRow;
+  /** Taken off the divisor's sum when the nodes have it (a fragmentation's history file); absent counts 0. */
+  readonly less?: NativeMapRow;
 }
 const partsOf = new WeakMap<NativeMapRow, Parts>();
 
@@ -116,11 +118,12 @@ export function ratioParts(row: NativeMapRow): Parts | undefined {
   if (p !== undefined) return p;
   const den = row.denominator ?? [];
   if (row.derive === 'fragmentation') {
-    // data, file, [vBuckets, history]: data by the small-file rule when the row has it; disk = file − history.
+    // data, file, [vBuckets, history]: data by the small-file rule when the row has it; disk = file − history, where
+    // a node without a history file (couchstore) takes off nothing, as docsValue reads one line.
     const [data, file, vbs, hist] = row.series as [NativeSeries, NativeSeries, NativeSeries?, NativeSeries?];
     const num = row.minFileBytesPerVbucket !== undefined && vbs !== undefined ? side(row, 'data', 'docs_data_size', [data, file, vbs], { minFileBytesPerVbucket: row.minFileBytesPerVbucket }) : side(row, 'data', 'level', [data]);
-    const disk = hist !== undefined ? side(row, 'disk', 'difference', [file], { denominator: [hist] }) : side(row, 'disk', 'level', [file]);
-    p = { num, den: disk };
+    const disk = side(row, 'disk', 'level', [file]);
+    p = hist !== undefined ? { num, den: disk, less: side(row, 'history', 'level', [hist]) } : { num, den: disk };
   } else {
     const kind = row.derive === 'increase_ratio' ? 'rate' : 'level';
     p = { num: side(row, 'num', kind, row.series), den: side(row, 'den', kind, den) };
@@ -141,7 +144,7 @@ export function withRatioParts(rows: readonly NativeMapRow[], serving?: readonly
   if (out === undefined) {
     const parts = (r: NativeMapRow): NativeMapRow[] => {
       const p = ratioParts(r);
-      return p === undefined ? [] : [p.num, p.den];
+      return p === undefined ? [] : p.less === undefined ? [p.num, p.den] : [p.num, p.den, p.less];
     };
     const more = (serving ?? []).filter((r) => COMPUTED_RATIOS.has(r.derive) && !rows.includes(r));
     out = Object.freeze([...rows, ...rows.flatMap(parts), ...more.flatMap(parts)]);
@@ -205,7 +208,8 @@ export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: reado
     const p = ratioParts(row);
     if (p !== undefined) {
       const n = rowValue(p.num, l.groups, item, undefined);
-      const d = rowValue(p.den, l.groups, item, undefined);
+      const disk = rowValue(p.den, l.groups, item, undefined);
+      const d = disk === undefined || p.less === undefined ? disk : disk - (rowValue(p.less, l.groups, item, undefined) ?? 0);
       if (n === undefined || d === undefined) continue;
       ratioRow = row;
       num += n;

@@ -165,12 +165,14 @@ describe.each(PROFILES)('envelope = range on %s', (version) => {
  * - a cluster mid-upgrade, the serving node on 7.6.8 and the others on 7.6.2: ep_cache_miss_rate is computed once,
  *   with the serving node's formula (get_misses / cmd_get), from the parts merged over every node.
  */
-const SHAPES: ReadonlyArray<readonly [name: string, version: string, shape: (sim: Simulator) => void]> = [
-  ['one non-data node (index + query)', '7.6.2', (sim) => void sim.ctx.nodes.push(nonDataNode(sim.ctx.nodes, sim.ctx.options.profile.fullVersion))],
-  ['mid-upgrade: serving node 7.6.8, others 7.6.2', '7.6.8', (sim) => setNodeVersions(sim.ctx.nodes, { [N2]: '7.6.2', [N3]: '7.6.2' })],
+// `agrees: false`: a difference the range source still has (the non-data node's host stats are summed over the data
+// nodes only); the case is expected to fail until it is mended, and then fails as a reminder to flip it.
+const SHAPES: ReadonlyArray<readonly [name: string, version: string, shape: (sim: Simulator) => void, agrees: boolean]> = [
+  ['one non-data node (index + query)', '7.6.2', (sim) => void sim.ctx.nodes.push(nonDataNode(sim.ctx.nodes, sim.ctx.options.profile.fullVersion)), false],
+  ['mid-upgrade: serving node 7.6.8, others 7.6.2', '7.6.8', (sim) => setNodeVersions(sim.ctx.nodes, { [N2]: '7.6.2', [N3]: '7.6.2' }), true],
 ];
 
-describe.each(SHAPES)('envelope = range with %s', (name, version, shape) => {
+describe.each(SHAPES)('envelope = range with %s', (name, version, shape, agrees) => {
   let sim: Simulator | undefined;
   let client: CouchbaseClient | undefined;
   afterAll(async () => {
@@ -178,9 +180,7 @@ describe.each(SHAPES)('envelope = range with %s', (name, version, shape) => {
     await sim?.close();
   });
 
-  // Expected to fail until the range source sums host stats over every active node and computes the ratio with
-  // the serving node's formula: flip to `it` then.
-  it.fails('every couchbase_bucket_* and couchbase_xdcr_* series agrees, or its difference is listed', async () => {
+  (agrees ? it : it.fails)('every couchbase_bucket_* and couchbase_xdcr_* series agrees, or its difference is listed', async () => {
     const clock = { now: T0 };
     sim = createSimulator({ version, buckets: 3, nodes: 3, replications: 4, statSet: 'full', seed: 37, clock: () => clock.now, knobs: { bucketStatValues: MISSES } });
     shape(sim);
