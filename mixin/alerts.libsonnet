@@ -840,7 +840,7 @@ local lib = import 'lib.libsonnet';
             },
             annotations: {
               summary: "An Eventing function that was deployed has been paused or undeployed for " + v.forHuman + ".",
-              description: "Eventing function {{ $labels.function }} (scope {{ $labels.function_bucket }}.{{ $labels.function_scope }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has been {{ $labels.status }} for " + v.forHuman + " after being deployed within the last " + v.deployedWindowHuman + ".",
+              description: "Eventing function {{ $labels.function }} (scope {{ $labels.function_bucket }}.{{ $labels.function_scope }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has been {{ $labels.status }} for " + v.forHuman + " after being deployed within the last " + v.deployedWindowHuman + " (status {{ $labels.status }} = {{ $value }}, threshold 1).",
               runbook_url: v.runbookUrlBase + "#couchbaseeventingfunctionstopped",
             },
           },
@@ -859,7 +859,7 @@ local lib = import 'lib.libsonnet';
             },
             annotations: {
               summary: "A Couchbase index has been in error for " + v.forHuman + ".",
-              description: "Index {{ $labels.index }} (replica {{ $labels.replica }}) on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been reported in state Error in every poll for " + v.forHuman + ".",
+              description: "Index {{ $labels.index }} (replica {{ $labels.replica }}) on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been reported in state Error in every poll for " + v.forHuman + " (state error = {{ $value }}, threshold 1).",
               runbook_url: v.runbookUrlBase + "#couchbaseindexerror",
             },
           },
@@ -873,7 +873,7 @@ local lib = import 'lib.libsonnet';
             },
             annotations: {
               summary: "A Couchbase index has not been ready for " + v.forHuman + ".",
-              description: "Index {{ $labels.index }} (replica {{ $labels.replica }}) on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been in state {{ $labels.state }} in every poll for " + v.forHuman + ".",
+              description: "Index {{ $labels.index }} (replica {{ $labels.replica }}) on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been in state {{ $labels.state }} in every poll for " + v.forHuman + " (state {{ $labels.state }} = {{ $value }}, threshold 1).",
               runbook_url: v.runbookUrlBase + "#couchbaseindexnotready",
             },
           },
