@@ -17,7 +17,7 @@
  * fault injection); the pure parts (matrix, oracle, tables) are in bench/chaos-lib.ts.
  *
  * Knobs (environment): CHAOS_SOAK_SECONDS, CHAOS_PARTS (comma list of matrix,large,wrk,auth,webhook,sighup,
- * slots (bench/chaos-slots.ts), readers (bench/chaos-readers.ts), clusters (bench/chaos-clusters.ts), config (bench/chaos-config.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), skew (bench/chaos-skew.ts: one node's clock ahead), range (bench/chaos-range.ts:
+ * slots (bench/chaos-slots.ts), readers (bench/chaos-readers.ts), clusters (bench/chaos-clusters.ts), config (bench/chaos-config.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), skew (bench/chaos-skew.ts: one node's clock ahead), webhook-bodies (bench/chaos-webhook-bodies.ts), range (bench/chaos-range.ts:
  * CHAOS_RANGE_SECONDS, CHAOS_RANGE_CASES), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
  * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading), CHAOS_RESULTS
  * (write the section into another file, for trials).
@@ -42,9 +42,10 @@ import { caseClockSteps, caseLogDestination, caseScheduleSteps } from './chaos-c
 import { caseBoundedSchemaFailures } from './chaos-bounded.js';
 import { caseRangeBounds } from './chaos-range.js';
 import { caseSkew } from './chaos-skew.js';
+import { caseWebhookBodies } from './chaos-webhook-bodies.js';
 
 const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 600);
-const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,soak').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,soak').split(',').map((s) => s.trim()));
 
 function rowsTable(rows: Rows): string {
   return renderTable(['figure', 'value'], rows);
@@ -114,6 +115,7 @@ async function main(): Promise<void> {
   if (PARTS.has('bounded')) cases.push(['Small answers failing their whole schema (issue 25, item 1)', await guard('bounded', caseBoundedSchemaFailures)]);
   if (PARTS.has('range')) cases.push(['Range answers that bloat (issue 39, item 2)', await guard('range', caseRangeBounds)]);
   if (PARTS.has('skew')) cases.push(['One node\'s clock ahead (issue 39, item 1)', await guard('skew', caseSkew)]);
+  if (PARTS.has('webhook-bodies')) cases.push(['Hostile webhook bodies beside /-/healthy and /metrics (issue 47, item 5)', await guard('webhook-bodies', caseWebhookBodies)]);
   if (cases.length) {
     sections.push('### Issue cases', '');
     for (const [title, rows] of cases) sections.push(`#### ${title}`, '', typeof rows === 'string' ? rows : rowsTable(rows), '');
@@ -125,7 +127,7 @@ async function main(): Promise<void> {
     else sections.push(rowsTable(s.rows), '', `RSS over time (s → MB): ${s.rss.map(([t, mb]) => `${t}→${fmt(mb)}`).join(', ')}`, '');
   }
   sections.push(
-    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,soak; CHAOS_ROUTES and',
+    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,soak; CHAOS_ROUTES and',
     'CHAOS_KINDS filter the matrix; CHAOS_LARGE_COUNT/_MB/_FILL; CHAOS_NOTE).',
   );
   const file = process.env.CHAOS_RESULTS ?? join(ROOT, 'bench', 'RESULTS.md');
@@ -143,7 +145,7 @@ refuseArguments(
   'chaos',
   `npm run chaos: hostile clusters, clients and configurations against real processes; writes the Chaos section of bench/RESULTS.md.
 It takes no arguments; the environment chooses:
-  CHAOS_PARTS        comma list of matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,soak (default all)
+  CHAOS_PARTS        comma list of matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,soak (default all)
   CHAOS_SOAK_SECONDS (600), CHAOS_RANGE_SECONDS (60), CHAOS_RANGE_CASES, CHAOS_ROUTES, CHAOS_KINDS,
   CHAOS_LARGE_COUNT (16), CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL, CHAOS_NOTE, CHAOS_RESULTS (another file)
 e.g. one range case: CHAOS_PARTS=range CHAOS_RANGE_CASES=series-100k npm run chaos

@@ -367,8 +367,9 @@ async function main(): Promise<void> {
   } catch {
     /* first run */
   }
-  // `memory` is written by hand (how the resident memory splits, per thread and mapping), never generated: kept.
-  const order = ['header', 'realistic', 'gzip', 'stats-source', 'footprint', 'memory', 'scale', 'fleet', 'healthcheck', 'xdcr', 'footer'];
+  // `memory` (how the resident memory splits, per thread and mapping) and `reader-ab` (bench/ab.ts's pairs, the range
+  // reader against JSON.parse on slices) are written by hand, never generated: kept.
+  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'footprint', 'memory', 'scale', 'fleet', 'healthcheck', 'xdcr', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);

@@ -10,7 +10,7 @@
  *     ceiling: a bare Node http server writing the same gzip bytes.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -69,6 +69,8 @@ export interface ScenarioOptions {
   readonly statsSource?: 'auto' | 'range' | 'envelope';
   /** Count the bytes of Couchbase's answers through a relay (bench/answer-bytes.ts): `answerBytesPerMinute`. */
   readonly countAnswerBytes?: boolean;
+  /** Split window A's CPU by thread (`cpuByThread`). */
+  readonly threads?: boolean;
 }
 
 export interface Stats {
@@ -110,6 +112,31 @@ export interface ScenarioResult {
   clustersSeen: number;
   /** Bytes of Couchbase's answers per minute in window A (with `countAnswerBytes`). */
   answerBytesPerMinute?: number;
+  /**
+   * Window A's CPU per minute by thread (with `threads`): the main thread (HTTP), the busiest other thread (the
+   * collection worker, in this scenario), and all the others together (V8's helpers, libuv's pool).
+   */
+  cpuByThread?: { main: number; busiest: number; others: number };
+}
+
+/** CPU seconds of each thread of `pid`, by thread id (/proc/PID/task/TID/stat); threads gone meanwhile are left out. */
+function threadCpu(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+      out.set(Number(tid), (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      /* the thread ended */
+    }
+  }
+  return out;
 }
 
 function stats(xs: number[]): Stats {
@@ -185,6 +212,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     const sim0 = await simRequests(simUrl);
     const bytes0 = relay?.bytes() ?? 0;
     const cpu0 = cpuSeconds(pid);
+    const threads0 = o.threads ? threadCpu(pid) : undefined;
     const t0 = Date.now();
     // RSS every second of window A (the peak alone says nothing of where the process spends the window).
     const rssSamples: number[] = [];
@@ -202,6 +230,14 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
     clearInterval(sampler);
     const minutes = (Date.now() - t0) / 60_000;
     const cpuPerMinute = (cpuSeconds(pid) - cpu0) / minutes;
+    let cpuByThread: ScenarioResult['cpuByThread'];
+    if (threads0 !== undefined) {
+      const used = [...threadCpu(pid)].map(([tid, s]) => ({ tid, s: (s - (threads0.get(tid) ?? 0)) / minutes }));
+      const main = used.find((t) => t.tid === pid)?.s ?? 0;
+      const rest = used.filter((t) => t.tid !== pid).sort((a, b) => b.s - a.s);
+      const busiest = rest[0]?.s ?? 0;
+      cpuByThread = { main, busiest, others: rest.slice(1).reduce((a, t) => a + t.s, 0) };
+    }
     const answerBytes = relay ? (relay.bytes() - bytes0) / minutes : undefined;
     const sim1 = await simRequests(simUrl);
     const byRoute: Record<string, number> = {};
@@ -231,6 +267,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       failed,
       clustersSeen: new Set([...last.matchAll(/couchbase_cluster="([^"]*)"/g)].map((m) => m[1])).size,
       ...(answerBytes === undefined ? {} : { answerBytesPerMinute: answerBytes }),
+      ...(cpuByThread === undefined ? {} : { cpuByThread }),
     };
 
     // B: one connection, back to back, plain.

@@ -26,7 +26,7 @@ local lib = import 'lib.libsonnet';
       CouchbaseRebalanceStuck: { enabled: true, "for": "5m", severity: "warning", flatWindow: "30m" },
       CouchbaseClusterUnbalanced: { enabled: true, "for": "1h", severity: "warning" },
       CouchbaseBackupRepositoryUnhealthy: { enabled: true, "for": "30m", severity: "warning" },
-      CouchbaseNodeUnhealthy: { enabled: true, "for": "5m", severity: "critical" },
+      CouchbaseNodeUnhealthy: { enabled: true, "for": "1m", severity: "critical" },
       CouchbaseNodeFailedOver: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseNodeCpuHigh: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 90 },
       CouchbaseNodeSwapInUse: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 10 },
@@ -150,8 +150,8 @@ local lib = import 'lib.libsonnet';
               severity: v.severity,
             },
             annotations: {
-              summary: "Items of a cbwatch collector keep failing; their series are missing.",
-              description: "Collector {{ $labels.collector }} of Couchbase cluster {{ $labels.couchbase_cluster }} (exporter {{ $labels.instance }}) has had items failing with reason {{ $labels.reason }} for " + v.forHuman + " ({{ $value | humanize }} in the last 10 minutes, threshold 0): the poll succeeds, but the failing items' series are missing.",
+              summary: "Items of a cbwatch collector keep failing; what they feed is missing or partial.",
+              description: "Collector {{ $labels.collector }} of Couchbase cluster {{ $labels.couchbase_cluster }} (exporter {{ $labels.instance }}) has had items failing with reason {{ $labels.reason }} for " + v.forHuman + " ({{ $value | humanize }} in the last 10 minutes, threshold 0): the poll succeeds, but a failed bucket, replication, stat or index has no series, and a node missing from a statistics answer leaves its series in place with bucket-wide and XDCR values summed over the nodes that answered.",
               runbook_url: v.runbookUrlBase + "#cbwatchcollectoritemerrors",
             },
           },
@@ -348,7 +348,7 @@ local lib = import 'lib.libsonnet';
             },
             annotations: {
               summary: "The Couchbase cluster manager reports a node as unhealthy.",
-              description: "Node {{ $labels.node }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been unhealthy for " + v.forHuman + " (status unhealthy = {{ $value }}, threshold 1). Auto-failover may remove it; its data is served by replicas only.",
+              description: "Node {{ $labels.node }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been unhealthy for " + v.forHuman + " (status unhealthy = {{ $value }}, threshold 1). Its services are unavailable, and so are the vBuckets it holds active until it comes back or is failed over (auto-failover may do that; replicas then serve them).",
               runbook_url: v.runbookUrlBase + "#couchbasenodeunhealthy",
             },
           },

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Writes dist/bundle/: the two threads' code as minified ES module bundles (esbuild), from tsc's output in dist/.
 // Run after tsc by `npm run build`, `prepare` and the release script; bin/cbwatch.js loads dist/bundle/cli.js, the
-// daemon starts its collection worker from dist/bundle/worker.js and a configuration reload's reader from
-// dist/bundle/reload-worker.js.
+// daemon starts its collection worker from dist/bundle/worker.js, a configuration reload's reader from
+// dist/bundle/reload-worker.js and, with webhooks on, its webhook body parser from dist/bundle/webhook-parse.js.
 //
 // Why: each thread keeps the source text of every module it loads, and V8 keeps what it derives from it (the
 // lazily compiled functions' scopes, one module record per file). Minified and in one file per thread (plus the
@@ -40,7 +40,7 @@ const hangupOutside = {
 rmSync(join(dist, 'bundle'), { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { cli: join(dist, 'cli.js'), worker: join(dist, 'collection', 'worker.js'), 'reload-worker': join(dist, 'reload-worker.js') },
+  entryPoints: { cli: join(dist, 'cli.js'), worker: join(dist, 'collection', 'worker.js'), 'reload-worker': join(dist, 'reload-worker.js'), 'webhook-parse': join(dist, 'webhooks', 'parse-worker.js') },
   outdir: join(dist, 'bundle'),
   bundle: true,
   splitting: true,

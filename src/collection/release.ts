@@ -119,7 +119,7 @@ export class StartupRelease {
 export const IDLE_COLLECT_AFTER_BYTES = 4 * 1024 * 1024;
 
 /** `--collection.gc-every` unless set: answer bytes read since the last collection after which one is asked for. */
-export const GC_EVERY_DEFAULT_BYTES = 8 * 1024 * 1024;
+export { DEFAULT_GC_EVERY_BYTES as GC_EVERY_DEFAULT_BYTES } from '../config/settings.js';
 
 /**
  * The collection thread's garbage at the end of a burst of polls. Answers are read, mapped and rendered in bursts

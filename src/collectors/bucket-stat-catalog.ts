@@ -1,7 +1,8 @@
 /**
  * The catalog of bucket stats: every name of the bucket stats envelope (GET /pools/default/buckets/{b}/stats)
  * that cbwatch knows, with the family it becomes, its unit conversion and how a 60-sample envelope turns
- * into one value.
+ * into one value. Both statistics sources give their values under these names (src/stats/values.ts): the range
+ * source's rows (src/stats/native-map.ts) name the legacy stat they compute, and map to the same families.
  *
  * What a sample is, per stat, follows Couchbase's stats collector (ns_server `stats_collector.erl`,
  * `ns_stats.hrl`, `menelaus_stats.erl`), which produced this envelope up to 6.6 and whose names 7.x keeps:

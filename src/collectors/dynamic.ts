@@ -5,10 +5,11 @@
  * forgets, at the start of the next poll, every family the previous poll did not use — its series left
  * /metrics with that poll's snapshot, so the exporter's memory follows what Couchbase sends now.
  */
+import { CLUSTER_SETTINGS } from '../config/settings.js';
 import type { FamilyDef } from '../metrics/family.js';
 
 /** Default of `max_dynamic_families`: families one collector may create from upstream names per poll. */
-export const DEFAULT_MAX_DYNAMIC_FAMILIES = 5000;
+export const DEFAULT_MAX_DYNAMIC_FAMILIES = CLUSTER_SETTINGS.max_dynamic_families.default;
 
 /** Key in a collector's `ctx.state`; starts with NUL so it can never be a bucket or replication name. */
 export const DYNAMIC_STATE_KEY = '\u0000dynamic_families';

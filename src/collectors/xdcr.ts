@@ -2,24 +2,20 @@
  * Collector `xdcr`: every outgoing XDCR replication of the cluster, per source node, with the 20 XDCR stat
  * names of the REST reference; the remote cluster references; each replication's state from the tasks list.
  *
- * Requests per poll (request planning): 1 tasks list (shared with the `tasks` collector through `fetchTasks`)
- * + 1 remote cluster list + per replication the stats due this poll, all through the cluster's bounded client
- * pool. The stats come in two tiers (planTiers): the fast tier (`fast_stats`, by default the XDCR stats the alerts
- * and the XDCR dashboard's first row read, and the rates a dashboard graphs) every poll; the others once per
- * `slow_stats_interval`, each at its own poll of that period so the slow requests spread evenly. Defaults (30 s,
- * 4 fast stats, 16 slow ones, 4 min): 6 stat requests per replication every poll, instead of 20. A
- * replication's first poll (after a start, after a reload that rebuilt the collector, or when it first appears
- * in the tasks list) asks all 20, so no panel waits a slow period for its first value.
- * Sampling follows samples.ts, per tier: the zoom covers the tier's interval; after a stat's first answer each
- * request carries `haveTStamp` (a little before its previous newest sample), levels are the latest sample, rates
- * the mean of the samples since that stat's previous answer (so a slow-tier rate is exact over its own period),
- * and an answer with no new sample leaves the rates out (it never re-emits old values as fresh).
- * Between its polls a slow-tier level or count is exported again with its last answer's values (a series that
- * came and went with every slow poll would flap in Prometheus); a slow-tier rate is not (it was the mean of
- * samples that are no longer new), nor anything whose last ask failed. `couchbase_xdcr_slow_stats_sample_timestamp_seconds`
- * says how old the oldest kept value is; `couchbase_xdcr_last_sample_timestamp_seconds` is the newest sample among
- * the replication's answers of this poll. The memos live in ctx.state under the replication id, forgotten when it
- * leaves the tasks list.
+ * Requests per poll: 1 tasks list (shared with the `tasks` collector through `fetchTasks`) + 1 remote cluster
+ * list + the statistics, from the cluster's statistics source (src/stats/source.ts), for the replications of the
+ * tasks list:
+ * - the sample envelopes (src/stats/envelope-xdcr.ts): per replication the stats due this poll, one request each,
+ *   in a fast tier (every poll) and a slow tier (once per `slow_stats_interval`; with the defaults 6 requests per
+ *   replication a poll instead of 20), slow levels and counts given again between their polls;
+ * - on 7.0+, the range API (src/stats/range-source.ts): one batch of range requests for every replication and
+ *   every stat that has a native equivalent, every poll (every server line's names in that one batch on a
+ *   cluster mid-upgrade).
+ * Both answer neutral values (src/stats/values.ts), mapped here the same way: each stat's value per node into its
+ * family, in its base unit; `couchbase_xdcr_last_sample_timestamp_seconds` is the newest sample among the
+ * replication's answers of this poll, and `couchbase_xdcr_slow_stats_sample_timestamp_seconds` how old the oldest
+ * value given again is. The sources' memos live in ctx.state under the replication id, forgotten when it leaves
+ * the tasks list.
  *
  * Why the per-stat endpoint and not the bucket stats envelope: some server versions also list cluster-wide
  * replication sums among the source bucket's samples (keys `replications/…`), but only the per-stat endpoint
@@ -32,37 +28,27 @@
  * two series even when both references carry the same name.
  *
  * Bad input is skipped and counted (ctx.skipped), never fatal and never blanking the other replications: an
- * id that does not split into three parts, a duplicate id, a node whose samples are all null, a 404 on a
- * replication's stats (the source bucket or the replication went away between the tasks list and the stats
- * request). A stat request that fails (4xx/5xx, timeout, a body that does not parse) leaves out only that
- * stat's series of that replication and is counted by ctx.itemFailed. The poll fails when the tasks list or the
- * remote cluster list fails, or when every stat request of the poll failed.
+ * id that does not split into three parts, a duplicate id, a node whose samples are all null, a replication gone
+ * between the tasks list and its statistics. A stat that could not be read leaves out only that stat's series of
+ * that replication and is counted by ctx.itemFailed. The poll fails when the tasks list or the remote cluster list
+ * fails, or when the source could read nothing.
  */
 import { notAnObject } from '../couchbase/source.js';
 import { fetchTasks } from '../couchbase/tasks.js';
 import type { Task } from '../couchbase/tasks.js';
-import {
-  destinationEndpoint,
-  parseReplicationId,
-  REMOTE_CLUSTERS_ROUTE,
-  remoteClusterSchema,
-  remoteClustersSchema,
-  XDCR_STAT_BY_NAME,
-  XDCR_STAT_ROUTE,
-  XDCR_STATS,
-  xdcrStatEnvelopeSchema,
-} from '../couchbase/xdcr.js';
-import type { RemoteCluster, ReplicationId, XdcrStatEnvelope, XdcrStatSpec } from '../couchbase/xdcr.js';
+import { parseReplicationId, REMOTE_CLUSTERS_ROUTE, remoteClusterSchema, remoteClustersSchema, XDCR_STAT_BY_NAME, XDCR_STATS } from '../couchbase/xdcr.js';
+import type { RemoteCluster, ReplicationId, XdcrStatEnvelope } from '../couchbase/xdcr.js';
 import { defineFamily } from '../metrics/family.js';
 import type { FamilyDef, Labels, SampleSet } from '../metrics/family.js';
 import { oneHot } from './helpers.js';
-import { alignedFrom, haveTStampFor, reduceSamples, sampleWindow, zoomFor } from './samples.js';
-import type { SampleMemo, Zoom } from './samples.js';
-import type { CollectContext, Collector, Skip } from './types.js';
-import { forgetGone, settleAll } from './util.js';
-import { fetchXdcrRange } from '../stats/envelopes.js';
-import type { XdcrRange } from '../stats/envelopes.js';
-import { rangeOrEnvelope } from '../stats/source.js';
+import type { Collector, Skip } from './types.js';
+import { forgetGone } from './util.js';
+import { envelopeXdcrSource, envelopeXdcrStatValues } from '../stats/envelope-xdcr.js';
+import { rangeXdcrSource } from '../stats/range-source.js';
+import type { SampleMemo } from '../stats/samples.js';
+import { toBaseUnit } from '../stats/samples.js';
+import { statsValues } from '../stats/source.js';
+import type { ItemValues } from '../stats/values.js';
 
 const C = 'xdcr';
 
@@ -312,253 +298,32 @@ export interface MapStatResult {
   readonly last: number | undefined;
 }
 
+/** Pure: one replication's neutral values to samples (each node's values, the newest and the oldest kept sample's times). */
+export function mapReplicationValues(labels: Labels, item: ItemValues, out: SampleSink, nodeLabels: (node: string) => Labels = nodeLabelsOf(labels)): void {
+  for (const [node, values] of item.sets) {
+    for (const [stat, v] of values) {
+      const family = STAT_FAMILIES.get(stat);
+      const spec = XDCR_STAT_BY_NAME.get(stat);
+      if (family === undefined || spec === undefined || v === undefined) continue;
+      out.add(family, nodeLabels(node), toBaseUnit(v, spec.scale));
+    }
+  }
+  if (item.newest !== undefined) out.add(F.lastSample, labels, item.newest / 1000);
+  if (item.kept !== undefined) out.add(F.slowSample, labels, item.kept / 1000);
+}
+
 /**
- * Pure mapping of one stat envelope of one replication to one sample per node: the latest sample for levels
- * and counts, the mean of the new samples for rates (none when the answer brought no new sample).
+ * Pure mapping of one stat envelope of one replication to one sample per node, as a poll through the envelope
+ * source maps it (envelopeXdcrStatValues): the latest sample for levels and counts, the mean of the new samples
+ * for rates (none when the answer brought no new sample).
  */
 export function mapReplicationStat(input: MapStatInput, out: SampleSink): MapStatResult {
-  const skip = input.skipped ?? (() => undefined);
-  const spec = XDCR_STAT_BY_NAME.get(input.stat);
+  const got = envelopeXdcrStatValues({ ...input, sourceBucket: input.labels.source_bucket ?? '' });
+  if (got === undefined) return { memo: undefined, last: undefined };
   const family = STAT_FAMILIES.get(input.stat);
-  if (spec === undefined || family === undefined) {
-    skip('unknown_stat', input.stat);
-    return { memo: undefined, last: undefined };
-  }
-  const env = input.envelope;
-  const ts = env.timestamp;
-  const intervalMs = input.intervalMs ?? 60_000;
-  const now = input.now ?? (input.memo ? input.memo.at + intervalMs : 0);
-  const win = sampleWindow(ts, env.lastTStamp, input.memo, now, intervalMs, input.stepMs ?? 1_000);
-  const nodeStats = env.nodeStats;
-  if (nodeStats === undefined) {
-    skip('no_node_stats', `${input.labels.source_bucket ?? ''} ${input.stat}`);
-    return { memo: win.memo, last: win.last };
-  }
-  for (const [node, raw] of Object.entries(nodeStats)) {
-    if (!Array.isArray(raw)) {
-      skip('bad_node_samples', `${input.stat} on ${node}`);
-      continue;
-    }
-    const arr = raw as unknown[];
-    // Arrays are aligned on the newest sample: a node that joined late has a shorter history.
-    const from = ts === undefined ? 0 : alignedFrom(win.from, ts.length, arr.length);
-    const v = reduceSamples(spec, arr, from, win.fresh);
-    if (v === undefined) {
-      if (spec.kind !== 'rate' || win.fresh) skip('null_samples', `${input.stat} on ${node}`);
-      continue;
-    }
-    out.add(family, input.nodeLabels ? input.nodeLabels(node) : { ...input.labels, node }, v);
-  }
-  return { memo: win.memo, last: win.last };
-}
-
-type StatResult = { kind: 'ok'; stat: string; envelope: XdcrStatEnvelope } | { kind: 'not_found'; stat: string };
-
-async function fetchStat(ctx: CollectContext<'xdcr'>, zoom: Zoom, r: Replication, stat: string, memo: SampleMemo | undefined): Promise<StatResult> {
-  const ask = async (have: number | undefined): Promise<XdcrStatEnvelope | undefined> => {
-    const query: Record<string, string | number> = { zoom: zoom.name };
-    if (have !== undefined) query.haveTStamp = have;
-    const res = await ctx.client.requestJson(
-      XDCR_STAT_ROUTE,
-      { bucket: r.sourceBucket, destination_endpoint: destinationEndpoint(r, stat) },
-      xdcrStatEnvelopeSchema,
-      { query, allowStatus: [404] },
-    );
-    return res.status === 404 ? undefined : res.data;
-  };
-  const have = haveTStampFor(memo, zoom);
-  let env = await ask(have);
-  // Nothing at or after haveTStamp: the node's clock may have stepped back; one full window tells.
-  if (env !== undefined && have !== undefined && env.timestamp !== undefined && env.timestamp.length === 0) env = await ask(undefined);
-  return env === undefined ? { kind: 'not_found', stat } : { kind: 'ok', stat, envelope: env };
-}
-
-/**
- * The two tiers of one configuration. Fast stats are asked every poll; slow stats once every `every` polls,
- * each at its `phase` (its position among the slow stats, modulo `every`), so the slow requests spread evenly
- * over the polls instead of landing all on one. Each tier has its own interval, zoom and memos.
- */
-export interface TierPlan {
-  readonly fast: ReadonlySet<string>;
-  /** Slow stat name → the poll (modulo `every`) it is asked at. */
-  readonly phase: ReadonlyMap<string, number>;
-  /** Polls per slow period (1: no slow tier, every stat every poll). */
-  readonly every: number;
-  readonly fastZoom: Zoom;
-  readonly slowZoom: Zoom;
-  /** The slow tier's interval, ms (`every` × the poll interval). */
-  readonly slowIntervalMs: number;
-}
-
-/** Pure. The slow period is rounded up to a whole number of poll intervals (never faster than configured). */
-export function planTiers(fastStats: readonly string[], intervalMs: number, slowIntervalMs: number): TierPlan {
-  const every = Math.max(1, Math.ceil(slowIntervalMs / intervalMs));
-  const fast = new Set(every === 1 ? XDCR_STATS.map((s) => s.stat) : fastStats);
-  const phase = new Map(
-    XDCR_STATS.filter((s) => !fast.has(s.stat)).map((s, j) => [s.stat, j % every] as const),
-  );
-  return { fast, phase, every, fastZoom: zoomFor(intervalMs), slowZoom: zoomFor(every * intervalMs), slowIntervalMs: every * intervalMs };
-}
-
-/**
- * The stats asked at the `poll`-th poll (0-based) of a replication, in table order. The first (0) asks every
- * stat: after a start, a reload that rebuilt the collector, or a replication's first appearance, nothing of the
- * slow tier is known yet, and spreading it over the slow period would leave its panels empty (and an error on
- * one of its stats unseen) for that long. The tiers apply from the second poll on.
- */
-export function statsDue(plan: TierPlan, poll: number): XdcrStatSpec[] {
-  if (poll === 0) return [...XDCR_STATS];
-  return XDCR_STATS.filter((s) => plan.fast.has(s.stat) || plan.phase.get(s.stat) === poll % plan.every);
-}
-
-/** The most stats any poll after a replication's first asks per replication (for sizing the requests in flight). */
-export function mostStatsPerPoll(plan: TierPlan): number {
-  // Phases are dealt round-robin, so phase 0 holds the most slow stats.
-  return plan.fast.size + Math.ceil(plan.phase.size / plan.every);
-}
-
-/** What is remembered per stat of a replication between polls. */
-interface StatMemo {
-  /** The sampling memo (samples.ts) of this stat's tier. */
-  readonly sample?: SampleMemo | undefined;
-  /**
-   * Slow tier, levels and counts only: the values of its last answer, exported again at the polls in between.
-   * A rate is never kept (it is the mean of samples that are no longer new), nor anything after a failed ask.
-   */
-  readonly held?: readonly { readonly node: string; readonly value: number }[] | undefined;
-  /** The newest sample time (epoch ms) of the answer `held` came from. */
-  readonly heldSampleAt?: number | undefined;
-}
-
-/** Per replication, between polls: how many polls it has had, and the memo of each of its stats. */
-interface ReplicationMemo {
-  polls: number;
-  readonly stats: Map<string, StatMemo>;
-}
-
-/**
- * A SampleSet stand-in that records what a slow-tier stat emitted per node, and passes it on. Only the node is
- * kept, not the labels: the replication's labels are rebuilt every poll (a renamed remote cluster reference must
- * not leave kept series under its old name).
- */
-function recording(out: SampleSink, into: { node: string; value: number }[]): SampleSink {
-  return {
-    add(def: FamilyDef, labels: Labels, value: number | null | undefined | boolean) {
-      if (typeof value === 'number' && Number.isFinite(value)) into.push({ node: labels.node ?? '', value });
-      out.add(def, labels, value);
-    },
-  };
-}
-
-/** Polls one replication's stats due this poll; returns how many stat requests failed and how many were made. */
-async function pollReplication(ctx: CollectContext<'xdcr'>, plan: TierPlan, r: Replication, range?: XdcrRange): Promise<{ failed: number; total: number; firstError: unknown }> {
-  let memo = ctx.state.get(r.id) as ReplicationMemo | undefined;
-  if (memo === undefined) {
-    memo = { polls: 0, stats: new Map() };
-    ctx.state.set(r.id, memo);
-  }
-  const m = memo.stats;
-  // With the range source, every stat that has a native equivalent, every poll, from this poll's batch.
-  const fromRange = new Map(range === undefined ? [] : statsDue(plan, memo.polls).map((s) => [s.stat, range.envelope(r.id, s.stat)] as const));
-  const due = range === undefined ? statsDue(plan, memo.polls) : statsDue(plan, memo.polls).filter((s) => fromRange.get(s.stat) !== undefined);
-  memo.polls++;
-  const zoomOf = (stat: string): Zoom => (plan.fast.has(stat) ? plan.fastZoom : plan.slowZoom);
-  const settled = await settleAll(
-    due.map((s) =>
-      range === undefined
-        ? fetchStat(ctx, zoomOf(s.stat), r, s.stat, m.get(s.stat)?.sample)
-        : Promise.resolve<StatResult>({ kind: 'ok', stat: s.stat, envelope: fromRange.get(s.stat) as XdcrStatEnvelope }),
-    ),
-  );
-  let failed = 0;
-  let firstError: unknown;
-  const results: StatResult[] = [];
-  settled.forEach((res, i) => {
-    const stat = due[i]?.stat ?? '';
-    if (res.status === 'fulfilled') {
-      results.push(res.value);
-      return;
-    }
-    // One stat's failure leaves out only that stat's series of this replication (past the poll's deadline every
-    // request fails: that is the poll's failure, not the items'). A slow stat's kept values go too: what it
-    // showed is no longer known to be true.
-    failed++;
-    firstError ??= res.reason;
-    const prev = m.get(stat);
-    if (prev !== undefined) m.set(stat, { sample: prev.sample });
-    if (!ctx.signal.aborted) ctx.itemFailed(`${r.id} ${stat}`, res.reason);
-  });
-  if (failed === 0 && results.length > 0 && results.every((x) => x.kind === 'not_found')) {
-    // The source bucket (or the replication) went away after the tasks list was read.
-    ctx.skipped('replication_gone', r.id);
-    ctx.state.delete(r.id);
-    return { failed, total: due.length, firstError };
-  }
-  let newest: number | undefined;
-  const nodeLabels = nodeLabelsOf(r.labels);
-  for (const res of results) {
-    if (res.kind === 'not_found') {
-      ctx.skipped('stat_not_found', `${r.id} ${res.stat}`);
-      m.delete(res.stat);
-      continue;
-    }
-    const fast = plan.fast.has(res.stat);
-    const spec = XDCR_STAT_BY_NAME.get(res.stat);
-    const keep = !fast && spec !== undefined && spec.kind !== 'rate';
-    const held: { node: string; value: number }[] = [];
-    const { memo: sample, last } = mapReplicationStat(
-      {
-        labels: r.labels,
-        stat: res.stat,
-        envelope: res.envelope,
-        memo: m.get(res.stat)?.sample,
-        now: ctx.now(),
-        intervalMs: fast ? ctx.options.interval : plan.slowIntervalMs,
-        stepMs: zoomOf(res.stat).stepMs,
-        skipped: (reason, detail) => ctx.skipped(reason, `${r.id}: ${detail ?? ''}`),
-        nodeLabels,
-      },
-      keep ? recording(ctx.out, held) : ctx.out,
-    );
-    m.set(res.stat, keep && last !== undefined ? { sample, held, heldSampleAt: last } : { sample });
-    if (last !== undefined && (newest === undefined || last > newest)) newest = last;
-  }
-  if (newest !== undefined) ctx.out.add(F.lastSample, r.labels, newest / 1000);
-  // Slow levels and counts between their polls: the values of their last answer, and how old the oldest is.
-  const askedNow = new Set(due.map((s) => s.stat));
-  let oldestSlow: number | undefined;
-  for (const [stat, sm] of m) {
-    if (plan.fast.has(stat) || sm.held === undefined || sm.heldSampleAt === undefined) continue;
-    const family = STAT_FAMILIES.get(stat);
-    if (family === undefined) continue;
-    if (!askedNow.has(stat)) for (const h of sm.held) ctx.out.add(family, nodeLabels(h.node), h.value);
-    if (sm.held.length > 0 && (oldestSlow === undefined || sm.heldSampleAt < oldestSlow)) oldestSlow = sm.heldSampleAt;
-  }
-  if (oldestSlow !== undefined) ctx.out.add(F.slowSample, r.labels, oldestSlow / 1000);
-  return { failed, total: due.length, firstError };
-}
-
-/**
- * How many replications are polled at once. Each brings `perReplication` requests (at most; 20 without a slow
- * tier); the client pool runs `concurrency` of them at a time, so twice that many queued keeps the pool busy while
- * a finished replication makes room for the next. Starting all replications at once would queue every request
- * of the poll (4 000 for 200 replications without tiers) with their closures, abort listeners and half-read
- * envelopes for no gain in speed, only in peak memory.
- */
-export function replicationsInFlight(concurrency: number, perReplication: number = XDCR_STATS.length): number {
-  return Math.max(2, Math.ceil((2 * Math.max(1, concurrency)) / Math.max(1, perReplication)));
-}
-
-/**
- * Run `job` over `items` with at most `limit` at a time, starting none after `signal` aborted; every started job
- * settles before this resolves.
- */
-async function forEachBounded<T>(items: readonly T[], limit: number, signal: AbortSignal, job: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length && !signal.aborted) await job(items[next++] as T);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const spec = XDCR_STAT_BY_NAME.get(input.stat);
+  if (family !== undefined && spec !== undefined) for (const [node, v] of got.values) out.add(family, input.nodeLabels ? input.nodeLabels(node) : { ...input.labels, node }, toBaseUnit(v, spec.scale));
+  return { memo: got.memo, last: got.last };
 }
 
 export const xdcrCollector: Collector<'xdcr'> = {
@@ -566,7 +331,7 @@ export const xdcrCollector: Collector<'xdcr'> = {
   defaultInterval: 30_000,
   families: [...STAT_FAMILIES.values(), ...Object.values(F)],
   role: 'Read-Only Admin (ro_admin): cluster.xdcr.remote_clusters!read and cluster.bucket[<source>].stats!read for every source bucket',
-  description: 'Every XDCR replication per source node (the 20 XDCR stats, in a fast and a slow tier), its state and errors, and the remote cluster references.',
+  description: 'Every XDCR replication per source node (the 20 XDCR stats, from the statistics source), its state and errors, and the remote cluster references.',
   async collect(ctx) {
     // The two lists are independent: fetch them together, and let neither run on after the other failed.
     const tasksP = fetchTasks(ctx);
@@ -577,25 +342,11 @@ export const xdcrCollector: Collector<'xdcr'> = {
     const names = mapRemoteClusters(refs, ctx.out, (r, d) => ctx.skipped(r, d));
     const replications = mapReplicationTasks(tasks, names, ctx.out, (r, d) => ctx.skipped(r, d));
     forgetGone(ctx.state, new Set(replications.map((r) => r.id)));
-    // Cluster 7.0+ (stats_source auto or range): one range request for every replication, every stat each poll.
-    const range = replications.length === 0 ? undefined : await rangeOrEnvelope(ctx, fetchXdcrRange);
-    const plan =
-      range === undefined
-        ? planTiers(ctx.options.fast_stats, ctx.options.interval, ctx.options.slow_stats_interval)
-        : planTiers(ctx.options.fast_stats, ctx.options.interval, ctx.options.interval);
-    // A replication's first poll asks every stat (statsDue): size the replications in flight for that.
-    const perReplication = replications.some((r) => !ctx.state.has(r.id)) ? XDCR_STATS.length : mostStatsPerPoll(plan);
-    let failed = 0;
-    let total = 0;
-    let firstError: unknown;
-    await forEachBounded(replications, replicationsInFlight(ctx.cluster.concurrency, perReplication), ctx.signal, async (r) => {
-      const res = await pollReplication(ctx, plan, r, range);
-      failed += res.failed;
-      total += res.total;
-      firstError ??= res.firstError;
-    });
-    if (ctx.signal.aborted) throw ctx.signal.reason;
-    // Every stat request of every replication failed: nothing of this poll is true, so the poll fails.
-    if (total > 0 && failed === total) throw firstError;
+    if (replications.length === 0) return;
+    const values = await statsValues(ctx, replications, { range: rangeXdcrSource, envelope: envelopeXdcrSource });
+    for (const r of replications) {
+      const item = values.items.get(r.id);
+      if (item !== undefined) mapReplicationValues(r.labels, item, ctx.out);
+    }
   },
 };

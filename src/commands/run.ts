@@ -5,6 +5,7 @@
  */
 import type { ParsedArgs } from '../config/flags.js';
 import { describeConfig, loadConfig } from '../config/load.js';
+import { secretFileWarnings } from '../config/warnings.js';
 import { ignoredHangups, lifecyclePlugin, listenForTermination, makeReloader, serveUntilSignal, warnIfTooManyClusters } from '../lifecycle.js';
 import type { ReloadResult } from '../lifecycle.js';
 import { createLogger } from '../log.js';
@@ -27,6 +28,7 @@ export async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   // No answer budget here: answers are buffered in the collection worker, which sets its own.
   const log = createLogger({ level: config.log.level, format: config.log.format });
   for (const w of clearCredentialWarnings(config.clusters)) log.warn({ cluster: w.cluster, urls: w.urls }, w.message);
+  for (const w of secretFileWarnings(config)) log.warn({ file: w.file, ...(w.cluster === undefined ? {} : { cluster: w.cluster }) }, w.message);
   warnIfTooManyClusters(config, log);
   if (config.clusters.length === 0) {
     log.warn(

@@ -1,12 +1,10 @@
 /** Defaults for every collector and cluster, applied after the file, environment and flags are merged. */
 import { collectorSchemas } from './schema.js';
 import type { CollectorName, CollectorOptions } from './schema.js';
+import { CLUSTER_SETTINGS } from './settings.js';
 import type { ClusterConfig, ResolvedCollectorOptions, ResolvedCollectors } from './types.js';
 
-/** Couchbase answers buffered at once, process-wide (--couchbase.max-buffered-bytes). */
-export const DEFAULT_MAX_BUFFERED_BYTES = 256 * 1024 * 1024;
-/** JSON values in one answer (--couchbase.max-answer-values); as DEFAULT_MAX_ANSWER_VALUES in src/couchbase/answer-values.ts (test/couchbase/answer-values.test.ts checks they agree). */
-export const DEFAULT_MAX_ANSWER_VALUES = 4_000_000;
+export { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from './settings.js';
 
 /** Default poll intervals (DESIGN.md "Collectors"), ms. */
 export const DEFAULT_INTERVALS: Readonly<Record<CollectorName, number>> = {
@@ -54,10 +52,10 @@ export function defaultClusterConfig(overrides: Partial<ClusterConfig> & { url: 
     tls: { insecureSkipVerify: false },
     searchUrl: undefined,
     backupUrl: undefined,
-    concurrency: 8,
-    connectTimeout: 5000,
-    requestTimeout: 10_000,
-    maxResponseBytes: 64 * 1024 * 1024,
+    concurrency: CLUSTER_SETTINGS.concurrency.default,
+    connectTimeout: CLUSTER_SETTINGS.connect_timeout.default,
+    requestTimeout: CLUSTER_SETTINGS.request_timeout.default,
+    maxResponseBytes: CLUSTER_SETTINGS.max_response_bytes.default,
     collectors: resolveCollectors(),
     ...overrides,
   };
@@ -65,8 +63,7 @@ export function defaultClusterConfig(overrides: Partial<ClusterConfig> & { url: 
 
 /**
  * Clusters one process should carry: past it, `cbwatch run` logs a warning (and `--config.check` says so) with the
- * advice to shard (`--shard i/n`). Each cluster costs about 1 MB of resident memory (0.8–1.0 MB settled, peaks about
- * 1.7 times the settled figure) and its share of a core at the default intervals: 250 small clusters fit the shipped
- * unit's MemoryMax=640M. bench/RESULTS.md, "Chaos, third round: clusters per process" (issue 39, item 5).
+ * advice to shard (`--shard i/n`). Each cluster costs resident memory and a share of a core at the default intervals;
+ * this many small clusters fit the shipped unit's MemoryMax (bench/RESULTS.md has the measurements).
  */
 export const CLUSTERS_PER_PROCESS = 250;

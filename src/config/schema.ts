@@ -6,7 +6,11 @@
 import { z } from 'zod';
 import { DEFAULT_FAST_XDCR_STATS, DEFAULT_XDCR_SLOW_STATS_INTERVAL, XDCR_STAT_NAMES } from '../couchbase/xdcr.js';
 import { cronExpressionProblem, timeZoneProblem } from '../cron.js';
+import { CLUSTER_SETTINGS, MAX_BYTES_SETTING } from './settings.js';
+import type { ClusterSetting } from './settings.js';
 import { formatDuration, parseDuration, parseSize } from './units.js';
+
+export { MAX_BYTES_SETTING } from './settings.js';
 
 /** A duration string (or a number of seconds) as milliseconds. */
 export const duration = (min = 0) =>
@@ -22,12 +26,6 @@ export const duration = (min = 0) =>
     }
     return ms;
   });
-
-/**
- * The largest byte setting (a file's sizes, --couchbase.max-buffered-bytes, --collection.gc-every): 64 GiB. Beyond
- * it a limit is no limit (issue 39: `99999999999999999999999GiB` switched the answer budget off).
- */
-export const MAX_BYTES_SETTING = 64 * 1024 ** 3;
 
 export const size = () =>
   z.union([z.string(), z.number().int().positive()], { error: 'expected a size such as 64MiB (or a number of bytes)' }).transform((v, ctx) => {
@@ -73,7 +71,7 @@ export type StatsSourceSetting = (typeof STATS_SOURCES)[number];
 export const CLUSTER_NAME = /^[\w.\-:]+$/;
 /**
  * Longest cluster name, characters (a DNS name's 253 fit). The name is in every series, every log line and every
- * error of its cluster: a 1 MB name reloaded took the daemon past 1.46 GB (issue 39).
+ * error of its cluster, so a huge one multiplies the daemon's memory.
  */
 export const MAX_CLUSTER_NAME_LENGTH = 255;
 
@@ -95,7 +93,7 @@ const base = {
   interval: duration(1000).optional(),
   /**
    * Poll at the wall-clock minutes of a cron expression (in `timezone`, else the process's local zone) instead of
-   * every `interval`; one poll at start too (issue 38).
+   * every `interval`; one poll at start too.
    */
   schedule: cronExpression.optional(),
   timezone: timeZone.optional(),
@@ -211,6 +209,15 @@ const tlsSchema = z
     message: 'cert_file and key_file go together (a client certificate needs its key)',
   });
 
+/** A cluster key's validation, from its row of the settings table. */
+function integerSetting(s: ClusterSetting) {
+  return z.number().int().min(s.min ?? 0).max(s.max ?? Number.MAX_SAFE_INTEGER).default(s.default);
+}
+
+function durationSetting(s: ClusterSetting) {
+  return duration(s.min).default(s.default);
+}
+
 export const clusterSchema = z
   .strictObject({
     name: z
@@ -232,20 +239,20 @@ export const clusterSchema = z
      */
     credentials_hosts: z.enum(['nodes', 'configured'], { error: 'expected nodes or configured' }).default('nodes'),
     /** Requests in flight to this cluster at once, over all collectors. */
-    concurrency: z.number().int().min(1).max(256).default(8),
-    connect_timeout: duration(100).default(5000),
+    concurrency: integerSetting(CLUSTER_SETTINGS.concurrency),
+    connect_timeout: durationSetting(CLUSTER_SETTINGS.connect_timeout),
     /** Time to the response headers, and again between body chunks. */
-    request_timeout: duration(100).default(10_000),
-    max_response_bytes: size().default(64 * 1024 * 1024),
+    request_timeout: durationSetting(CLUSTER_SETTINGS.request_timeout),
+    max_response_bytes: size().default(CLUSTER_SETTINGS.max_response_bytes.default),
     /** How often `couchbase_up` is probed (a small authenticated GET of its own). */
-    probe_interval: duration(1000).default(15_000),
+    probe_interval: durationSetting(CLUSTER_SETTINGS.probe_interval),
     /**
      * Families a collector may create from upstream names (bucket stats outside the catalog, cluster counters)
      * per poll; beyond it such stats are left out and counted (cbwatch_collector_capped_total).
      */
-    max_dynamic_families: z.number().int().min(0).max(1_000_000).default(5000),
+    max_dynamic_families: integerSetting(CLUSTER_SETTINGS.max_dynamic_families),
     /** Longest label value, UTF-8 bytes; a longer one is shortened to its prefix, `~` and a hash, and counted. */
-    max_label_value_length: z.number().int().min(64).max(1_048_576).default(1024),
+    max_label_value_length: integerSetting(CLUSTER_SETTINGS.max_label_value_length),
     /**
      * Where bucket and XDCR statistics come from: `auto` (the range API on a 7.0+ cluster, the sample envelopes
      * before), `range` (always the range API: a cluster without it is a failure) or `envelope` (always the envelopes).

@@ -4,7 +4,7 @@
  * sets `collectors.<name>.enabled` over what the file says.
  */
 import { ConfigError } from '../errors.js';
-import type { Flags } from './flags.js';
+import type { Flags } from './settings.js';
 import { COLLECTOR_NAMES } from './schema.js';
 import type { CollectorName } from './schema.js';
 import type { ResolvedCollectors } from './types.js';

@@ -1,3 +1,4 @@
+/** The loaded configuration's types, as loadConfig() returns them. */
 import type { CollectorName, CollectorOptions, StatsSourceSetting, WebhookConfig } from './schema.js';
 import type { WebSettings } from './webconfig.js';
 
@@ -39,11 +40,11 @@ export interface ClusterConfig {
   readonly connectTimeout: number;
   readonly requestTimeout: number;
   readonly maxResponseBytes: number;
-  /** Period of the reachability probe behind `couchbase_up`, ms; default 15 s. */
+  /** Period of the reachability probe behind `couchbase_up`, ms. */
   readonly probeInterval?: number;
-  /** Families a collector may create from upstream names per poll (max_dynamic_families); default 5,000. */
+  /** Families a collector may create from upstream names per poll (max_dynamic_families). */
   readonly maxDynamicFamilies?: number | undefined;
-  /** Longest label value in UTF-8 bytes (max_label_value_length); default 1,024. */
+  /** Longest label value in UTF-8 bytes (max_label_value_length). */
   readonly maxLabelValueLength?: number | undefined;
   /** `stats_source`: where bucket and XDCR statistics come from; default `auto`. */
   readonly statsSource?: StatsSourceSetting | undefined;
@@ -63,9 +64,9 @@ export interface WebConfig {
   readonly configFile: string | undefined;
   /** The loaded `--web.config.file` (TLS key material inside: never log this object). */
   readonly settings?: WebSettings | undefined;
-  /** HTTP requests served at once (0: no limit); default 40. */
+  /** HTTP requests served at once (0: no limit). */
   readonly maxRequests?: number | undefined;
-  /** Path of the metrics endpoint (`--web.telemetry-path`); default /metrics. */
+  /** Path of the metrics endpoint (`--web.telemetry-path`). */
   readonly telemetryPath?: string | undefined;
 }
 
@@ -77,11 +78,11 @@ export interface Config {
   readonly shard?: { readonly index: number; readonly total: number } | undefined;
   readonly webhooks: { readonly syncGateway: SyncGatewayWebhookConfig | undefined };
   readonly web: WebConfig;
-  /** Process-wide budget for buffered Couchbase answers, bytes; default 256 MiB. */
+  /** Process-wide budget for buffered Couchbase answers, bytes. */
   readonly maxBufferedBytes?: number | undefined;
-  /** JSON values one Couchbase answer may hold (`--couchbase.max-answer-values`); default 4,000,000. */
+  /** JSON values one Couchbase answer may hold (`--couchbase.max-answer-values`). */
   readonly maxAnswerValues?: number | undefined;
-  /** `--collection.gc-every`: collect the collection thread's heap every this many bytes of answers; 0: off; absent: 8 MiB (GC_EVERY_DEFAULT_BYTES). */
+  /** `--collection.gc-every`: collect the collection thread's heap every this many bytes of answers; 0: off; absent: the table's default. */
   readonly gcEveryAnswerBytes?: number | undefined;
   readonly log: { readonly level: string; readonly format: 'json' | 'logfmt' | 'pretty' };
 }

@@ -38,3 +38,11 @@ export function parseSize(text: string): number | undefined {
   if (!m) return undefined;
   return Math.round(Number(m[1]) * (SIZE_UNITS[m[2] ?? ''] ?? 1));
 }
+
+/** The shortest binary-unit text for a number of bytes: `64MiB`, `1GiB`, `1536B`. */
+export function formatBytes(n: number): string {
+  if (n % 1024 ** 3 === 0) return `${n / 1024 ** 3}GiB`;
+  if (n % 1024 ** 2 === 0) return `${n / 1024 ** 2}MiB`;
+  if (n % 1024 === 0) return `${n / 1024}KiB`;
+  return `${n}B`;
+}

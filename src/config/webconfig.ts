@@ -29,7 +29,10 @@ import { z } from 'zod';
 import { tryParseGoDuration } from '../couchbase/goduration.js';
 import { ConfigError } from '../errors.js';
 import { processRedactor } from '../redact.js';
+import { GO_CIPHER_SUITES, GO_CURVES } from './go-tls-names.js';
 import { parseYamlFile, zodIssuesToConfigError } from './yamlfile.js';
+
+export { GO_CIPHER_SUITES, GO_CURVES } from './go-tls-names.js';
 
 const TLS_VERSIONS = { TLS10: 'TLSv1', TLS11: 'TLSv1.1', TLS12: 'TLSv1.2', TLS13: 'TLSv1.3' } as const;
 type TlsVersionName = keyof typeof TLS_VERSIONS;
@@ -48,42 +51,6 @@ export type ClientAuthType = (typeof CLIENT_AUTH_TYPES)[number];
 
 /** A bcrypt hash as htpasswd -B and the toolkit write it: `$2a$`, `$2b$` or `$2y$`, cost, 53 characters. */
 const BCRYPT = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
-
-/** Go's crypto/tls cipher suite names (those tls.CipherSuites() and InsecureCipherSuites() list) → OpenSSL's. */
-export const GO_CIPHER_SUITES: Readonly<Record<string, string>> = {
-  TLS_RSA_WITH_AES_128_CBC_SHA: 'AES128-SHA',
-  TLS_RSA_WITH_AES_256_CBC_SHA: 'AES256-SHA',
-  TLS_RSA_WITH_AES_128_GCM_SHA256: 'AES128-GCM-SHA256',
-  TLS_RSA_WITH_AES_256_GCM_SHA384: 'AES256-GCM-SHA384',
-  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA: 'ECDHE-ECDSA-AES128-SHA',
-  TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA: 'ECDHE-ECDSA-AES256-SHA',
-  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: 'ECDHE-RSA-AES128-SHA',
-  TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA: 'ECDHE-RSA-AES256-SHA',
-  TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256: 'ECDHE-ECDSA-AES128-SHA256',
-  TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256: 'ECDHE-RSA-AES128-SHA256',
-  TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256: 'ECDHE-ECDSA-AES128-GCM-SHA256',
-  TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384: 'ECDHE-ECDSA-AES256-GCM-SHA384',
-  TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256: 'ECDHE-RSA-AES128-GCM-SHA256',
-  TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384: 'ECDHE-RSA-AES256-GCM-SHA384',
-  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-RSA-CHACHA20-POLY1305',
-  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256: 'ECDHE-ECDSA-CHACHA20-POLY1305',
-  // Go's older spellings of the two above.
-  TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305: 'ECDHE-RSA-CHACHA20-POLY1305',
-  TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305: 'ECDHE-ECDSA-CHACHA20-POLY1305',
-  // TLS 1.3 suites: Go accepts the names but they never restrict TLS 1.3 (nor do they here).
-  TLS_AES_128_GCM_SHA256: '',
-  TLS_AES_256_GCM_SHA384: '',
-  TLS_CHACHA20_POLY1305_SHA256: '',
-};
-
-/** Go's tls.CurveID names → OpenSSL group names. */
-export const GO_CURVES: Readonly<Record<string, string>> = {
-  CurveP256: 'P-256',
-  CurveP384: 'P-384',
-  CurveP521: 'P-521',
-  X25519: 'X25519',
-  X25519MLKEM768: 'X25519MLKEM768',
-};
 
 /** The response headers the toolkit lets a web config set, and the values it allows (empty: any). */
 export const WEB_HEADERS: Readonly<Record<string, readonly string[]>> = {
@@ -464,7 +431,7 @@ export function dummyHashFor(users: Readonly<Record<string, string>>): string {
 }
 
 /**
- * bcrypt costs ~50–100 ms of CPU per check at cost 10 (4x that at 12). As the exporter-toolkit does: remember
+ * bcrypt is deliberately slow (each cost step doubles it). As the exporter-toolkit does: remember
  * every outcome — successes, so scrapes do not pay it each time, and failures, so a flood of one wrong password
  * costs one compare — and run compares one at a time, so a flood of distinct wrong passwords queues instead
  * of starving everything else. The queue is bounded (MAX_WAITING_CHECKS; beyond it, 'busy', answered 503),

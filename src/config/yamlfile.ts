@@ -8,26 +8,24 @@ import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { closest } from './flags.js';
+import { closest } from './suggest.js';
 
 export type PathSegment = PropertyKey;
 
 /**
  * A configuration file's nodes (every mapping, sequence, key and value) counted after alias expansion: an alias
- * counts the nodes it stands for, as validation walks them. 2,000,000 is about seventy times a 1,000-cluster file
- * (about 30 nodes per cluster with its collectors' settings); validating a file at the limit costs 2–3 s. Issue 39 found a 727 KB file whose aliases expanded
- * linearly cost `--config.check` 17 s and 1,585 MiB, and a SIGHUP into it killed the daemon; such a file is now
- * refused before validation.
+ * counts the nodes it stands for, as validation walks them. The limit is far above a 1,000-cluster file (about 30
+ * nodes per cluster with its collectors' settings); a small file whose aliases expand to more would cost
+ * validation time and memory out of proportion to its size, so it is refused before validation.
  */
 export const MAX_YAML_NODES = 2_000_000;
 /**
  * Nodes a file may hold as written (scalars and flow collections, counted by the YAML lexer before anything is
- * built): the parser's document costs about 0.8 KB a node (1,000 clusters of a typical file: 25,000 nodes, 47 MB;
- * 8,000: 200,000 nodes, 167 MB), and a 1 MiB file of `1,1,1,…` cost it 528 MB and 4 MiB 2 GB. 250,000 is about
- * 10,000 ordinary clusters, and about 210 MB while the file is parsed.
+ * built): the parser's document costs memory per node, so a small file of `1,1,1,…` would cost far more than its
+ * size. The limit is about 10,000 ordinary clusters (docs/configuration.md and bench/RESULTS.md give the costs).
  */
 export const MAX_YAML_SOURCE_NODES = 250_000;
-/** Largest configuration or web config file read (1,000 clusters of a typical file: 256 KB). */
+/** Largest configuration or web config file read (well above a typical file of 1,000 clusters). */
 export const MAX_YAML_FILE_BYTES = 4 * 1024 * 1024;
 /** Problems listed one by one in a configuration error; the rest are counted. */
 export const MAX_PROBLEM_LINES = 100;
@@ -88,7 +86,7 @@ export function parseYamlText(text: string, file: string): YamlData {
   let doc: ReturnType<typeof parseDocument>;
   try {
     // Duplicate keys are found below, in one pass: the parser's own check compares each key with every earlier
-    // one of its mapping, and a flow mapping of 40,000 keys (425 KB) took it 20 s (issue 39).
+    // one of its mapping, which is quadratic in a large mapping.
     doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   } catch (err) {
     // A document nested deeper than the parser's stack (RangeError) is a bad file, not a crash.
@@ -253,7 +251,7 @@ export function issueLines(
     return pos === undefined ? `${file}: ` : `${file}:${pos.line}:${pos.col}: `;
   };
   // Each problem costs a position lookup and a "did you mean" search: past the ones listed, the rest are only
-  // counted (issue 39: a file of a million unknown keys took a minute and 745 MB here before).
+  // counted, so that a file of a million unknown keys costs no more than one of a hundred.
   let total = 0;
   for (const issue of issues) total += issue.code === 'unrecognized_keys' && issue.keys !== undefined ? issue.keys.length : 1;
   let described = 0;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { CLUSTER_SETTINGS } from '../config/settings.js';
 
 /**
  * Metric family definitions and the sample set a collector fills during one poll.
@@ -109,7 +110,7 @@ export type CapWhat = (typeof CAP_WHATS)[number];
  * Default longest label value, in UTF-8 bytes (as Prometheus counts for `label_value_length_limit`, which
  * rejects the whole scrape when one value is over it).
  */
-export const DEFAULT_MAX_LABEL_VALUE_LENGTH = 1024;
+export const DEFAULT_MAX_LABEL_VALUE_LENGTH = CLUSTER_SETTINGS.max_label_value_length.default;
 /** Hex digits of the hash that stands in for the cut-off part of a long label value. */
 const HASH_DIGITS = 16;
 /** The shortest cap that still leaves a prefix besides `~` and the hash. */

@@ -348,8 +348,15 @@ export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
   const probed = new Map<string, boolean>();
   for (const st of statuses) {
     if (st.probeReached !== undefined) probed.set(st.cluster, st.probeReached);
-    if (st.ok === undefined) continue;
     const l = { couchbase_cluster: st.cluster, collector: st.collector };
+    // Every configured collector from the first scrape on, whatever the number of clusters: what is already
+    // true before its first poll (that it is pending, its schedule, no backoff); the rest waits for the poll.
+    s.add(SELF.collectorFirstPollPending, l, st.lastPollAt === undefined);
+    s.add(SELF.collectorBackoff, l, st.backoffSeconds ?? 0);
+    if (st.intervalSeconds !== undefined) s.add(SELF.collectorInterval, l, st.intervalSeconds);
+    if (st.nextSlotAt !== undefined) s.add(SELF.collectorNextSlot, l, st.nextSlotAt / 1000);
+    if (st.intervalSeconds !== undefined || st.schedule !== undefined) s.add(SELF.collectorOverdue, l, st.overdue === true);
+    if (st.ok === undefined) continue;
     s.add(SELF.collectorSuccess, l, st.ok);
     s.add(SELF.collectorDuration, l, st.lastDurationSeconds);
     if (st.lastSuccessAt !== undefined) s.add(SELF.collectorLastSuccess, l, st.lastSuccessAt / 1000);
@@ -363,10 +370,6 @@ export function statusSet(statuses: readonly CollectorStatus[]): SampleSet {
     for (const what of CAP_WHATS) s.add(SELF.collectorCapped, { ...l, what }, st.capped?.get(what) ?? 0);
     s.add(SELF.statsNodesMissing, l, st.statsNodesMissing);
     for (const [node, n] of st.futurePointsDropped ?? []) s.add(SELF.statsFuturePoints, { ...l, node }, n);
-    s.add(SELF.collectorBackoff, l, st.backoffSeconds ?? 0);
-    if (st.intervalSeconds !== undefined) s.add(SELF.collectorInterval, l, st.intervalSeconds);
-    if (st.nextSlotAt !== undefined) s.add(SELF.collectorNextSlot, l, st.nextSlotAt / 1000);
-    if (st.intervalSeconds !== undefined || st.schedule !== undefined) s.add(SELF.collectorOverdue, l, st.overdue === true);
     up.set(st.cluster, (up.get(st.cluster) ?? false) || st.reached);
   }
   // The probe, when it has run, is the truth for now; the collectors' last answers (up to an interval old,

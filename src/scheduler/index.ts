@@ -28,6 +28,7 @@ import type { PollOutcome } from '../collectors/context.js';
 import { createSharedCache } from '../collectors/shared.js';
 import type { Collector, SharedCache } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
+import { CLUSTER_SETTINGS } from '../config/settings.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import type { CouchbaseClient } from '../couchbase/client.js';
 import type { SnapshotStore } from '../metrics/store.js';
@@ -118,7 +119,7 @@ export function backoffGap(interval: number, timeouts: number): number {
 }
 
 /** Default period of the reachability probe behind `couchbase_up`. */
-export const DEFAULT_PROBE_INTERVAL_MS = 15_000;
+export const DEFAULT_PROBE_INTERVAL_MS = CLUSTER_SETTINGS.probe_interval.default;
 /** A cheap authenticated call every role can make: its 2xx says the REST API answers with our credentials. */
 export const PROBE_ROUTE = '/pools/default/nodeServices';
 const probeSchema = z.unknown();

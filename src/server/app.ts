@@ -18,6 +18,7 @@ import { acceptsGzip, negotiateFormat } from './negotiate.js';
 import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
 import { findProblems } from './problems.js';
+import { DEFAULT_MAX_REQUESTS } from '../config/settings.js';
 
 export interface AppDeps {
   readonly store: StatusSource;
@@ -86,7 +87,7 @@ export const SERVER_TIMEOUTS: ServerTimeouts = {
   bodyGraceMs: 10_000,
   bodyMinBytesPerSecond: 1024 * 1024,
 };
-export const DEFAULT_MAX_REQUESTS = 40;
+export { DEFAULT_MAX_REQUESTS };
 /**
  * Uncompressed telemetry scrapes share at most this part of the request slots (at least one): a flood of plain
  * scrapes (megabytes each, and most of the CPU) leaves the rest to gzip scrapers, as Prometheus is (issue 39, item 4).

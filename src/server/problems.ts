@@ -26,6 +26,8 @@ export const RUNBOOK_PAGE = 'docs/runbook.md';
 const WARN_DAYS = 28;
 const CRITICAL_DAYS = 7;
 const QUOTA_WARN = 0.85;
+/** CouchbaseBucketMemoryNearHighWaterMark's threshold: memory used over the high-water mark. */
+const HIGH_WAT_WARN = 0.98;
 
 type Row = { readonly cluster: string; readonly labels: Readonly<Record<string, string>>; readonly value: number };
 
@@ -85,6 +87,12 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
       add(r.cluster, left < CRITICAL_DAYS * 86400 ? 'critical' : 'warning', `${what} ${name} ${days(left)}`, alert);
     }
 
+  // Couchbase's own diagnosis of a certificate (CouchbaseCertificateWarnings): self-signed, not signed by a trusted CA…
+  for (const r of rows(sets, 'couchbase_trusted_ca_warnings'))
+    if (r.value > 0) add(r.cluster, 'warning', `trusted CA ${r.labels.subject ?? r.labels.id ?? ''}: Couchbase reports ${r.value} warning(s) about it`, 'CouchbaseCertificateWarnings');
+  for (const r of rows(sets, 'couchbase_node_certificate_warnings'))
+    if (r.value > 0) add(r.cluster, 'warning', `certificate of node ${r.labels.node ?? ''}: Couchbase reports ${r.value} warning(s) about it`, 'CouchbaseCertificateWarnings');
+
   for (const r of rows(sets, 'couchbase_xdcr_replication_errors')) if (r.value > 0) add(r.cluster, 'warning', `XDCR ${replication(r.labels)}: ${r.value} error(s)`, 'CouchbaseXdcrReplicationErrors');
   for (const r of rows(sets, 'couchbase_xdcr_replication_paused')) if (r.value === 1) add(r.cluster, 'info', `XDCR ${replication(r.labels)} is paused (its backlog grows)`, 'CouchbaseXdcrReplicationPaused');
   for (const r of rows(sets, 'couchbase_xdcr_remote_cluster_deleted')) if (r.value === 1) add(r.cluster, 'warning', `XDCR remote cluster ${r.labels.target_cluster_name} is marked deleted`, 'CouchbaseXdcrRemoteClusterDeleted');
@@ -101,6 +109,14 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
 
   for (const r of rows(sets, 'couchbase_bucket_quota_used_ratio'))
     if (r.value >= QUOTA_WARN) add(r.cluster, 'warning', `bucket ${r.labels.bucket} uses ${Math.round(r.value * 100)}% of its RAM quota`, 'CouchbaseBucketMemoryNearQuota');
+  // Memory over 98% of the high-water mark (CouchbaseBucketMemoryNearHighWaterMark), per bucket (and node when per-node).
+  const labelKey = (r: Row): string => `${r.cluster}\u0000${JSON.stringify(Object.entries(r.labels).sort(([a], [b]) => byCodeUnit(a, b)))}`;
+  const highWat = new Map(rows(sets, 'couchbase_bucket_ep_mem_high_wat_bytes').map((r) => [labelKey(r), r.value]));
+  for (const r of rows(sets, 'couchbase_bucket_mem_used_bytes')) {
+    const mark = highWat.get(labelKey(r));
+    if (mark !== undefined && mark > 0 && r.value / mark > HIGH_WAT_WARN)
+      add(r.cluster, 'warning', `bucket ${r.labels.bucket}${r.labels.node === undefined ? '' : ` on node ${r.labels.node}`} uses ${Math.round((r.value / mark) * 100)}% of its memory high-water mark`, 'CouchbaseBucketMemoryNearHighWaterMark');
+  }
   for (const r of rows(sets, 'couchbase_search_slow_queries')) if (r.value > 0) add(r.cluster, 'warning', `search index ${r.labels.index}: ${r.value} slow quer${r.value === 1 ? 'y' : 'ies'} running`, 'CouchbaseSearchSlowQueries');
   for (const r of rows(sets, 'couchbase_backup_repository_healthy')) if (r.value === 0) add(r.cluster, 'warning', `backup repository ${r.labels.repository} (${r.labels.state}) is not healthy`, 'CouchbaseBackupRepositoryUnhealthy');
   for (const r of rows(sets, 'couchbase_index_state'))
@@ -110,6 +126,12 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
 
   for (const r of rows(sets, 'couchbase_security_tls_min_version'))
     if (r.value === 1 && (r.labels.version === 'tlsv1' || r.labels.version === 'tlsv1.1')) add(r.cluster, 'warning', `TLS minimum version of ${r.labels.service} is ${r.labels.version}`, 'CouchbaseWeakTlsMinVersion');
+  // LDAP in use (authentication or authorization) over a connection that is not secure (CouchbaseLdapInsecure).
+  const ldapInUse = new Set([...rows(sets, 'couchbase_ldap_authentication_enabled'), ...rows(sets, 'couchbase_ldap_authorization_enabled')].filter((r) => r.value === 1).map((r) => r.cluster));
+  for (const r of rows(sets, 'couchbase_ldap_encryption'))
+    if (r.value === 1 && r.labels.encryption === 'none' && ldapInUse.has(r.cluster)) add(r.cluster, 'warning', 'LDAP is in use and its connection to the LDAP servers is not encrypted', 'CouchbaseLdapInsecure');
+  for (const r of rows(sets, 'couchbase_ldap_server_cert_validation'))
+    if (r.value === 0 && ldapInUse.has(r.cluster)) add(r.cluster, 'warning', 'LDAP is in use and the LDAP servers\' certificates are not validated', 'CouchbaseLdapInsecure');
   for (const r of rows(sets, 'couchbase_security_ui_over_http_disabled')) if (r.value === 0) add(r.cluster, 'info', 'the web console is served over plain http', 'CouchbaseUiOverHttpEnabled');
   for (const r of rows(sets, 'couchbase_node_certificate_plain_passphrase'))
     if (r.value === 1) add(r.cluster, 'info', `node ${r.labels.node} has a plain private-key passphrase registered (pre-production only)`, '#plain-private-key-passphrase');

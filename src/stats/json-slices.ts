@@ -4,7 +4,7 @@
  * only one part's tree is alive at a time.
  */
 
-/** The character codes of JSON's structure, numbers and literals: for the scans here and range-reader.ts's. */
+/** The character codes of JSON's structure, numbers and literals: for the scans here and json-cursor.ts's. */
 export const enum Ch {
   Tab = 0x09,
   Newline = 0x0a,
@@ -57,8 +57,8 @@ export function skipSpace(text: string, at: number): number {
 /**
  * How deep a JSON value may nest (arrays and objects) before it is refused unparsed. A range answer is five levels
  * deep (the request's array, the answer, `data`, an entry, `values`, a point: six with the request); V8's parser
- * is not recursive, but each level is an object of its own: 3,000,000 nested arrays (6 MB of text, under every
- * byte and value cap) took the collection thread to 556 MiB.
+ * is not recursive, but each level is an object of its own, so a few megabytes of brackets, under every byte and
+ * value cap, would make hundreds of megabytes of parsed tree.
  */
 export const MAX_JSON_DEPTH = 64;
 

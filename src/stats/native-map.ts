@@ -29,7 +29,7 @@
  *   from the active nodes, bucket stats from the bucket's live nodes.
  * - per server line (nativeMapFor): kv_engine `stats.def.h` at 0c846fffcdc4 (a 2020 pre-release of 7.0: ep_kv_size
  *   as memory_used{for="hashtable"}, connagg_producer_count) and later stored versions (vb_{state}_itm_memory and vb_{state}_sync_write_*_count with a `state` label); the 8.0
- *   metadata for what 7.6+ no longer serves; and, where the stored snapshots stop, issue 37's reading of the 7.0.0,
+ *   metadata for what 7.6+ no longer serves; and, where the stored snapshots stop, a reading of the 7.0.0,
  *   7.1.4, 7.2.0, 7.6.0, 7.6.8 and 8.0.0 trees: ep_cache_miss_rate = get_misses / cmd_get from 7.6.8, the 7.2+
  *   small-file rule of couch_docs_data_size (a node's file under 128 KiB × its vBuckets reports its file size) and
  *   the history file left out of the docs fragmentation, the `state` label of the drift families. The drift families
@@ -119,6 +119,11 @@ export interface NativeMapRow {
   readonly minFileBytesPerVbucket?: number;
   readonly nsServer: string;
   readonly absentIn80?: true;
+  /**
+   * Set on a cluster mid-upgrade (node-lines.ts scopedTable): the row reads only these nodes' series (its server
+   * line's nodes), so that every line's rows can be asked in one batch of requests.
+   */
+  readonly nodes?: ReadonlySet<string>;
 }
 
 /** The labels that identify an XDCR replication in the native metrics. */
@@ -160,7 +165,7 @@ export function serverLineOf(version: string): ServerLine | undefined {
 
 const at = (line: ServerLine, from: ServerLine): boolean => SERVER_LINES.indexOf(line) >= SERVER_LINES.indexOf(from);
 
-/** kv_engine's small-file rule for couch_docs_data_size from 7.2 (issue 37: 128 KiB per vBucket of the node). */
+/** kv_engine's small-file rule for couch_docs_data_size from 7.2: 128 KiB per vBucket of the node. */
 export const MIN_FILE_BYTES_PER_VBUCKET = 128 * 1024;
 
 const s = (metric: string, type: NativeType, matchers: Matchers = {}, notMatchers?: Readonly<Record<string, readonly string[]>>): NativeSeries =>
@@ -449,7 +454,7 @@ function kvRows(line: ServerLine): NativeMapRow[] {
     ...dcpRows(line),
     // Computed by ns_server from the stats above (menelaus_stats computed_stats_lazy_proplist).
     kv('hit_ratio', 'hit_ratio', 'increase_ratio', [ops('get', 'hit')], 'computed: 100 * get_hits / cmd_get', { denominator: [ops('get')], legacyFactor: 100, scale: 1 }),
-    // 7.0–7.6.7: ep_bg_fetched / cmd_lookup (menelaus_stats EPCacheMissRatio); 7.6.8 and 8.0: get_misses / cmd_get (issue 37).
+    // 7.0–7.6.7: ep_bg_fetched / cmd_lookup (menelaus_stats EPCacheMissRatio); 7.6.8 and 8.0: get_misses / cmd_get.
     at(line, '7.6.8')
       ? kv('ep_cache_miss_rate', 'ep_cache_miss_ratio', 'increase_ratio', [ops('get', 'miss')], 'computed: 100 * get_misses / cmd_get', { denominator: [ops('get')], legacyFactor: 100, scale: 1 })
       : kv('ep_cache_miss_rate', 'ep_cache_miss_ratio', 'increase_ratio', [s('kv_ep_bg_fetched', 'counter')], 'computed: 100 * ep_bg_fetched / cmd_lookup', {

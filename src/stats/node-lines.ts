@@ -1,24 +1,31 @@
 /**
- * Each node asked by its own version (issue 37 §3): the native names and formulas differ by server line
+ * Each node asked by its own version: the native names and formulas differ by server line
  * (native-map.ts nativeMapFor), and a cluster mid-upgrade runs several lines at once. The range source groups the
  * nodes by line (groupByLine, from the bucket list's nodes and their `version`), and
  * - one line (every cluster but one being upgraded): that line's table, asked as before — the same number of
  *   requests as one table;
- * - several lines: each line's table asked with `nodes` = that line's nodes, each line's answer grouped on its own
- *   (its own counter memo and window, under its own state key), and the bucket-wide values merged here as ns_server
- *   merges nodes: summed (max where get_aggregate_method says so), ratios after the merge (from each line's summed
- *   parts). A per-node value is that node's line's.
+ * - several lines: every line's table asked in one batch (the union of their native names: as many requests as
+ *   one table, a few more at most), each line's rows reading only its own nodes' series (scopedTable: a row's
+ *   `nodes`), and the bucket-wide values merged here as ns_server merges nodes: summed (max where
+ *   get_aggregate_method says so), ratios after the merge. A per-node value is that node's line's.
  *
- * In the mixed case an increase ratio (hit_ratio, ep_cache_miss_rate, the avg_* times) is the ratio of the lines'
- * summed per-second rates rather than of their increases: the lines' windows are read in the same poll, a second or
- * so apart, so the two agree within that window difference.
+ * A ratio ns_server computes (menelaus_stats computed_stats_lazy_proplist: hit_ratio, ep_cache_miss_rate, the
+ * residencies, the avg_* times) is computed once, by the node that serves the request, with its own version's
+ * formula over the parts summed over every node: mid-upgrade across 7.6.8, ep_cache_miss_rate is get_misses / cmd_get
+ * of the whole cluster when a 7.6.8 node serves, ep_bg_fetched / cmd_lookup of the whole cluster when an older one
+ * does, never the sum of both formulas' parts. The serving node is the bucket list's `thisNode` (servingLineOf); each
+ * line's grouping also reads the parts of the serving line's formulas (withRatioParts). A fragmentation keeps each
+ * line's own parts: the small-file rule is applied per node, by that node's line.
+ *
+ * In the mixed case an increase ratio is the ratio of the lines' summed per-second rates rather than of their
+ * increases: the lines' windows are read in the same poll, a second or so apart, so the two agree within that window
+ * difference.
  */
-import type { CollectContext } from '../collectors/types.js';
-import type { CollectorName } from '../config/schema.js';
 import { fetchBucketList } from '../couchbase/buckets.js';
+import type { ClusterSource } from '../couchbase/source.js';
 import { DEFAULT_LINE, nativeMapFor, SERVER_LINES, serverLineOf } from './native-map.js';
 import type { NativeMapRow, NativeSeries, NativeTable, ServerLine } from './native-map.js';
-import { rowValue } from './range-groups.js';
+import { rowValue } from './row-values.js';
 import type { RangeItems } from './range-groups.js';
 
 /** The nodes of each line present, in line order; one entry for a single-version cluster. */
@@ -55,8 +62,29 @@ export function groupByLine(nodes: readonly unknown[]): NodeLines {
   return SERVER_LINES.filter((l) => out.has(l)).map((line) => ({ line, nodes: (out.get(line) as string[]).sort() }));
 }
 
+/**
+ * The line of the node that serves cbwatch's requests: the bucket list's node marked `thisNode` (its version's line);
+ * undefined when no node is marked or its version has no line. Pure.
+ */
+export function servingLineOf(nodes: readonly unknown[]): ServerLine | undefined {
+  for (const n of nodes) {
+    if (n === null || typeof n !== 'object') continue;
+    const { thisNode, version } = n as { thisNode?: unknown; version?: unknown };
+    if (thisNode === true && typeof version === 'string') return serverLineOf(version);
+  }
+  return undefined;
+}
+
+/** The serving node's line (servingLineOf), shared like the node lines; undefined when the bucket list does not say. */
+export async function servingLine(ctx: ClusterSource): Promise<ServerLine | undefined> {
+  return ctx.shared.get('statsServingLine', NODE_LINES_MAX_AGE_MS, async () => {
+    const list = await fetchBucketList(ctx);
+    return servingLineOf(list.buckets.flatMap((b) => (b.nodes ?? []) as unknown[]));
+  });
+}
+
 /** A cluster's node lines (shared by both collectors; the bucket list is the one bucket_stats reads anyway). */
-export async function nodeLinesOf<N extends CollectorName>(ctx: CollectContext<N>): Promise<NodeLines> {
+export async function nodeLinesOf(ctx: ClusterSource): Promise<NodeLines> {
   return ctx.shared.get('statsNodeLines', NODE_LINES_MAX_AGE_MS, async () => {
     const list = await fetchBucketList(ctx);
     return groupByLine(list.buckets.flatMap((b) => (b.nodes ?? []) as unknown[]));
@@ -66,6 +94,8 @@ export async function nodeLinesOf<N extends CollectorName>(ctx: CollectContext<N
 // ---- merging the lines' bucket-wide values ----
 
 const RATIOS = new Set<NativeMapRow['derive']>(['increase_ratio', 'level_ratio', 'complement_ratio', 'fragmentation']);
+/** The ratios ns_server computes once, with the serving node's formula (the header). */
+const COMPUTED_RATIOS = new Set<NativeMapRow['derive']>(['increase_ratio', 'level_ratio', 'complement_ratio']);
 
 /** A ratio row's two sides as rows of their own (summed over the nodes like any level or rate), made once per row. */
 interface Parts {
@@ -99,13 +129,23 @@ export function ratioParts(row: NativeMapRow): Parts | undefined {
   return p;
 }
 
-/** A line's rows and its ratio rows' parts: the table a line's grouping is made for in the mixed case. Made once per table. */
-const mixedRows = new WeakMap<readonly NativeMapRow[], readonly NativeMapRow[]>();
-export function withRatioParts(rows: readonly NativeMapRow[]): readonly NativeMapRow[] {
-  let out = mixedRows.get(rows);
+/**
+ * A line's rows, its ratio rows' parts and (`serving`: the serving line's rows) the parts of the serving line's
+ * computed ratios: the table a line's grouping is made for in the mixed case. Made once per pair of tables.
+ */
+const mixedRows = new WeakMap<readonly NativeMapRow[], Map<readonly NativeMapRow[] | undefined, readonly NativeMapRow[]>>();
+export function withRatioParts(rows: readonly NativeMapRow[], serving?: readonly NativeMapRow[]): readonly NativeMapRow[] {
+  let byServing = mixedRows.get(rows);
+  if (byServing === undefined) mixedRows.set(rows, (byServing = new Map()));
+  let out = byServing.get(serving);
   if (out === undefined) {
-    out = Object.freeze([...rows, ...rows.flatMap((r) => { const p = ratioParts(r); return p === undefined ? [] : [p.num, p.den]; })]);
-    mixedRows.set(rows, out);
+    const parts = (r: NativeMapRow): NativeMapRow[] => {
+      const p = ratioParts(r);
+      return p === undefined ? [] : [p.num, p.den];
+    };
+    const more = (serving ?? []).filter((r) => COMPUTED_RATIOS.has(r.derive) && !rows.includes(r));
+    out = Object.freeze([...rows, ...rows.flatMap(parts), ...more.flatMap(parts)]);
+    byServing.set(serving, out);
   }
   return out;
 }
@@ -131,9 +171,11 @@ function ratioOf(row: NativeMapRow, num: number, den: number): number {
 
 /**
  * The value of a legacy stat for one item over several lines' groups (or on one node: that node's line's value), in
- * the legacy unit; undefined when no line has it. Lines whose table has no row for the stat add nothing.
+ * the legacy unit; undefined when no line has it. Lines whose table has no row for the stat add nothing. `serving`:
+ * the serving node's table, whose formula a computed ratio takes over every line's parts (the lines' groupings made
+ * withRatioParts of it); without it, each line's own formula's parts are summed.
  */
-export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: readonly LineGroups[], item: string, node: string | undefined): number | undefined {
+export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: readonly LineGroups[], item: string, node: string | undefined, serving?: NativeTable): number | undefined {
   if (node !== undefined) {
     const l = lines.find((x) => x.nodes.includes(node)) ?? (lines.length === 1 ? lines[0] : undefined);
     const row = l && (section === 'kv' ? l.table.kvByLegacy : l.table.xdcrByLegacy).get(legacy);
@@ -148,8 +190,17 @@ export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: reado
   let num = 0;
   let den = 0;
   let ratioRow: NativeMapRow | undefined;
+  const servingRow = serving && (section === 'kv' ? serving.kvByLegacy : serving.xdcrByLegacy).get(legacy);
+  const once = servingRow !== undefined && COMPUTED_RATIOS.has(servingRow.derive) ? servingRow : undefined;
+  // The serving formula's parts read every node: a grouping the lines share is read once.
+  const read = new Set<RangeItems>();
   for (const l of lines) {
-    const row = (section === 'kv' ? l.table.kvByLegacy : l.table.xdcrByLegacy).get(legacy);
+    const own = (section === 'kv' ? l.table.kvByLegacy : l.table.xdcrByLegacy).get(legacy);
+    if (once !== undefined && own !== undefined) {
+      if (read.has(l.groups)) continue;
+      read.add(l.groups);
+    }
+    const row = once !== undefined && own !== undefined ? once : own;
     if (row === undefined) continue;
     const p = ratioParts(row);
     if (p !== undefined) {
@@ -168,6 +219,49 @@ export function mergedValue(section: 'kv' | 'xdcr', legacy: string, lines: reado
   }
   if (ratioRow !== undefined) return ratioOf(ratioRow, num, den) * ratioRow.legacyFactor;
   return acc;
+}
+
+/** Scoped tables made so far, by line and nodes (a cluster's membership changes rarely: a few at most). */
+const scopedTables = new Map<string, NativeTable>();
+const SCOPED_KEPT = 32;
+
+/**
+ * A line's table whose rows read only `nodes`' series (a row's `nodes`): every line of a cluster mid-upgrade is then
+ * asked in one batch and grouped once, each line's rows adding up their own nodes' series. The same table for the
+ * same line and nodes (the range groups' plans are kept per table).
+ */
+export function scopedTable(line: ServerLine, nodes: readonly string[]): NativeTable {
+  const key = `${line}\u0000${[...nodes].sort().join('\u0000')}`;
+  let t = scopedTables.get(key);
+  if (t !== undefined) return t;
+  const base = nativeMapFor(line);
+  const set: ReadonlySet<string> = new Set(nodes);
+  const scope = (rows: readonly NativeMapRow[]): readonly NativeMapRow[] => Object.freeze(rows.map((r) => Object.freeze({ ...r, nodes: set })));
+  const kv = scope(base.kv);
+  const xdcr = scope(base.xdcr);
+  t = Object.freeze({ line, kv, xdcr, all: Object.freeze([...kv, ...xdcr]), kvByLegacy: new Map(kv.map((r) => [r.legacy, r])), xdcrByLegacy: new Map(xdcr.map((r) => [r.legacy, r])) });
+  if (scopedTables.size >= SCOPED_KEPT) scopedTables.clear();
+  scopedTables.set(key, t);
+  return t;
+}
+
+/** Union rows made so far (scopedRows), by their lines' rows and the serving rows. */
+const unions = new Map<string, { readonly parts: ReadonlyArray<readonly NativeMapRow[]>; readonly rows: readonly NativeMapRow[] }>();
+
+/**
+ * The rows one grouping of a cluster mid-upgrade is made for: each line's scoped rows with their ratio parts, and the
+ * parts of the serving line's computed ratios over every node (`serving`: rows of an unscoped table). The same
+ * array for the same inputs (plans are kept per array).
+ */
+export function scopedRows(lines: ReadonlyArray<readonly NativeMapRow[]>, serving: readonly NativeMapRow[]): readonly NativeMapRow[] {
+  const parts = [...lines, serving];
+  const key = parts.map((p) => `${p[0]?.legacy ?? ''}:${p.length}`).join('|');
+  const hit = unions.get(key);
+  if (hit !== undefined && hit.parts.length === parts.length && hit.parts.every((p, i) => p === parts[i])) return hit.rows;
+  const rows = Object.freeze([...new Set(lines.flatMap((l) => withRatioParts(l, serving)))]);
+  if (unions.size >= SCOPED_KEPT) unions.clear();
+  unions.set(key, { parts, rows });
+  return rows;
 }
 
 /** The line tables of a cluster's node lines (for callers that only need the rows). */

@@ -1,12 +1,11 @@
 /**
  * The range source's groups: what a poll's native series add up to, per item (a bucket, a replication) and node,
- * for each row of the mapping table (native-map.ts), and the values of those rows in the legacy stats' units.
+ * for each row of the mapping table (native-map.ts); row-values.ts reads the rows' values from them.
  *
  * Each series is valued as it is read (range-values.ts) and added at once into the parts of every row that reads
  * it (a level, an increase, a rate, a window mean, and whether some series lacked one of them): nothing is kept per
- * series but its record in the counter memo. A poll reads about 23,000 series at 100 buckets on 4 nodes and
- * 168,000 at 1,000 buckets; keeping each one's labels and value until the poll's end made them outlive V8's
- * young-generation collections, and most of a poll's garbage-collection work. The parts live in one Float64Array
+ * series but its record in the counter memo: kept until the poll's end, each series' labels and value would
+ * outlive V8's young-generation collections, which a poll of many buckets pays for. The parts live in one Float64Array
  * per grouping; each cell (item and node) has its stretch of one Int32Array, from row part to offset (-1: no series
  * yet): a few arrays per poll, not one per cell.
  *
@@ -30,9 +29,11 @@ export const ALL_NODES = '\u0000all';
 /** A row part: one `series` (or `denominator`) entry of a row, which the series of its metric meeting its matchers add into. */
 interface Target {
   readonly slot: number;
-  /** The matchers as a list (made once, with the plan: a lookup per series and target cost a tenth of put()). */
+  /** The matchers as a list (made once, with the plan, rather than looked up per series and target). */
   readonly matchers: ReadonlyArray<readonly [string, string | readonly string[]]>;
   readonly notMatchers?: NativeSeries['notMatchers'];
+  /** The nodes whose series it reads (its row's `nodes`); undefined: every node's. */
+  readonly nodes?: ReadonlySet<string>;
 }
 
 /** How a table's rows read the series: per metric, the row parts it feeds; per row, its parts. Built once per table. */
@@ -52,17 +53,22 @@ export function planOf(rows: readonly NativeMapRow[]): Plan {
   const byMetric = new Map<string, Target[]>();
   const parts = new Map<NativeMapRow, { num: number[]; den: number[] }>();
   let width = 0;
-  const add = (list: readonly NativeSeries[], into: number[]) => {
+  const add = (list: readonly NativeSeries[], into: number[], nodes: ReadonlySet<string> | undefined) => {
     for (const x of list) {
       const slot = width++;
       into.push(slot);
-      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({ slot, matchers: Object.entries(x.matchers), ...(x.notMatchers ? { notMatchers: x.notMatchers } : {}) });
+      (byMetric.get(x.metric) ?? byMetric.set(x.metric, []).get(x.metric) as Target[]).push({
+        slot,
+        matchers: Object.entries(x.matchers),
+        ...(x.notMatchers ? { notMatchers: x.notMatchers } : {}),
+        ...(nodes ? { nodes } : {}),
+      });
     }
   };
   for (const r of rows) {
     const p = { num: [] as number[], den: [] as number[] };
-    add(r.series, p.num);
-    add(r.denominator ?? [], p.den);
+    add(r.series, p.num, r.nodes);
+    add(r.denominator ?? [], p.den, r.nodes);
     parts.set(r, p);
   }
   plan = { byMetric, parts, width };
@@ -71,15 +77,15 @@ export function planOf(rows: readonly NativeMapRow[]): Plan {
 }
 
 /** A row part's numbers in the store: the sums of its series' newest values, increases, rates and means, and flags. */
-const LEVEL = 0;
-const INC = 1;
-const RATE = 2;
-const MEAN = 3;
-const FLAGS = 4;
+export const LEVEL = 0;
+export const INC = 1;
+export const RATE = 2;
+export const MEAN = 3;
+export const FLAGS = 4;
 const FIELDS = 5;
 /** Flags: some series of the part had no increase (or no time span for it); some had no point since the previous poll. */
-const NO_INC = 1;
-const NO_MEAN = 2;
+export const NO_INC = 1;
+export const NO_MEAN = 2;
 
 /** Per item and node: where its row parts' offsets are in the slot table (`base`), and its newest point's time. */
 export interface Cell {
@@ -204,9 +210,9 @@ export const MAX_CELLS_PER_REQUEST = 25_000;
  * Series of one metric one cell (an item on a node) may take from one request's answers. A metric's series in a
  * cell differ by the labels the item does not name: kv_ops's op and result, a DCP connection type, a replication's
  * pipeline; a real answer has a few dozen at most (a per-collection metric at Couchbase's 1,000 collections would
- * fit too). Past it the metric fails on every node for this poll (Layer.put), counted as range_cell_series: 100,000
- * series that differ only by a label no row reads were summed into one replication's or one node's value and kept
- * one memo record each, 200,000 records (57 MB) for the life of the poll's memo (issue 39). docs/security.md.
+ * fit too). Past it the metric fails on every node for this poll (Layer.put), counted as range_cell_series: without
+ * it, series that differ only by a label no row reads would be summed into one item's value and keep one memo record
+ * each for the life of the memo. docs/security.md.
  */
 export const MAX_SERIES_PER_CELL = 1_024;
 
@@ -303,9 +309,9 @@ export class Layer {
   /**
    * The cells one query's series may still make in this layer, counted series by series by the range reader as it
    * reads (QueryReader's CellGate): a query whose series would pass MAX_CELLS_PER_REQUEST is refused before any of
-   * them is put (no cell, no memo record), and before the entries of the rest are built. 100,000 fresh buckets in
-   * each of a poll's answers had each request stage 25,000 cells and memo records before the refusal, and the memo
-   * kept them (issue 39). put() refuses as well, for answers the reader leaves to the parse.
+   * them is put (no cell, no memo record), and before the entries of the rest are built: refused only at the cap,
+   * an answer of fresh items would stage a full request's cells and memo records first, and the memo would keep
+   * them. put() refuses as well, for answers the reader leaves to the parse.
    */
   cellGate(): { readonly room: number; fits(labels: Readonly<Record<string, string>>, node: string): boolean } {
     const room = MAX_CELLS_PER_REQUEST - this.parts.cellCount;
@@ -353,8 +359,8 @@ export class Layer {
   put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, has: number): void {
     const item = this.itemOf(labels);
     if (this.parts.cellCount >= MAX_CELLS_PER_REQUEST && !this.parts.has(item, node)) {
-      // Each cell costs a slot per row part (about 700 bytes for the bucket table): 100,000 fresh buckets in one
-      // answer made hundreds of MB (issue 39). Past the cap the metric fails on every node for this poll, rather
+      // Each cell costs a slot per row part: an answer of fresh buckets without a bound would cost memory without
+      // one. Past the cap the metric fails on every node for this poll, rather
       // than sum over part of its series; its memo records are not made either (the direct reader's cellGate
       // refuses a whole answer before any of it is put; this is the parsed answers' way).
       this.refuse(metric, 1);
@@ -399,7 +405,7 @@ export class Layer {
     if (targets === undefined) return;
     for (let i = 0; i < targets.length; i++) {
       const x = targets[i] as Target;
-      if (matches(labels, x.matchers) && noneOf(labels, x.notMatchers)) this.parts.add(cell, x.slot, has);
+      if ((x.nodes === undefined || x.nodes.has(node)) && matches(labels, x.matchers) && noneOf(labels, x.notMatchers)) this.parts.add(cell, x.slot, has);
     }
   }
 }
@@ -501,85 +507,6 @@ export class Grouping {
   }
 }
 
-/** What rowValue adds up for one side of a row (its series, or its denominator). */
-interface Sum {
-  level: number;
-  inc: number;
-  rate: number;
-  mean: number;
-  /** Some series matched. */
-  any: boolean;
-  /** Every matched series has an increase. */
-  allInc: boolean;
-  /** Every matched series has points since the previous poll. */
-  allMean: boolean;
-}
-
-function emptySum(): Sum {
-  return { level: 0, inc: 0, rate: 0, mean: 0, any: false, allInc: true, allMean: true };
-}
-
-function reset(p: Sum): Sum {
-  p.level = 0;
-  p.inc = 0;
-  p.rate = 0;
-  p.mean = 0;
-  p.any = false;
-  p.allInc = true;
-  p.allMean = true;
-  return p;
-}
-
-/** rowValue's accumulators, reused: it runs for every row of every item and node of a poll (no call nests them). */
-const NUM = emptySum();
-const DEN = emptySum();
-
-function addCell(p: Sum, g: RangeItems, cell: Cell | undefined, slots: readonly number[]): void {
-  if (cell === undefined) return;
-  const data = g.data;
-  for (let i = 0; i < slots.length; i++) {
-    const o = g.slots[cell.base + (slots[i] as number)] as number;
-    if (o < 0) continue;
-    p.any = true;
-    p.level += data[o + LEVEL] as number;
-    p.inc += data[o + INC] as number;
-    p.rate += data[o + RATE] as number;
-    p.mean += data[o + MEAN] as number;
-    const f = data[o + FLAGS] as number;
-    if (f & NO_INC) p.allInc = false;
-    if (f & NO_MEAN) p.allMean = false;
-  }
-}
-
-function fromSums(row: NativeMapRow, num: Sum, den: Sum): number | undefined {
-  if (!num.any) return undefined;
-  switch (row.derive) {
-    case 'level':
-      return num.level;
-    case 'rate':
-      return num.allInc ? num.rate : undefined;
-    // No point since the previous poll: a stalled series, nothing new to tell (as the envelope's window rule).
-    case 'mean':
-      return num.allMean ? num.mean : undefined;
-    // A zero divisor gives what menelaus_stats gives the envelope then: 0, or 100% resident for a residency.
-    case 'increase_ratio':
-      if (!num.allInc || !den.any || !den.allInc) return undefined;
-      return den.inc > 0 ? num.inc / den.inc : 0;
-    case 'level_ratio':
-      if (!den.any) return undefined;
-      return den.level > 0 ? num.level / den.level : 0;
-    case 'complement_ratio':
-      if (!den.any) return undefined;
-      return den.level > 0 ? 1 - num.level / den.level : 1;
-    case 'difference':
-      return den.any ? num.level - den.level : undefined;
-    // Per node first (docsValue).
-    case 'docs_data_size':
-    case 'fragmentation':
-      return undefined;
-  }
-}
-
 const rowMetricLists = new WeakMap<NativeMapRow, readonly string[]>();
 
 /** The native metrics a row reads (its series' and its denominator's). */
@@ -590,102 +517,4 @@ export function rowMetrics(row: NativeMapRow): readonly string[] {
     rowMetricLists.set(row, list);
   }
   return list;
-}
-
-/**
- * Whether a row has no value here: a metric it reads failed as a whole ('*': the request, or an entry naming no
- * node), or, for one node's value, on that node. A node's error never blanks the bucket-wide value: that is the
- * merge over the nodes that answered, as ns_server's envelope merges its live nodes (menelaus_stats), and the gap
- * is named by the self-metrics (range.ts).
- */
-function blocked(row: NativeMapRow, errored: RangeItems['errored'], node: string | undefined): boolean {
-  for (const m of rowMetrics(row)) {
-    const e = errored.get(m);
-    if (e === undefined) continue;
-    if (e.has('*') || (node !== undefined && e.has(node))) return true;
-  }
-  return false;
-}
-
-/** The value of a row for one item on one node (`node`), or over all its nodes (undefined), in the legacy stat's unit. */
-export function rowValue(row: NativeMapRow, g: RangeItems, item: string, node: string | undefined): number | undefined {
-  const parts = g.plan.parts.get(row);
-  if (parts === undefined) throw new Error(`row ${row.legacy} is not in the table these groups were made for`);
-  if (blocked(row, g.errored, node)) return undefined;
-  const cells = row.section === 'kv' && !row.perBucket ? g.nodeWide : g.items.get(item);
-  if (cells === undefined) return undefined;
-  if (row.derive === 'docs_data_size' || row.derive === 'fragmentation') return docsValue(row, g, cells, node, parts.num);
-  if (node === undefined && row.nodeAggregate === 'max') {
-    // ns_server's max over the nodes (get_aggregate_method): each node's value, then the largest. A query asked
-    // with `nodesAggregation: "max"` has one cell (ALL_NODES), already the max at each instant.
-    let max: number | undefined;
-    cells.forEach((_c, nd) => {
-      const v = rowValue(row, g, item, nd);
-      if (v !== undefined && (max === undefined || v > max)) max = v;
-    });
-    return max;
-  }
-  const num = reset(NUM);
-  const den = reset(DEN);
-  // forEach rather than for…of: the iterator's result objects were a tenth of a poll's allocations.
-  if (node === undefined) {
-    // A ratio's parts come from the same nodes: a node missing from one of its metrics is left out of both.
-    const ratio = row.denominator !== undefined && g.errored.size > 0;
-    cells.forEach((c, nd) => {
-      if (ratio && nd !== ALL_NODES && blocked(row, g.errored, nd)) return;
-      addCell(num, g, c, parts.num);
-      addCell(den, g, c, parts.den);
-    });
-  } else {
-    const c = cells.get(node);
-    addCell(num, g, c, parts.num);
-    addCell(den, g, c, parts.den);
-  }
-  const v = fromSums(row, num, den);
-  return v === undefined ? undefined : v * row.legacyFactor;
-}
-
-/**
- * The newest point's time (epoch ms) of an item, on one node or over all, never later than the poll's clock (a point
- * up to the allowed skew ahead is kept, its time is not exported as it is); undefined when it has none.
- */
-export function newestOf(g: RangeItems, item: string, node: string | undefined): number | undefined {
-  const cells = g.items.get(item);
-  if (cells === undefined) return undefined;
-  let t = 0;
-  for (const [n, c] of cells) if ((node === undefined || n === node) && c.newest > t) t = c.newest;
-  return t > 0 ? Math.min(t, g.nowMs) : undefined;
-}
-
-/**
- * couch_docs_data_size with the small-file rule, and the fragmentations (native-map.ts, derives docs_data_size and
- * fragmentation): each node's newest levels in the row's series order (data, file, then vBuckets and history with
- * `minFileBytesPerVbucket`), the rule applied per node, then the nodes added up; a fragmentation is
- * round(100 × (disk − data) / disk) of the sums (menelaus_stats Fragmentation: a whole percent, 0 for no disk). A node
- * without both its data and file sizes adds nothing. Undefined when no node has them.
- */
-function docsValue(row: NativeMapRow, g: RangeItems, cells: ReadonlyMap<string, Cell>, node: string | undefined, slots: readonly number[]): number | undefined {
-  const level = (c: Cell, i: number): number | undefined => {
-    const slot = slots[i];
-    if (slot === undefined) return undefined;
-    const o = g.slots[c.base + slot] as number;
-    return o < 0 ? undefined : (g.data[o + LEVEL] as number);
-  };
-  const min = row.minFileBytesPerVbucket;
-  let data = 0;
-  let disk = 0;
-  let any = false;
-  cells.forEach((c, nd) => {
-    if (nd === ALL_NODES || (node !== undefined && nd !== node)) return;
-    const d = level(c, 0);
-    const f = level(c, 1);
-    if (d === undefined || f === undefined) return;
-    const vb = min === undefined ? undefined : level(c, 2);
-    any = true;
-    data += vb !== undefined && min !== undefined && f < min * vb ? f : d;
-    disk += f - (min === undefined ? 0 : (level(c, 3) ?? 0));
-  });
-  if (!any) return undefined;
-  const v = row.derive === 'docs_data_size' ? data : disk > 0 ? Math.round(((disk - data) / disk) * 100) : 0;
-  return v * row.legacyFactor;
 }

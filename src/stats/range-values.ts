@@ -26,7 +26,7 @@ const DOT = 0x2e;
  * is epoch seconds. So: an optional `-`, digits, an optional `.` and digits, an optional exponent. Anything else is
  * NaN: Couchbase's own words for no value (`NaN`, `Inf`, `+Inf`, `-Inf`: the point is skipped, as any point whose
  * value is not finite), and what is no number in Couchbase's forms: `""` and `" "` (which Number() makes 0), `"0x1F"`
- * (31), `"1_000"`, `"+3"`, `"Infinity"` (issue 39). Digits alone (up to 15) are read here, anything else by Number()
+ * (31), `"1_000"`, `"+3"`, `"Infinity"`. Digits alone (up to 15) are read here, anything else by Number()
  * once its form is checked; fractions of at most 15 digits too, exactly as Number() reads them. Written into
  * out[at] rather than returned: a fraction returned from a call is a number object of its own, and this runs for
  * every point's value. Pure but for out[at].
@@ -139,8 +139,7 @@ function readPoint(p: unknown): boolean {
 /**
  * Points in time order with one point per time: sorted (stably) when they do not come so, and where several points
  * share a time, one of them when they agree, none when they do not (which of two values at one instant is the
- * counter's cannot be told; a wrong one is a reset and an increase of the counter's whole value: ops_per_second
- * 107,752,259 instead of 0.6, issue 39). Pure but for sorting and shortening `points`.
+ * counter's cannot be told; a wrong one is a reset and an increase of the counter's whole value). Pure but for sorting and shortening `points`.
  */
 export function resolvePoints(points: Point[]): Point[] {
   let ordered = true;
@@ -202,8 +201,8 @@ export type CounterMemo = Map<string, MemoPoint>;
 
 /**
  * A native series' key in the memo: node, metric, then its labels in name order. The `name` label, which the
- * range API sets to the metric's own name, is left out when it is that: a seventh of the key's length, at 100,000
- * series and more.
+ * range API sets to the metric's own name, is left out when it is that: the key is kept per series, for the life
+ * of the memo.
  */
 export function seriesKey(s: { readonly metric: string; readonly node: string; readonly labels: Readonly<Record<string, string>> }): string {
   const parts = KEY_PARTS;
@@ -313,8 +312,8 @@ export class PointRun {
 }
 
 /**
- * What valueRun gives, in scratch rather than an object per series (a poll values about 35,000 series; their value
- * objects and the numbers boxed in them were a sixth of its allocations): the newest point's time (epoch ms) and
+ * What valueRun gives, in scratch rather than an object per series (a value object, and the numbers boxed in it, for
+ * every series of every poll): the newest point's time (epoch ms) and
  * value, the increase since the previous newest point and the seconds it spans, the mean. Which of them are set:
  * valueRun's flags. Valid until the next valueRun or valueInto.
  */

@@ -1,5 +1,6 @@
 /**
- * Which statistics source a cluster's `bucket_stats` and `xdcr` polls use (`stats_source`, per cluster):
+ * Which statistics source a cluster's `bucket_stats` and `xdcr` polls use (`stats_source`, per cluster), and the
+ * one call that asks it (statsValues): both sources answer neutral values (values.ts).
  * - `envelope`: the sample envelopes, always.
  * - `range`: the range API (range.ts), always; a cluster whose compatibility version is below 7.0, or that answers
  *   404/405 to it, fails the poll with that reason.
@@ -11,11 +12,12 @@
  *   either setting.
  * The compatibility version is read at most once per COMPAT_MAX_AGE_MS per cluster (shared by both collectors).
  */
-import type { CollectContext, SharedCache } from '../collectors/types.js';
-import type { CollectorName } from '../config/schema.js';
 import { fetchBucketList } from '../couchbase/buckets.js';
+import type { SharedCache } from '../couchbase/source.js';
 import { CbwError } from '../errors.js';
+import type { StatsContext, StatsOptions } from './context.js';
 import { gapsNote, rangeStateOf } from './range.js';
+import type { SourceValues } from './values.js';
 
 export type StatsSourceKind = 'range' | 'envelope';
 export const STATS_SOURCE_KINDS: readonly StatsSourceKind[] = ['range', 'envelope'];
@@ -49,7 +51,7 @@ export function clusterCompat(nodes: readonly unknown[]): number | undefined {
 /** Per cluster (its shared cache lives as long as the cluster): when the range API was found missing, and why. */
 const unavailable = new WeakMap<SharedCache, { until: number; reason: string }>();
 
-export async function chooseStatsSource<N extends CollectorName>(ctx: CollectContext<N>): Promise<SourceChoice> {
+export async function chooseStatsSource(ctx: StatsContext): Promise<SourceChoice> {
   const setting = ctx.cluster.statsSource ?? 'auto';
   if (setting === 'envelope') return { kind: 'envelope', reason: 'stats_source: envelope' };
   let compat: number;
@@ -81,7 +83,7 @@ export async function chooseStatsSource<N extends CollectorName>(ctx: CollectCon
  * The range API answered 404/405. `auto`: remember it for RETRY_RANGE_MS (logged once per cluster and period)
  * and say to use the envelopes; `range`: the failure is the poll's.
  */
-export function rangeUnavailable<N extends CollectorName>(ctx: CollectContext<N>, err: Error & { status: number }): SourceChoice {
+export function rangeUnavailable(ctx: StatsContext, err: Error & { status: number }): SourceChoice {
   if ((ctx.cluster.statsSource ?? 'auto') === 'range') throw err;
   const reason = `the range API answered ${err.status}`;
   if (!unavailable.has(ctx.shared)) ctx.log.warn({ status: err.status, retryInSeconds: RETRY_RANGE_MS / 1000 }, 'statistics: the range API is not available on this 7.0+ cluster; using the sample envelopes');
@@ -97,17 +99,24 @@ export class StatsSourceError extends CbwError {
   }
 }
 
+/** The two sources of a collector's statistics: each answers its items' neutral values. */
+export interface StatsSources<O extends StatsOptions, I> {
+  readonly range: (ctx: StatsContext<O>, input: I) => Promise<SourceValues>;
+  readonly envelope: (ctx: StatsContext<O>, input: I) => Promise<SourceValues>;
+}
+
 /**
- * The collectors' one call: choose the source, and with the range API fetch this poll's batch (`fetch`); undefined
- * means "use the envelopes". A 404/405 from the range API falls back to the envelopes under `auto`. The choice
- * is noted on the poll (`cbwatch check`, the landing page) and, when it changes, logged with its reason.
+ * The collectors' one call: choose the source (`envelopeOnly`: the envelopes, for that reason) and ask it for
+ * `input`'s items. A 404/405 from the range API falls back to the envelopes under `auto`. The choice is noted on the
+ * poll (`cbwatch check`, the landing page) with the nodes a partial range answer lacked and, when it changes,
+ * logged with its reason.
  */
-export async function rangeOrEnvelope<N extends CollectorName, R>(ctx: CollectContext<N>, fetch: (ctx: CollectContext<N>) => Promise<R>, envelopeOnly?: string): Promise<R | undefined> {
+export async function statsValues<O extends StatsOptions, I>(ctx: StatsContext<O>, input: I, sources: StatsSources<O, I>, envelopeOnly?: string): Promise<SourceValues> {
   let choice: SourceChoice = envelopeOnly === undefined ? await chooseStatsSource(ctx) : { kind: 'envelope', reason: envelopeOnly };
-  let got: R | undefined;
+  let got: SourceValues | undefined;
   if (choice.kind === 'range') {
     try {
-      got = await fetch(ctx);
+      got = await sources.range(ctx, input);
     } catch (err) {
       if (!(err instanceof Error && err.name === 'RangeUnavailableError')) throw err;
       choice = rangeUnavailable(ctx, err as Error & { status: number });
@@ -118,7 +127,7 @@ export async function rangeOrEnvelope<N extends CollectorName, R>(ctx: CollectCo
   ctx.note?.(`statistics: ${choice.kind} (${choice.reason})${gaps === '' ? '' : `; ${gaps}`}`);
   if (lastKind.get(ctx.state) !== choice.kind) ctx.log.info({ source: choice.kind, reason: choice.reason }, 'statistics source');
   lastKind.set(ctx.state, choice.kind);
-  return got;
+  return got ?? (await sources.envelope(ctx, input));
 }
 
 /** The source of each (cluster, collector)'s previous poll, keyed by its state map: a change is logged. */

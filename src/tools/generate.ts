@@ -1,8 +1,11 @@
 /**
- * `npm run generate`: write the generated alert, dashboard and metric-reference files. With `--check`, write nothing and exit 1
+ * `npm run generate`: write the generated alert, dashboard, metric-reference and configuration-reference files. With `--check`, write nothing and exit 1
  * listing the stale files (CI uses it; the tests do the same comparison).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../paths.js';
+import { renderConfigurationDoc } from './config-doc.js';
 import { staleFiles, writeFiles } from './files.js';
 import type { Files } from './files.js';
 import { renderAlerts } from './gen-alerts.js';
@@ -22,6 +25,8 @@ export function renderAll(root: string = PACKAGE_ROOT): Files {
     ...dashboards,
     'mixin/dashboards.libsonnet': mixinDashboardsText(Object.keys(dashboards)),
     'docs/metrics.md': renderMetricsDoc(),
+    // Its prose is written by hand; the tables of flags, variables and cluster defaults come from the settings table.
+    'docs/configuration.md': renderConfigurationDoc(readFileSync(join(root, 'docs', 'configuration.md'), 'utf8')),
   };
 }
 

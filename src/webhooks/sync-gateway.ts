@@ -7,8 +7,9 @@
  * receiver serves several databases with separate counters.
  *
  * Everything is decided in O(1) before the body is read: token (401), database (404), concurrency
- * (503 beyond `max_concurrency`); then the body is read up to `max_body_bytes` (413), must be JSON (415)
- * and parse to an object (400). Answers are immediate, so Sync Gateway's handler `timeout` never expires
+ * (503 beyond `max_concurrency`); then the body is read up to `max_body_bytes` (413), must be JSON (415),
+ * nest at most MAX_DOCUMENT_DEPTH levels and parse to an object (400). The body is parsed on a thread of its
+ * own (parser.ts), never on the one that serves /metrics. Answers are immediate, so Sync Gateway's handler `timeout` never expires
  * because of us. Nothing from a document body is ever logged; only the value of the configured
  * `type_field` becomes a label, capped at `max_types` distinct values per database (the rest: `other`).
  *
@@ -28,11 +29,14 @@ import type { FamilyDef } from '../metrics/family.js';
 import { selfRegistry, touchSelf } from '../metrics/self.js';
 import { registerSecret } from '../redact.js';
 import { WEBHOOK_ROUTE_CONFIG } from '../server/app.js';
+import { MAX_DOCUMENT_DEPTH } from './document.js';
+import type { DocumentVerdict, TypeValue } from './document.js';
+import { DocumentParser } from './parser.js';
 
 const W = 'webhooks';
 
 export const WEBHOOK = {
-  documents: defineFamily(W, 'cbwatch_webhook_documents_total', 'counter', 'Sync Gateway document_changed posts received, by database and result: accepted, or the reason they were refused (bad_json, not_object, too_large, unsupported_media_type, unknown_database, unauthorized, overloaded, error). database is _unknown when the path named no database the receiver knows.', ['database', 'result'], 'count'),
+  documents: defineFamily(W, 'cbwatch_webhook_documents_total', 'counter', 'Sync Gateway document_changed posts received, by database and result: accepted, or the reason they were refused (bad_json, not_object, too_deep, too_large, unsupported_media_type, unknown_database, unauthorized, overloaded, error). database is _unknown when the path named no database the receiver knows.', ['database', 'result'], 'count'),
   deleted: defineFamily(W, 'cbwatch_webhook_deleted_documents_total', 'counter', 'Accepted documents that were deletions (_deleted: true).', ['database'], 'count'),
   bodyBytes: defineFamily(W, 'cbwatch_webhook_body_bytes_total', 'counter', 'Bytes of accepted document bodies.', ['database'], 'bytes'),
   lastDocument: defineFamily(W, 'cbwatch_webhook_last_document_timestamp_seconds', 'gauge', 'When the receiver last accepted a document for the database (its clock, not the document\'s).', ['database'], 'timestamp_seconds'),
@@ -46,6 +50,7 @@ export type WebhookResult =
   | 'accepted'
   | 'bad_json'
   | 'not_object'
+  | 'too_deep'
   | 'too_large'
   | 'unsupported_media_type'
   | 'unknown_database'
@@ -57,8 +62,6 @@ export type WebhookResult =
 export const UNKNOWN_DATABASE = '_unknown';
 /** With no `databases` list, at most this many distinct names are accepted (and labelled); more are 404. */
 export const MAX_OPEN_DATABASES = 100;
-/** Type values longer than this count as `other`. */
-const MAX_TYPE_LENGTH = 100;
 const DATABASE_RE = /^[a-z0-9][a-z0-9_$()+\-/]*$/;
 
 const documents = new client.Counter({ name: WEBHOOK.documents.name, help: WEBHOOK.documents.help, labelNames: ['database', 'result'] as const, registers: [] });
@@ -105,6 +108,7 @@ export function tokenMatches(given: unknown, expected: Buffer): boolean {
 const REASONS: Record<Exclude<WebhookResult, 'accepted'>, { status: number; error: string }> = {
   bad_json: { status: 400, error: 'body is not valid JSON' },
   not_object: { status: 400, error: 'body is not a JSON object (a document)' },
+  too_deep: { status: 400, error: `body nests deeper than ${MAX_DOCUMENT_DEPTH} levels` },
   too_large: { status: 413, error: 'body larger than max_body_bytes' },
   unsupported_media_type: { status: 415, error: 'only application/json is accepted' },
   unknown_database: { status: 404, error: 'unknown database' },
@@ -136,7 +140,7 @@ export function registerSyncGatewayWebhooks(
   app: FastifyInstance,
   cfg: SyncGatewayWebhookConfig,
   log: Logger,
-  opts: { readonly bodyDeadlineMs?: number } = {},
+  opts: { readonly bodyDeadlineMs?: number; readonly parseWorkerFile?: string } = {},
 ): WebhookReceiver {
   if (!cfg.enabled) return { setToken: () => undefined };
   if (cfg.token === '') throw new ConfigError('webhooks.sync_gateway: the token is empty (token_file or token_env must hold a secret)');
@@ -220,20 +224,21 @@ export function registerSyncGatewayWebhooks(
     }
   };
 
-  const typeLabel = (database: string, value: unknown): string => {
-    if (!(typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')) return '_none';
-    const v = String(value);
-    if (v === '') return '_none';
+  const typeLabel = (database: string, value: TypeValue): string => {
+    if (value.kind === 'none') return '_none';
+    if (value.kind === 'too_long') return 'other';
+    const v = value.text;
     let set = types.get(database);
     if (!set) {
       set = new Set();
       types.set(database, set);
     }
     if (set.has(v)) return v;
-    if (set.size >= cfg.max_types || v.length > MAX_TYPE_LENGTH) return 'other';
+    if (set.size >= cfg.max_types) return 'other';
     set.add(v);
     return v;
   };
+  const parser = new DocumentParser(opts.parseWorkerFile);
 
   void app.register(async (scope) => {
     // Only JSON, read as raw bytes with the configured cap: parsing happens in the handler, where a
@@ -271,6 +276,7 @@ export function registerSyncGatewayWebhooks(
       return undefined;
     });
     scope.addHook('onResponse', async (req) => release(req));
+    scope.addHook('onClose', async () => parser.close());
 
     scope.setErrorHandler((err: FastifyError, req, reply) => {
       const database = states.get(req)?.database ?? UNKNOWN_DATABASE;
@@ -298,20 +304,20 @@ export function registerSyncGatewayWebhooks(
       const body = req.body as Buffer | typeof UNSUPPORTED | undefined;
       if (body === UNSUPPORTED) return refuse(reply, database, 'unsupported_media_type');
       if (body === undefined || body.length === 0) return refuse(reply, database, 'bad_json');
-      let doc: unknown;
+      // Read off this thread, depth first: this thread only copies the bytes and waits.
+      let verdict: DocumentVerdict;
       try {
-        doc = JSON.parse(body.toString('utf8'));
-      } catch {
-        return refuse(reply, database, 'bad_json');
+        verdict = await parser.parse(body, cfg.type_field);
+      } catch (err) {
+        wlog.debug({ err: { message: (err as Error).message } }, 'the webhook parse thread failed');
+        return refuse(reply, database, 'error');
       }
-      if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return refuse(reply, database, 'not_object');
-      const fields = doc as Record<string, unknown>;
+      if (verdict.kind !== 'document') return refuse(reply, database, verdict.kind);
       documents.inc({ database, result: 'accepted' });
       bodyBytes.inc({ database }, body.length);
       lastDocument.set({ database }, Date.now() / 1000);
-      const isDeleted = fields._deleted === true;
-      if (isDeleted) deleted.inc({ database });
-      if (cfg.type_field !== undefined && !isDeleted) documentTypes.inc({ database, doc_type: typeLabel(database, fields[cfg.type_field]) });
+      if (verdict.deleted) deleted.inc({ database });
+      else if (cfg.type_field !== undefined) documentTypes.inc({ database, doc_type: typeLabel(database, verdict.type) });
       touchSelf();
       return reply.code(200).header('cache-control', 'no-store').send({ ok: true });
     });

@@ -5,8 +5,8 @@ import { bucketStatsCollector, mapBucketStats, RESERVED_FAMILY_NAMES } from '../
 import { collectionsCollector } from '../../src/collectors/collections.js';
 import { allFamilies } from '../../src/metrics/catalog.js';
 import { renderSets } from '../../src/metrics/render.js';
-import { reduceSamples } from '../../src/collectors/samples.js';
-import type { SampleMemo } from '../../src/collectors/samples.js';
+import { reduceSamples } from '../../src/stats/samples.js';
+import type { SampleMemo } from '../../src/stats/samples.js';
 import { bucketsCollector } from '../../src/collectors/buckets.js';
 import { statsEnvelopeSchema } from '../../src/couchbase/buckets.js';
 import type { StatsEnvelope } from '../../src/couchbase/buckets.js';

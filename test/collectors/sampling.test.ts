@@ -1,11 +1,11 @@
 /**
- * The sampling rules of bucket_stats and xdcr (src/collectors/samples.ts), against the simulator with a clock
+ * The sampling rules of bucket_stats and xdcr (src/stats/samples.ts), against the simulator with a clock
  * stepped by hand. Every expected value is worked out by hand from the stat curves set through the simulator's
  * `bucketStatValues` knob (t = real epoch ms); the simulator serves each zoom with its own spacing.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
-import { zoomFor } from '../../src/collectors/samples.js';
+import { zoomFor } from '../../src/stats/samples.js';
 import { xdcrCollector } from '../../src/collectors/xdcr.js';
 import { createClient } from '../../src/couchbase/client.js';
 import type { CouchbaseClient } from '../../src/couchbase/client.js';

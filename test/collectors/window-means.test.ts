@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector, mapBucketStats } from '../../src/collectors/bucket_stats.js';
-import { reduceSamples, toBaseUnit } from '../../src/collectors/samples.js';
+import { reduceSamples, toBaseUnit } from '../../src/stats/samples.js';
 import type { StatsEnvelope } from '../../src/couchbase/buckets.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { collect, fakeClient, loadFixture } from '../helpers/collect.js';

@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { Matchers, NativeMapRow } from '../../src/stats/native-map.js';
 import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
 import type { RawAnswer } from '../../src/stats/range.js';
-import { newestOf, rowValue } from '../../src/stats/range-groups.js';
+import { newestOf, rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import type { CounterMemo } from '../../src/stats/range-values.js';
 

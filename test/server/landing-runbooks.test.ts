@@ -65,6 +65,13 @@ function everyKind(): SampleSet {
   set.add(fam('couchbase_security_tls_min_version', ['service', 'version']), { service: 'data', version: 'tlsv1.1' }, 1);
   set.add(fam('couchbase_security_ui_over_http_disabled', []), {}, 0);
   set.add(fam('couchbase_node_certificate_plain_passphrase', ['node']), { node: 'n6:8091' }, 1);
+  set.add(fam('couchbase_trusted_ca_warnings', ['id', 'subject']), { id: '2', subject: 'CN=self-signed' }, 1);
+  set.add(fam('couchbase_node_certificate_warnings', ['node']), { node: 'n9:8091' }, 2);
+  set.add(fam('couchbase_ldap_authentication_enabled', []), {}, 1);
+  set.add(fam('couchbase_ldap_encryption', ['encryption']), { encryption: 'none' }, 1);
+  set.add(fam('couchbase_ldap_server_cert_validation', []), {}, 0);
+  set.add(fam('couchbase_bucket_mem_used_bytes', ['bucket']), { bucket: 'hw' }, 99);
+  set.add(fam('couchbase_bucket_ep_mem_high_wat_bytes', ['bucket']), { bucket: 'hw' }, 100);
   for (let i = 0; i < 25; i++) set.note(`Couchbase alert ${i}: disk nearly full`);
   return set;
 }
@@ -112,6 +119,11 @@ describe('"Needs a look": every kind of item links to its runbook entry', () => 
     expect(items.find((i) => i.includes('secured as none'))).toContain('alerts/runbook.md#couchbasexdcrunencrypted');
     expect(items.find((i) => i.includes('configured replica'))).toContain('alerts/runbook.md#couchbasebucketreplicasunavailable');
     expect(items.find((i) => i.includes('more Couchbase alert'))).toContain('alerts/runbook.md#couchbaseclusteralertraised');
+    expect(items.find((i) => i.includes('not encrypted'))).toContain('alerts/runbook.md#couchbaseldapinsecure');
+    expect(items.find((i) => i.includes('certificates are not validated'))).toContain('alerts/runbook.md#couchbaseldapinsecure');
+    expect(items.find((i) => i.includes('trusted CA CN=self-signed'))).toContain('alerts/runbook.md#couchbasecertificatewarnings');
+    expect(items.find((i) => i.includes('certificate of node n9:8091'))).toContain('alerts/runbook.md#couchbasecertificatewarnings');
+    expect(items.find((i) => i.includes('high-water mark'))).toContain('alerts/runbook.md#couchbasebucketmemorynearhighwatermark');
   });
 
   it('the demo CA: the landing page counts whole days left, as the demo\'s hints say ("less than 20 days")', () => {

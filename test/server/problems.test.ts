@@ -59,6 +59,51 @@ describe('findProblems at the thresholds', () => {
   });
 });
 
+describe('findProblems: the items of the alerts the demo fires', () => {
+  const g = (name: string, labels: string[] = []) => defineFamily('t', name, 'gauge', 'h', labels);
+  const texts = (set: SampleSet): string[] => findProblems([{ base: { couchbase_cluster: 'c1' }, set }], NOW).map((p) => `${p.alert ?? ''}: ${p.text}`);
+
+  it('LDAP insecure only while LDAP is in use (authentication or authorization), as CouchbaseLdapInsecure', () => {
+    const insecure = (authn: number, authz: number): SampleSet => {
+      const set = new SampleSet();
+      set.add(g('couchbase_ldap_authentication_enabled'), {}, authn);
+      set.add(g('couchbase_ldap_authorization_enabled'), {}, authz);
+      set.add(g('couchbase_ldap_encryption', ['encryption']), { encryption: 'none' }, 1);
+      set.add(g('couchbase_ldap_encryption', ['encryption']), { encryption: 'tls' }, 0);
+      set.add(g('couchbase_ldap_server_cert_validation'), {}, 0);
+      return set;
+    };
+    expect(texts(insecure(0, 0))).toEqual([]);
+    const expected = [
+      "CouchbaseLdapInsecure: LDAP is in use and its connection to the LDAP servers is not encrypted",
+      "CouchbaseLdapInsecure: LDAP is in use and the LDAP servers' certificates are not validated",
+    ];
+    expect(texts(insecure(1, 0))).toEqual(expected);
+    expect(texts(insecure(0, 1))).toEqual(expected);
+    const secure = new SampleSet();
+    secure.add(g('couchbase_ldap_authentication_enabled'), {}, 1);
+    secure.add(g('couchbase_ldap_encryption', ['encryption']), { encryption: 'tls' }, 1);
+    secure.add(g('couchbase_ldap_server_cert_validation'), {}, 1);
+    expect(texts(secure)).toEqual([]);
+  });
+
+  it('certificate warnings above 0, and memory above 98% of the high-water mark but not at 97%', () => {
+    const set = new SampleSet();
+    set.add(g('couchbase_trusted_ca_warnings', ['id', 'subject']), { id: '1', subject: 'CN=ok' }, 0);
+    set.add(g('couchbase_trusted_ca_warnings', ['id', 'subject']), { id: '2', subject: 'CN=self' }, 1);
+    set.add(g('couchbase_node_certificate_warnings', ['node']), { node: 'n1:8091' }, 2);
+    set.add(g('couchbase_bucket_mem_used_bytes', ['bucket']), { bucket: 'a' }, 97);
+    set.add(g('couchbase_bucket_ep_mem_high_wat_bytes', ['bucket']), { bucket: 'a' }, 100);
+    set.add(g('couchbase_bucket_mem_used_bytes', ['bucket']), { bucket: 'b' }, 99);
+    set.add(g('couchbase_bucket_ep_mem_high_wat_bytes', ['bucket']), { bucket: 'b' }, 100);
+    expect(texts(set)).toEqual([
+      'CouchbaseBucketMemoryNearHighWaterMark: bucket b uses 99% of its memory high-water mark',
+      'CouchbaseCertificateWarnings: certificate of node n1:8091: Couchbase reports 2 warning(s) about it',
+      'CouchbaseCertificateWarnings: trusted CA CN=self: Couchbase reports 1 warning(s) about it',
+    ]);
+  });
+});
+
 describe('the demo scenario on the landing page of a real daemon', () => {
   let sim: Simulator | undefined;
   let daemon: Daemon | undefined;

@@ -233,7 +233,7 @@ describe('stats_source auto = envelope on a simulated 7.x cluster (realistic sce
     expect(compared).toContain('couchbase_bucket_node_mem_used_bytes');
   }, 180_000);
 
-  it('xdcr: same families and values per replication and node, from 1 range request', async () => {
+  it('xdcr: same families and values per replication and node, from the range batch and no per-stat request', async () => {
     const opts = { slow_stats_interval: '30s' };
     const { env, auto } = await compare(xdcrCollector, client, clock, opts);
     expect(env.ok && auto.ok).toBe(true);

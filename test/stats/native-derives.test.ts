@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { nativeMapFor } from '../../src/stats/native-map.js';
 import type { NativeMapRow, ServerLine } from '../../src/stats/native-map.js';
 import { groupSeries, kvItemOf, narrowing, parseQueryAnswer } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 
 /** Bucket b: one series per node and label set, a level (two equal points) or a counter (0 then v, 10 s apart). */
 const lvl = (node: string, v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: [node], bucket: 'b', ...labels }, values: [[0, String(v)], [10, String(v)]] });

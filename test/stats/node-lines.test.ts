@@ -6,10 +6,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
-import { linesBucketEnvelope } from '../../src/stats/envelopes.js';
+import { xdcrCollector } from '../../src/collectors/xdcr.js';
+import { linesBucketValues } from '../../src/stats/range-source.js';
 import { nativeMapFor } from '../../src/stats/native-map.js';
 import type { ServerLine } from '../../src/stats/native-map.js';
-import { groupByLine, mergedValue, withRatioParts } from '../../src/stats/node-lines.js';
+import { groupByLine, mergedValue, servingLineOf, withRatioParts } from '../../src/stats/node-lines.js';
 import type { LineGroups } from '../../src/stats/node-lines.js';
 import { groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
 import type { QueryResult } from '../../src/stats/range.js';
@@ -92,11 +93,47 @@ describe('mergedValue: a cluster mid-upgrade (n1 on 7.2, n2 on 7.6.8)', () => {
   it('cpu_utilization_rate: the max over the nodes (get_aggregate_method)', () => {
     expect(mergedValue('kv', 'cpu_utilization_rate', lines, 'b', undefined)).toBe(70);
   });
-  it('the envelope over both lines has both lines\' stats', () => {
-    const env = linesBucketEnvelope(lines, 'b', undefined) as { op: { samples: Record<string, unknown[]> } };
-    expect(env.op.samples.ep_kv_size).toEqual([1600]);
-    // 7.2-only: vb_active_itm_memory is a stat of the merged envelope (no n1 series here: null).
-    expect(env.op.samples).toHaveProperty('vb_active_itm_memory');
+  it('the values over both lines have both lines\' stats', () => {
+    const values = linesBucketValues(lines, 'b', undefined)?.values;
+    expect(values?.get('ep_kv_size')).toEqual(1600);
+    // 7.2-only: vb_active_itm_memory is a stat of the merged values (no n1 series here: no value).
+    expect(values?.has('vb_active_itm_memory')).toBe(true);
+  });
+});
+
+describe('mergedValue mid-upgrade across 7.6.8: a computed ratio once, with the serving node\'s formula', () => {
+  // ns_server menelaus_stats computed_stats_lazy_proplist: the node that serves the request computes
+  // ep_cache_miss_rate from the stats merged over the nodes, with its own version's formula (EPCacheMissRatio:
+  // ep_bg_fetched / cmd_lookup to 7.6.7; get_misses / cmd_get from 7.6.8). Per second over the 10 s window:
+  // n1 (7.2) bg_fetched 0.5, cmd_lookup 5, get misses 1, gets 5; n2 (7.6.8) bg_fetched 0.7, cmd_lookup 7, misses 2, gets 10.
+  const answers = (node: string, bg: number, lookup: number, hit: number, miss: number): QueryResult[] => [
+    q('kv_ep_bg_fetched', [ctr(node, bg)]),
+    q('kv_cmd_lookup', [ctr(node, lookup)]),
+    q('kv_ops', [ctr(node, hit, { op: 'get', result: 'hit' }), ctr(node, miss, { op: 'get', result: 'miss' })]),
+  ];
+  const linesServedBy = (serving: ServerLine): { lines: LineGroups[]; table: ReturnType<typeof nativeMapFor> } => {
+    const table = nativeMapFor(serving);
+    const of = (l: ServerLine, node: string, a: QueryResult[]): LineGroups => ({ table: nativeMapFor(l), nodes: [node], groups: groupSeries(withRatioParts(nativeMapFor(l).kv, table.kv), a, kvItemOf, new Map()) });
+    return { table, lines: [of('7.2', 'n1', answers('n1', 5, 50, 40, 10)), of('7.6.8', 'n2', answers('n2', 7, 70, 80, 20))] };
+  };
+  it('a 7.6.8 node serving: 100 × (1 + 2) / (5 + 10) = 20 %, from get_misses / cmd_get of both nodes', () => {
+    const { lines, table } = linesServedBy('7.6.8');
+    expect(mergedValue('kv', 'ep_cache_miss_rate', lines, 'b', undefined, table)).toBeCloseTo(20, 9);
+  });
+  it('a 7.2 node serving: 100 × (0.5 + 0.7) / (5 + 7) = 10 %, from ep_bg_fetched / cmd_lookup of both nodes', () => {
+    const { lines, table } = linesServedBy('7.2');
+    expect(mergedValue('kv', 'ep_cache_miss_rate', lines, 'b', undefined, table)).toBeCloseTo(10, 9);
+  });
+  it('a ratio with one formula on every line is the same whichever node serves: hit_ratio 100 × (4 + 8) / (5 + 10) = 80 %', () => {
+    for (const serving of ['7.2', '7.6.8'] as const) {
+      const { lines, table } = linesServedBy(serving);
+      expect(mergedValue('kv', 'hit_ratio', lines, 'b', undefined, table)).toBeCloseTo(80, 9);
+    }
+  });
+  it('the serving node is the bucket list\'s thisNode, by its version\'s line', () => {
+    expect(servingLineOf([{ hostname: 'a', version: '7.2.4' }, { hostname: 'b', version: '7.6.8-6615-enterprise', thisNode: true }])).toBe('7.6.8');
+    expect(servingLineOf([{ hostname: 'a', version: '7.2.4', thisNode: true }, { hostname: 'b', version: '7.6.8' }])).toBe('7.2');
+    expect(servingLineOf([{ hostname: 'a', version: '7.2.4' }])).toBeUndefined();
   });
 });
 
@@ -117,23 +154,26 @@ describe('mergedValue: couch_docs_fragmentation across 7.1 and 7.2', () => {
   });
 });
 
-describe('bucket_stats on a cluster mid-upgrade: one range fetch per line, each with its nodes', () => {
+describe('bucket_stats on a cluster mid-upgrade: one batch for every line, each line\'s rows reading its own nodes', () => {
   const list = [{ name: 'b', bucketType: 'membase', nodes: [
     { hostname: 'n1:8091', clusterCompatibility: 0x70002, version: '7.2.0-5325-enterprise', clusterMembership: 'active' },
     { hostname: 'n2:8091', clusterCompatibility: 0x70002, version: '7.6.8-6615-enterprise', clusterMembership: 'active' },
   ] }];
-  it('asks 7.2\'s names of n1 and 7.6.8\'s of n2, and merges the answers', async () => {
+  it('asks each name once, of both nodes, in as many requests as one line\'s table and one more at most; 7.2\'s names count n1 only, 7.6.8\'s n2 only', async () => {
     const asked: Array<{ name: string; nodes: unknown }> = [];
+    let requests = 0;
     const client = fakeClient({
       '/pools/default/buckets': list,
       '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) => {
+        requests++;
         const qs = o.json as Array<{ metric: Array<{ value: string }>; nodes?: string[] }>;
         return qs.map((x) => {
           const name = x.metric[0]?.value as string;
           asked.push({ name, nodes: x.nodes });
-          const node = x.nodes?.[0] as string;
-          if (name === 'kv_memory_used_bytes') return { data: [{ metric: { nodes: [node], bucket: 'b', for: 'hashtable' }, values: [[1_700_000_000, node === 'n1:8091' ? '700' : '999']] }], errors: [] };
-          if (name === 'kv_ep_key_value_size_bytes') return { data: [{ metric: { nodes: [node], bucket: 'b' }, values: [[1_700_000_000, '900']] }], errors: [] };
+          const nodes = x.nodes ?? ['n1:8091', 'n2:8091'];
+          // n2 (7.6.8) serves the old hashtable series too: the 7.2 row must not count it.
+          if (name === 'kv_memory_used_bytes') return { data: nodes.map((node) => ({ metric: { nodes: [node], bucket: 'b', for: 'hashtable' }, values: [[1_700_000_000, node === 'n1:8091' ? '700' : '999']] })), errors: [] };
+          if (name === 'kv_ep_key_value_size_bytes') return { data: nodes.filter((n) => n === 'n2:8091').map((node) => ({ metric: { nodes: [node], bucket: 'b' }, values: [[1_700_000_000, '900']] })), errors: [] };
           return { data: [], errors: [] };
         });
       },
@@ -141,11 +181,56 @@ describe('bucket_stats on a cluster mid-upgrade: one range fetch per line, each 
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
     expect(r.ok).toBe(true);
     const of = (name: string) => asked.filter((a) => a.name === name).map((a) => a.nodes);
-    expect(of('kv_memory_used_bytes')).toEqual([['n1:8091']]);
-    expect(of('kv_ep_key_value_size_bytes')).toEqual([['n2:8091']]);
-    // Both lines read kv_curr_items: once for each line's node.
-    expect(of('kv_curr_items')).toEqual([['n1:8091'], ['n2:8091']]);
+    expect(of('kv_memory_used_bytes')).toEqual([['n1:8091', 'n2:8091']]);
+    expect(of('kv_ep_key_value_size_bytes')).toEqual([['n1:8091', 'n2:8091']]);
+    expect(of('kv_curr_items')).toEqual([['n1:8091', 'n2:8091']]);
+    // One line's table takes 8 requests; both lines' names together one more at most (today's 16 was 8 per line).
+    expect(requests).toBeLessThanOrEqual(9);
+    // n1's 700 by 7.2's name, n2's 900 by 7.6.8's (n2's hashtable 999 is not 7.6.8's name for it).
     expect(r.set.get('couchbase_bucket_ep_kv_size_bytes', { bucket: 'b' })).toBe(1600);
+  });
+  it('a two-version cluster polls bucket_stats and xdcr in 10 + 2 statistics requests at most (not 8 + 2 per version)', async () => {
+    let requests = 0;
+    const client = fakeClient({
+      '/pools/default/buckets': list,
+      '/pools/default/tasks': [{ type: 'xdcr', id: 'uuid1/b/dst', source: 'b', target: '/remoteClusters/uuid1/buckets/dst', status: 'running', errors: [] }],
+      '/pools/default/remoteClusters': [{ name: 'remote', uuid: 'uuid1', hostname: 'r:8091', deleted: false }],
+      '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) => {
+        requests++;
+        return (o.json as unknown[]).map(() => ({ data: [], errors: [] }));
+      },
+    });
+    expect((await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } })).ok).toBe(true);
+    expect((await collect(xdcrCollector, client, { cluster: { statsSource: 'range' } })).ok).toBe(true);
+    expect(requests).toBeLessThanOrEqual(12);
+  });
+  it('7.6.2 and 7.6.8 with the 7.6.8 node serving: ep_cache_miss_rate is get_misses / cmd_get of both nodes, 100 × (1 + 3) / (5 + 10) = 26.7 %', async () => {
+    const mixed = [{ name: 'b', bucketType: 'membase', nodes: [
+      { hostname: 'n1:8091', clusterCompatibility: 0x70006, version: '7.6.2-3721-enterprise', clusterMembership: 'active' },
+      { hostname: 'n2:8091', clusterCompatibility: 0x70006, version: '7.6.8-6615-enterprise', clusterMembership: 'active', thisNode: true },
+    ] }];
+    // Per node over 10 s: n1 bg_fetched 5, cmd_lookup 50, gets 50 (10 misses); n2 bg_fetched 7, cmd_lookup 70, gets 100 (30 misses).
+    const counts: Record<string, Record<string, number>> = {
+      'n1:8091': { kv_ep_bg_fetched: 5, kv_cmd_lookup: 50, hit: 40, miss: 10 },
+      'n2:8091': { kv_ep_bg_fetched: 7, kv_cmd_lookup: 70, hit: 70, miss: 30 },
+    };
+    const series = (node: string, v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: [node], bucket: 'b', ...labels }, values: [[1_700_000_000, '0'], [1_700_000_010, String(v)]] });
+    const client = fakeClient({
+      '/pools/default/buckets': mixed,
+      '/pools/default/stats/range': (_p: unknown, o: { json?: unknown }) =>
+        (o.json as Array<{ metric: Array<{ value: string }>; nodes?: string[] }>).map((x) => {
+          const name = x.metric[0]?.value as string;
+          const data = (x.nodes ?? Object.keys(counts)).flatMap((node) => {
+            const c = counts[node] as Record<string, number>;
+            if (name === 'kv_ops') return [series(node, c.hit as number, { op: 'get', result: 'hit' }), series(node, c.miss as number, { op: 'get', result: 'miss' })];
+            return name in c ? [series(node, c[name] as number)] : [];
+          });
+          return { data, errors: [] };
+        }),
+    });
+    const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'range' } });
+    expect(r.ok).toBe(true);
+    expect(r.set.get('couchbase_bucket_ep_cache_miss_ratio', { bucket: 'b' })).toBeCloseTo(4 / 15, 9);
   });
   it('a single-version cluster: one fetch, every query asking the active members (its one node), 8 requests', async () => {
     const one = [{ name: 'b', bucketType: 'membase', nodes: [{ hostname: 'n1:8091', clusterCompatibility: 0x70006, version: '7.6.2-3721-enterprise' }] }];

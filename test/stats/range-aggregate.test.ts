@@ -1,6 +1,6 @@
 /**
  * How the range source merges the nodes' values into a bucket-wide value, by ns_server's rules (menelaus_stats
- * get_aggregate_method, as issue 37 §2 reads it): a sum over the nodes, the max for cpu_utilization_rate; host
+ * get_aggregate_method): a sum over the nodes, the max for cpu_utilization_rate; host
  * stats under a bucket (cpu_*, mem_*, swap_*, cpu_cores_available) summed like any other, as the envelope does.
  * Expected values are worked out by hand from the answers below.
  */
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { aggregatedMetrics, buildQueries, groupSeries, kvItemOf, newestOnlyMetrics, parseQueryAnswer } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 
 const row = (legacy: string): NativeMapRow => KV_ROW_BY_LEGACY.get(legacy) as NativeMapRow;
 /** A host gauge's answer: one series per node, no bucket label. */

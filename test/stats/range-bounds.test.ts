@@ -1,5 +1,5 @@
 /**
- * The bounds on what a range answer may make the exporter keep (issue 39, item 2): interned strings bounded by
+ * The bounds on what a range answer may make the exporter keep: interned strings bounded by
  * bytes and released when unused, label values and error texts cut before they are kept, series and `errors`
  * entries capped per query (the excess counted), nesting refused past 64 levels, item errors one per cause. Every
  * expected figure is written by hand from the limits documented in docs/security.md ("Range answers").
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { ser, tableRow } from '../helpers/range-table.js';
 import { AnswerGrouping, kvItemOf, reportRangeErrors, StagedRequest } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 import { Interner, QueryReader, RangeCaps } from '../../src/stats/range-reader.js';
 import type { CounterMemo } from '../../src/stats/range-values.js';
 
@@ -99,7 +99,7 @@ describe('errors entries', () => {
     const groups = g.done();
     expect([...(groups.errored.get('m0') ?? [])].sort()).toEqual(['n0:8091', 'n1:8091', 'n2:8091', 'n3:8091', 'n4:8091', 'n5:8091', 'n6:8091', 'n7:8091', 'n8:8091', 'n9:8091']);
     // The neighbour metric keeps its value; m0 on n1 is gone (n1 errored); bucket-wide, m0 is the sum over the
-    // series that came (issue 37: a node's error never blanks the bucket-wide value).
+    // series that came (a node's error never blanks the bucket-wide value).
     expect(rowValue(TABLE[1] as NativeMapRow, groups, 'b', undefined)).toBe(5);
     expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b', 'n1:8091')).toBeUndefined();
     expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b', 'n2:8091')).toBeUndefined();

@@ -1,5 +1,5 @@
 /**
- * Range answers checked, not trusted (issue 39, item 3): a series given twice is counted once, a time given twice
+ * Range answers checked, not trusted: a series given twice is counted once, a time given twice
  * or out of order is resolved once (one point per time), and only decimal numbers in Couchbase's forms are
  * numbers. Each case both ways an answer is read (the text's reader, and JSON.parse where the reader gives up: an
  * escaped quote in an extra label forces it), against values worked out by hand from the points below.
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
-import { newestOf, rowValue } from '../../src/stats/range-groups.js';
+import { newestOf, rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { decimalOf } from '../../src/stats/range-values.js';
 

@@ -11,7 +11,7 @@ import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { expectReadAsParsed, memoPoints, ser, tableRow, viewOf } from '../helpers/range-table.js';
 import { AnswerGrouping, groupAnswers, groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
 import type { RawAnswer } from '../../src/stats/range.js';
-import { rowValue } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { pointsOf, rawSeriesValue, seriesValue } from '../../src/stats/range-values.js';
 import type { CounterMemo, Point } from '../../src/stats/range-values.js';
@@ -81,7 +81,7 @@ describe('groupAnswers', () => {
           const got = groupAnswers(TABLE, raw, kvItemOf, memoA);
           expect(view(got.groups)).toEqual(view(groupSeries(TABLE, parsed, kvItemOf, memoB)));
           expect(memoPoints(memoA)).toEqual(memoPoints(memoB));
-          // The item errors of a metric are its entries that name no node; a node's entries are counted per node (range.ts).
+          // The item errors of a metric are its entries that name no node; a node's entries are counted per node (range-nodes.ts).
           const own = (r: (typeof parsed)[number]) => r.errors.filter((e) => ![...r.erroredNodes].some((n) => n !== '*' && e.startsWith(`${n}: `)));
           expect(got.errors).toEqual(parsed.filter((r) => own(r).length > 0).map((r) => ({ metric: r.metric, errors: own(r) })));
         }

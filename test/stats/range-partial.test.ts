@@ -1,5 +1,5 @@
 /**
- * Partial answers of the range API (issue 37 §1, issue 39 §1), against a small fake of POST
+ * Partial answers of the range API, and the window from the poll's own clock, against a small fake of POST
  * /pools/default/stats/range that follows menelaus_web_stats.erl as read: `nodes` says whom to ask (default: every
  * node in any membership state), `timeout` is how long the server waits for each node from the request's start (a
  * node slower than that is an entry {node, error: "Request timed out"}), a node that is down is {node, error:
@@ -262,7 +262,7 @@ describe('XDCR: a node that goes silent', () => {
   });
 });
 
-describe('the window comes from the poll\'s own clock (issue 39 §1)', () => {
+describe('the window comes from the poll\'s own clock', () => {
   it('on the 10 s grid: from the instant after the previous poll\'s end, to the poll\'s clock, rounded down', () => {
     // now 1,700,000,035.5 s: end 1,700,000,030. Previous poll at 1,700,000,005.2 s: its end floor(1,700,000,005.2 /
     // 10) * 10 = 1,700,000,000 is the instant of the newest points the memo holds; from the next one: 3 points a series.
@@ -346,7 +346,7 @@ describe('one node\'s clock 300 s ahead', () => {
   });
 });
 
-describe('every query\'s worst case within Prometheus\' 200,000-sample limit (issue 37 §5)', () => {
+describe('every query\'s worst case within Prometheus\' 200,000-sample limit', () => {
   it('at 1,000 buckets after a gap of the longest window: the windows by hand', async () => {
     const { seriesPerItem, maxWindowSeconds, narrowing, SAMPLE_BUDGET, QUERY_MAX_SAMPLES } = await import('../../src/stats/range.js');
     const { KV_NATIVE_MAP } = await import('../../src/stats/native-map.js');

@@ -1,5 +1,5 @@
 /**
- * One node down on the simulator (issue 37, "one node down in `cbwatch demo` keeps every bucket family"): the
+ * One node down on the simulator ("one node down in `cbwatch demo` keeps every bucket family"): the
  * simulator answers a down node's part of a range query as `{node, error: "Node is not available"}`
  * (src/simulator/modules/stats-range.ts, knob `unhealthyNodes`). bucket_stats through the range API keeps every
  * bucket family it has on the healthy cluster, and names the node.

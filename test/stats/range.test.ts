@@ -10,7 +10,8 @@ import { KV_ROW_BY_LEGACY, nativeMetricsOf } from '../../src/stats/native-map.js
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { AnswerGrouping, answerWeight, balancedBatches, buildQueries, groupSeries as groupRows, kvItemOf, narrowing, parseQueryAnswer, summableMetrics, xdcrItemOf } from '../../src/stats/range.js';
 import type { QueryResult } from '../../src/stats/range.js';
-import { ALL_NODES, rowValue } from '../../src/stats/range-groups.js';
+import { ALL_NODES } from '../../src/stats/range-groups.js';
+import { rowValue } from '../../src/stats/row-values.js';
 import { seriesKey, seriesValue } from '../../src/stats/range-values.js';
 import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
 import type { CounterMemo, Point } from '../../src/stats/range-values.js';
@@ -415,7 +416,7 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
   });
 });
 
-describe('fetchRange keeps the shape witness (src/stats/range.ts, keepShapes)', () => {
+describe('fetchRange keeps the shape witness (src/stats/range-grouping.ts, keepShapes)', () => {
   it('a poll through the range API makes it, and it is the same object from then on', async () => {
     vi.resetModules();
     const range = await import('../../src/stats/range.js');

@@ -1,8 +1,9 @@
 /**
- * Issue 23, the range source's CPU: between two polls nothing of the reader and grouping is alive, and V8's full
+ * The range source's shape witness: between two polls nothing of the reader and grouping is alive, and V8's full
  * collections dropped their object shapes, with every optimized function whose code embeds one (`--trace-deopt`:
- * "weak objects" on Node 20, "embedded weak objects cleared" on Node 24). Every poll then optimized the reader and grouping again in V8's compiler threads.
- * keepShapes() keeps a grouping that has read one answer alive for the life of the process.
+ * "weak objects" on Node 20, "embedded weak objects cleared" on Node 24). Every poll then optimized the reader and
+ * grouping again in V8's compiler threads. keepShapes() keeps a grouping that has read one answer alive for the life
+ * of the process.
  *
  * Run in a child node (the built modules, as the collection thread runs them) with `--trace-deopt`: many polls so
  * that V8 optimizes the hot methods, then two full collections with no poll alive, then one more poll. Without
@@ -43,7 +44,12 @@ for (let i = 0; i < 50; i++) poll((t += 10));
 globalThis.gc();
 globalThis.gc();
 console.error('BUCKETS', poll((t += 10)));
-const own = (c) => Object.getOwnPropertyNames(c.prototype).filter((n) => n !== 'constructor');
+// A class's methods, its base classes' included (the reader's text steps are its JsonCursor's).
+const own = (c) => {
+  const out = [];
+  for (let p = c.prototype; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) out.push(...Object.getOwnPropertyNames(p).filter((n) => n !== 'constructor'));
+  return out;
+};
 console.error('READER', JSON.stringify(own(rr.QueryReader)));
 console.error('OURS', JSON.stringify([rr.QueryReader, r.AnswerGrouping, rg.Grouping, rg.Layer].flatMap(own)));
 `;

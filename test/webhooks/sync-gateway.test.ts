@@ -6,7 +6,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
 import { Pool } from 'undici';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SyncGatewayWebhookConfig } from '../../src/config/types.js';
 import { liveSelfVersion, selfRegistry } from '../../src/metrics/self.js';
 import {
@@ -16,6 +16,7 @@ import {
   tokenMatches,
   WEBHOOK_FAMILIES,
 } from '../../src/webhooks/sync-gateway.js';
+import { MAX_DOCUMENT_DEPTH } from '../../src/webhooks/document.js';
 import { fixtureText } from '../helpers/collect.js';
 import { missing, requireBinary } from '../helpers/tools.js';
 
@@ -182,6 +183,56 @@ describe('Sync Gateway webhook receiver (inject)', () => {
     }
     expect(await value('cbwatch_webhook_documents_total', { database: 'db1', result: 'bad_json' })).toBe(2);
     expect(await value('cbwatch_webhook_documents_total', { database: 'db1', result: 'not_object' })).toBe(3);
+  });
+
+  it('refuses a body nested past the depth bound with 400, counted as too_deep, and keeps taking documents', async () => {
+    app = await build({ max_body_bytes: 2 * 1024 * 1024 });
+    const hostile = [
+      '['.repeat(1024 * 1024),
+      '['.repeat(512 * 1024) + ']'.repeat(512 * 1024),
+      `{"_id":"${MARKER}","a":${'{"b":'.repeat(MAX_DOCUMENT_DEPTH)}1${'}'.repeat(MAX_DOCUMENT_DEPTH)}}`,
+    ];
+    for (const payload of hostile) {
+      const res = await app.inject({ method: 'POST', url: url('db1'), headers: JSON_CT, payload });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: `body nests deeper than ${MAX_DOCUMENT_DEPTH} levels` });
+      expect(res.body).not.toContain(MARKER);
+    }
+    expect(await value('cbwatch_webhook_documents_total', { database: 'db1', result: 'too_deep' })).toBe(3);
+    const ok = await app.inject({ method: 'POST', url: url('db1'), headers: JSON_CT, payload: DOC });
+    expect(ok.statusCode).toBe(200);
+    expect(await value('cbwatch_webhook_documents_total', { database: 'db1', result: 'accepted' })).toBe(1);
+  });
+
+  it('parses bodies on a thread of their own: no JSON.parse on the HTTP thread sees a body', async () => {
+    app = await build();
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const doc = JSON.stringify({ _id: MARKER, type: 'hotel' });
+      const bad = `{"_id": "${MARKER}", `;
+      expect((await app.inject({ method: 'POST', url: url('db1'), headers: JSON_CT, payload: doc })).statusCode).toBe(200);
+      expect((await app.inject({ method: 'POST', url: url('db1'), headers: JSON_CT, payload: bad })).statusCode).toBe(400);
+      const seen = parse.mock.calls.filter((args) => String(args[0]).includes(MARKER));
+      expect(seen).toEqual([]);
+    } finally {
+      parse.mockRestore();
+    }
+    expect(await value('cbwatch_webhook_document_types_total', { database: 'db1', doc_type: 'hotel' })).toBe(1);
+    expect(await value('cbwatch_webhook_documents_total', { database: 'db1', result: 'bad_json' })).toBe(1);
+  });
+
+  it('answers 500, never hangs, when the parse thread cannot start, and counts it as error', async () => {
+    const a = Fastify({ logger: false });
+    registerSyncGatewayWebhooks(a, config(), pino({ level: 'silent' }), { parseWorkerFile: '/nonexistent/webhook-parse.js' });
+    await a.ready();
+    try {
+      const res = await a.inject({ method: 'POST', url: url('db1'), headers: JSON_CT, payload: DOC });
+      expect(res.statusCode).toBe(500);
+      expect(await value('cbwatch_webhook_documents_total', { database: 'db1', result: 'error' })).toBe(1);
+      expect(await value('cbwatch_webhook_requests_in_flight')).toBe(0);
+    } finally {
+      await a.close();
+    }
   });
 
   it('counts document types with at most max_types values per database', async () => {

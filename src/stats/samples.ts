@@ -1,7 +1,7 @@
 /**
- * Couchbase's sampled statistics, shared by the bucket and XDCR stat collectors: both read sample envelopes
- * (arrays of samples beside a `timestamp` array, nulls where a node had no value) and turn each array into
- * one value per poll. The rules (docs/metrics.md, "Sampled statistics", says the same for operators):
+ * The envelope source's sampling rules (envelope-buckets.ts, envelope-xdcr.ts): a sample envelope (arrays of samples beside a
+ * `timestamp` array, nulls where a node had no value) becomes one value per stat and poll. The rules
+ * (docs/metrics.md, "Sampled statistics", says the same for operators):
  *
  * - Zoom: the finest zoom whose window covers one poll interval (reference table: minute = 60 × 1 s,
  *   hour = 900 × 4 s, day = 1440 × 1 min…), so no sample between two polls falls outside the answer.
