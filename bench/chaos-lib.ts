@@ -47,7 +47,7 @@ export const routeKey = (r: SimRouteRef): string => `${r.method} ${r.url}`;
 export const ROUTE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'GET /pools': [],
   'GET /pools/default': ['nodes', 'tasks'],
-  'GET /pools/default/nodeServices': ['nodes', 'bucket_stats', 'certificates', 'search', 'backup'],
+  'GET /pools/default/nodeServices': ['nodes', 'bucket_stats', 'certificates', 'search', 'backup', 'index', 'eventing'],
   'GET /pools/default/serverGroups': ['nodes'],
   'GET /pools/default/tasks': ['tasks', 'xdcr'],
   'GET /pools/default/buckets': ['buckets', 'bucket_stats', 'collections'],
@@ -77,6 +77,9 @@ export const ROUTE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'GET /pools/default/remoteClusters': ['xdcr'],
   'GET /pools/default/buckets/:bucket/stats/*': ['xdcr'],
   'GET /settings/replications/:id': ['xdcr'],
+  'GET /indexStatus': ['index'],
+  // Requested only where a node runs eventing (the demo scenario, or the eventingNodes knob).
+  'GET /_p/event/api/v1/status': ['eventing'],
   // 7.0+ statistics (issue 23): no collector asks them until the range-API source is configured.
   'POST /pools/default/stats/range': [],
   'GET /pools/default/stats/range/*': [],

@@ -59,6 +59,9 @@ local lib = import 'lib.libsonnet';
       CouchbaseSearchSlowQueries: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseSearchActiveQueriesHigh: { enabled: true, "for": "10m", severity: "warning", threshold: 25 },
       CouchbaseSearchQueryCancelFailing: { enabled: true, "for": "1m", severity: "warning" },
+      CouchbaseEventingFunctionStopped: { enabled: true, "for": "10m", severity: "warning", deployedWindow: "24h" },
+      CouchbaseIndexError: { enabled: true, "for": "5m", severity: "critical" },
+      CouchbaseIndexNotReady: { enabled: true, "for": "1h", severity: "warning" },
     },
   },
 
@@ -820,6 +823,58 @@ local lib = import 'lib.libsonnet';
               summary: "The runaway-query policy could not cancel a search query.",
               description: "cbwatch failed to cancel {{ $value | humanize }} runaway search queries on index {{ $labels.index }} of Couchbase cluster {{ $labels.couchbase_cluster }} in the last 15 minutes (result {{ $labels.result }}, threshold: more than 0); those queries were not retried and may still be running.",
               runbook_url: v.runbookUrlBase + "#couchbasesearchquerycancelfailing",
+            },
+          },
+        ]),
+      },
+      {
+        name: "eventing",
+        rules: std.prune([
+          local v = lib.values(c, "CouchbaseEventingFunctionStopped");
+          if c.alerts["CouchbaseEventingFunctionStopped"].enabled then {
+            alert: "CouchbaseEventingFunctionStopped",
+            expr: "couchbase_eventing_function_status{status=~\"paused|undeployed\"" + v.selComma + "} == 1 and on (couchbase_cluster, function, function_bucket, function_scope) max_over_time(couchbase_eventing_function_status{status=\"deployed\"" + v.selComma + "}[" + v.deployedWindow + "]) == 1",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "An Eventing function that was deployed has been paused or undeployed for " + v.forHuman + ".",
+              description: "Eventing function {{ $labels.function }} (scope {{ $labels.function_bucket }}.{{ $labels.function_scope }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has been {{ $labels.status }} for " + v.forHuman + " after being deployed within the last " + v.deployedWindowHuman + " (status {{ $labels.status }} = {{ $value }}, threshold 1).",
+              runbook_url: v.runbookUrlBase + "#couchbaseeventingfunctionstopped",
+            },
+          },
+        ]),
+      },
+      {
+        name: "index",
+        rules: std.prune([
+          local v = lib.values(c, "CouchbaseIndexError");
+          if c.alerts["CouchbaseIndexError"].enabled then {
+            alert: "CouchbaseIndexError",
+            expr: "couchbase_index_state{state=\"error\"" + v.selComma + "} == 1",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A Couchbase index has been in error for " + v.forHuman + ".",
+              description: "Index {{ $labels.index }} (replica {{ $labels.replica }}) on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been reported in state Error in every poll for " + v.forHuman + " (state error = {{ $value }}, threshold 1).",
+              runbook_url: v.runbookUrlBase + "#couchbaseindexerror",
+            },
+          },
+          local v = lib.values(c, "CouchbaseIndexNotReady");
+          if c.alerts["CouchbaseIndexNotReady"].enabled then {
+            alert: "CouchbaseIndexNotReady",
+            expr: "couchbase_index_state{state!~\"ready|created|error\"" + v.selComma + "} == 1",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A Couchbase index has not been ready for " + v.forHuman + ".",
+              description: "Index {{ $labels.index }} (replica {{ $labels.replica }}) on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been in state {{ $labels.state }} in every poll for " + v.forHuman + " (state {{ $labels.state }} = {{ $value }}, threshold 1).",
+              runbook_url: v.runbookUrlBase + "#couchbaseindexnotready",
             },
           },
         ]),

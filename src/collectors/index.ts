@@ -6,6 +6,8 @@ import { bucketStatsCollector } from './bucket_stats.js';
 import { bucketsCollector } from './buckets.js';
 import { certificatesCollector } from './certificates.js';
 import { collectionsCollector } from './collections.js';
+import { eventingCollector } from './eventing.js';
+import { indexCollector } from './index-service.js';
 import { nodesCollector } from './nodes.js';
 import { searchCollector } from './search.js';
 import { securityCollector } from './security.js';
@@ -27,6 +29,8 @@ export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   collections: collectionsCollector,
   search: searchCollector,
   backup: backupCollector,
+  index: indexCollector,
+  eventing: eventingCollector,
 };
 
 export function collectorList(): Collector[] {

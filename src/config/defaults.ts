@@ -19,6 +19,8 @@ export const DEFAULT_INTERVALS: Readonly<Record<CollectorName, number>> = {
   collections: 300_000,
   search: 15_000,
   backup: 300_000,
+  index: 30_000,
+  eventing: 30_000,
 };
 
 export function resolveCollectorOptions<N extends CollectorName>(

@@ -182,6 +182,8 @@ export const collectorSchemas = {
       .default({ enabled: false, longer_than: 300_000, indexes: [], dry_run: true, log_query_text: false }),
   }),
   backup: collector({ ...base }),
+  index: collector({ ...base }),
+  eventing: collector({ ...base }),
 } as const;
 
 export type CollectorName = keyof typeof collectorSchemas;

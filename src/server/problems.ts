@@ -119,6 +119,10 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   }
   for (const r of rows(sets, 'couchbase_search_slow_queries')) if (r.value > 0) add(r.cluster, 'warning', `search index ${r.labels.index}: ${r.value} slow quer${r.value === 1 ? 'y' : 'ies'} running`, 'CouchbaseSearchSlowQueries');
   for (const r of rows(sets, 'couchbase_backup_repository_healthy')) if (r.value === 0) add(r.cluster, 'warning', `backup repository ${r.labels.repository} (${r.labels.state}) is not healthy`, 'CouchbaseBackupRepositoryUnhealthy');
+  for (const r of rows(sets, 'couchbase_index_state'))
+    if (r.labels.state === 'error' && r.value === 1) add(r.cluster, 'critical', `index ${r.labels.index} (replica ${r.labels.replica}) on ${r.labels.bucket}.${r.labels.scope}.${r.labels.collection} is in error`, 'CouchbaseIndexError');
+  for (const r of rows(sets, 'couchbase_eventing_function_status'))
+    if (r.labels.status === 'paused' && r.value === 1) add(r.cluster, 'warning', `eventing function ${r.labels.function} is paused (its mutations wait)`, 'CouchbaseEventingFunctionStopped');
 
   for (const r of rows(sets, 'couchbase_security_tls_min_version'))
     if (r.value === 1 && (r.labels.version === 'tlsv1' || r.labels.version === 'tlsv1.1')) add(r.cluster, 'warning', `TLS minimum version of ${r.labels.service} is ${r.labels.version}`, 'CouchbaseWeakTlsMinVersion');

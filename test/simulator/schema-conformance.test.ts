@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { bucketEntrySchema, bucketListSchema, statsEnvelopeSchema } from '../../src/couchbase/buckets.js';
+import { indexStatusSchema } from '../../src/couchbase/indexStatus.js';
 import { nodeServicesSchema } from '../../src/couchbase/nodeServices.js';
 import { poolsDefaultSchema, serverGroupsSchema } from '../../src/couchbase/pools.js';
 import { tasksSchema } from '../../src/couchbase/tasks.js';
@@ -53,6 +54,7 @@ const ROWS: Row[] = [
     schema: xdcrStatEnvelopeSchema,
     fixtures: { dir: 'xdcr-replication-stat' },
   },
+  { route: '/indexStatus', path: '/indexStatus', schema: indexStatusSchema, fixtures: { dir: 'indexStatus' } },
 ];
 
 /** Routes served without a row yet: no collector reads them, or their area has not added its row. */
@@ -81,6 +83,9 @@ const PENDING = new Set<string>([
   '/metrics',
   '/_node/:node/metrics',
   '/prometheus_sd_config',
+  // Served only where a node runs eventing (not in these scenarios' default cluster); its shapes are checked by
+  // test/simulator/index-eventing.test.ts and the eventing collector's tests.
+  '/_p/event/api/v1/status',
 ]);
 
 const NOT_JSON = /\.(elided|truncated|fragment|wrapped|invalid)\.json$/;

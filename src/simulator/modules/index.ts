@@ -6,6 +6,8 @@ import { bucketsModule } from './buckets.js';
 import { certificatesModule } from './certificates.js';
 import { clusterModule } from './cluster.js';
 import { collectionsModule } from './collections.js';
+import { eventingModule } from './eventing.js';
+import { indexStatusModule } from './index-status.js';
 import { rebalanceModule } from './rebalance.js';
 import { searchModule } from './search.js';
 import { securityModule } from './security.js';
@@ -13,4 +15,4 @@ import { statsRangeModule } from './stats-range.js';
 import { tasksModule } from './tasks.js';
 import { xdcrModule } from './xdcr.js';
 
-export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule, xdcrModule, statsRangeModule];
+export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule, xdcrModule, statsRangeModule, indexStatusModule, eventingModule];
