@@ -69,6 +69,8 @@ export interface ScenarioOptions {
   readonly statsSource?: 'auto' | 'range' | 'envelope';
   /** Count the bytes of Couchbase's answers through a relay (bench/answer-bytes.ts): `answerBytesPerMinute`. */
   readonly countAnswerBytes?: boolean;
+  /** Called with the exporter's pid every second of window A, beside the VmRSS reading (the footprint's RssAnon/RssFile). */
+  readonly onWindowASecond?: (pid: number) => void;
 }
 
 export interface Stats {
@@ -192,6 +194,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       const mb = rssMB(pid);
       // NaN: the process is gone (the run fails below).
       if (!Number.isNaN(mb)) rssSamples.push(mb);
+      o.onWindowASecond?.(pid);
     }, 1000);
     let last = '';
     while (Date.now() - t0 < o.measureSeconds * 1000) {
