@@ -17,7 +17,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { EXPORTER_CLI, refuseArguments, ROOT } from './common.js';
 import { gzipWrk, gzipWrkSection } from './gzip-wrk.js';
 import { runScenario } from './scenario.js';
@@ -204,40 +204,26 @@ async function main(): Promise<void> {
   }
 
   if (process.env.BENCH_FOOTPRINT !== '0') {
-    // Issue 26, item 2: the footprint targets, beside the build named by BENCH_BEFORE when there is one.
+    // The footprint targets on the runtime the release ships (Node 24, fetched by scripts/node24.sh) and on Node 20 (the
+    // bench's own node), side by side, beside the build named by BENCH_BEFORE when there is one.
     const fp = await import('./footprint.js');
     section('footprint');
     const whenFp = when();
     const fpSeconds = env('BENCH_FOOTPRINT_SECONDS', Math.min(REALISTIC_SECONDS, 180));
-    const builds: Array<{ name: string; f: Awaited<ReturnType<typeof fp.footprint>> }> = [];
+    const runtimes: Array<ReturnType<typeof fp.runtimeOf>> = [];
+    if (process.env.BENCH_FOOTPRINT_NODE24 !== '0') runtimes.push(fp.runtimeOf(execFileSync('bash', [join(ROOT, 'scripts', 'node24.sh')], { encoding: 'utf8' }).trim()));
+    if (process.env.BENCH_FOOTPRINT_NODE20 !== '0') runtimes.push(fp.runtimeOf(process.env.BENCH_FOOTPRINT_NODE20_BIN ?? process.execPath));
+    const runs: Array<{ name: string; f: Awaited<ReturnType<typeof fp.footprint>> }> = [];
     const before = process.env.BENCH_BEFORE;
-    if (before) {
-      log(`footprint of ${before} …`);
-      builds.push({ name: `before (${process.env.BENCH_BEFORE_NAME ?? before})`, f: await fp.footprint(before, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
-    }
-    log('footprint of this build …');
-    builds.push({ name: 'this build', f: await fp.footprint(EXPORTER_CLI, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
-    out(...fp.footprintLines(builds, whenFp, fpSeconds));
-    // The same on Node 24, what the Docker image and the Debian package run (the launchers find `node` on PATH), unless
-    // BENCH_FOOTPRINT_NODE24=0: its V8 keeps emptied heap pages where Node 20's gives them back.
-    if (process.env.BENCH_FOOTPRINT_NODE24 !== '0') {
-      const node24 = execFileSync('bash', [join(ROOT, 'scripts', 'node24.sh')], { encoding: 'utf8' }).trim();
-      const whenFp24 = when();
-      const path = process.env.PATH;
-      process.env.PATH = `${dirname(node24)}:${path ?? ''}`;
-      try {
-        const builds24: typeof builds = [];
-        if (before) {
-          log(`footprint of ${before} on Node 24 …`);
-          builds24.push({ name: `before (${process.env.BENCH_BEFORE_NAME ?? before})`, f: await fp.footprint(before, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
-        }
-        log('footprint of this build on Node 24 …');
-        builds24.push({ name: 'this build', f: await fp.footprint(EXPORTER_CLI, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
-        out(...fp.footprintLines(builds24, whenFp24, fpSeconds, execFileSync(node24, ['--version'], { encoding: 'utf8' }).trim()));
-      } finally {
-        process.env.PATH = path;
+    for (const runtime of runtimes) {
+      if (before) {
+        log(`footprint of ${before} on Node ${runtime.version} …`);
+        runs.push({ name: `before (${process.env.BENCH_BEFORE_NAME ?? before})`, f: await fp.footprint(before, runtime, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
       }
+      log(`footprint of this build on Node ${runtime.version} …`);
+      runs.push({ name: 'this build', f: await fp.footprint(EXPORTER_CLI, runtime, REALISTIC, fpSeconds, REALISTIC_WARMUP) });
     }
+    out(...fp.footprintLines(runs, whenFp, fpSeconds, REALISTIC_WARMUP));
   }
 
   if (process.env.BENCH_SCALE === '1') {
@@ -367,9 +353,10 @@ async function main(): Promise<void> {
   } catch {
     /* first run */
   }
-  // `memory` (how the resident memory splits, per thread and mapping) and `reader-ab` (bench/ab.ts's pairs, the range
-  // reader against JSON.parse on slices) are written by hand, never generated: kept.
-  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'footprint', 'memory', 'scale', 'fleet', 'healthcheck', 'xdcr', 'footer'];
+  // `memory`, `heap-snapshots` (how the resident memory splits, per thread and mapping; what each thread's heap holds)
+  // and `reader-ab` (bench/ab.ts's pairs, the range reader against JSON.parse on slices) are written by hand, never
+  // generated: kept.
+  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'footprint', 'memory', 'heap-snapshots', 'scale', 'fleet', 'healthcheck', 'xdcr', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);
@@ -391,6 +378,7 @@ It takes no arguments; sections and durations are chosen with environment variab
   BENCH_SECONDS BENCH_WARMUP_SECONDS BENCH_LATENCY_SECONDS BENCH_LOAD_SECONDS
   BENCH_SCALE_SECONDS BENCH_STATS_SOURCE_SECONDS BENCH_FOOTPRINT_SECONDS           window lengths (s)
   BENCH_EXPORTER_CLI, BENCH_BEFORE, BENCH_BEFORE_NAME                             another build to compare
+  BENCH_FOOTPRINT_NODE24=0 BENCH_FOOTPRINT_NODE20=0 BENCH_FOOTPRINT_NODE20_BIN       footprint runtimes
 e.g. only the statistics-source comparison, 90 s a source:
   BENCH_REALISTIC=0 BENCH_FOOTPRINT=0 BENCH_HEALTHCHECK=0 BENCH_STATS_SOURCE_SECONDS=90 npm run bench
 `;

@@ -71,6 +71,8 @@ export interface ScenarioOptions {
   readonly countAnswerBytes?: boolean;
   /** Split window A's CPU by thread (`cpuByThread`). */
   readonly threads?: boolean;
+  /** Called with the exporter's pid every second of window A, beside the VmRSS reading (the footprint's RssAnon/RssFile). */
+  readonly onWindowASecond?: (pid: number) => void;
 }
 
 export interface Stats {
@@ -220,6 +222,7 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
       const mb = rssMB(pid);
       // NaN: the process is gone (the run fails below).
       if (!Number.isNaN(mb)) rssSamples.push(mb);
+      o.onWindowASecond?.(pid);
     }, 1000);
     let last = '';
     while (Date.now() - t0 < o.measureSeconds * 1000) {

@@ -5,6 +5,7 @@
  * end-to-end tests. `collection: 'inline'` runs the collection on this thread instead (one isolate, for
  * embedding and comparison).
  */
+import type { Readable } from 'node:stream';
 import type { ResourceLimits } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -67,6 +68,8 @@ export interface Daemon {
    * their state and series, the others are replaced or removed. Resolves once the collection has applied it.
    */
   reconfigure(config: Config): Promise<void>;
+  /** A heap snapshot of the collection worker (undefined when collection runs on this thread). */
+  readonly collectionHeapSnapshot?: () => Promise<Readable>;
   close(): Promise<void>;
 }
 
@@ -89,6 +92,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let stopCollection: () => Promise<void>;
   let reconfigure: (c: Config) => Promise<void>;
   let jobs: number;
+  let collectionHeapSnapshot: (() => Promise<Readable>) | undefined;
   if (opts.collection === 'inline') {
     const [{ CollectionEngine, LocalView }, { collectorList }] = await Promise.all([import('./collection/engine.js'), import('./collectors/index.js')]);
     const engine = new CollectionEngine({ clusters: config.clusters, collectors: opts.collectors ?? collectorList(), log });
@@ -127,6 +131,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
     pollAllOnce = () => wc.pollAllOnce();
     stopCollection = () => wc.stop();
     reconfigure = (c) => wc.reconfigure(c.clusters, extraSecrets(c));
+    collectionHeapSnapshot = () => wc.heapSnapshot();
     jobs = wc.view.statusList().length;
   }
   const exposition = new Exposition(view, { processMetrics: opts.processMetrics !== false });
@@ -191,6 +196,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       if (receiver && token) receiver.setToken(token);
       current = { ...c, web: current.web };
     },
+    ...(collectionHeapSnapshot ? { collectionHeapSnapshot } : {}),
     async close() {
       if (closed) return;
       closed = true;

@@ -1,8 +1,13 @@
 /**
  * The daemon's lifecycle: the signals that stop it (SIGINT, SIGTERM) and reload it (SIGHUP), the configuration
- * reloader behind SIGHUP and POST /-/reload, and that route. Used by `run`, `demo` and `simulate`.
+ * reloader behind SIGHUP and POST /-/reload, and that route; SIGUSR2, which writes the threads' heap snapshots when
+ * `--debug.heap-snapshot-dir` is set. Used by `run`, `demo` and `simulate`.
  */
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { getHeapSnapshot } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -261,4 +266,62 @@ export function lifecyclePlugin(reload: () => Promise<ReloadResult>): (app: Fast
       handler: async (_req, reply) => reply.code(405).header('allow', 'POST').type('text/plain').send('Method Not Allowed\n'),
     });
   };
+}
+
+/** The snapshot files of one SIGUSR2, as `writeHeapSnapshots` names them. */
+export interface HeapSnapshotFiles {
+  /** The collection worker's; absent when collection runs on the HTTP thread. */
+  readonly collection?: string;
+  readonly http: string;
+}
+
+/** Streams a snapshot into a new file only the daemon's user may read: a heap holds the credentials. */
+async function writeSnapshot(snapshot: Readable, file: string): Promise<void> {
+  await pipeline(snapshot, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
+}
+
+/**
+ * Write a heap snapshot of the collection worker (first, while the HTTP thread goes on serving) and then of this
+ * thread into `dir`, named `cbwatch-<UTC time>-<pid>-{collection,http}.heapsnapshot`.
+ */
+export async function writeHeapSnapshots(dir: string, daemon: Pick<Daemon, 'collectionHeapSnapshot'>): Promise<HeapSnapshotFiles> {
+  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const name = (thread: string): string => join(dir, `cbwatch-${stamp}-${process.pid}-${thread}.heapsnapshot`);
+  let collection: string | undefined;
+  if (daemon.collectionHeapSnapshot) {
+    collection = name('collection');
+    await writeSnapshot(await daemon.collectionHeapSnapshot(), collection);
+  }
+  const http = name('http');
+  await writeSnapshot(getHeapSnapshot(), http);
+  return { ...(collection === undefined ? {} : { collection }), http };
+}
+
+/**
+ * From now until the returned function is called, SIGUSR2 writes the heap snapshots into `dir`
+ * (`--debug.heap-snapshot-dir`), one set at a time: a signal while one is being written is logged and ignored.
+ * Without `dir` a SIGUSR2 is logged and ignored rather than ending the process (its default action).
+ */
+export function listenForHeapSnapshots(dir: string | undefined, daemon: Pick<Daemon, 'collectionHeapSnapshot'>, log: Logger): () => void {
+  let writing = false;
+  const on = (): void => {
+    if (dir === undefined) {
+      log.warn('SIGUSR2 ignored: heap snapshots are off (set --debug.heap-snapshot-dir to a directory to turn them on)');
+      return;
+    }
+    if (writing) {
+      log.warn('SIGUSR2 ignored: heap snapshots are being written');
+      return;
+    }
+    writing = true;
+    log.info({ dir }, 'writing heap snapshots');
+    writeHeapSnapshots(dir, daemon)
+      .then((files) => log.info({ files }, 'heap snapshots written'))
+      .catch((e: unknown) => log.error({ err: { message: e instanceof Error ? e.message : String(e) } }, 'heap snapshots failed'))
+      .finally(() => {
+        writing = false;
+      });
+  };
+  process.on('SIGUSR2', on);
+  return () => void process.off('SIGUSR2', on);
 }

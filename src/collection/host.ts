@@ -6,6 +6,7 @@
  */
 import { monotonicMs } from '../clock.js';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { Worker } from 'node:worker_threads';
 import type { ResourceLimits } from 'node:worker_threads';
 import pino from 'pino';
@@ -205,6 +206,13 @@ export class WorkerCollection {
       this.polls.set(id, { resolve, reject });
       w.postMessage({ t: 'reconfigure', id, clusters, ...(secrets ? { secrets } : {}) } satisfies ToWorker);
     });
+  }
+
+  /** A heap snapshot of the collection worker's isolate, streamed out of it; rejects while no worker runs. */
+  heapSnapshot(): Promise<Readable> {
+    const w = this.worker;
+    if (!w) return Promise.reject(new Error('collection worker not running'));
+    return w.getHeapSnapshot();
   }
 
   /** Stop the worker: its polls are aborted; after `graceMs` it is terminated. */

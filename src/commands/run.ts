@@ -6,7 +6,7 @@
 import type { ParsedArgs } from '../config/flags.js';
 import { describeConfig, loadConfig } from '../config/load.js';
 import { secretFileWarnings } from '../config/warnings.js';
-import { ignoredHangups, lifecyclePlugin, listenForTermination, makeReloader, serveUntilSignal, warnIfTooManyClusters } from '../lifecycle.js';
+import { ignoredHangups, lifecyclePlugin, listenForHeapSnapshots, listenForTermination, makeReloader, serveUntilSignal, warnIfTooManyClusters } from '../lifecycle.js';
 import type { ReloadResult } from '../lifecycle.js';
 import { createLogger } from '../log.js';
 import { clearCredentialWarnings } from './common.js';
@@ -41,10 +41,11 @@ export async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   const plugins = args.flags['web.enable-lifecycle'] ? [lifecyclePlugin(() => (reload ? reload() : Promise.resolve({ ok: false, error: 'not started yet' } as const)))] : [];
   const { daemon, applyWeb } = await startServing(config, log, plugins);
   reload = makeReloader(args, process.env, daemon, log, config, applyWeb);
+  const stopSnapshots = listenForHeapSnapshots(config.heapSnapshotDir, daemon, log);
   // A SIGHUP while the server started came after the file was read: the file may have changed since, so it is
   // reloaded now rather than lost. (One before the file was read needs nothing: the file read is the newest.)
   const late = ignoredHangups() > hangupsBeforeLoad;
-  const served = serveUntilSignal(daemon, log, term, [], reload);
+  const served = serveUntilSignal(daemon, log, term, [async () => stopSnapshots()], reload);
   if (late && !term.received()) {
     log.info('SIGHUP received during start-up: reloading the configuration');
     void reload();

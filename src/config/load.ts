@@ -13,6 +13,7 @@
  * - the other shortcut settings (name, username, password, CA file, skip-verify) override the file's values
  *   when the file lists exactly one cluster, and are an error when it lists several.
  */
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { ConfigError } from '../errors.js';
 import { buildClusters, readSecret } from './clusters.js';
@@ -194,6 +195,11 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
   }
   const shard = given.get('shard')?.value;
   const gcEveryAnswerBytes = given.get('collection.gc-every')?.value;
+  const heapSnapshotDir = given.get('debug.heap-snapshot-dir');
+  if (heapSnapshotDir !== undefined) {
+    const problem = directoryProblem(heapSnapshotDir.value);
+    if (problem !== undefined) problems.push(`${heapSnapshotDir.source}: ${JSON.stringify(heapSnapshotDir.value)} ${problem}`);
+  }
 
   if (problems.length > 0) throw linesToConfigError(fileName, problems);
 
@@ -216,8 +222,21 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     maxBufferedBytes: given.value('couchbase.max-buffered-bytes'),
     maxAnswerValues: given.value('couchbase.max-answer-values'),
     ...(gcEveryAnswerBytes !== undefined ? { gcEveryAnswerBytes } : {}),
+    ...(heapSnapshotDir !== undefined ? { heapSnapshotDir: heapSnapshotDir.value } : {}),
     log: { level: given.value('log.level'), format: given.value('log.format') },
   };
+}
+
+/** Why `dir` cannot take files (it is not a directory, or this user may not write in it); undefined when it can. */
+function directoryProblem(dir: string): string | undefined {
+  try {
+    if (!statSync(dir).isDirectory()) return 'is not a directory';
+    accessSync(dir, fsConstants.W_OK);
+    return undefined;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? 'does not exist' : code === 'EACCES' ? 'is not writable by this user' : `cannot be used (${code ?? 'error'})`;
+  }
 }
 
 /** The configuration file read and validated (none: an empty one), with where its keys sit and how its paths resolve. */
