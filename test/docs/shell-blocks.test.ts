@@ -302,6 +302,6 @@ describe('shell commands of README.md and docs', () => {
   });
 
   for (const b of SH.filter((x) => RUN[key(x)] !== undefined)) {
-    it.skipIf(b.text.includes('promtool') && !existsSync('/usr/bin/promtool'))(`${b.file}:${b.line} runs`, () => (RUN[key(b)] as (b: Block) => Promise<void>)(b), 180_000);
+    it.skipIf(b.text.includes('promtool') && !existsSync('/usr/bin/promtool'))(`${b.file}:${b.line} runs`, () => (RUN[key(b)] as (b: Block) => Promise<void>)(b), 600_000);
   }
 });

@@ -10,8 +10,9 @@
  *    higher than podman's own (crun cannot raise them without CAP_SYS_RESOURCE). This is what the CI machine needs.
  *  - "chroot": the image's root unpacked with `umoci unpack` and run with chroot as the image's user, with the
  *    image's environment, entrypoint and health-check command: the same files and configuration, no container.
- * Slow (the image build copies a 200 MB root and compresses it; podman loads it) and root-only: out of the default
- * `npm test`, run by .ci/run with CBWATCH_IMAGE=1 after the suite has built release/ (issue 38).
+ * Slow (the image build copies a 200 MB root and compresses it; podman loads it) and root-only: one of
+ * `npm run test:e2e`'s files, which skips unless CBWATCH_IMAGE=1 (.ci/run sets it; the run's global setup builds
+ * release/ and the minbase root first).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
