@@ -35,8 +35,11 @@ LABEL org.opencontainers.image.title="cbwatch" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.base.name="${NODE_IMAGE}"
+# Every address of the container, port 9420: run's default anyway; it makes `cbwatch demo` (whose own default is
+# the loopback only, out of reach of `-p`) listen where `docker run -p 9420:9420` reaches it. The HEALTHCHECK reads it too.
 ENV NODE_ENV=production \
-    CBWATCH_REVISION=${REVISION}
+    CBWATCH_REVISION=${REVISION} \
+    CBWATCH_WEB_LISTEN_ADDRESS=:9420
 WORKDIR /opt/cbwatch
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist ./dist

@@ -12,7 +12,9 @@
 #     runAsNonRoot can check it), /usr/bin/cbwatch as entrypoint, `run --config /etc/cbwatch/cbwatch.yml` as
 #     command, port 9420, CREDENTIALS_DIRECTORY=/run/secrets (the shipped cbwatch.yml reads
 #     $CREDENTIALS_DIRECTORY/couchbase-password: a secret named couchbase-password, where podman, Docker and
-#     Compose mount secrets), the org.opencontainers.image.* annotations as labels and manifest annotations;
+#     Compose mount secrets), CBWATCH_WEB_LISTEN_ADDRESS=:9420 (run's default anyway; it makes `cbwatch demo`,
+#     whose own default is 127.0.0.1:9420, listen where `-p 9420:9420` reaches it, and the health check follows
+#     it), the org.opencontainers.image.* annotations as labels and manifest annotations;
 #   - the health check: the OCI image configuration has no field for one. Docker's image configuration, a
 #     superset of OCI's, has `Healthcheck`; it is added to the configuration's `config` object as Docker writes
 #     it (the Dockerfile's: dist/healthcheck.cjs on the package's Node with --jitless, every 30 s). Docker
@@ -110,6 +112,7 @@ umoci config --image "$OCI:$VERSION" --no-history --created "$CREATED" --author 
   --config.exposedports 9420/tcp \
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   --config.env CREDENTIALS_DIRECTORY=/run/secrets \
+  --config.env CBWATCH_WEB_LISTEN_ADDRESS=:9420 \
   --config.workingdir / \
   --config.stopsignal SIGTERM \
   --config.label "io.github.cbwatch.healthcheck=$HEALTH_CMD" \

@@ -45,13 +45,17 @@ mkdir -p "$PKG"
   | tar -C "$TREE" -cf - --verbatim-files-from -T - | tar -C "$PKG" -xpf -
 node -e '
   const fs = require("fs"), p = process.argv[1], j = JSON.parse(fs.readFileSync(p, "utf8"));
-  delete j.scripts; delete j.devDependencies; j.files.push("npm-shrinkwrap.json");
+  delete j.scripts; delete j.devDependencies; delete j.overrides;
+  j.files.push("npm-shrinkwrap.json");
+  j.bundleDependencies = Object.keys(j.dependencies);
   fs.writeFileSync(p, JSON.stringify(j, null, 2) + "\n");
 ' "$PKG/package.json"
-# npm-shrinkwrap.json, made here from package-lock.json (the one lock file in git): a global install gets the
-# tree the tests ran, production packages only. `overrides` does not reach an install from a tarball; the
-# shrinkwrap does (light-my-request 6.6.0 with cookie 1.1.1, not cookie 2, which needs Node 22: no EBADENGINE
-# on Node 20).
+# The production dependencies travel inside the tarball (bundleDependencies), installed here from
+# package-lock.json, the one lock file in git: an install of the tarball, global or local, gets the tree the tests
+# ran and asks the registry for nothing. npm ignores the shrinkwrap and the overrides of a local tarball, so without
+# the bundle it would resolve the ranges afresh (fastify's light-my-request to a release that takes cookie 2, which
+# declares Node 22: EBADENGINE on Node 20). npm-shrinkwrap.json, the lock's production packages, is what `npm ci`
+# installs from here and stays in the tarball as the record of that tree.
 node -e '
   const fs = require("fs"), [lockPath, pkgPath, out] = process.argv.slice(1);
   const lock = JSON.parse(fs.readFileSync(lockPath, "utf8")), pkg = JSON.parse(fs.readFileSync(pkgPath, "utf8"));
@@ -64,6 +68,17 @@ node -e '
   }
   fs.writeFileSync(out, JSON.stringify({ name: lock.name, version: lock.version, lockfileVersion: lock.lockfileVersion, requires: true, packages }, null, 2) + "\n");
 ' "$ROOT/package-lock.json" "$PKG/package.json" "$PKG/npm-shrinkwrap.json"
+(cd "$PKG" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+# What the dependencies publish besides their runtime code: tests, benchmarks, sources and type declarations,
+# tooling dot-files, documentation (licences stay beside their code) and a docs page. cbwatch loads none of it.
+# Their command-line tools stay (npm links the bins a package declares); the Debian package drops them below.
+find "$PKG/node_modules" \( -name '.package-lock.json' -o -name '.eslintrc*' -o -name '.npmignore' -o -name '.gitattributes' \
+  -o -name '*.map' -o -name '*.ts' -o -name '*.sh' -o -name 'index.html' -o -name '*.png' \) -type f -delete
+find "$PKG/node_modules" -depth \( -name test -o -name benchmarks -o -name integration -o -name scripts -o -name .husky \) -type d \
+  -exec rm -rf {} +
+find "$PKG/node_modules" -type f \( -iname '*.md' -o -iname '*.markdown' \) ! -iname 'licen[cs]e*' -delete
+rm -rf "$PKG/node_modules/.bin"
+find "$PKG/node_modules" -type d -empty -delete
 (cd "$PKG" && npm pack --silent --ignore-scripts --pack-destination "$OUT" >/dev/null)
 TGZ=$OUT/cbwatch-$VERSION.tgz
 [ -f "$TGZ" ] || { echo "npm pack did not write $TGZ" >&2; exit 1; }
@@ -74,29 +89,16 @@ STAGE=$WORK/deb
 APP=$STAGE/usr/lib/cbwatch
 mkdir -p "$APP" "$STAGE/DEBIAN" "$STAGE/usr/bin" "$STAGE/lib/systemd/system" "$STAGE/etc/cbwatch" \
   "$STAGE/usr/share/doc/cbwatch" "$STAGE/usr/share/lintian/overrides"
-# The application is the npm tarball's content plus its production dependencies from its shrinkwrap.
+# The application is the npm tarball's content, its production dependencies included (bundled), as an install of
+# the tarball gets them.
 tar -xzf "$TGZ" -C "$WORK"
 cp -a "$WORK/package/." "$APP/"
-# npm ci from the tarball's own npm-shrinkwrap.json (what a global install of the tarball gets), then dropped.
-(cd "$APP" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 rm -f "$APP/npm-shrinkwrap.json"
-# What the dependencies publish besides their runtime code: their own command-line tools, tests, benchmarks,
-# tooling dot-files and a docs page. cbwatch loads none of it; nothing in node_modules needs to be executable.
-find "$APP/node_modules" \( -name '.package-lock.json' -o -name '.eslintrc*' -o -name '.npmignore' -o -name '.gitattributes' \
-  -o -name '*.map' -o -name '*.ts' -o -name '*.sh' -o -name 'index.html' -o -name '*.png' \) -type f -delete
-find "$APP/node_modules" -depth \( -name test -o -name benchmarks -o -name integration -o -name scripts -o -name bin -o -name .husky \) -type d \
-  -exec rm -rf {} +
+# The dependencies' own command-line tools: cbwatch runs none, and nothing in node_modules needs to be executable.
+find "$APP/node_modules" -depth -name bin -type d -exec rm -rf {} +
 rm -f "$APP/node_modules/pino/bin.js" "$APP/node_modules/yaml/bin.mjs"
 find "$APP/node_modules" -type f -exec chmod 0644 {} +
-# Their documentation (cbwatch's own goes to /usr/share/doc below); licences stay beside their code.
-find "$APP/node_modules" -type f \( -iname '*.md' -o -iname '*.markdown' \) ! -iname 'licen[cs]e*' -delete
-# npm's links to the command-line tools removed above would dangle.
-rm -rf "$APP/node_modules/.bin"
-# tsc's output beside the bundles is not loaded: bin/cbwatch.js runs dist/hangup.js and dist/bundle/ (whose chunks
-# hold the simulator, check and the tools), --version reads dist/build-info.json, and the unit's start probe and
-# the light health check run dist/healthcheck.cjs.
-find "$APP/dist" -mindepth 1 -maxdepth 1 ! -name bundle ! -name hangup.js ! -name build-info.json ! -name healthcheck.cjs \
-  -exec rm -rf {} +
+find "$APP" -type d -empty -delete
 # The documentation lives where Debian keeps it; /usr/lib/cbwatch/docs points there (cbwatch's hints name it).
 mv "$APP/docs" "$STAGE/usr/share/doc/cbwatch/docs"
 ln -s ../../share/doc/cbwatch/docs "$APP/docs"

@@ -352,10 +352,12 @@ async function searchBaseUrl(ctx: CollectContext<'search'>): Promise<string | un
 
 /**
  * How long the optional node-name lookup may wait: a quarter of the poll deadline, and never more than half of
- * what is left of it, so a hanging /pools/default costs the per-node series and not the poll.
+ * what is left of it, so a hanging /pools/default costs the per-node series and not the poll. Whole milliseconds
+ * (the elapsed time is fractional, and AbortSignal.timeout refuses a fraction), never negative.
  */
 export function nodeNamesBudgetMs(timeoutMs: number, elapsedMs: number): number {
-  return Math.max(0, Math.min(timeoutMs / 4, (timeoutMs - elapsedMs) / 2));
+  const ms = Math.floor(Math.min(timeoutMs / 4, (timeoutMs - elapsedMs) / 2));
+  return Number.isFinite(ms) ? Math.max(0, ms) : 0;
 }
 
 /**

@@ -12,7 +12,14 @@ import { formatDuration, parseDuration, parseSize } from './units.js';
 
 export { MAX_BYTES_SETTING } from './settings.js';
 
-/** A duration string (or a number of seconds) as milliseconds. */
+/**
+ * The longest duration a setting may have: 24 days. Durations become timers (setInterval for the probe,
+ * AbortSignal.timeout for a poll's deadline), and Node runs a timer of more than 2^31-1 ms (24.8 days) after
+ * 1 ms instead, and refuses an AbortSignal.timeout of more than 2^32-1 ms.
+ */
+export const MAX_DURATION_MS = 24 * 86_400_000;
+
+/** A duration string (or a number of seconds) as milliseconds, from `min` to MAX_DURATION_MS. */
 export const duration = (min = 0) =>
   z.union([z.string(), z.number()], { error: 'expected a duration such as 30s or 5m (or a number of seconds)' }).transform((v, ctx) => {
     const ms = typeof v === 'number' ? Math.round(v * 1000) : parseDuration(v);
@@ -22,6 +29,10 @@ export const duration = (min = 0) =>
     }
     if (ms < min) {
       ctx.addIssue({ code: 'custom', message: `duration ${JSON.stringify(v)} is below the minimum of ${formatDuration(min)}` });
+      return z.NEVER;
+    }
+    if (ms > MAX_DURATION_MS) {
+      ctx.addIssue({ code: 'custom', message: `duration ${JSON.stringify(v)} is above the maximum of ${formatDuration(MAX_DURATION_MS)}` });
       return z.NEVER;
     }
     return ms;

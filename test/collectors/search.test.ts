@@ -538,4 +538,52 @@ describe('nodeNamesBudgetMs', () => {
     expect(nodeNamesBudgetMs(10_000, 7000)).toBe(1500);
     expect(nodeNamesBudgetMs(10_000, 12_000)).toBe(0);
   });
+
+  it('whole milliseconds past half the deadline (the elapsed time is fractional), which AbortSignal.timeout accepts', () => {
+    // (10000 - 5000.5) / 2 = 2499.75: a fraction made AbortSignal.timeout throw ERR_OUT_OF_RANGE and fail the poll.
+    expect(nodeNamesBudgetMs(10_000, 5000.5)).toBe(2499);
+    expect(nodeNamesBudgetMs(10_001, 0)).toBe(2500);
+    expect(nodeNamesBudgetMs(2000, 1999.25)).toBe(0);
+    for (const [timeout, elapsed] of [[10_000, 5000.5], [10_001, 0.3], [333, 200.123], [5000, 4999.999], [100, 250.5]] as const) {
+      const ms = nodeNamesBudgetMs(timeout, elapsed);
+      expect(Number.isInteger(ms) && ms >= 0, `${timeout}/${elapsed} -> ${ms}`).toBe(true);
+      expect(() => AbortSignal.timeout(Math.max(1, ms))).not.toThrow();
+    }
+  });
+
+  it('0 for a deadline or elapsed time that is not a number', () => {
+    expect(nodeNamesBudgetMs(Number.NaN, 0)).toBe(0);
+    expect(nodeNamesBudgetMs(10_000, Number.NaN)).toBe(0);
+  });
+});
+
+describe('search collector against a slow simulator', () => {
+  let sim: Simulator;
+  let client: CouchbaseClient;
+
+  beforeAll(async () => {
+    // Every request answers after 1.6 s: nodeServices and /api/query take 3.2 s or more of a 6 s deadline, past its
+    // half, so the node-name lookup gets half of what is left: at most 1.4 s, and a fraction before the fix (a
+    // RangeError from AbortSignal.timeout). The poll still ends 1.4 s or so before its deadline on a loaded machine.
+    sim = createSimulator({ scenario: 'demo', latencyMs: 1600, knobs: { searchRunaways: 2 } });
+    const url = await sim.listen();
+    client = createClient({ cluster: 't', url, username: 'Administrator', password: 'password' });
+  });
+  afterAll(async () => {
+    await client?.close();
+    await sim?.close();
+  });
+
+  it('past half its deadline the poll still succeeds: the node-name lookup gets whole milliseconds and only costs the per-node series', async () => {
+    const { log, lines } = captureLog();
+    const opts = { timeout: '6s' } as unknown as Partial<CollectorOptions<'search'>>;
+    const r = await pollWithLog(client, opts, new Map(), log, null);
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.requests.map((q) => q.endpoint)).toEqual([NODE_SERVICES, ALL, POOLS]);
+    expect(r.set.all('couchbase_search_slow_queries').reduce((a, x) => a + x.value, 0)).toBe(2);
+    // /pools/default answers after 1.6 s, beyond the lookup's bound of at most 1.4 s: an item error, no per-node series.
+    expect(r.set.all('couchbase_search_node_active_queries')).toEqual([]);
+    expect(Object.fromEntries(r.itemErrors)).toEqual({ timeout: 1 });
+    expect(JSON.stringify(lines)).not.toContain('out of range');
+  });
 });

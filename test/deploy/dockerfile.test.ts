@@ -54,6 +54,11 @@ describe('Dockerfile', () => {
     expect(of('ENV').join(' ')).toMatch(/CBWATCH_REVISION=\$\{REVISION\}/);
     expect(of('USER')).toEqual(['node']);
   });
+
+  it('listens on every address of the container, the demo too (its own default, 127.0.0.1, is out of reach of -p)', () => {
+    expect(of('ENV').join(' ').split(/\s+/)).toContain('CBWATCH_WEB_LISTEN_ADDRESS=:9420');
+    expect(of('EXPOSE')).toEqual(['9420']);
+  });
 });
 
 describe('cbwatch_build_info{revision}', () => {

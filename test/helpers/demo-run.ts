@@ -8,8 +8,11 @@ import { spawn } from 'node:child_process';
 export const UP = /^couchbase_up\{couchbase_cluster="demo"\} 1$/m;
 
 export interface DemoRun {
-  /** Polls the metrics URL the demo printed, every 100 ms for at most a minute or until the demo exits: the last body read and its URL ('' when none). */
-  untilUp(): Promise<{ text: string; url: string }>;
+  /**
+   * Polls the metrics URL the demo printed (or `at`, the URL to reach it by from here: a port a container runtime
+   * published), every 100 ms for at most a minute or until the demo exits: the last body read and its URL ('' when none).
+   */
+  untilUp(at?: string): Promise<{ text: string; url: string }>;
   /** What the demo wrote so far. */
   output(): { out: string; err: string };
   /** SIGTERM, then its exit code. */
@@ -24,11 +27,12 @@ export function startDemo(cmd: string, argv: readonly string[], env: NodeJS.Proc
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return {
-    async untilUp() {
+    async untilUp(at?: string) {
       let text = '';
       let url = '';
       for (let i = 0; i < 600 && !UP.test(text); i++) {
-        url = /metrics:\s+(http:\/\/\S+\/metrics)/.exec(out)?.[1] ?? '';
+        const printed = /metrics:\s+(http:\/\/\S+\/metrics)/.exec(out)?.[1] ?? '';
+        url = at !== undefined && printed !== '' ? at : printed;
         if (url) text = await fetch(url).then((r) => r.text(), () => '');
         if (child.exitCode !== null) break;
         await new Promise((r) => setTimeout(r, 100));

@@ -6,9 +6,9 @@
  * dist/, which the other test files run beside this one. lintian runs on the .deb in .ci/run, after the tests.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { basename, join, posix } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { findBinary } from '../helpers/tools.js';
@@ -51,6 +51,37 @@ async function demoMetrics(command: string, args: string[]): Promise<string> {
   }
 }
 
+/** package-lock.json's production packages: path (node_modules/a/node_modules/b) → version. */
+function lockedProduction(): Map<string, string> {
+  const lock = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean; devOptional?: boolean }> };
+  const out = new Map<string, string>();
+  for (const [path, p] of Object.entries(lock.packages)) if (path !== '' && !p.dev && !p.devOptional) out.set(path, p.version ?? '');
+  return out;
+}
+
+/** The packages installed under `dir` (a package root): path relative to it (node_modules/a/node_modules/b) → version. */
+function installedTree(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (modules: string): void => {
+    if (!existsSync(modules)) return;
+    for (const name of readdirSync(modules)) {
+      if (name.startsWith('.')) continue;
+      const names = name.startsWith('@') ? readdirSync(join(modules, name)).map((n) => `${name}/${n}`) : [name];
+      for (const n of names) {
+        const at = join(modules, n);
+        const { version } = JSON.parse(readFileSync(join(at, 'package.json'), 'utf8')) as { version: string };
+        out.set(posix.relative(dir, at), version);
+        walk(join(at, 'node_modules'));
+      }
+    }
+  };
+  walk(join(dir, 'node_modules'));
+  return out;
+}
+
+/** npm's warnings and errors in an install's output (`npm warn EBADENGINE …`, `npm WARN deprecated …`). */
+const npmWarnings = (text: string): string[] => text.split('\n').filter((l) => /^npm (warn|WARN|ERR!|error)/.test(l));
+
 const VERSION_LINE = new RegExp(`^cbwatch, version ${VERSION.replace(/\./g, '\\.')} \\(branch: \\S+, revision: ([0-9a-f]{40}|unknown)\\)$`);
 
 describe('release/SHA256SUMS', () => {
@@ -68,7 +99,7 @@ describe('the npm tarball', () => {
 
   it('holds the runtime files and nothing to build or test with', () => {
     const list = files();
-    for (const f of ['package.json', 'bin/cbwatch.js', 'dist/cli.js', 'dist/healthcheck.cjs', 'dist/collection/worker.js', 'dist/bundle/cli.js', 'dist/bundle/worker.js', 'dist/build-info.json', 'test/fixtures/couchbase/SOURCES.md', 'alerts/cbwatch.rules.yml', 'CHANGELOG.md']) {
+    for (const f of ['package.json', 'bin/cbwatch.js', 'dist/hangup.js', 'dist/healthcheck.cjs', 'dist/bundle/cli.js', 'dist/bundle/worker.js', 'dist/build-info.json', 'test/fixtures/couchbase/SOURCES.md', 'alerts/cbwatch.rules.yml', 'CHANGELOG.md']) {
       expect(list).toContain(f);
     }
     expect(list.filter((f) => /^(src|bench|scripts|packaging|deploy)\//.test(f))).toEqual([]);
@@ -78,6 +109,38 @@ describe('the npm tarball', () => {
     expect(pkg.scripts).toBeUndefined();
     expect(pkg.devDependencies).toBeUndefined();
     expect(pkg.bin).toEqual({ cbwatch: 'bin/cbwatch.js' });
+  });
+
+  it('ships only the compiled files something loads: those bin/cbwatch.js, dist/healthcheck.cjs and the collection worker reach', () => {
+    const list = files();
+    const shipped = new Set(list);
+    // The entry points: the launcher, the light health check (the Debian unit and the image run it directly) and
+    // the worker the daemon starts by path (dist/bundle/worker.js, src/collection/host.ts).
+    const queue = ['bin/cbwatch.js', 'dist/healthcheck.cjs', 'dist/bundle/worker.js'];
+    const reached = new Set<string>();
+    while (queue.length > 0) {
+      const f = queue.pop() as string;
+      if (reached.has(f)) continue;
+      reached.add(f);
+      expect(shipped.has(f), `${f} is loaded but not shipped`).toBe(true);
+      const text = execFileSync('tar', ['-xzOf', TGZ, `package/${f}`], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      // Relative specifiers of import, export … from, import() and require(), and the healthcheck's path.join(__dirname, 'bundle', 'cli.js').
+      const specs = [...text.matchAll(/(?:from|import|require)\s*\(?\s*["'](\.{1,2}\/[^"']+)["']/g)].map((m) => m[1] as string);
+      if (/path\.join\(__dirname, 'bundle', 'cli\.js'\)/.test(text)) specs.push('./bundle/cli.js');
+      for (const spec of specs) queue.push(posix.normalize(posix.join(posix.dirname(f), spec)));
+    }
+    expect(reached.size).toBeGreaterThan(5);
+    // build-info.json is read by path (--version, cbwatch_build_info); everything else under dist/ must be reached.
+    expect(list.filter((f) => f.startsWith('dist/') && f !== 'dist/build-info.json' && !reached.has(f))).toEqual([]);
+  });
+
+  it('bundles its production dependencies, the versions of package-lock.json (an install asks the registry for nothing)', () => {
+    const pkg = JSON.parse(execFileSync('tar', ['-xzOf', TGZ, 'package/package.json'], { encoding: 'utf8' })) as { dependencies: Record<string, string>; bundleDependencies?: string[] };
+    expect(pkg.bundleDependencies?.slice().sort()).toEqual(Object.keys(pkg.dependencies).sort());
+    const dir = join(tmp, 'unpacked');
+    mkdirSync(dir, { recursive: true });
+    execFileSync('tar', ['-xzf', TGZ, '-C', dir]);
+    expect(Object.fromEntries(installedTree(join(dir, 'package')))).toEqual(Object.fromEntries(lockedProduction()));
   });
 
   it('carries an npm-shrinkwrap.json from package-lock.json: production packages only, the tested cookie (no EBADENGINE on Node 20)', () => {
@@ -102,11 +165,14 @@ describe('the npm tarball', () => {
     expect(info.buildDate).toMatch(/^\d{8}-\d{2}:\d{2}:\d{2}$/);
   });
 
-  it('installs globally into a fresh prefix and runs outside any checkout: --version and demo', async () => {
+  it('installs globally into a fresh prefix, offline, with no warning (EBADENGINE on Node 20), as the tested tree, and runs outside any checkout: --version and demo', async () => {
     const prefix = join(tmp, 'prefix');
-    const r = spawnSync('npm', ['install', '-g', '--prefix', prefix, TGZ, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: tmp, encoding: 'utf8' });
+    // npm's own log level: its warnings are what is checked. --offline: the bundle needs no registry.
+    const r = spawnSync('npm', ['install', '-g', '--prefix', prefix, TGZ, '--offline', '--no-audit', '--no-fund', '--no-update-notifier'], { cwd: tmp, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
+    expect(npmWarnings(r.stdout + r.stderr), r.stderr).toEqual([]);
     expect(r.stderr).not.toMatch(/install-scripts|prepare/);
+    expect(Object.fromEntries(installedTree(join(prefix, 'lib', 'node_modules', 'cbwatch')))).toEqual(Object.fromEntries(lockedProduction()));
     const bin = join(prefix, 'bin', 'cbwatch');
     const v = spawnSync(bin, ['--version'], { cwd: tmp, encoding: 'utf8' });
     expect(v.status, v.stderr).toBe(0);
@@ -118,6 +184,22 @@ describe('the npm tarball', () => {
     const rev = VERSION_LINE.exec(lines[0] as string)?.[1];
     expect(metrics).toContain(`cbwatch_build_info{version="${VERSION}",revision="${rev}",`);
   }, 180_000);
+
+  it('installs locally into a project, offline, with no warning, as the tested tree', () => {
+    const project = join(tmp, 'project');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'uses-cbwatch', version: '1.0.0', private: true }));
+    const r = spawnSync('npm', ['install', TGZ, '--offline', '--no-audit', '--no-fund', '--no-update-notifier'], { cwd: project, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(npmWarnings(r.stdout + r.stderr), r.stderr).toEqual([]);
+    const installed = installedTree(project);
+    // The project's node_modules holds cbwatch and, inside it, the bundle; npm may hoist nothing out of a bundle.
+    expect([...installed.keys()].filter((p) => !p.startsWith('node_modules/cbwatch'))).toEqual([]);
+    expect(Object.fromEntries(installedTree(join(project, 'node_modules', 'cbwatch')))).toEqual(Object.fromEntries(lockedProduction()));
+    const v = spawnSync(join(project, 'node_modules', '.bin', 'cbwatch'), ['--version'], { cwd: project, encoding: 'utf8' });
+    expect(v.status, v.stderr).toBe(0);
+    expect(v.stdout.split('\n')[0]).toMatch(VERSION_LINE);
+  }, 120_000);
 });
 
 describe('the Debian package', () => {

@@ -1,7 +1,8 @@
 /**
  * The OCI image archive (release/cbwatch-<version>-oci.tar, packaging/image.sh): its layout, configuration and
- * annotations read as files, SHA256SUMS, and the image run with Debian's podman, `cbwatch demo` scraped from
- * this side and the image's health-check command run in the container.
+ * annotations read as files, SHA256SUMS, and the image run with Debian's podman, `cbwatch demo` (no address given)
+ * scraped from this side through the port published with `-p`, and the image's health-check command run in the
+ * container.
  *
  * Where podman cannot start a container as it is, two fallbacks, said in the test's output:
  *  - "podman (sandbox)": podman run inside a private mount namespace without the cgroup2 mount of a hybrid
@@ -9,13 +10,15 @@
  *    higher than podman's own (crun cannot raise them without CAP_SYS_RESOURCE). This is what the CI machine needs.
  *  - "chroot": the image's root unpacked with `umoci unpack` and run with chroot as the image's user, with the
  *    image's environment, entrypoint and health-check command: the same files and configuration, no container.
- * Slow (the image build copies a 200 MB root and compresses it; podman loads it) and root-only: out of the default
- * `npm test`, run by .ci/run with CBWATCH_IMAGE=1 after the suite has built release/ (issue 38).
+ * Slow (the image build copies a 200 MB root and compresses it; podman loads it) and root-only: one of
+ * `npm run test:e2e`'s files, which skips unless CBWATCH_IMAGE=1 (.ci/run sets it; the run's global setup builds
+ * release/ and the minbase root first).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../../src/paths.js';
@@ -52,6 +55,22 @@ interface ImageConfig {
 }
 
 /** The revision the .deb was built from (its dist/build-info.json), read with dpkg-deb and tar. */
+/** A TCP port free on this machine's loopback now (for podman to publish the container's 9420 on). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** An IPv4 address of this machine that is not the loopback, if it has one. */
+function outsideAddress(): string | undefined {
+  return Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+}
+
 function debRevision(): string {
   const tar = execFileSync('dpkg-deb', ['--fsys-tarfile', DEB], { maxBuffer: 1 << 30 });
   const info = execFileSync('tar', ['-xO', './usr/lib/cbwatch/dist/build-info.json'], { input: tar, encoding: 'utf8' });
@@ -128,7 +147,7 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
     expect(config.created).toBe(config.config.Labels['org.opencontainers.image.created']);
   });
 
-  it('runs /usr/bin/cbwatch as the system user cbwatch (numeric, not root), port 9420, secrets in /run/secrets', () => {
+  it('runs /usr/bin/cbwatch as the system user cbwatch (numeric, not root), port 9420 on every address (the demo too), secrets in /run/secrets', () => {
     const passwd = execFileSync('tar', ['-xzOf', blob(manifest.layers[0]?.digest ?? ''), 'etc/passwd'], { encoding: 'utf8' });
     const line = passwd.split('\n').find((l) => l.startsWith('cbwatch:'));
     expect(line, passwd).toBeDefined();
@@ -139,6 +158,8 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
     expect(config.config.Cmd).toEqual(['run', '--config', '/etc/cbwatch/cbwatch.yml']);
     expect(Object.keys(config.config.ExposedPorts)).toEqual(['9420/tcp']);
     expect(config.config.Env).toContain('CREDENTIALS_DIRECTORY=/run/secrets');
+    // The demo's own default is 127.0.0.1:9420, which `-p 9420:9420` cannot reach inside a container.
+    expect(config.config.Env).toContain('CBWATCH_WEB_LISTEN_ADDRESS=:9420');
   });
 
   it('declares the light health check as Docker does (Healthcheck in the configuration) and as a label', () => {
@@ -153,23 +174,28 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
     expect(r.status, r.stdout + r.stderr).toBe(0);
   });
 
-  it('runs: cbwatch demo in the image serves /metrics, scraped from outside, and the health-check command answers 0', async () => {
+  it('runs: cbwatch demo in the image, with no address given, answers /metrics on the port published with -p, and the health-check command answers 0', async () => {
     const env = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', HOME: '/root', LANG: 'C' };
     const podman = findBinary('podman');
     const store = join(tmp, 'podman');
     const P = ['--root', join(store, 'root'), '--runroot', join(store, 'run')];
     const name = `cbwatch-image-test-${process.pid}`;
     const imageRef = `localhost/cbwatch:${VERSION}`;
-    // The runners, each a way to put a command in front of an argv for the image, tried in order.
-    type Runner = { label: string; run: (args: string[], detach?: boolean) => [string, string[]]; exec: (cmd: string[]) => [string, string[]] };
+    // `-p 127.0.0.1:<port>:9420`, as a user publishes the port (on this side's loopback only, a free port).
+    const published = await freePort();
+    // The runners, each a way to put a command in front of an argv for the image, tried in order. `reach`: the
+    // demo's /metrics as this side reaches it (undefined: the URL the demo prints).
+    type Runner = { label: string; run: (args: string[]) => [string, string[]]; exec: (cmd: string[]) => [string, string[]]; reach?: string };
     const runners: Runner[] = [];
     // CBWATCH_IMAGE_RUNNER=chroot skips podman (to try the fallback where podman works).
     if (podman && process.env.CBWATCH_IMAGE_RUNNER !== 'chroot') {
       const load = spawnSync(podman, [...P, 'load', '-i', IMAGE], { encoding: 'utf8', env });
       expect(load.status, load.stdout + load.stderr).toBe(0);
       expect(load.stdout).toContain(`Loaded image: ${imageRef}`);
-      const base = (extra: string[], args: string[]): string[] => [...P, 'run', '--rm', '--name', name, '--network', 'host', ...extra, imageRef, ...args];
-      runners.push({ label: 'podman', run: (args) => [podman, base([], args)], exec: (cmd) => [podman, [...P, 'exec', name, ...cmd]] });
+      // The container's own network, its port 9420 published: what `podman run -p` does on an ordinary host.
+      const base = (extra: string[], args: string[]): string[] => [...P, 'run', '--rm', '--name', name, '-p', `127.0.0.1:${published}:9420`, ...extra, imageRef, ...args];
+      const reach = `http://127.0.0.1:${published}/metrics`;
+      runners.push({ label: 'podman', run: (args) => [podman, base([], args)], exec: (cmd) => [podman, [...P, 'exec', name, ...cmd]], reach });
       // The hard limits of this process (podman raises its open files to that, and lowers its processes to 32768).
       const limit = (what: string): number => {
         const m = new RegExp(`^Max ${what}\\s+\\S+\\s+(\\d+|unlimited)`, 'm').exec(readFileSync('/proc/self/limits', 'utf8'));
@@ -182,16 +208,20 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
         'unshare',
         ['--mount', '--propagation', 'private', 'sh', '-c', 'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"', 'sh', podman, ...argv],
       ];
-      runners.push({ label: 'podman (sandbox)', run: (args) => wrap(base(sandbox, args)), exec: (cmd) => wrap([...P, 'exec', name, ...cmd]) });
+      runners.push({ label: 'podman (sandbox)', run: (args) => wrap(base(sandbox, args)), exec: (cmd) => wrap([...P, 'exec', name, ...cmd]), reach });
     }
-    // The chroot fallback: the image's root, its user, environment and entrypoint.
+    // The chroot fallback: the image's root, its user, environment and entrypoint. No network of its own, so no
+    // port to publish: the image's listen address keeps its host (every address) with a free port instead of 9420,
+    // and this side scrapes it through an address that is not the loopback, when the machine has one.
     const bundle = join(tmp, 'bundle');
     const chrootRunner = (): Runner => {
       if (!existsSync(join(bundle, 'rootfs'))) execFileSync('umoci', ['unpack', '--image', `${layout}:${VERSION}`, bundle], { stdio: 'ignore' });
       const rootfs = join(bundle, 'rootfs');
-      const envv = config.config.Env;
+      const envv = config.config.Env.map((e) => (e === 'CBWATCH_WEB_LISTEN_ADDRESS=:9420' ? `CBWATCH_WEB_LISTEN_ADDRESS=:${published}` : e));
       const inRoot = (cmd: string[]): [string, string[]] => ['chroot', [`--userspec=${config.config.User}`, rootfs, '/usr/bin/env', '-i', ...envv, ...cmd]];
-      return { label: 'chroot', run: (args) => inRoot([...config.config.Entrypoint, ...args]), exec: inRoot };
+      const outside = outsideAddress();
+      console.log(`chroot: no container network, so no published port; the demo is scraped on ${outside ?? 'the loopback (this machine has no other address)'}:${published}`);
+      return { label: 'chroot', run: (args) => inRoot([...config.config.Entrypoint, ...args]), exec: inRoot, reach: `http://${outside ?? '127.0.0.1'}:${published}/metrics` };
     };
     let runner: Runner | undefined;
     for (const r of runners) {
@@ -206,16 +236,17 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
     runner ??= chrootRunner();
     console.log(`the image runs with: ${runner.label}`);
 
-    const [cmd, argv] = runner.run(['demo', '--web.listen-address', '127.0.0.1:0']);
+    // `demo` with no address: the image's CBWATCH_WEB_LISTEN_ADDRESS, not the demo's 127.0.0.1:9420.
+    const [cmd, argv] = runner.run(['demo']);
     const demo = startDemo(cmd, argv, { ...env, CBWATCH_LOG_LEVEL: 'warn' });
     try {
-      const { text, url } = await demo.untilUp();
+      const { text, url } = await demo.untilUp(runner.reach);
       const { out, err } = demo.output();
-      expect(text, `${runner.label}\nstdout:\n${out}\nstderr:\n${err}`).toMatch(/^couchbase_up\{couchbase_cluster="demo"\} 1$/m);
+      expect(url).toBe(runner.reach);
+      expect(text, `${runner.label}: ${url}\nstdout:\n${out}\nstderr:\n${err}`).toMatch(/^couchbase_up\{couchbase_cluster="demo"\} 1$/m);
       expect(text).toMatch(new RegExp(`^cbwatch_build_info\\{version="${VERSION.replace(/\./g, '\\.')}",revision="${revision}",.*nodejs_version="v24\\.`, 'm'));
-      // The image's health-check command, beside the daemon, told where it listens.
-      const listen = new URL(url).host;
-      const [hc, hcArgv] = runner.exec([...HEALTH, '--web.listen-address', listen]);
+      // The image's health-check command, beside the daemon, with no flag: it finds it through the same environment.
+      const [hc, hcArgv] = runner.exec(HEALTH);
       const h = spawnSync(hc, hcArgv, { encoding: 'utf8', env });
       expect(h.status, h.stdout + h.stderr).toBe(0);
     } finally {

@@ -3,8 +3,8 @@
  * --variant=minbase, plus adduser, the package's one dependency outside it), entered with chroot. dpkg -i, then
  * `cbwatch --version`, a demo scraped from this side, `--config.check` of the shipped configuration from a shell,
  * and a purge that leaves nothing in /etc. Slow (a root of about 150 MB copied per run, built once into
- * .cache/bookworm-minbase, which needs the network), and it needs root: out of the default `npm test`, run by
- * .ci/run with CBWATCH_MINBASE=1 after the suite has built release/ (issue 38).
+ * .cache/bookworm-minbase, which needs the network), and it needs root: one of `npm run test:e2e`'s files, which
+ * skips unless CBWATCH_MINBASE=1 (.ci/run sets it; the run's global setup builds release/ and the root first).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
