@@ -140,6 +140,7 @@ const RUN_VALUE_FLAGS: readonly string[] = [
   'couchbase.password-file',
   'couchbase.ca-file',
   'shard',
+  'debug.heap-snapshot-dir',
 ];
 /** The collectors, for `--collector.<name>` and `--no-collector.<name>` (src/config/schema.ts, COLLECTOR_NAMES). */
 const COLLECTORS: readonly string[] = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup', 'index', 'eventing'];
