@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { CollectorStatus } from '../../src/metrics/store.js';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
 import { DOCS_BASE, landingPage } from '../../src/server/landing.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
@@ -34,7 +34,7 @@ function anchorsOf(file: string): Set<string> {
 
 /** The kinds of item problems.ts can raise: its `add(` calls, as written. */
 function kindsInSource(): number {
-  const src = readFileSync(join(ROOT, 'src', 'server', 'problems.ts'), 'utf8');
+  const src = readFileSync(join(ROOT, 'src', 'metrics', 'problems.ts'), 'utf8');
   return [...src.matchAll(/\badd\((?:r\.cluster|cluster),/g)].length;
 }
 

@@ -1,7 +1,7 @@
 /** The landing page's "Needs a look" for the index and eventing state: hand-built samples. */
 import { describe, expect, it } from 'vitest';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 
 const state = defineFamily('t', 'couchbase_index_state', 'gauge', 'h', ['bucket', 'scope', 'collection', 'index', 'replica', 'state']);
 const fn = defineFamily('t', 'couchbase_eventing_function_status', 'gauge', 'h', ['function', 'function_bucket', 'function_scope', 'status']);

@@ -6,7 +6,7 @@
  * nodes, replications, indexes), and Couchbase's own alert messages, redacted and shortened where they were
  * read (SampleSet.notes): never a secret.
  */
-import type { LabelledSet } from '../metrics/render.js';
+import type { LabelledSet } from './render.js';
 import { byCodeUnit } from '../text-order.js';
 
 export interface Problem {
