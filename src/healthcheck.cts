@@ -321,7 +321,7 @@ if (require.main === module) {
   lightHealthcheck(argv, process.env, out, err)
     .then(async (code) => {
       if (code !== undefined) return code;
-      const cli = (await import(require('node:url').pathToFileURL(path.join(__dirname, 'bundle', 'cli.js')).href)) as typeof import('./cli.js');
+      const cli = (await import(require('node:url').pathToFileURL(path.join(__dirname, 'bundle', 'cli.js')).href)) as { main(argv: readonly string[]): Promise<number> };
       return cli.main(['healthcheck', ...argv]);
     })
     .then(

@@ -16,8 +16,8 @@
  * The Couchbase request metrics (cbwatch_couchbase_request*) are observed where the clients run, and rendered here
  * as one more part.
  */
-import { findProblems } from '../server/problems.js';
-import type { Problem } from '../server/problems.js';
+import { findProblems } from '../metrics/problems.js';
+import type { Problem } from '../metrics/problems.js';
 import type { CollectorStatus, SnapshotStore } from '../metrics/store.js';
 import { preparePart, tidy } from '../metrics/part.js';
 import type { PreparedPart } from '../metrics/part.js';

@@ -6,7 +6,7 @@
 import { markOverdue } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
 import { monotonicMs } from '../clock.js';
-import type { Problem } from '../server/problems.js';
+import type { Problem } from '../metrics/problems.js';
 import type { PreparedPart } from '../metrics/part.js';
 import type { SnapshotUpdate } from './parts.js';
 import { RELEASE_AFTER_BYTES, ReleaseCounter, StartupRelease, collectSoon } from './release.js';

@@ -28,7 +28,7 @@ import { DynamicFamilies, dynamicFamiliesOf } from './dynamic.js';
 import type { Collector } from './types.js';
 import { forgetGone } from './util.js';
 import { envelopeBucketSource, envelopeBucketValues } from '../stats/envelope-buckets.js';
-import type { EnvelopeSpecs } from '../stats/envelope-buckets.js';
+import type { BucketEnvelopeInput, EnvelopeSpecs } from '../stats/envelope-buckets.js';
 import { rangeBucketSource } from '../stats/range-source.js';
 import type { SampleMemo } from '../stats/samples.js';
 import { toBaseUnit } from '../stats/samples.js';
@@ -110,28 +110,14 @@ export function mapBucketItem(bucket: string, item: ItemValues, out: SampleSet, 
   for (const k of item.hotKeys ?? []) out.add(HOT_KEY_FAMILY, { bucket, key: k.name }, k.ops);
 }
 
-export interface MapStatsInput {
-  readonly bucket: string;
-  /** Set for a per-node envelope: values go to the `couchbase_bucket_node_*` families. */
-  readonly node?: string | undefined;
-  readonly envelope: StatsEnvelope;
-  /** What the previous answer left; undefined on the first poll. */
-  readonly memo?: SampleMemo | undefined;
-  /** Exporter clock when the answer arrived (epoch ms); default the memo's time plus one interval. */
-  readonly now?: number;
-  /** Poll interval, ms (the first poll's rate window); default 60 s. */
-  readonly intervalMs?: number;
-  /** Sample spacing of the zoom asked for, ms; default 1 s (zoom=minute). */
-  readonly stepMs?: number;
-  /** Top N hot keys to export; 0 for none. */
-  readonly hotKeys?: number;
-  readonly skipped?: (reason: string, detail?: string) => void;
+/** One envelope for mapBucketStats: what the envelope source reads (its specs are the catalog's), and the families. */
+export type MapStatsInput = Omit<BucketEnvelopeInput, 'specOf'> & {
   /**
    * Families of stats outside the catalog, kept between polls in the collector's state and capped; default a
    * fresh registry with the default cap (a pure call then keeps nothing).
    */
   readonly dynamic?: DynamicFamilies;
-}
+};
 
 /**
  * Pure: one stats envelope to samples, as a poll through the envelope source maps it (envelopeBucketValues, then

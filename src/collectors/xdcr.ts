@@ -44,6 +44,7 @@ import { oneHot } from './helpers.js';
 import type { Collector, Skip } from './types.js';
 import { forgetGone } from './util.js';
 import { envelopeXdcrSource, envelopeXdcrStatValues } from '../stats/envelope-xdcr.js';
+import type { XdcrStatInput } from '../stats/envelope-xdcr.js';
 import { rangeXdcrSource } from '../stats/range-source.js';
 import type { SampleMemo } from '../stats/samples.js';
 import { toBaseUnit } from '../stats/samples.js';
@@ -258,25 +259,16 @@ export function mapReplicationTasks(tasks: readonly Task[], names: ReadonlyMap<s
   return out_;
 }
 
-export interface MapStatInput {
+/** One XDCR stat envelope for mapReplicationStat: what the envelope source reads, under the series' labels. */
+export type MapStatInput = Omit<XdcrStatInput, 'sourceBucket' | 'skipped'> & {
   readonly labels: Labels;
-  readonly stat: string;
-  readonly envelope: XdcrStatEnvelope;
-  /** The previous answer's memo; undefined on the first poll (then the last interval's samples count). */
-  readonly memo?: SampleMemo | undefined;
-  /** Exporter clock when the answer arrived (epoch ms); default the memo's time plus one interval. */
-  readonly now?: number;
-  /** Poll interval, ms; default 60 s. */
-  readonly intervalMs?: number;
-  /** Sample spacing of the zoom asked for, ms; default 1 s. */
-  readonly stepMs?: number;
   readonly skipped?: Skip;
   /**
    * The labels of one node's series: `labels` plus `node`. A poll passes one labels object per node for all of
    * a replication's stats, so the renderer formats each once (default: a new object per series).
    */
   readonly nodeLabels?: (node: string) => Labels;
-}
+};
 
 /** `labels` plus `node`, one object per node for as long as this function is kept (one replication's poll). */
 export function nodeLabelsOf(labels: Labels): (node: string) => Labels {

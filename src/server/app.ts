@@ -17,7 +17,7 @@ import { countServed, countSlowReader } from '../metrics/self.js';
 import { acceptsGzip, negotiateFormat } from './negotiate.js';
 import type { StatusSource } from '../collection/view.js';
 import { landingPage } from './landing.js';
-import { findProblems } from './problems.js';
+import { findProblems } from '../metrics/problems.js';
 import { DEFAULT_MAX_REQUESTS } from '../config/settings.js';
 
 export interface AppDeps {

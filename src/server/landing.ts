@@ -1,6 +1,6 @@
 /** The landing page: version, clusters, and each collector's last success, duration, series and error. */
 import type { CollectorStatus } from '../metrics/store.js';
-import type { Problem } from './problems.js';
+import type { Problem } from '../metrics/problems.js';
 import { byCodeUnit } from '../text-order.js';
 import { formatSlot } from '../cron.js';
 import { formatDuration } from '../config/units.js';

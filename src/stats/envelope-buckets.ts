@@ -145,6 +145,16 @@ export async function bucketNodes(ctx: StatsContext, b: BucketEntry): Promise<st
   return nodeNames(await fetchNodeServices(ctx), ctx.client.baseUrl);
 }
 
+/** The bucket's nodes for per-node values; undefined, counted as the bucket's nodes' item error, when unreadable. */
+export async function perNodeList(ctx: StatsContext, b: BucketEntry): Promise<string[] | undefined> {
+  try {
+    return await bucketNodes(ctx, b);
+  } catch (err) {
+    ctx.itemFailed(`${b.name} nodes`, err);
+    return undefined;
+  }
+}
+
 function hasNoSample(env: StatsEnvelope): boolean {
   const ts = env.op.samples.timestamp;
   return Array.isArray(ts) && ts.length === 0;
@@ -204,14 +214,8 @@ async function pollBucket(ctx: StatsContext<BucketStatsOptions>, zoom: Zoom, inp
   const item: ItemValues = { sets: new Map(), newest: undefined };
   const present = await pollEnvelope(ctx, zoom, input, b.name, undefined, item);
   if (!present) return undefined;
-  if (!ctx.options.per_node) return item;
-  let nodes: string[];
-  try {
-    nodes = await bucketNodes(ctx, b);
-  } catch (err) {
-    ctx.itemFailed(`${b.name} nodes`, err);
-    return item;
-  }
+  const nodes = ctx.options.per_node ? await perNodeList(ctx, b) : undefined;
+  if (nodes === undefined) return item;
   // Memos of nodes that left the bucket go with them (node names come from Couchbase: they must not pile up).
   const memo = memoOf(ctx, b.name);
   const current = new Set(nodes);

@@ -15,7 +15,7 @@ import type { BucketEntry } from '../couchbase/buckets.js';
 import type { ReplicationId } from '../couchbase/xdcr.js';
 import { XDCR_STATS } from '../couchbase/xdcr.js';
 import type { StatsContext } from './context.js';
-import { bucketNodes, kindOfSample } from './envelope-buckets.js';
+import { kindOfSample, perNodeList } from './envelope-buckets.js';
 import type { BucketSourceInput, BucketStatsOptions, EnvelopeSpecs } from './envelope-buckets.js';
 import { DEFAULT_LINE, nativeMapFor } from './native-map.js';
 import type { NativeMapRow, NativeTable } from './native-map.js';
@@ -129,14 +129,8 @@ async function bucketItem(ctx: StatsContext<BucketStatsOptions>, lines: readonly
     item.sets.set(ITEM_WIDE, whole.values);
     item.newest = whole.newest;
   }
-  if (!ctx.options.per_node) return item;
-  let nodes: string[];
-  try {
-    nodes = await bucketNodes(ctx, b);
-  } catch (err) {
-    ctx.itemFailed(`${b.name} nodes`, err);
-    return item;
-  }
+  const nodes = ctx.options.per_node ? await perNodeList(ctx, b) : undefined;
+  if (nodes === undefined) return item;
   for (const n of nodes) {
     const got = linesBucketValues(lines, b.name, n, specOf, serving);
     if (got === undefined) ctx.skipped('no_native_series', `${b.name} on ${n}`);

@@ -14,7 +14,7 @@ import { CLUSTER_ALERT_KINDS, clusterAlertKind } from '../../src/collectors/clus
 import { ALERT_TEXT_MAX, mapClusterAlerts, nodesCollector } from '../../src/collectors/nodes.js';
 import { SampleSet } from '../../src/metrics/family.js';
 import { Redactor, safeExcerpt } from '../../src/redact.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
 
 const KINDS = [

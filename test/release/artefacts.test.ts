@@ -115,8 +115,9 @@ describe('the npm tarball', () => {
     const list = files();
     const shipped = new Set(list);
     // The entry points: the launcher, the light health check (the Debian unit and the image run it directly) and
-    // the worker the daemon starts by path (dist/bundle/worker.js, src/collection/host.ts).
-    const queue = ['bin/cbwatch.js', 'dist/healthcheck.cjs', 'dist/bundle/worker.js'];
+    // the workers the daemon starts by path: collection (src/collection/host.ts), configuration reloads
+    // (src/lifecycle.ts RELOAD_WORKER_FILE) and webhook bodies (src/webhooks/parser.ts PARSE_WORKER_FILE).
+    const queue = ['bin/cbwatch.js', 'dist/healthcheck.cjs', 'dist/bundle/worker.js', 'dist/bundle/reload-worker.js', 'dist/bundle/webhook-parse.js'];
     const reached = new Set<string>();
     while (queue.length > 0) {
       const f = queue.pop() as string;

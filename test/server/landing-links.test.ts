@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { CollectorStatus } from '../../src/metrics/store.js';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
 import { DOCS_BASE, landingPage } from '../../src/server/landing.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { CollectorStatus } from '../../src/metrics/store.js';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
 import { DOCS_BASE, landingPage } from '../../src/server/landing.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const NOW = Date.UTC(2026, 10, 28, 12, 0, 0);
@@ -34,7 +34,7 @@ function anchorsOf(file: string): Set<string> {
 
 /** The kinds of item problems.ts can raise: its `add(` calls, as written. */
 function kindsInSource(): number {
-  const src = readFileSync(join(ROOT, 'src', 'server', 'problems.ts'), 'utf8');
+  const src = readFileSync(join(ROOT, 'src', 'metrics', 'problems.ts'), 'utf8');
   return [...src.matchAll(/\badd\((?:r\.cluster|cluster),/g)].length;
 }
 
@@ -60,7 +60,9 @@ function everyKind(): SampleSet {
   set.add(fam('couchbase_bucket_quota_used_ratio', ['bucket']), { bucket: 'q' }, 0.9);
   set.add(fam('couchbase_search_slow_queries', ['index']), { index: 'i' }, 2);
   set.add(fam('couchbase_backup_repository_healthy', ['repository', 'state']), { repository: 'repo', state: 'active' }, 0);
-  set.add(fam('couchbase_index_state', ['bucket', 'scope', 'collection', 'index', 'replica', 'state']), { bucket: 'b', scope: 's', collection: 'c', index: 'ix', replica: '0', state: 'error' }, 1);
+  const indexState = fam('couchbase_index_state', ['bucket', 'scope', 'collection', 'index', 'replica', 'state']);
+  set.add(indexState, { bucket: 'b', scope: 's', collection: 'c', index: 'ix', replica: '0', state: 'error' }, 1);
+  set.add(indexState, { bucket: 'b', scope: 's', collection: 'c', index: 'iy', replica: '0', state: 'building' }, 1);
   set.add(fam('couchbase_eventing_function_status', ['function', 'function_bucket', 'function_scope', 'status']), { function: 'f', function_bucket: 'b', function_scope: 's', status: 'paused' }, 1);
   set.add(fam('couchbase_security_tls_min_version', ['service', 'version']), { service: 'data', version: 'tlsv1.1' }, 1);
   set.add(fam('couchbase_security_ui_over_http_disabled', []), {}, 0);

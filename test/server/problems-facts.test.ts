@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 
 const secure = defineFamily('t', 'couchbase_xdcr_remote_cluster_secure_type', 'gauge', 'h', ['target_cluster_name', 'target_cluster_uuid', 'secure_type']);
 const configured = defineFamily('t', 'couchbase_bucket_replicas', 'gauge', 'h', ['bucket'], 'count');

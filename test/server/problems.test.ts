@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Daemon } from '../../src/daemon.js';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
 import { landingPage } from '../../src/server/landing.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { Simulator } from '../../src/simulator/index.js';
 import { startQuietDaemon } from '../helpers/daemon.js';

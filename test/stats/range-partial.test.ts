@@ -11,7 +11,7 @@ import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { xdcrCollector } from '../../src/collectors/xdcr.js';
 import type { RequestOptions } from '../../src/couchbase/client.js';
 import { SnapshotStore, statusSet } from '../../src/metrics/store.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 import { collect, fakeClient } from '../helpers/collect.js';
 import { runPoll } from '../../src/collectors/context.js';
 import { defaultClusterConfig, resolveCollectorOptions } from '../../src/config/defaults.js';

@@ -6,7 +6,7 @@
  * nodes, replications, indexes), and Couchbase's own alert messages, redacted and shortened where they were
  * read (SampleSet.notes): never a secret.
  */
-import type { LabelledSet } from '../metrics/render.js';
+import type { LabelledSet } from './render.js';
 import { byCodeUnit } from '../text-order.js';
 
 export interface Problem {
@@ -121,6 +121,9 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   for (const r of rows(sets, 'couchbase_backup_repository_healthy')) if (r.value === 0) add(r.cluster, 'warning', `backup repository ${r.labels.repository} (${r.labels.state}) is not healthy`, 'CouchbaseBackupRepositoryUnhealthy');
   for (const r of rows(sets, 'couchbase_index_state'))
     if (r.labels.state === 'error' && r.value === 1) add(r.cluster, 'critical', `index ${r.labels.index} (replica ${r.labels.replica}) on ${r.labels.bucket}.${r.labels.scope}.${r.labels.collection} is in error`, 'CouchbaseIndexError');
+  // CouchbaseIndexNotReady: a replica in a state other than ready, created (deferred on purpose) or error (above).
+  for (const r of rows(sets, 'couchbase_index_state'))
+    if (r.value === 1 && !['ready', 'created', 'error'].includes(r.labels.state ?? '')) add(r.cluster, 'info', `index ${r.labels.index} (replica ${r.labels.replica}) on ${r.labels.bucket}.${r.labels.scope}.${r.labels.collection} is ${r.labels.state}${r.labels.state === 'building' ? '' : ', not ready'}`, 'CouchbaseIndexNotReady');
   for (const r of rows(sets, 'couchbase_eventing_function_status'))
     if (r.labels.status === 'paused' && r.value === 1) add(r.cluster, 'warning', `eventing function ${r.labels.function} is paused (its mutations wait)`, 'CouchbaseEventingFunctionStopped');
 
