@@ -43,8 +43,9 @@
  *
  * Reading a row (the format is also described for other tools in docs/metrics.md, "Statistics sources"):
  * - `section` `kv`: a bucket stat, family `couchbase_bucket_<x>{bucket}` (per node: `couchbase_bucket_node_<x>`);
- *   every native series carries the label `bucket` (the bucket's name), except rows with `perBucket: false`, whose
- *   series are per node only (Couchbase's envelope shows the node's value under every bucket).
+ *   every native series carries the label `bucket` (the bucket's name; an XDCR series read as a bucket stat, its
+ *   `sourceBucketName`: KV_BUCKET_LABELS), except rows with `perBucket: false`, whose series are per node only
+ *   (Couchbase's envelope shows the node's value under every bucket).
  *   `section` `xdcr`: a replication stat, family `couchbase_xdcr_<x>{source_bucket,target_cluster_uuid,
  *   target_cluster_name,target_bucket,node}`; the native series carry `sourceBucketName`, `targetClusterUUID`,
  *   `targetBucketName` and `pipelineType` (the legacy stat is the `Main` pipeline: a matcher in every row).
@@ -135,6 +136,8 @@ export const XDCR_NATIVE_LABELS = Object.freeze({
 });
 /** The native label of a bucket. */
 export const KV_BUCKET_LABEL = 'bucket';
+/** The labels that name a bucket stat's bucket, in order: a kv series' own, then an XDCR series' source bucket. */
+export const KV_BUCKET_LABELS: readonly string[] = Object.freeze([KV_BUCKET_LABEL, XDCR_NATIVE_LABELS.sourceBucket]);
 
 // ---- server lines ----
 
@@ -499,6 +502,11 @@ function kvRows(line: ServerLine): NativeMapRow[] {
       perBucket: false,
       denominator: [s('cm_request_unhibernates_total', 'counter')],
     }),
+    // `@xdcr-<bucket>` (stat_names_mappings.erl pre_70_stat_to_prom_query, the replication_changes_left and
+    // replication_docs_rep_queue clauses): sum by (name) of the XDCR gauge whose sourceBucketName is the bucket, over
+    // every replication and pipeline of it (no pipelineType matcher) and over the nodes.
+    kv('replication_changes_left', 'replication_changes_left', 'level', [s('xdcr_changes_left_total', 'gauge')], 'sum by (name) (xdcr_changes_left_total{sourceBucketName=<bucket>})'),
+    kv('replication_docs_rep_queue', 'replication_docs_rep_queue', 'level', [s('xdcr_docs_rep_queue_total', 'gauge')], 'sum by (name) (xdcr_docs_rep_queue_total{sourceBucketName=<bucket>})', { absentIn80: true }),
   ];
 }
 
@@ -584,7 +592,7 @@ export const NO_NATIVE_EQUIVALENT: Readonly<Record<Section, Readonly<Record<stri
     'ep_dcp_<type>_total_backlog_size':
       'map_dcpagg_stat asks for kv_dcp_total_backlog_size, which kv_engine never defines (stats.def.h has no backlog connagg stat): Couchbase\'s own 7.0+ envelope answers nothing for it either',
     'couch_spatial_* (data/disk size, ops)': 'not asked: the 8.0 metadata lists no couch_spatial_* metric and spatial views are deprecated; the couch_views_* rows cover the view engine',
-    'ep_tap_*, replication_* (pre-4.0 XDCR totals)': 'removed before 7.0: a 7.0+ envelope has none either',
+    'ep_tap_*, the other replication_* (pre-4.0 XDCR totals)': 'removed before 7.0: a 7.0+ envelope has none either',
     odp_report_failed: 'ns_server asks for sys_odp_report_failed (stat_names_mappings.erl is_system_stat), which the 8.0 metadata does not list (it lists cm_odp_report_failed): Couchbase\'s own envelope has no value for it',
     'cpu_idle_ms, cpu_local_ms': 'pre-7.0 @system stats: ns_server would ask for sys_cpu_idle_ms / sys_cpu_local_ms, which the 8.0 metadata does not list',
     ep_max_data_size: 'no kv_ep_max_data_size in the 8.0 metadata (the bucket quota is mapped as ep_max_size)',

@@ -3,7 +3,8 @@
  * /pools/default/stats/range`, each answer grouped as soon as it is read (range-grouping.ts), and what the poll
  * could not read reported.
  *
- * Each request asks only the active data nodes (range-nodes.ts statsNodes) and lets the server wait for them a share
+ * Each request asks only the active data nodes (range-nodes.ts statsNodes; host statistics: every active node of any
+ * service, clusterNodes, as ns_server sums them) and lets the server wait for them a share
  * of the poll's remaining time (serverTimeoutMs). A node that an `errors` entry names (down, slow past `timeout`) or
  * that answers no series of its own loses that node's values only: bucket-wide and XDCR values are the merge over
  * the nodes that answered, as ns_server's envelope merges its live bucket nodes, and the node is not asked again in
@@ -21,8 +22,8 @@ import type { NativeMapRow } from './native-map.js';
 import type { RangeItems } from './range-groups.js';
 import { AnswerGrouping, keepShapes, stagedRequestSchema } from './range-grouping.js';
 import type { RawAnswer } from './range-grouping.js';
-import { missingCode, missingNodes, NODE_DOWN, reportRangeErrors, statsNodes } from './range-nodes.js';
-import { buildQueries, MAX_FUTURE_SKEW_MS, planPoll } from './range-plan.js';
+import { clusterNodes, missingCode, missingNodes, NODE_DOWN, reportRangeErrors, statsNodes } from './range-nodes.js';
+import { buildQueries, isHostMetric, MAX_FUTURE_SKEW_MS, planPoll } from './range-plan.js';
 import type { CounterMemo } from './range-values.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
@@ -125,7 +126,8 @@ export function serverTimeoutMs(remainingMs: number, requestTimeoutMs: number = 
  * RangeUnavailableError on 404/405, RangeForbiddenError on 403, and the first error when every request failed; a
  * request that fails when others did not costs its metrics (an item error each), never the poll.
  *
- * Partial answers: each request asks only the active data nodes (statsNodes) and lets the server wait for them
+ * Partial answers: each request asks only the active data nodes (statsNodes; host metrics, isHostMetric: every
+ * active node, clusterNodes) and lets the server wait for them
  * TIMEOUT_SHARE of the poll's remaining time (and of the request timeout: serverTimeoutMs). A node an `errors` entry
  * names (down: "Node is not available"; slow: "Request timed out"), or that answers nothing, leaves the bucket-wide
  * and XDCR values as the merge over the nodes that answered (range-groups.ts), as ns_server's envelope merges its
@@ -146,8 +148,12 @@ export async function fetchRange(
   const plan = planPoll(rows, { nowMs: now, lastPollMs: st.lastPoll, intervalMs: ctx.options.interval, items: st.items, sizes: st.sizes, sumOverNodes });
   const { batches, summed } = plan;
   const active = st.noNodesUntil !== undefined && now < st.noNodesUntil ? undefined : await statsNodes(ctx);
-  let asked = active;
   const collector = rows[0]?.section === 'xdcr' ? 'xdcr' : 'bucket_stats';
+  // Host stats (isHostMetric) are asked of every active node of any service, as ns_server sums them; the rest of
+  // the data nodes only.
+  const cluster = active !== undefined && collector === 'bucket_stats' && rows.some((r) => [...r.series, ...(r.denominator ?? [])].some((x) => isHostMetric(x.metric))) ? await clusterNodes(ctx) : undefined;
+  let asked = active;
+  let hostAsked = cluster === undefined || active === undefined ? undefined : [...active, ...cluster.filter((n) => !active.includes(n))];
   // Nodes found down or slow in this poll: not asked again by its later requests.
   const down = new Set<string>();
   // One request after the other, each answer grouped as soon as it is read, and read query by query (readText):
@@ -169,10 +175,12 @@ export async function fetchRange(
       for (let attempt = 0; ; attempt++) {
         const up = asked?.filter((n) => !down.has(n));
         const nodes = up === undefined || up.length === 0 ? asked : up;
+        const hostUp = hostAsked?.filter((n) => !down.has(n));
+        const hostNodes = hostUp === undefined || hostUp.length === 0 ? hostAsked : hostUp;
         const remaining = ctx.deadline === undefined ? ctx.options.timeout : ctx.deadline - performance.now();
         const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, stagedRequestSchema, {
           method: 'POST',
-          json: buildQueries(names, extra, plan.window, { narrow: plan.narrow, from: plan.from, end: plan.end, fromByMetric: plan.fromByMetric, aggregated: plan.aggregated, ...(nodes !== undefined ? { nodes } : {}), timeoutMs: serverTimeoutMs(remaining, ctx.cluster.requestTimeout) }),
+          json: buildQueries(names, extra, plan.window, { narrow: plan.narrow, from: plan.from, end: plan.end, fromByMetric: plan.fromByMetric, aggregated: plan.aggregated, ...(nodes !== undefined ? { nodes } : {}), ...(hostNodes !== undefined ? { hostNodes } : {}), timeoutMs: serverTimeoutMs(remaining, ctx.cluster.requestTimeout) }),
           allowStatus: [400, 403, 404, 405],
           parseBody: (text) => grouping.readText(text, names, summed),
         });
@@ -184,6 +192,7 @@ export async function fetchRange(
           if (nodes !== undefined && attempt === 0 && /node|hostname/i.test(res.text)) {
             ctx.log.warn({ status: 400, body: why }, 'statistics: the range API refused the node list; asking without it for 10 minutes');
             asked = undefined;
+            hostAsked = undefined;
             st.noNodesUntil = now + RETRY_NODES_MS;
             continue;
           }
@@ -213,7 +222,7 @@ export async function fetchRange(
   const groups = grouping.done();
   // Errors that name no node, aggregated per cause; a node's, one item error per node (below).
   reportRangeErrors(ctx, grouping.errorTexts);
-  const missing = missingNodes(groups, asked, collector === 'bucket_stats', st.ownNodes);
+  const missing = missingNodes(groups, hostAsked ?? asked, collector === 'bucket_stats', st.ownNodes);
   // The nodes with series of their own, and those still silent since they had some: the next poll's `previous`.
   st.ownNodes = new Set([...groups.nodes, ...[...missing.keys()].filter((n) => st.ownNodes?.has(n) === true || groups.nodes.has(n))]);
   for (const [n, why] of missing) {

@@ -7,6 +7,7 @@ import { CbwError } from '../errors.js';
 import type { ErrorCode } from '../errors.js';
 import { fetchBucketList } from '../couchbase/buckets.js';
 import type { BucketEntry } from '../couchbase/buckets.js';
+import { fetchPoolsDefault } from '../couchbase/pools.js';
 import type { StatsGaps } from '../metrics/family.js';
 import type { StatsContext } from './context.js';
 import type { RangeItems } from './range-groups.js';
@@ -32,6 +33,35 @@ export async function statsNodes(ctx: StatsContext): Promise<string[] | undefine
     ctx.log.debug({ err }, 'statistics: the bucket list could not be read; the range API asks every node');
     return undefined;
   }
+}
+
+/**
+ * The nodes a host statistic is asked of: every active node of the cluster, of any service (menelaus_stats
+ * section_nodes("@system") → ns_cluster_membership:actual_active_nodes), from /pools/default's node list (shared
+ * with the nodes collector, and kept STATS_NODES_MAX_AGE_MS like statsNodes). Undefined when the list cannot be read
+ * or names none: the data nodes of statsNodes then apply.
+ */
+export async function clusterNodes(ctx: StatsContext): Promise<string[] | undefined> {
+  try {
+    const nodes = await ctx.shared.get('statsClusterNodes', STATS_NODES_MAX_AGE_MS, async () => activeNodes((await fetchPoolsDefault(ctx)).nodes));
+    return nodes.length > 0 ? nodes : undefined;
+  } catch (err) {
+    if (ctx.signal.aborted) throw err;
+    ctx.log.debug({ err }, 'statistics: /pools/default could not be read; host statistics are asked of the data nodes');
+    return undefined;
+  }
+}
+
+/** The hostnames of a node list's active members (membership active or not said), each once, in list order. Pure. */
+export function activeNodes(nodes: readonly unknown[]): string[] {
+  const out: string[] = [];
+  for (const n of nodes) {
+    if (n === null || typeof n !== 'object') continue;
+    const { hostname, clusterMembership } = n as { hostname?: unknown; clusterMembership?: unknown };
+    if (typeof hostname !== 'string' || hostname === '' || (clusterMembership ?? 'active') !== 'active') continue;
+    if (!out.includes(hostname)) out.push(hostname);
+  }
+  return out;
 }
 
 /** The hostnames of the buckets' nodes whose membership is active (or not said), each once, in list order. Pure. */

@@ -210,6 +210,8 @@ export interface QueryOptions {
    * failed-over ones included, each of which then answers an error.
    */
   readonly nodes?: readonly string[];
+  /** The nodes to ask for a host metric (isHostMetric): every active node of the cluster; else `nodes`. */
+  readonly hostNodes?: readonly string[];
   /**
    * How long the server waits for the nodes' answers, ms (menelaus_web_stats read_metrics_response: from the
    * request's start; 1 to 300,000; 60,000 when not given). A node that has not answered by then is an `errors`
@@ -235,10 +237,24 @@ export function buildQueries(metrics: readonly string[], extra: Readonly<Record<
       ...(o.end !== undefined ? { end: o.end } : {}),
       step: RANGE_STEP_SECONDS,
       ...(agg !== undefined ? { nodesAggregation: agg } : {}),
-      ...(o.nodes !== undefined ? { nodes: [...o.nodes] } : {}),
+      ...nodesOf(name, o),
       ...(o.timeoutMs !== undefined ? { timeout: o.timeoutMs } : {}),
     };
   });
+}
+
+/**
+ * Whether a native metric is a host stat: the `@system` section (stat_names_mappings.erl, is_system_stat and the
+ * rest_requests / hibernated_* clauses: sys_* and cm_* series), which menelaus_stats section_nodes("@system") reads
+ * from every active node of any service (ns_cluster_membership:actual_active_nodes), not only the data nodes.
+ */
+export function isHostMetric(name: string): boolean {
+  return name.startsWith('sys_') || name.startsWith('cm_');
+}
+
+function nodesOf(name: string, o: QueryOptions): { nodes?: string[] } {
+  const nodes = o.hostNodes !== undefined && isHostMetric(name) ? o.hostNodes : o.nodes;
+  return nodes !== undefined ? { nodes: [...nodes] } : {};
 }
 
 /**

@@ -17,14 +17,23 @@ import { XDCR_STATS } from '../couchbase/xdcr.js';
 import type { StatsContext } from './context.js';
 import { kindOfSample, perNodeList } from './envelope-buckets.js';
 import type { BucketSourceInput, BucketStatsOptions, EnvelopeSpecs } from './envelope-buckets.js';
-import { DEFAULT_LINE, nativeMapFor } from './native-map.js';
+import { DEFAULT_LINE, KV_BUCKET_LABELS, nativeMapFor } from './native-map.js';
 import type { NativeMapRow, NativeTable } from './native-map.js';
 import { mergedValue, nodeLinesOf, scopedRows, scopedTable, servingLine } from './node-lines.js';
 import type { LineGroups } from './node-lines.js';
-import { fetchRange, kvItemOf, xdcrItemOf } from './range.js';
+import { fetchRange, xdcrItemOf } from './range.js';
 import { newestOf, rowValue } from './row-values.js';
 import { ITEM_WIDE, setOf } from './values.js';
 import type { ItemValues, SourceValues, StatValues, ValueKind } from './values.js';
+
+/** The bucket a bucket stat's series belongs to (KV_BUCKET_LABELS); undefined for a per-node series. */
+export function bucketOf(labels: Readonly<Record<string, string>>): string | undefined {
+  for (const l of KV_BUCKET_LABELS) {
+    const b = labels[l];
+    if (b !== undefined) return b;
+  }
+  return undefined;
+}
 
 /** The neutral kind of a row's values. */
 export function kindOfRow(row: NativeMapRow): ValueKind {
@@ -113,7 +122,7 @@ function unweighted(values: StatValues, specOf: EnvelopeSpecs): void {
 /** The range source's answer for every bucket of the list (and, with per_node, each of its nodes). */
 export async function rangeBucketSource(ctx: StatsContext<BucketStatsOptions>, input: BucketSourceInput): Promise<SourceValues> {
   // Without per_node only the bucket-wide values are read: the levels' sums over the nodes are asked as such.
-  const { lines, serving } = await fetchLines(ctx, (t) => t.kv, {}, kvItemOf, !ctx.options.per_node);
+  const { lines, serving } = await fetchLines(ctx, (t) => t.kv, {}, bucketOf, !ctx.options.per_node);
   const items = new Map<string, ItemValues>();
   for (const b of input.buckets) items.set(b.name, await bucketItem(ctx, lines, serving, input.specOf, b));
   const kinds = new Map(lines.flatMap((l) => l.table.kv.map((r) => [r.legacy, kindOfRow(r)] as const)));

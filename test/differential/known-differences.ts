@@ -47,11 +47,4 @@ export function matches(k: KnownDifference, d: Difference): boolean {
  * absentFromNativeEnvelope): no value and no label set differs, in any profile or case, a node down, failed over or
  * slow included. What remains is a real difference of the range source.
  */
-export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
-  {
-    family: /^couchbase_bucket_replication_(changes_left|docs_rep_queue)$/,
-    kind: 'absent_in_range',
-    reason:
-      'ns_server answers them from xdcr_changes_left_total and xdcr_docs_rep_queue_total summed by sourceBucketName (stat_names_mappings.erl, pre_70_stat_to_prom_query/3, the "@xdcr-" ++ Bucket clauses); the range source does not map them yet',
-  },
-];
+export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [];

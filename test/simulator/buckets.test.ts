@@ -176,12 +176,13 @@ describe('simulator stat sets and scale', () => {
     const always = ['ep_tap_total_qlen', 'replication_docs_checked', 'replication_bandwidth_usage', 'couch_spatial_ops', 'evictions', 'odp_report_failed', 'ep_max_data_size', 'cpu_idle_ms', 'cpu_local_ms', 'ep_dcp_replica_total_backlog_size', 'ep_dcp_views+indexes_total_backlog_size'];
     const from76 = ['ep_dcp_replica_producer_count', 'ep_dcp_views+indexes_producer_count', 'vb_active_itm_memory', 'vb_replica_itm_memory'];
     const from80 = ['couch_views_data_size', 'couch_views_disk_size', 'couch_views_fragmentation', 'couch_views_ops'];
-    const kept = ['replication_changes_left', 'replication_docs_rep_queue', 'couch_views_actual_disk_size', 'vb_active_num', 'vb_pending_num', 'hibernated_requests', 'mem_total', 'ep_dcp_replica_items_remaining'];
+    const kept = ['replication_changes_left', 'couch_views_actual_disk_size', 'vb_active_num', 'vb_pending_num', 'hibernated_requests', 'mem_total', 'ep_dcp_replica_items_remaining'];
     const cases: Array<[string, readonly string[], readonly string[]]> = [
-      ['6.6.5', [], [...always, ...from76, ...from80]],
-      ['7.2.4', always, [...from76, ...from80]],
-      ['7.6.8', [...always, ...from76], from80],
-      ['8.0.0', [...always, ...from76, ...from80], []],
+      ['6.6.5', [], [...always, ...from76, ...from80, 'replication_docs_rep_queue']],
+      ['7.2.4', always, [...from76, ...from80, 'replication_docs_rep_queue']],
+      ['7.6.8', [...always, ...from76], [...from80, 'replication_docs_rep_queue']],
+      // replication_docs_rep_queue: the sum of xdcr_docs_rep_queue_total, which 8.0's goxdcr no longer exports.
+      ['8.0.0', [...always, ...from76, ...from80, 'replication_docs_rep_queue'], []],
     ];
     for (const [version, absent, present] of cases) {
       const sim = createSimulator({ version, buckets: 1, statSet: 'full', knobs: { dcpConnectionTypes: 'all' } });
@@ -259,5 +260,40 @@ describe('simulator bucket scenarios', () => {
     } finally {
       await sim.close();
     }
+  });
+});
+
+describe('simulator 7.x envelope: the per-bucket XDCR totals', () => {
+  // ns_server stat_names_mappings.erl, pre_70_stat_to_prom_query("@xdcr-" ++ Bucket, <<"replication_changes_left">>)
+  // and (…, <<"replication_docs_rep_queue">>): sum by (name) of xdcr_changes_left_total / xdcr_docs_rep_queue_total
+  // with sourceBucketName = Bucket, over every replication and node; a name with no series is left out.
+  const knobs = { xdcrStatValues: { changes_left: () => 7, docs_rep_queue: () => 2 } };
+  async function samplesOf(version: string): Promise<{ servers: number; names: string[][]; last: (b: number, s: string) => number | undefined }> {
+    const sim = createSimulator({ version, buckets: 4, replications: 4, statSet: 'full', knobs });
+    try {
+      const list = await get<Array<{ name: string }>>(sim, '/pools/default/buckets');
+      const nodes = await get<{ servers: unknown[] }>(sim, `/pools/default/buckets/${encodeURIComponent(list.body[0]?.name ?? '')}/nodes`);
+      const envs = await Promise.all(list.body.map(async (b) => (await get<Envelope>(sim, `/pools/default/buckets/${encodeURIComponent(b.name)}/stats`)).body.op.samples));
+      return { servers: nodes.body.servers.length, names: envs.map((e) => Object.keys(e)), last: (b, s) => envs[b]?.[s]?.at(-1) };
+    } finally {
+      await sim.close();
+    }
+  }
+
+  it('7.6: the sums over the bucket\'s replications and nodes; absent for a bucket with no outgoing replication', async () => {
+    const { servers, names, last } = await samplesOf('7.6.2');
+    // Replications #0 and #1 leave bucket 0, #2 bucket 1, #3 bucket 2; bucket 3 has none.
+    expect(last(0, 'replication_changes_left')).toBe(2 * servers * 7);
+    expect(last(0, 'replication_docs_rep_queue')).toBe(2 * servers * 2);
+    expect(last(1, 'replication_changes_left')).toBe(servers * 7);
+    expect(last(2, 'replication_docs_rep_queue')).toBe(servers * 2);
+    expect(names[3]).not.toContain('replication_changes_left');
+    expect(names[3]).not.toContain('replication_docs_rep_queue');
+  });
+
+  it('8.0: replication_changes_left only (no xdcr_docs_rep_queue_total there)', async () => {
+    const { servers, names, last } = await samplesOf('8.0.0');
+    expect(last(0, 'replication_changes_left')).toBe(2 * servers * 7);
+    expect(names[0]).not.toContain('replication_docs_rep_queue');
   });
 });

@@ -272,6 +272,11 @@ function lineOracle(line: ServerLine): Record<string, Oracle> {
   }
   // Sync writes: kv_vb_sync_write_<x>_count{state} on every line; counters in the catalog (irate).
   for (const x of ['accepted', 'committed', 'aborted']) out[`vb_active_sync_write_${x}_count`] = { series: one(`kv_vb_sync_write_${x}_count`, { state: 'active' }), rate: true };
+  // stat_names_mappings.erl pre_70_stat_to_prom_query("@xdcr-" ++ Bucket, <<"replication_changes_left">>) and
+  // (…, <<"replication_docs_rep_queue">>): sum_by([name], {name=xdcr_<x>_total, sourceBucketName=Bucket}), every
+  // pipeline; xdcr_docs_rep_queue_total is not in the 8.0 metadata.
+  out.replication_changes_left = { series: one('xdcr_changes_left_total') };
+  if (!from(line, '8.0')) out.replication_docs_rep_queue = { series: one('xdcr_docs_rep_queue_total') };
   return { ...dcpOracle(line), ...out };
 }
 
@@ -425,7 +430,8 @@ describe('native map: what each line adds or drops (the 32 stats of issue 37 §4
 
 /** Labels every kv series carries besides those the metadata lists: the bucket, and the vBucket state / DCP connection type. */
 function implicitLabels(metric: string): string[] {
-  const out = ['bucket'];
+  // An XDCR series read as a bucket stat names its bucket by sourceBucketName (the metadata lists it).
+  const out = metric.startsWith('xdcr_') ? [] : ['bucket'];
   if (metric.startsWith('kv_vb_') || metric === 'kv_num_vbuckets') out.push('state');
   // stats.def.h (7.2-era stored version): STAT(ep_hlc_drift, FMT("ep_{state}_hlc_drift"), …): a `state` label.
   if (['kv_ep_hlc_drift_seconds', 'kv_ep_hlc_drift_count', 'kv_ep_ahead_exceptions'].includes(metric)) out.push('state');

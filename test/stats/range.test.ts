@@ -339,9 +339,10 @@ describe('choosing the source (bucket_stats, canned answers)', () => {
     const client = fakeClient(routes(0x70006, (_p: unknown, o: { json?: unknown }) => rangeAnswer(o.json)));
     const r = await collect(bucketStatsCollector, client, { cluster: { statsSource: 'auto' } });
     expect(r.ok).toBe(true);
-    // 82 native names (the 7.6 table), at most 11 to a request.
-    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', ...Array.from({ length: 8 }, () => '/pools/default/stats/range')]);
-    expect(client.calls[1]?.options.method).toBe('POST');
+    // 82 native names (the 7.6 table), at most 11 to a request; /pools/default names the active nodes of any service,
+    // whom host stats are asked of (this fake does not serve it: the data nodes are asked instead).
+    expect(client.calls.map((c) => c.route)).toEqual(['/pools/default/buckets', '/pools/default', ...Array.from({ length: 8 }, () => '/pools/default/stats/range')]);
+    expect(client.calls[2]?.options.method).toBe('POST');
     expect(r.note).toBe('statistics: range (auto: cluster 7.6)');
     expect(r.set.get('couchbase_bucket_curr_items', { bucket: 'b' })).toBe(9);
   });

@@ -10,7 +10,7 @@ import { CATALOG_SPECS } from '../../src/collectors/bucket_stats.js';
 import { statsEnvelopeSchema } from '../../src/couchbase/buckets.js';
 import { envelopeBucketValues } from '../../src/stats/envelope-buckets.js';
 import { nativeMapFor } from '../../src/stats/native-map.js';
-import { kindOfRow, linesBucketValues } from '../../src/stats/range-source.js';
+import { bucketOf, kindOfRow, linesBucketValues } from '../../src/stats/range-source.js';
 import { groupSeries, kvItemOf, parseQueryAnswer } from '../../src/stats/range.js';
 import type { QueryResult } from '../../src/stats/range.js';
 
@@ -74,5 +74,41 @@ describe('envelope source values', () => {
     expect(got.values.get('cmd_get')).toBe(5);
     // µs as Couchbase reports them; no bg_wait_count samples: the plain mean of the new samples.
     expect(got.values.get('avg_bg_wait_time')).toBe(400);
+  });
+});
+
+describe('replication_changes_left and replication_docs_rep_queue per bucket (range source)', () => {
+  // ns_server stat_names_mappings.erl, pre_70_stat_to_prom_query("@xdcr-" ++ Bucket, <<"replication_changes_left">>)
+  // and (…, <<"replication_docs_rep_queue">>): sum by (name) of xdcr_changes_left_total / xdcr_docs_rep_queue_total
+  // with sourceBucketName = the bucket: every replication and pipeline of the bucket, every node.
+  const x = (node: string, v: number, src: string, uuid: string, dst: string, pipelineType: string) => ({
+    metric: { nodes: [node], sourceBucketName: src, targetClusterUUID: uuid, targetBucketName: dst, pipelineType },
+    values: [[110, String(v)]],
+  });
+  const answers = [
+    q('xdcr_changes_left_total', [
+      x('n1', 100, 'b', 'u1', 't1', 'Main'),
+      x('n2', 20, 'b', 'u1', 't1', 'Main'),
+      x('n1', 3, 'b', 'u1', 't1', 'Backfill'),
+      x('n1', 7, 'b', 'u2', 't2', 'Main'),
+      x('n1', 1000, 'c', 'u1', 't3', 'Main'),
+    ]),
+    q('xdcr_docs_rep_queue_total', [x('n1', 5, 'b', 'u1', 't1', 'Main'), x('n2', 6, 'b', 'u2', 't2', 'Main')]),
+  ];
+  const lines = [{ table, nodes: ['n1', 'n2'], groups: groupSeries(table.kv, answers, bucketOf, new Map()) }];
+  it('sums them over the bucket\'s replications, pipelines and nodes: b 100 + 20 + 3 + 7 = 130 changes left, 5 + 6 = 11 queued', () => {
+    const b = linesBucketValues(lines, 'b', undefined, CATALOG_SPECS)?.values;
+    expect(b?.get('replication_changes_left')).toBe(130);
+    expect(b?.get('replication_docs_rep_queue')).toBe(11);
+    expect(linesBucketValues(lines, 'c', undefined, CATALOG_SPECS)?.values.get('replication_changes_left')).toBe(1000);
+  });
+  it('per node: that node\'s share (n1 110, n2 20)', () => {
+    expect(linesBucketValues(lines, 'b', 'n1', CATALOG_SPECS)?.values.get('replication_changes_left')).toBe(110);
+    expect(linesBucketValues(lines, 'b', 'n2', CATALOG_SPECS)?.values.get('replication_changes_left')).toBe(20);
+  });
+  it('a bucket stat series names its bucket by `bucket`, an XDCR one by `sourceBucketName`', () => {
+    expect(bucketOf({ bucket: 'b' })).toBe('b');
+    expect(bucketOf({ sourceBucketName: 'c', targetBucketName: 'd' })).toBe('c');
+    expect(bucketOf({})).toBeUndefined();
   });
 });

@@ -44,6 +44,7 @@ import { simProfile } from '../profiles.js';
 import type { SimBucket, SimContext, SimModule, SimNode, SimProfile } from '../types.js';
 import { bucketServers, gatherDelay, liveActiveNodes, liveBucketNodes, nodeEntry } from './cluster.js';
 import { dcpStatAbsent, dcpTypesOf } from './dcp.js';
+import { xdcrSimReplications } from './xdcr.js';
 
 const TWO_PI = 2 * Math.PI;
 
@@ -631,6 +632,28 @@ function envelopeGen(ctx: SimContext, bucket: SimBucket, stat: string, nodes: En
   return (t) => gens.reduce((a, g) => a + g(t), 0);
 }
 
+/** The bucket stats a 7.0+ envelope answers from goxdcr's series, and the replication stat each sums. */
+const XDCR_BUCKET_STATS: Readonly<Record<string, string>> = { replication_changes_left: 'changes_left', replication_docs_rep_queue: 'docs_rep_queue' };
+
+/**
+ * 7.0+: replication_changes_left / replication_docs_rep_queue of a bucket as ns_server answers them
+ * (stat_names_mappings.erl, pre_70_stat_to_prom_query("@xdcr-" ++ Bucket, …)): the sum by name of
+ * xdcr_changes_left_total / xdcr_docs_rep_queue_total whose sourceBucketName is the bucket, over every replication
+ * and pipeline of it and over the nodes asked. Undefined (the name is absent) when no series matches: a bucket with
+ * no outgoing replication, or docs_rep_queue on 8.0, whose goxdcr no longer exports it (../native.ts NATIVE_XDCR).
+ */
+function xdcrBucketGen(ctx: SimContext, bucket: SimBucket, stat: string, over: readonly SimNode[]): Gen | undefined {
+  const from = XDCR_BUCKET_STATS[stat];
+  if (from === undefined) return undefined;
+  if (from === 'docs_rep_queue' && ctx.options.profile.major >= 8) return undefined;
+  const reps = xdcrSimReplications(ctx).filter((r) => r.source === bucket.name);
+  const override = (ctx.options.knobs.xdcrStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined)?.[from];
+  // The same values as the native series of ../native.ts: a node that is no server of the bucket has none.
+  const pairs = reps.flatMap((r) => over.filter((n) => r.stat(from, n.hostname, 0) !== undefined).map((n) => [r, n.hostname] as const));
+  if (pairs.length === 0) return undefined;
+  return (t) => pairs.reduce((a, [r, n]) => a + (override ? override(t, n) : (r.stat(from, n, t) ?? 0)), 0);
+}
+
 /** The stats envelope of one bucket: the whole bucket (node undefined) or one node's own answer. */
 function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, node: SimNode | undefined): Record<string, unknown> {
   const { zoomName, zoom, stamps: ts, skew, have } = sampleTimes(ctx, q);
@@ -648,7 +671,11 @@ function envelope(ctx: SimContext, b: SimBucket, q: SampleQuery, node: SimNode |
     // 7.0+: the names its envelope does not fill (../bucket-stat-names.ts, from ns_server's translation).
     if (absentFromNativeEnvelope(name, line, b.bucketType)) continue;
     let gen: Gen;
-    if (dcp !== undefined && name.startsWith('ep_dcp_views+indexes_')) {
+    if (ctx.options.profile.rangeApi && XDCR_BUCKET_STATS[name] !== undefined) {
+      const g = xdcrBucketGen(ctx, b, name, node ? [node] : nodes.bucket);
+      if (g === undefined) continue;
+      gen = g;
+    } else if (dcp !== undefined && name.startsWith('ep_dcp_views+indexes_')) {
       const stat = name.slice('ep_dcp_views+indexes_'.length);
       const parts = (['views', '2i', 'fts'] as const).filter((t) => dcp.has(t)).map((t) => gen1(`ep_dcp_${t}_${stat}`));
       if (parts.length === 0) continue;
