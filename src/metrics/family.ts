@@ -192,6 +192,8 @@ export interface StatsGaps {
   readonly collector: string;
   readonly missing: ReadonlyMap<string, string>;
   readonly futurePoints: ReadonlyMap<string, number>;
+  /** Items (a bucket, a replication) that exist but got nothing to export from the answers, with why. */
+  readonly empty?: ReadonlyMap<string, string>;
 }
 export const MAX_GAP_NODES = 64;
 

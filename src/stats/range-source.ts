@@ -23,6 +23,8 @@ import { mergedValue, nodeLinesOf, scopedRows, scopedTable, servingLine } from '
 import type { LineGroups } from './node-lines.js';
 import { fetchRange, kvItemOf, xdcrItemOf } from './range.js';
 import { newestOf, rowValue } from './row-values.js';
+import { CbwError } from '../errors.js';
+import { MAX_GAP_NODES } from '../metrics/family.js';
 import { ITEM_WIDE, setOf } from './values.js';
 import type { ItemValues, SourceValues, StatValues, ValueKind } from './values.js';
 
@@ -110,6 +112,27 @@ function unweighted(values: StatValues, specOf: EnvelopeSpecs): void {
   }
 }
 
+/**
+ * An item that exists (in the bucket list, in the tasks list) but has nothing to export this poll: every point of
+ * its series refused, or no series at all. Named as an item failure and in the poll's gaps (the landing page),
+ * never a silent success. `inAnswer`: whether the answers had series of it (then its points were refused).
+ */
+function nameEmpty(ctx: StatsContext, what: 'bucket' | 'replication', item: string, inAnswer: boolean): void {
+  const why = inAnswer ? 'every point of its series was refused' : 'in no range API answer';
+  const err = new CbwError('CBW_ERR_SCHEMA', `range API: ${what} ${item} has no statistics this poll (${why})`);
+  err.brief = `range API: a ${what} has no statistics this poll (${why})`;
+  ctx.itemFailed(`${what} ${item}`, err);
+  const gaps = ctx.out.statsGaps;
+  const empty = new Map(gaps?.empty ?? []);
+  if (empty.size < MAX_GAP_NODES) empty.set(item, why);
+  ctx.out.statsGaps = { collector: gaps?.collector ?? (what === 'bucket' ? 'bucket_stats' : 'xdcr'), missing: gaps?.missing ?? new Map(), futurePoints: gaps?.futurePoints ?? new Map(), empty };
+}
+
+/** Whether any line's answer has series of `item` (points refused or not). */
+function inAnswers(lines: readonly LineGroups[], item: string): boolean {
+  return lines.some((l) => l.groups.items.has(item));
+}
+
 /** The range source's answer for every bucket of the list (and, with per_node, each of its nodes). */
 export async function rangeBucketSource(ctx: StatsContext<BucketStatsOptions>, input: BucketSourceInput): Promise<SourceValues> {
   // Without per_node only the bucket-wide values are read: the levels' sums over the nodes are asked as such.
@@ -123,8 +146,8 @@ export async function rangeBucketSource(ctx: StatsContext<BucketStatsOptions>, i
 async function bucketItem(ctx: StatsContext<BucketStatsOptions>, lines: readonly LineGroups[], serving: NativeTable, specOf: EnvelopeSpecs, b: BucketEntry): Promise<ItemValues> {
   const item: ItemValues = { sets: new Map(), newest: undefined };
   const whole = linesBucketValues(lines, b.name, undefined, specOf, serving);
-  // Nothing yet for a bucket created since the answer's window began.
-  if (whole === undefined) ctx.skipped('no_native_series', b.name);
+  // A bucket created since the answer's window began has nothing yet either: named all the same, for one poll.
+  if (whole === undefined) nameEmpty(ctx, 'bucket', b.name, inAnswers(lines, b.name));
   else {
     item.sets.set(ITEM_WIDE, whole.values);
     item.newest = whole.newest;
@@ -176,7 +199,8 @@ export async function rangeXdcrSource(ctx: StatsContext, replications: readonly 
   const items = new Map<string, ItemValues>();
   for (const r of replications) {
     const v = linesXdcrValues(lines, r.id);
-    if (v !== undefined) items.set(r.id, v);
+    if (v !== undefined && v.sets.size > 0) items.set(r.id, v);
+    else nameEmpty(ctx, 'replication', r.id, inAnswers(lines, r.id));
   }
   const kinds = new Map(lines.flatMap((l) => l.table.xdcr.map((r) => [r.legacy, kindOfRow(r)] as const)));
   return { items, kindOf: (stat) => kinds.get(stat) ?? 'level', gaps: ctx.out.statsGaps };
