@@ -161,6 +161,8 @@ export async function fetchRange(
   const flushCaps = (): void => {
     for (const [what, n] of grouping.caps.counts) ctx.out.countCap(what, n);
     grouping.caps.counts.clear();
+    for (const [why, n] of grouping.caps.points) ctx.out.countDropped?.(why, n);
+    grouping.caps.points.clear();
   };
   for (const names of batches) {
     flushCaps();

@@ -25,7 +25,7 @@ import { RangeCaps } from './range-limits.js';
 import { QueryReader } from './range-reader.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import type { QueryResult } from './range-tree.js';
-import { dropAfter, rawRun, seriesKey, seriesValue, valueInto, valueRun } from './range-values.js';
+import { dropAfter, rawRun, seriesKey, seriesValue, takeRefused, valueInto, valueRun } from './range-values.js';
 import type { CounterMemo } from './range-values.js';
 
 /**
@@ -114,6 +114,7 @@ export class AnswerGrouping {
   }
 
   add(answers: readonly RawAnswer[]): void {
+    takeRefused();
     for (const a of answers) {
       const l = this.g.layer();
       if ('failed' in a) l.errors(a.metric, new Set(['*']));
@@ -121,6 +122,7 @@ export class AnswerGrouping {
       for (const [why, n] of l.refused) this.caps.add(why, n);
       this.g.commit(l);
     }
+    this.caps.takePoints();
   }
 
   /**
@@ -133,6 +135,16 @@ export class AnswerGrouping {
    * JSON.parse makes it, for the schema to refuse.
    */
   readText(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
+    // Points refused as read are counted in caps.points; nothing counted elsewhere is taken for this poll's.
+    takeRefused();
+    try {
+      return this.readStaged(text, names, summed);
+    } finally {
+      this.caps.takePoints();
+    }
+  }
+
+  private readStaged(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
     const read = this.readDirect(text, names, summed);
     if (read !== undefined) return read;
     const bounds = arrayElementBounds(text);
@@ -237,8 +249,10 @@ export class AnswerGrouping {
 
   /** Add a request read by readText. */
   commit(request: StagedRequest): void {
+    takeRefused();
     for (const [why, n] of request.layer.refused) this.caps.add(why, n);
     this.g.commit(request.layer);
+    this.caps.takePoints();
   }
 
   /** Every element is read (an element past the names is still parsed: a body that is not JSON fails whole). */
@@ -287,7 +301,9 @@ export class AnswerGrouping {
   }
 
   done(): RangeItems {
+    takeRefused();
     const groups = this.g.done();
+    this.caps.takePoints();
     // The memo has forgotten the series this poll did not see: the strings only they used go too.
     this.reader.interner.sweep();
     this.reader.list.release();

@@ -113,12 +113,12 @@ function unweighted(values: StatValues, specOf: EnvelopeSpecs): void {
 }
 
 /**
- * An item that exists (in the bucket list, in the tasks list) but has nothing to export this poll: every point of
- * its series refused, or no series at all. Named as an item failure and in the poll's gaps (the landing page),
- * never a silent success. `inAnswer`: whether the answers had series of it (then its points were refused).
+ * An item that exists (in the bucket list, in the tasks list) but has nothing to export this poll: no series of it
+ * in the answers, or every point of them refused (counted by reason in cbwatch_collector_dropped_values_total).
+ * Named as an item failure and in the poll's gaps (the landing page), never a silent success.
  */
-function nameEmpty(ctx: StatsContext, what: 'bucket' | 'replication', item: string, inAnswer: boolean): void {
-  const why = inAnswer ? 'every point of its series was refused' : 'in no range API answer';
+function nameEmpty(ctx: StatsContext, what: 'bucket' | 'replication', item: string): void {
+  const why = 'no usable point in the range API answers: no series, or every point refused';
   const err = new CbwError('CBW_ERR_SCHEMA', `range API: ${what} ${item} has no statistics this poll (${why})`);
   err.brief = `range API: a ${what} has no statistics this poll (${why})`;
   ctx.itemFailed(`${what} ${item}`, err);
@@ -126,11 +126,6 @@ function nameEmpty(ctx: StatsContext, what: 'bucket' | 'replication', item: stri
   const empty = new Map(gaps?.empty ?? []);
   if (empty.size < MAX_GAP_NODES) empty.set(item, why);
   ctx.out.statsGaps = { collector: gaps?.collector ?? (what === 'bucket' ? 'bucket_stats' : 'xdcr'), missing: gaps?.missing ?? new Map(), futurePoints: gaps?.futurePoints ?? new Map(), empty };
-}
-
-/** Whether any line's answer has series of `item` (points refused or not). */
-function inAnswers(lines: readonly LineGroups[], item: string): boolean {
-  return lines.some((l) => l.groups.items.has(item));
 }
 
 /** The range source's answer for every bucket of the list (and, with per_node, each of its nodes). */
@@ -147,7 +142,7 @@ async function bucketItem(ctx: StatsContext<BucketStatsOptions>, lines: readonly
   const item: ItemValues = { sets: new Map(), newest: undefined };
   const whole = linesBucketValues(lines, b.name, undefined, specOf, serving);
   // A bucket created since the answer's window began has nothing yet either: named all the same, for one poll.
-  if (whole === undefined) nameEmpty(ctx, 'bucket', b.name, inAnswers(lines, b.name));
+  if (whole === undefined) nameEmpty(ctx, 'bucket', b.name);
   else {
     item.sets.set(ITEM_WIDE, whole.values);
     item.newest = whole.newest;
@@ -200,7 +195,7 @@ export async function rangeXdcrSource(ctx: StatsContext, replications: readonly 
   for (const r of replications) {
     const v = linesXdcrValues(lines, r.id);
     if (v !== undefined && v.sets.size > 0) items.set(r.id, v);
-    else nameEmpty(ctx, 'replication', r.id, inAnswers(lines, r.id));
+    else nameEmpty(ctx, 'replication', r.id);
   }
   const kinds = new Map(lines.flatMap((l) => l.table.xdcr.map((r) => [r.legacy, kindOfRow(r)] as const)));
   return { items, kindOf: (stat) => kinds.get(stat) ?? 'level', gaps: ctx.out.statsGaps };

@@ -8,6 +8,9 @@ import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { xdcrCollector } from '../../src/collectors/xdcr.js';
 import type { RequestOptions } from '../../src/couchbase/client.js';
 import { findProblems } from '../../src/server/problems.js';
+import { SnapshotStore, statusSet } from '../../src/metrics/store.js';
+import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
+import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
 import { collect, fakeClient } from '../helpers/collect.js';
 
 const T = 1_700_000_000;
@@ -54,7 +57,7 @@ describe('bucket_stats from the range API', () => {
     expect([...r.itemErrors.values()].reduce((a, b) => a + b, 0)).toBe(1);
     expect([...(r.set.statsGaps?.empty?.keys() ?? [])]).toEqual(['gone']);
     expect(problems.filter((p) => p.text.includes('bucket gone'))).toHaveLength(1);
-    expect(problems.filter((p) => p.text.includes('nothing to export')).map((p) => p.text)).toEqual(['bucket_stats: bucket gone has nothing to export (in no range API answer)']);
+    expect(problems.filter((p) => p.text.includes('nothing to export')).map((p) => p.text)).toEqual(['bucket_stats: bucket gone has nothing to export (no usable point in the range API answers: no series, or every point refused)']);
   });
 
   it('a bucket with values is not named', async () => {
@@ -83,5 +86,44 @@ describe('xdcr from the range API', () => {
     expect(r.set.statsGaps?.empty?.has(id)).toBe(true);
     const problems = findProblems([{ base: { couchbase_cluster: 'test' }, set: r.set }], NOW);
     expect(problems.some((p) => p.text.includes(`replication ${id}`))).toBe(true);
+  });
+});
+
+/** One poll of one query (`metric`) of one series with `values`, read from its text (`parsed`: by JSON.parse). */
+function refusedBy(values: unknown[], parsed: boolean): Map<string, number> {
+  const data = [{ metric: { nodes: [N1], name: 'kv_curr_items', bucket: 'b', ...(parsed ? { note: 'a "quoted" note' } : {}) }, values }];
+  const text = JSON.stringify([{ data, errors: [], startTimestamp: T - 60, endTimestamp: T + 60 }]);
+  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map());
+  const staged = a.readText(text, ['kv_curr_items'], new Set());
+  a.commit(staged as StagedRequest);
+  a.done();
+  return new Map(a.caps.points);
+}
+
+describe.each([['read', false], ['parsed', true]] as const)('refused points are counted by reason (%s)', (_how, parsed) => {
+  it('blank, hex, non-finite and a time given twice with two values: each counted under its reason', () => {
+    expect(refusedBy(REFUSED, parsed)).toEqual(new Map([['blank', 2], ['not_a_number', 1], ['non_finite', 2], ['duplicate_time', 2]]));
+  });
+  it('a usable answer refuses nothing; a time given twice with one value is no refusal', () => {
+    expect(refusedBy([[T - 10, '1'], [T, '2'], [T, '2']], parsed)).toEqual(new Map());
+  });
+  it('a time that is no number is refused under its own reason', () => {
+    expect(refusedBy([['0x10', '1'], ['', '2'], [T, '3']], parsed)).toEqual(new Map([['not_a_number', 1], ['blank', 1]]));
+  });
+});
+
+describe('the counter', () => {
+  it('every refused point of a poll is on cbwatch_collector_dropped_values_total by reason and collector; the bucket is named failed', async () => {
+    const r = await collect(bucketStatsCollector, bucketClient(['b'], ['b'], REFUSED), { cluster: { statsSource: 'range' }, now: () => NOW });
+    const store = new SnapshotStore();
+    store.record('test', r);
+    const self = statusSet(store.statusList());
+    const by = (reason: string): number => self.get('cbwatch_collector_dropped_values_total', { collector: 'bucket_stats', reason }) ?? 0;
+    // Every query's series of b holds the same points: 2 blank, 1 hex, 2 non-finite, 2 at one time with two values.
+    const k = by('not_a_number');
+    expect(k).toBeGreaterThan(0);
+    expect([by('blank'), by('non_finite'), by('duplicate_time')]).toEqual([2 * k, 2 * k, 2 * k]);
+    expect(r.set.statsGaps?.empty?.get('b')).toBe('no usable point in the range API answers: no series, or every point refused');
+    expect(r.itemErrors.get('bad_body')).toBe(1);
   });
 });
