@@ -25,7 +25,7 @@ import { RangeCaps } from './range-limits.js';
 import { QueryReader } from './range-reader.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import type { QueryResult } from './range-tree.js';
-import { dropAfter, rawRun, seriesKey, seriesValue, takeRefused, valueInto, valueRun } from './range-values.js';
+import { dropAfter, dropNegative, rawRun, seriesKey, seriesValue, takeRefused, valueInto, valueRun } from './range-values.js';
 import type { CounterMemo } from './range-values.js';
 
 /**
@@ -75,8 +75,27 @@ export const stagedRequestSchema = z.custom<StagedRequest>((v) => v instanceof S
  * A request is first staged (its series read, valued against the memo and added into a layer of its own, nothing
  * else changed), then committed.
  */
+/**
+ * The native metrics that cannot be below 0: every series the rows read (items, sizes, queue lengths, connections,
+ * counts of operations and their times, and the parts of the ratios and means made of them), except those of a
+ * difference row and of the families about clock drift, which can be negative (and any metric such a row shares).
+ */
+export function nonNegativeMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  const yes = new Set<string>();
+  const no = new Set<string>();
+  for (const r of rows) {
+    const signed = r.derive === 'difference' || r.family.includes('drift');
+    for (const s of [...r.series, ...(r.denominator ?? [])]) (signed ? no : yes).add(s.metric);
+  }
+  for (const m of no) yes.delete(m);
+  return yes;
+}
+
 export class AnswerGrouping {
   private readonly g: Grouping;
+
+  /** The metrics whose points below 0 are refused (nonNegativeMetrics). */
+  private readonly nonNegative: ReadonlySet<string>;
 
   private readonly reader: QueryReader;
 
@@ -98,6 +117,7 @@ export class AnswerGrouping {
     this.g = new Grouping(rows, itemOf, memo, clock.nowMs);
     this.reader = new QueryReader(internerOf(memo), this.caps, entryListOf(memo));
     this.maxT = clock.maxT;
+    this.nonNegative = nonNegativeMetrics(rows);
   }
 
   /** What the bounds on the answers cut or refused in this grouping (cbwatch_collector_capped_total). */
@@ -234,8 +254,9 @@ export class AnswerGrouping {
       const node = list.nodes[i] as string;
       const from = list.from[i] as number;
       const end = list.to[i] as number;
-      const to = dropAfter(r.run, from, end, this.maxT);
+      let to = dropAfter(r.run, from, end, this.maxT);
       if (to < end) l.dropFuture(node, end - to);
+      if (this.nonNegative.has(metric)) to = dropNegative(r.run, from, to);
       const has = valueRun(r.run, from, to, l.previous(key, rec));
       if (has !== 0) l.put(key, rec, metric, node, list.labels[i] as Record<string, string>, has);
       // Refused (its cells, or one cell's series): the metric fails everywhere, its other series are not worth valuing (counted).
@@ -277,8 +298,9 @@ export class AnswerGrouping {
       const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
       const run = rawRun(e.values);
-      const to = dropAfter(run, 0, run.n, this.maxT);
+      let to = dropAfter(run, 0, run.n, this.maxT);
       if (to < run.n) l.dropFuture(e.node, run.n - to);
+      if (this.nonNegative.has(metric)) to = dropNegative(run, 0, to);
       const has = valueRun(run, 0, to, l.previous(key, rec));
       if (has !== 0) l.put(key, rec, metric, e.node, e.labels, has);
       if (l.isRefused(metric)) {

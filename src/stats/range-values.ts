@@ -484,6 +484,28 @@ export function dropAfter(run: PointRun, from: number, to: number, maxT: number)
   return w;
 }
 
+/**
+ * Drop the points of [from, to) of a run whose value is below 0, keeping the others in their order; returns the new
+ * end. For a series that cannot be negative (range-grouping.ts nonNegativeMetrics): such a point is no value, and a
+ * counter going down through it is no reset. Counted in REFUSED (negative). Pure but for the run and REFUSED.
+ */
+export function dropNegative(run: PointRun, from: number, to: number): number {
+  const ts = run.t;
+  const vs = run.v;
+  let w = from;
+  for (let i = from; i < to; i++) {
+    const v = vs[i] as number;
+    if (v < 0) continue;
+    if (w !== i) {
+      ts[w] = ts[i] as number;
+      vs[w] = v;
+    }
+    w++;
+  }
+  REFUSED.negative += to - w;
+  return w;
+}
+
 /** rawSeriesValue's run. */
 const RAW_RUN = new PointRun();
 

@@ -9,7 +9,10 @@ import { xdcrCollector } from '../../src/collectors/xdcr.js';
 import type { RequestOptions } from '../../src/couchbase/client.js';
 import { findProblems } from '../../src/server/problems.js';
 import { SnapshotStore, statusSet } from '../../src/metrics/store.js';
-import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
+import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
+import type { NativeMapRow } from '../../src/stats/native-map.js';
+import { nonNegativeMetrics } from '../../src/stats/range-grouping.js';
+import { rowValue } from '../../src/stats/row-values.js';
 import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
 import { collect, fakeClient } from '../helpers/collect.js';
 
@@ -125,5 +128,45 @@ describe('the counter', () => {
     expect([by('blank'), by('non_finite'), by('duplicate_time')]).toEqual([2 * k, 2 * k, 2 * k]);
     expect(r.set.statsGaps?.empty?.get('b')).toBe('no usable point in the range API answers: no series, or every point refused');
     expect(r.itemErrors.get('bad_body')).toBe(1);
+  });
+});
+
+/** One poll of `metric`'s one series of bucket b with `values`: its groups and what was refused. */
+function pollOne(metric: string, values: unknown[], parsed: boolean) {
+  const data = [{ metric: { nodes: [N1], name: metric, bucket: 'b', ...(parsed ? { note: 'a "quoted" note' } : {}) }, values }];
+  const text = JSON.stringify([{ data, errors: [], startTimestamp: T - 60, endTimestamp: T + 60 }]);
+  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map());
+  a.commit(a.readText(text, [metric], new Set()) as StagedRequest);
+  return { g: a.done(), refused: new Map(a.caps.points) };
+}
+
+const CURR_ITEMS = KV_ROW_BY_LEGACY.get('curr_items') as NativeMapRow;
+const OPS = KV_ROW_BY_LEGACY.get('ops') as NativeMapRow;
+
+describe.each([['read', false], ['parsed', true]] as const)('values below 0 where Couchbase cannot have them (%s)', (_how, parsed) => {
+  it('curr_items of -1 is refused and counted as negative, not exported', () => {
+    const { g, refused } = pollOne('kv_curr_items', [[T, '-1']], parsed);
+    expect(rowValue(CURR_ITEMS, g, 'b', undefined)).toBeUndefined();
+    expect(refused).toEqual(new Map([['negative', 1]]));
+  });
+
+  it('a counter going down below 0 is no reset: ops_per_second has no value, not a negative rate', () => {
+    const { g, refused } = pollOne('kv_cmd_lookup', [[T - 20, '-100'], [T - 10, '-2155974654'], [T, '-2155974660']], parsed);
+    expect(rowValue(OPS, g, 'b', undefined)).toBeUndefined();
+    expect(refused).toEqual(new Map([['negative', 3]]));
+  });
+
+  it('a negative point among good ones is dropped: the rate is over the good points (6 in 20 s)', () => {
+    const { g, refused } = pollOne('kv_cmd_lookup', [[T - 20, '100'], [T - 10, '-50'], [T, '106']], parsed);
+    expect(rowValue(OPS, g, 'b', undefined)).toBeCloseTo(0.3, 12);
+    expect(refused).toEqual(new Map([['negative', 1]]));
+  });
+});
+
+describe('which native metrics cannot be negative', () => {
+  it('items, sizes and operation counts cannot; clock drift and the hibernation difference can', () => {
+    const yes = nonNegativeMetrics(KV_NATIVE_MAP);
+    for (const m of ['kv_curr_items', 'kv_cmd_lookup', 'kv_ops', 'kv_mem_used_bytes', 'kv_ep_db_file_size_bytes']) expect(yes.has(m), m).toBe(true);
+    for (const m of ['kv_ep_hlc_drift_seconds', 'kv_ep_hlc_drift_count', 'cm_request_hibernates_total', 'cm_request_unhibernates_total']) expect(yes.has(m), m).toBe(false);
   });
 });
