@@ -89,9 +89,10 @@ export const UNAVAILABLE_MARKER = 2 ** 64;
 /**
  * Why a number was refused: the `reason` of `cbwatch_collector_dropped_values_total`. `add`'s own: non_finite,
  * unavailable_marker, negative_counter; a range API answer's points (src/stats/range-values.ts): blank, not_a_number,
- * non_finite, duplicate_time (a time given twice with two values), negative (where Couchbase cannot be negative).
+ * non_finite, duplicate_time (a time given twice with two values), negative (where Couchbase cannot be negative),
+ * unknown_node (a series of a node that is not one of the cluster's asked nodes).
  */
-export type DropReason = 'non_finite' | 'unavailable_marker' | 'negative_counter' | 'blank' | 'not_a_number' | 'duplicate_time' | 'negative';
+export type DropReason = 'non_finite' | 'unavailable_marker' | 'negative_counter' | 'blank' | 'not_a_number' | 'duplicate_time' | 'negative' | 'unknown_node';
 
 /**
  * What a cap left out or shortened: the `what` of `cbwatch_collector_capped_total`.

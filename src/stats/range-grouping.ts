@@ -18,14 +18,14 @@ import { z } from 'zod';
 import { arrayElementBounds, Ch, elementEnd, lastDepth, MAX_JSON_DEPTH, nestingDepth, parseSlice, skipSpace } from './json-slices.js';
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { NativeMapRow } from './native-map.js';
-import { Grouping } from './range-groups.js';
+import { ALL_NODES, Grouping } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { EntryList, IdList, idKey, Interner } from './range-interner.js';
 import { RangeCaps } from './range-limits.js';
 import { QueryReader } from './range-reader.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import type { QueryResult } from './range-tree.js';
-import { dropAfter, dropNegative, rawRun, seriesKey, seriesValue, takeRefused, valueInto, valueRun } from './range-values.js';
+import { dropAfter, dropNegative, rawRun, REFUSED, seriesKey, seriesValue, takeRefused, valueInto, valueRun } from './range-values.js';
 import type { CounterMemo } from './range-values.js';
 
 /**
@@ -96,6 +96,19 @@ export class AnswerGrouping {
 
   /** The metrics whose points below 0 are refused (nonNegativeMetrics). */
   private readonly nonNegative: ReadonlySet<string>;
+
+  /**
+   * The cluster's nodes the requests ask (their names as the answers give them), when known: a series of any other
+   * node is dropped, its points counted (unknown_node), so that an answer cannot make a series per invented node.
+   */
+  members: ReadonlySet<string> | undefined;
+
+  /** Whether a series of `node` is dropped for naming no member; its `points` counted when so. */
+  private foreign(node: string, points: number): boolean {
+    if (this.members === undefined || node === ALL_NODES || this.members.has(node)) return false;
+    REFUSED.unknown_node += points;
+    return true;
+  }
 
   private readonly reader: QueryReader;
 
@@ -254,6 +267,7 @@ export class AnswerGrouping {
       const node = list.nodes[i] as string;
       const from = list.from[i] as number;
       const end = list.to[i] as number;
+      if (this.foreign(node, end - from)) continue;
       let to = dropAfter(r.run, from, end, this.maxT);
       if (to < end) l.dropFuture(node, end - to);
       if (this.nonNegative.has(metric)) to = dropNegative(r.run, from, to);
@@ -298,6 +312,7 @@ export class AnswerGrouping {
       const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
       const run = rawRun(e.values);
+      if (this.foreign(e.node, run.n)) continue;
       let to = dropAfter(run, 0, run.n, this.maxT);
       if (to < run.n) l.dropFuture(e.node, run.n - to);
       if (this.nonNegative.has(metric)) to = dropNegative(run, 0, to);

@@ -118,13 +118,13 @@ const ONE = new Float64Array(1);
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
 
 /** Why a point of a range answer was refused: a `reason` of `cbwatch_collector_dropped_values_total`. */
-export type PointRefusal = 'blank' | 'not_a_number' | 'non_finite' | 'duplicate_time' | 'negative';
+export type PointRefusal = 'blank' | 'not_a_number' | 'non_finite' | 'duplicate_time' | 'negative' | 'unknown_node';
 
 /**
  * Points refused since the last takeRefused, by reason: counted where they are refused, and taken by the grouping
  * that read them before its synchronous read returns (range-grouping.ts), so that no other poll's count mixes in.
  */
-export const REFUSED: Record<PointRefusal, number> = { blank: 0, not_a_number: 0, non_finite: 0, duplicate_time: 0, negative: 0 };
+export const REFUSED: Record<PointRefusal, number> = { blank: 0, not_a_number: 0, non_finite: 0, duplicate_time: 0, negative: 0, unknown_node: 0 };
 
 /** The counts of REFUSED that are not 0, which are reset. */
 export function takeRefused(): Array<[PointRefusal, number]> {

@@ -170,3 +170,26 @@ describe('which native metrics cannot be negative', () => {
     for (const m of ['kv_ep_hlc_drift_seconds', 'kv_ep_hlc_drift_count', 'cm_request_hibernates_total', 'cm_request_unhibernates_total']) expect(yes.has(m), m).toBe(false);
   });
 });
+
+describe('node names checked against the cluster\'s nodes', () => {
+  it('XDCR series of 50 invented nodes are dropped and counted (unknown_node), never exported per node; the member\'s stay', async () => {
+    const id = 'uuid1/src/dst';
+    const fresh = Array.from({ length: 50 }, (_, i) => `x${i}.invalid:8091`);
+    const client = fakeClient({
+      '/pools/default/buckets': [{ name: 'src', bucketType: 'membase', nodes: NODES }],
+      '/pools/default/tasks': [{ type: 'xdcr', id, source: 'src', target: '/remoteClusters/uuid1/buckets/dst', status: 'running', errors: [] }],
+      '/pools/default/remoteClusters': [{ name: 'remote', uuid: 'uuid1', hostname: 'r:8091', deleted: false }],
+      '/pools/default/stats/range': (_p: unknown, o: RequestOptions & { json?: unknown }) =>
+        (o.json as Query[]).map((q) => {
+          const name = nameOf(q);
+          const labels = { sourceBucketName: 'src', targetClusterUUID: 'uuid1', targetBucketName: 'dst', pipelineType: 'Main' };
+          const data = name === 'xdcr_changes_left_total' ? [N1, ...fresh].map((n) => ({ metric: { nodes: [n], name, ...labels }, values: [[T, '7']] })) : [];
+          return { data, errors: [] };
+        }),
+    });
+    const r = await collect(xdcrCollector, client, { cluster: { statsSource: 'range' }, now: () => NOW });
+    expect(r.set.get('couchbase_xdcr_changes_left', { node: N1 })).toBe(7);
+    for (const n of fresh) expect(r.set.get('couchbase_xdcr_changes_left', { node: n })).toBeUndefined();
+    expect(r.set.dropped.get('unknown_node')).toBe(50);
+  });
+});
