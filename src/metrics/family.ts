@@ -86,8 +86,13 @@ export interface FamilyColumns {
  */
 export const UNAVAILABLE_MARKER = 2 ** 64;
 
-/** Why `add` refused a number: the `reason` of `cbwatch_collector_dropped_values_total`. */
-export type DropReason = 'non_finite' | 'unavailable_marker' | 'negative_counter';
+/**
+ * Why a number was refused: the `reason` of `cbwatch_collector_dropped_values_total`. `add`'s own: non_finite,
+ * unavailable_marker, negative_counter; a range API answer's points (src/stats/range-values.ts): blank, not_a_number,
+ * non_finite, duplicate_time (a time given twice with two values), negative (where Couchbase cannot be negative),
+ * unknown_node (a series of a node that is not one of the cluster's asked nodes).
+ */
+export type DropReason = 'non_finite' | 'unavailable_marker' | 'negative_counter' | 'blank' | 'not_a_number' | 'duplicate_time' | 'negative' | 'unknown_node';
 
 /**
  * What a cap left out or shortened: the `what` of `cbwatch_collector_capped_total`.
@@ -192,6 +197,8 @@ export interface StatsGaps {
   readonly collector: string;
   readonly missing: ReadonlyMap<string, string>;
   readonly futurePoints: ReadonlyMap<string, number>;
+  /** Items (a bucket, a replication) that exist but got nothing to export from the answers, with why. */
+  readonly empty?: ReadonlyMap<string, string>;
 }
 export const MAX_GAP_NODES = 64;
 
@@ -233,6 +240,11 @@ export class SampleSet {
 
   private drop(reason: DropReason): void {
     this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + 1);
+  }
+
+  /** Count `n` numbers refused before they reached `add` (a range answer's points), by why. */
+  countDropped(reason: DropReason, n = 1): void {
+    if (n > 0) this.dropped.set(reason, (this.dropped.get(reason) ?? 0) + n);
   }
 
   add(def: FamilyDef, labels: Labels, value: number | null | undefined | boolean): void {

@@ -147,6 +147,8 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
     if (cluster === undefined || gaps === undefined) continue;
     for (const [node, why] of gaps.missing)
       add(cluster, 'warning', `${gaps.collector}: statistics of node ${node} missing (${why}); bucket-wide and XDCR values are sums over the nodes that answered`, 'CbwatchCollectorItemErrors');
+    for (const [item, why] of gaps.empty ?? [])
+      add(cluster, 'warning', `${gaps.collector}: ${gaps.collector === 'xdcr' ? 'replication' : 'bucket'} ${item} has nothing to export (${why})`, 'CbwatchCollectorItemErrors');
     for (const [node, n] of gaps.futurePoints)
       add(cluster, 'warning', `${gaps.collector}: node ${node} answered ${n} statistics point(s) more than 60 s in the future (its clock is ahead?): dropped`, 'CouchbaseBucketStatsStalled');
   }

@@ -7,7 +7,7 @@
 import type { ClusterConfig } from '../config/types.js';
 import type { ClusterSource } from '../couchbase/source.js';
 import type { Log } from '../log-core.js';
-import type { CapWhat, StatsGaps } from '../metrics/family.js';
+import type { CapWhat, DropReason, StatsGaps } from '../metrics/family.js';
 
 /** The options every source reads: the poll interval and deadline, ms. */
 export interface StatsOptions {
@@ -24,8 +24,8 @@ export interface StatsContext<O extends StatsOptions = StatsOptions> extends Clu
   readonly now: () => number;
   /** The poll's deadline on the clock of `performance.now()` (ms), when the poll has one. */
   readonly deadline?: number;
-  /** Caps and the range source's node gaps, counted on the poll's sample set. */
-  readonly out: { countCap(what: CapWhat, n?: number): void; statsGaps: StatsGaps | undefined };
+  /** Caps, refused points and the range source's node gaps, counted on the poll's sample set. */
+  readonly out: { countCap(what: CapWhat, n?: number): void; countDropped?(reason: DropReason, n?: number): void; statsGaps: StatsGaps | undefined };
   /** Survives between polls of this (cluster, collector): the sources' memos. */
   readonly state: Map<string, unknown>;
   skipped(reason: string, detail?: string): void;

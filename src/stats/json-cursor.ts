@@ -12,6 +12,8 @@ import { decimalInto } from './range-values.js';
  * object of its own each time (two per point).
  */
 export const NUM = new Float64Array(3);
+/** Where scalar(at) found a string's text: [2·at, 2·at + 1] = its start and end; start -1 for a JSON number. */
+export const SPAN = new Int32Array(6);
 
 /** The value of the digits (after an optional minus) of a JSON integer in text[start, end): exact to 15 digits, else Number(). */
 function integerOf(t: string, start: number, end: number): number {
@@ -123,9 +125,14 @@ export class JsonCursor {
 
   /** A point's time or value at pos, a number or a string, into NUM[at] (NaN when the string is not a decimal: decimalInto). */
   protected scalar(at: number): boolean {
-    if (this.text.charCodeAt(this.pos) !== Ch.Quote) return this.number(at);
+    if (this.text.charCodeAt(this.pos) !== Ch.Quote) {
+      SPAN[2 * at] = -1;
+      return this.number(at);
+    }
     const close = this.stringClose();
     if (close < 0) return false;
+    SPAN[2 * at] = this.pos + 1;
+    SPAN[2 * at + 1] = close;
     decimalInto(this.text, this.pos + 1, close, NUM, at);
     this.pos = close + 1;
     return true;

@@ -160,6 +160,8 @@ export async function fetchRange(
   // one request's answer and one query's parsed JSON are alive at a time, rather than every batch's: a few round
   // trips more, within the poll's deadline.
   const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes, { nowMs: now, maxT: now + MAX_FUTURE_SKEW_MS });
+  // The asked nodes are the cluster's: a series of any other node is dropped and counted.
+  if (active !== undefined) grouping.members = new Set(active);
   let failed = 0;
   let first: unknown;
   // What the bounds cut or refused, counted as each request is read: a poll that then misses its deadline still
@@ -167,6 +169,8 @@ export async function fetchRange(
   const flushCaps = (): void => {
     for (const [what, n] of grouping.caps.counts) ctx.out.countCap(what, n);
     grouping.caps.counts.clear();
+    for (const [why, n] of grouping.caps.points) ctx.out.countDropped?.(why, n);
+    grouping.caps.points.clear();
   };
   for (const names of batches) {
     flushCaps();

@@ -18,14 +18,14 @@ import { z } from 'zod';
 import { arrayElementBounds, Ch, elementEnd, lastDepth, MAX_JSON_DEPTH, nestingDepth, parseSlice, skipSpace } from './json-slices.js';
 import { KV_BUCKET_LABEL, KV_NATIVE_MAP, XDCR_NATIVE_LABELS } from './native-map.js';
 import type { NativeMapRow } from './native-map.js';
-import { Grouping } from './range-groups.js';
+import { ALL_NODES, Grouping } from './range-groups.js';
 import type { Layer, RangeItems } from './range-groups.js';
 import { EntryList, IdList, idKey, Interner } from './range-interner.js';
 import { RangeCaps } from './range-limits.js';
 import { QueryReader } from './range-reader.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import type { QueryResult } from './range-tree.js';
-import { dropAfter, rawRun, seriesKey, seriesValue, valueInto, valueRun } from './range-values.js';
+import { dropAfter, dropNegative, rawRun, REFUSED, seriesKey, seriesValue, takeRefused, valueInto, valueRun } from './range-values.js';
 import type { CounterMemo } from './range-values.js';
 
 /**
@@ -75,8 +75,40 @@ export const stagedRequestSchema = z.custom<StagedRequest>((v) => v instanceof S
  * A request is first staged (its series read, valued against the memo and added into a layer of its own, nothing
  * else changed), then committed.
  */
+/**
+ * The native metrics that cannot be below 0: every series the rows read (items, sizes, queue lengths, connections,
+ * counts of operations and their times, and the parts of the ratios and means made of them), except those of a
+ * difference row and of the families about clock drift, which can be negative (and any metric such a row shares).
+ */
+export function nonNegativeMetrics(rows: readonly NativeMapRow[]): Set<string> {
+  const yes = new Set<string>();
+  const no = new Set<string>();
+  for (const r of rows) {
+    const signed = r.derive === 'difference' || r.family.includes('drift');
+    for (const s of [...r.series, ...(r.denominator ?? [])]) (signed ? no : yes).add(s.metric);
+  }
+  for (const m of no) yes.delete(m);
+  return yes;
+}
+
 export class AnswerGrouping {
   private readonly g: Grouping;
+
+  /** The metrics whose points below 0 are refused (nonNegativeMetrics). */
+  private readonly nonNegative: ReadonlySet<string>;
+
+  /**
+   * The cluster's nodes the requests ask (their names as the answers give them), when known: a series of any other
+   * node is dropped, its points counted (unknown_node), so that an answer cannot make a series per invented node.
+   */
+  members: ReadonlySet<string> | undefined;
+
+  /** Whether a series of `node` is dropped for naming no member; its `points` counted when so. */
+  private foreign(node: string, points: number): boolean {
+    if (this.members === undefined || node === ALL_NODES || this.members.has(node)) return false;
+    REFUSED.unknown_node += points;
+    return true;
+  }
 
   private readonly reader: QueryReader;
 
@@ -98,6 +130,7 @@ export class AnswerGrouping {
     this.g = new Grouping(rows, itemOf, memo, clock.nowMs);
     this.reader = new QueryReader(internerOf(memo), this.caps, entryListOf(memo));
     this.maxT = clock.maxT;
+    this.nonNegative = nonNegativeMetrics(rows);
   }
 
   /** What the bounds on the answers cut or refused in this grouping (cbwatch_collector_capped_total). */
@@ -114,6 +147,7 @@ export class AnswerGrouping {
   }
 
   add(answers: readonly RawAnswer[]): void {
+    takeRefused();
     for (const a of answers) {
       const l = this.g.layer();
       if ('failed' in a) l.errors(a.metric, new Set(['*']));
@@ -121,6 +155,7 @@ export class AnswerGrouping {
       for (const [why, n] of l.refused) this.caps.add(why, n);
       this.g.commit(l);
     }
+    this.caps.takePoints();
   }
 
   /**
@@ -133,6 +168,16 @@ export class AnswerGrouping {
    * JSON.parse makes it, for the schema to refuse.
    */
   readText(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
+    // Points refused as read are counted in caps.points; nothing counted elsewhere is taken for this poll's.
+    takeRefused();
+    try {
+      return this.readStaged(text, names, summed);
+    } finally {
+      this.caps.takePoints();
+    }
+  }
+
+  private readStaged(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
     const read = this.readDirect(text, names, summed);
     if (read !== undefined) return read;
     const bounds = arrayElementBounds(text);
@@ -222,8 +267,10 @@ export class AnswerGrouping {
       const node = list.nodes[i] as string;
       const from = list.from[i] as number;
       const end = list.to[i] as number;
-      const to = dropAfter(r.run, from, end, this.maxT);
+      if (this.foreign(node, end - from)) continue;
+      let to = dropAfter(r.run, from, end, this.maxT);
       if (to < end) l.dropFuture(node, end - to);
+      if (this.nonNegative.has(metric)) to = dropNegative(r.run, from, to);
       const has = valueRun(r.run, from, to, l.previous(key, rec));
       if (has !== 0) l.put(key, rec, metric, node, list.labels[i] as Record<string, string>, has);
       // Refused (its cells, or one cell's series): the metric fails everywhere, its other series are not worth valuing (counted).
@@ -237,8 +284,10 @@ export class AnswerGrouping {
 
   /** Add a request read by readText. */
   commit(request: StagedRequest): void {
+    takeRefused();
     for (const [why, n] of request.layer.refused) this.caps.add(why, n);
     this.g.commit(request.layer);
+    this.caps.takePoints();
   }
 
   /** Every element is read (an element past the names is still parsed: a body that is not JSON fails whole). */
@@ -263,8 +312,10 @@ export class AnswerGrouping {
       const key = this.treeKey(metric, e.node, e.labels);
       const rec = this.memo.get(key);
       const run = rawRun(e.values);
-      const to = dropAfter(run, 0, run.n, this.maxT);
+      if (this.foreign(e.node, run.n)) continue;
+      let to = dropAfter(run, 0, run.n, this.maxT);
       if (to < run.n) l.dropFuture(e.node, run.n - to);
+      if (this.nonNegative.has(metric)) to = dropNegative(run, 0, to);
       const has = valueRun(run, 0, to, l.previous(key, rec));
       if (has !== 0) l.put(key, rec, metric, e.node, e.labels, has);
       if (l.isRefused(metric)) {
@@ -287,7 +338,9 @@ export class AnswerGrouping {
   }
 
   done(): RangeItems {
+    takeRefused();
     const groups = this.g.done();
+    this.caps.takePoints();
     // The memo has forgotten the series this poll did not see: the strings only they used go too.
     this.reader.interner.sweep();
     this.reader.list.release();

@@ -6,6 +6,8 @@
  */
 import { boundedText } from '../errors.js';
 import { capLabelValue } from '../metrics/family.js';
+import { takeRefused } from './range-values.js';
+import type { PointRefusal } from './range-values.js';
 
 /**
  * What one query's answer may hold before the rest is refused or cut. Documented in docs/security.md ("Range
@@ -37,6 +39,12 @@ export type RangeCapWhat = 'range_label_length' | 'range_error_text' | 'range_er
 /** Counts of what the bounds did, kept by the reader for one grouping (one poll). */
 export class RangeCaps {
   readonly counts = new Map<RangeCapWhat, number>();
+  /** Points refused (range-values.ts REFUSED), by why: `cbwatch_collector_dropped_values_total`'s reason. */
+  readonly points = new Map<PointRefusal, number>();
+  /** Take the points refused since the last take (range-values.ts takeRefused) into `points`. */
+  takePoints(): void {
+    for (const [why, n] of takeRefused()) this.points.set(why, (this.points.get(why) ?? 0) + n);
+  }
   add(what: RangeCapWhat, n = 1): void {
     if (n > 0) this.counts.set(what, (this.counts.get(what) ?? 0) + n);
   }

@@ -15,13 +15,13 @@
  * the string lives (V8 slices rather than copies), in the metric store for one. The entries of an answer go to a
  * list of reused arrays (EntryList), keyed in the counter memo by their strings' numbers (idKey).
  */
-import { JsonCursor, NUM } from './json-cursor.js';
+import { JsonCursor, NUM, SPAN } from './json-cursor.js';
 import { Ch } from './json-slices.js';
 import { ALL_NODES } from './range-groups.js';
 import { EntryList, IdList, idKey, Interner, NO_LABELS } from './range-interner.js';
 import type { ReadEntry } from './range-interner.js';
 import { AnswerErrors, keptLabel, ownString, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-limits.js';
-import { PointRun, seriesKey } from './range-values.js';
+import { PointRun, REFUSED, refuseText, seriesKey } from './range-values.js';
 import type { CounterMemo } from './range-values.js';
 
 export { AnswerErrors, errorText, keptLabel, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-limits.js';
@@ -110,7 +110,10 @@ export class QueryReader extends JsonCursor {
     this.cellRefused = 0;
     this.errors.clear();
     this.pending.counts.clear();
+    // The points this read refuses are counted again by the parse when the reader gives up.
+    const refused = { ...REFUSED };
     if (!this.answer(summed)) {
+      Object.assign(REFUSED, refused);
       this.list.n = 0;
       this.errors.clear();
       this.text = '';
@@ -534,10 +537,17 @@ export class QueryReader extends JsonCursor {
       if (end) break;
       this.ws();
     }
-    if (count < 2) return true;
+    if (count < 2) {
+      REFUSED.not_a_number++;
+      return true;
+    }
     const t = NUM[0] as number;
     const v = NUM[1] as number;
-    if (!Number.isFinite(t) || !Number.isFinite(v)) return true;
+    if (!Number.isFinite(t) || !Number.isFinite(v)) {
+      const at = Number.isFinite(t) ? 1 : 0;
+      refuseText(this.text, SPAN[2 * at] as number, SPAN[2 * at + 1] as number);
+      return true;
+    }
     // Written here rather than through PointRun.push: numbers passed to a call are number objects of their own.
     const run = this.run;
     if (run.n === run.t.length) run.grow();

@@ -23,6 +23,8 @@ import { mergedValue, nodeLinesOf, scopedRows, scopedTable, servingLine } from '
 import type { LineGroups } from './node-lines.js';
 import { fetchRange, xdcrItemOf } from './range.js';
 import { newestOf, rowValue } from './row-values.js';
+import { CbwError } from '../errors.js';
+import { MAX_GAP_NODES } from '../metrics/family.js';
 import { ITEM_WIDE, setOf } from './values.js';
 import type { ItemValues, SourceValues, StatValues, ValueKind } from './values.js';
 
@@ -119,6 +121,22 @@ function unweighted(values: StatValues, specOf: EnvelopeSpecs): void {
   }
 }
 
+/**
+ * An item that exists (in the bucket list, in the tasks list) but has nothing to export this poll: no series of it
+ * in the answers, or every point of them refused (counted by reason in cbwatch_collector_dropped_values_total).
+ * Named as an item failure and in the poll's gaps (the landing page), never a silent success.
+ */
+function nameEmpty(ctx: StatsContext, what: 'bucket' | 'replication', item: string): void {
+  const why = 'no usable point in the range API answers: no series, or every point refused';
+  const err = new CbwError('CBW_ERR_SCHEMA', `range API: ${what} ${item} has no statistics this poll (${why})`);
+  err.brief = `range API: a ${what} has no statistics this poll (${why})`;
+  ctx.itemFailed(`${what} ${item}`, err);
+  const gaps = ctx.out.statsGaps;
+  const empty = new Map(gaps?.empty ?? []);
+  if (empty.size < MAX_GAP_NODES) empty.set(item, why);
+  ctx.out.statsGaps = { collector: gaps?.collector ?? (what === 'bucket' ? 'bucket_stats' : 'xdcr'), missing: gaps?.missing ?? new Map(), futurePoints: gaps?.futurePoints ?? new Map(), empty };
+}
+
 /** The range source's answer for every bucket of the list (and, with per_node, each of its nodes). */
 export async function rangeBucketSource(ctx: StatsContext<BucketStatsOptions>, input: BucketSourceInput): Promise<SourceValues> {
   // Without per_node only the bucket-wide values are read: the levels' sums over the nodes are asked as such.
@@ -132,8 +150,8 @@ export async function rangeBucketSource(ctx: StatsContext<BucketStatsOptions>, i
 async function bucketItem(ctx: StatsContext<BucketStatsOptions>, lines: readonly LineGroups[], serving: NativeTable, specOf: EnvelopeSpecs, b: BucketEntry): Promise<ItemValues> {
   const item: ItemValues = { sets: new Map(), newest: undefined };
   const whole = linesBucketValues(lines, b.name, undefined, specOf, serving);
-  // Nothing yet for a bucket created since the answer's window began.
-  if (whole === undefined) ctx.skipped('no_native_series', b.name);
+  // A bucket created since the answer's window began has nothing yet either: named all the same, for one poll.
+  if (whole === undefined) nameEmpty(ctx, 'bucket', b.name);
   else {
     item.sets.set(ITEM_WIDE, whole.values);
     item.newest = whole.newest;
@@ -179,7 +197,8 @@ export async function rangeXdcrSource(ctx: StatsContext, replications: readonly 
   const items = new Map<string, ItemValues>();
   for (const r of replications) {
     const v = linesXdcrValues(lines, r.id);
-    if (v !== undefined) items.set(r.id, v);
+    if (v !== undefined && v.sets.size > 0) items.set(r.id, v);
+    else nameEmpty(ctx, 'replication', r.id);
   }
   const kinds = new Map(lines.flatMap((l) => l.table.xdcr.map((r) => [r.legacy, kindOfRow(r)] as const)));
   return { items, kindOf: (stat) => kinds.get(stat) ?? 'level', gaps: ctx.out.statsGaps };

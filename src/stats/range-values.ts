@@ -117,6 +117,56 @@ const ONE = new Float64Array(1);
 /** 10^0 … 10^15, each exact as a double. */
 const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
 
+/** Why a point of a range answer was refused: a `reason` of `cbwatch_collector_dropped_values_total`. */
+export type PointRefusal = 'blank' | 'not_a_number' | 'non_finite' | 'duplicate_time' | 'negative' | 'unknown_node';
+
+/**
+ * Points refused since the last takeRefused, by reason: counted where they are refused, and taken by the grouping
+ * that read them before its synchronous read returns (range-grouping.ts), so that no other poll's count mixes in.
+ */
+export const REFUSED: Record<PointRefusal, number> = { blank: 0, not_a_number: 0, non_finite: 0, duplicate_time: 0, negative: 0, unknown_node: 0 };
+
+/** The counts of REFUSED that are not 0, which are reset. */
+export function takeRefused(): Array<[PointRefusal, number]> {
+  const out: Array<[PointRefusal, number]> = [];
+  for (const k of Object.keys(REFUSED) as PointRefusal[]) {
+    if (REFUSED[k] > 0) out.push([k, REFUSED[k]]);
+    REFUSED[k] = 0;
+  }
+  return out;
+}
+
+const NON_FINITE_WORD = /^[+-]?(?:inf|infinity|nan)$/i;
+/** Couchbase's decimal form (decimalInto): refused only when too large for a double. */
+const DECIMAL = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/**
+ * Count a refused point by why, from the text of its time or value that was not a finite number, text[start, end)
+ * (start < 0: a JSON number, finite only when it was not too large): blank (`""`, `" "`), non_finite (Couchbase's
+ * NaN and infinities, or a decimal too large for a double), else not_a_number (hex such as `"0x1F"`, `"1_000"`…).
+ */
+export function refuseText(t: string, start: number, end: number): void {
+  if (start < 0) REFUSED.non_finite++;
+  else {
+    const s = t.slice(start, end).trim();
+    if (s.length === 0) REFUSED.blank++;
+    else if (NON_FINITE_WORD.test(s) || DECIMAL.test(s)) REFUSED.non_finite++;
+    else REFUSED.not_a_number++;
+  }
+}
+
+/** Count a refused raw point (as JSON.parse makes it): not a pair, or its time or value not a finite decimal. */
+function refuseRaw(p: unknown): void {
+  if (!Array.isArray(p) || p.length < 2) {
+    REFUSED.not_a_number++;
+    return;
+  }
+  const bad: unknown = Number.isFinite(numberOf(p[0])) ? p[1] : p[0];
+  if (typeof bad === 'string') refuseText(bad, 0, bad.length);
+  else if (typeof bad === 'number') REFUSED.non_finite++;
+  else REFUSED.not_a_number++;
+}
+
 /** A point's time or value as parsed: a number, or a string in Couchbase's decimal form (decimalOf); else NaN. */
 function numberOf(x: unknown): number {
   return typeof x === 'number' ? x : typeof x === 'string' ? decimalOf(x, 0, x.length) : Number.NaN;
@@ -127,10 +177,16 @@ function numberOf(x: unknown): number {
  * string in Couchbase's decimal form), into READ. False when it is unusable (not such a pair, or not finite).
  */
 function readPoint(p: unknown): boolean {
-  if (!Array.isArray(p) || p.length < 2) return false;
+  if (!Array.isArray(p) || p.length < 2) {
+    refuseRaw(p);
+    return false;
+  }
   const t = numberOf(p[0]);
   const v = numberOf(p[1]);
-  if (!Number.isFinite(t) || !Number.isFinite(v)) return false;
+  if (!Number.isFinite(t) || !Number.isFinite(v)) {
+    refuseRaw(p);
+    return false;
+  }
   READ.t = t * 1000;
   READ.v = v;
   return true;
@@ -161,6 +217,7 @@ export function resolvePoints(points: Point[]): Point[] {
       j++;
     }
     if (agree) points[out++] = p;
+    else REFUSED.duplicate_time += j - i;
     i = j;
   }
   points.length = out;
@@ -424,6 +481,28 @@ export function dropAfter(run: PointRun, from: number, to: number, maxT: number)
     }
     w++;
   }
+  return w;
+}
+
+/**
+ * Drop the points of [from, to) of a run whose value is below 0, keeping the others in their order; returns the new
+ * end. For a series that cannot be negative (range-grouping.ts nonNegativeMetrics): such a point is no value, and a
+ * counter going down through it is no reset. Counted in REFUSED (negative). Pure but for the run and REFUSED.
+ */
+export function dropNegative(run: PointRun, from: number, to: number): number {
+  const ts = run.t;
+  const vs = run.v;
+  let w = from;
+  for (let i = from; i < to; i++) {
+    const v = vs[i] as number;
+    if (v < 0) continue;
+    if (w !== i) {
+      ts[w] = ts[i] as number;
+      vs[w] = v;
+    }
+    w++;
+  }
+  REFUSED.negative += to - w;
   return w;
 }
 

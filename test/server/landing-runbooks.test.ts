@@ -84,9 +84,9 @@ describe('"Needs a look": every kind of item links to its runbook entry', () => 
     const exhausted = new SampleSet();
     exhausted.add(defineFamily('t', 'couchbase_autofailover_events', 'gauge', 'h', []), {}, 3);
     exhausted.add(defineFamily('t', 'couchbase_autofailover_max_events', 'gauge', 'h', []), {}, 3);
-    // The range source's gaps: a node whose statistics are missing, one whose clock is ahead.
+    // The range source's gaps: a node whose statistics are missing, one whose clock is ahead, a bucket with nothing.
     const gaps = new SampleSet();
-    gaps.statsGaps = { collector: 'bucket_stats', missing: new Map([['n7:8091', 'Node is not available']]), futurePoints: new Map([['n8:8091', 3]]) };
+    gaps.statsGaps = { collector: 'bucket_stats', missing: new Map([['n7:8091', 'Node is not available']]), futurePoints: new Map([['n8:8091', 3]]), empty: new Map([['quiet', 'no usable point in the range API answers: no series, or every point refused']]) };
     const problems = findProblems(
       [
         { base: { couchbase_cluster: 'prod' }, set: everyKind() },
