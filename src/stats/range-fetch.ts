@@ -160,8 +160,9 @@ export async function fetchRange(
   // one request's answer and one query's parsed JSON are alive at a time, rather than every batch's: a few round
   // trips more, within the poll's deadline.
   const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes, { nowMs: now, maxT: now + MAX_FUTURE_SKEW_MS });
-  // The asked nodes are the cluster's: a series of any other node is dropped and counted.
-  if (active !== undefined) grouping.members = new Set(active);
+  // The asked nodes are the cluster's (the data nodes, and every active node for host stats): a series of any other
+  // node is dropped and counted.
+  if (active !== undefined) grouping.members = new Set(hostAsked ?? active);
   let failed = 0;
   let first: unknown;
   // What the bounds cut or refused, counted as each request is read: a poll that then misses its deadline still

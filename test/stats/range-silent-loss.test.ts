@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { xdcrCollector } from '../../src/collectors/xdcr.js';
 import type { RequestOptions } from '../../src/couchbase/client.js';
-import { findProblems } from '../../src/server/problems.js';
+import { findProblems } from '../../src/metrics/problems.js';
 import { SnapshotStore, statusSet } from '../../src/metrics/store.js';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
