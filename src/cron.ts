@@ -1,8 +1,8 @@
 /**
  * Cron expressions, read by node-cron (the design card's package) and used for matching only: which wall-clock
  * minutes an expression names, in which time zone, and the next of them. node-cron's own timers are never
- * started. They compute their slots from the wall clock and would fire whenever it says (issue 25, item 3: a clock
- * stepped back stopped every poll for as long); cbwatch's scheduler keeps its one monotonic ticker, and on each
+ * started. They compute their slots from the wall clock and would fire whenever it says (a clock stepped
+ * back would stop every poll for as long); cbwatch's scheduler keeps its one monotonic ticker, and on each
  * tick compares the wall clock with the slot node-cron named (src/scheduler/index.ts); the search
  * collector's cancel window asks whether the current minute matches. Where an operator thinks
  * in wall-clock time (a backup collector at 03:00, a cancel policy active in business hours), the wall clock is

@@ -2,7 +2,7 @@
  * What every thread's logger shares, without pino: the shape collectors, the scheduler and the collection engine
  * log through (pino's Logger fits it; so does the collection worker's own logger, src/collection/worker-log.ts),
  * the paths whose values are redacted, and a logger that writes nothing. The collection worker loads this
- * module and not pino (issue 26, item 2: each package costs resident memory in every thread that loads it).
+ * module and not pino (each package costs resident memory in every thread that loads it).
  */
 
 export const REDACT_PATHS = [

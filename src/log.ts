@@ -60,8 +60,8 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * The log destination: synchronous writes to a file descriptor (stderr by default) that never throw and never
  * emit 'error'. A line the destination refuses — the pipe's reader gone (EPIPE: the likely case under Docker or
  * systemd when the log collector restarts), a full disk, a pipe that stays full — is dropped and counted, and the
- * exporter keeps serving (issue 25, item 5: process.stderr turned the first EPIPE into an uncaught exception, and
- * a full disk into an exit 1 at start). The next line tries again: a disk that has space again, or a reader that
+ * exporter keeps serving (process.stderr would turn the first EPIPE into an uncaught exception, and a full
+ * disk into an exit 1 at start). The next line tries again: a disk that has space again, or a reader that
  * came back on a FIFO, gets the lines again.
  *
  * The descriptor may be non-blocking (Node makes a pipe non-blocking once anything touches process.stderr): a

@@ -5,12 +5,12 @@
  *
  * Due times run on a monotonic clock (`monotonicMs`), never on the wall clock: an NTP step, a VM restored from
  * a snapshot or an operator's `date -s` moves the wall clock by seconds or hours, and due times kept in wall
- * time then stopped every poll for as long as the clock went back (issue 25, item 3; node-cron, which ticked
- * this loop before, computes its slots from the wall clock too). Timers (setTimeout, setInterval,
+ * time would stop every poll for as long as the clock went back (node-cron computes its slots from the wall
+ * clock too). Timers (setTimeout, setInterval,
  * AbortSignal.timeout) are monotonic already. Wall-clock time is only data: sample timestamps, the last-success
  * timestamp, the `since` of a stats query (`deps.now`, the collectors' `ctx.now`).
  *
- * The one exception is a collector given a `schedule` (a cron expression, issue 38): an operator who asks for the
+ * The one exception is a collector given a `schedule` (a cron expression): an operator who asks for the
  * backup collector at 03:00 means the wall clock's 03:00, in a time zone. node-cron (src/cron.ts) names the next
  * slot; the ticker, still the monotonic one, starts the poll when the wall clock reaches the slot, or when as much
  * time has passed on the monotonic clock as the wall clock said was left when the slot was planned, whichever is
@@ -52,7 +52,7 @@ export interface SchedulerDeps {
 /**
  * The collectors whose first poll is the widest (every bucket's stats, every replication's, every bucket's
  * scopes and collections): at start, a cluster runs them one at a time rather than all at once, so the answers
- * of three wide polls are not read, parsed and held in memory together (issue 26, item 2). The others start
+ * of three wide polls are not read, parsed and held in memory together. The others start
  * at once, as before.
  */
 export const HEAVY_FIRST_POLLS: readonly string[] = ['bucket_stats', 'xdcr', 'collections'];
@@ -434,10 +434,8 @@ export class Scheduler {
     // every interval: back off, doubling per timeout up to MAX_BACKOFF_INTERVALS; any finished poll resets.
     // Only the deadline counts. A poll that failed on a refused answer (too_large: past the byte or value cap;
     // over_budget; bad_body) did finish, and quickly: Couchbase answered, so polling it again costs one
-    // request, and the collector must be back within one interval of the answers becoming normal again
-    // (issue 13, case 1). Sixteen 60 MB answers used to be read and parsed for seconds each, so those polls
-    // did hit their deadline and backed off to five intervals: bucket_stats came back 50 s after the answers
-    // stopped. They are now refused within their first chunks (--couchbase.max-answer-values), no deadline is
+    // request, and the collector must be back within one interval of the answers becoming normal again.
+    // Oversized answers are refused within their first chunks (--couchbase.max-answer-values), no deadline is
     // hit and the collector is back at its next poll. A timeout still backs off, even when the wait was on this
     // side (slots, budget): a deadline cannot tell whose fault it was, and a hung Couchbase is the case to spare.
     if (job.cron !== undefined) {

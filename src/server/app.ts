@@ -65,7 +65,7 @@ export interface ServerTimeouts {
   readonly idleMs: number;
   /**
    * A telemetry body must be written out within this grace plus its size at `bodyMinBytesPerSecond`; a client
-   * reading slower loses its connection and its slot (issue 39, item 4).
+   * reading slower loses its connection and its slot.
    */
   readonly bodyGraceMs: number;
   /** The slowest read a telemetry body may get after the grace, bytes a second. */
@@ -90,7 +90,7 @@ export const SERVER_TIMEOUTS: ServerTimeouts = {
 export { DEFAULT_MAX_REQUESTS };
 /**
  * Uncompressed telemetry scrapes share at most this part of the request slots (at least one): a flood of plain
- * scrapes (megabytes each, and most of the CPU) leaves the rest to gzip scrapers, as Prometheus is (issue 39, item 4).
+ * scrapes (megabytes each, and most of the CPU) leaves the rest to gzip scrapers, as Prometheus is.
  */
 export const PLAIN_SLOT_SHARE = 0.25;
 
