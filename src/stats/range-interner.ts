@@ -129,14 +129,7 @@ export class Interner {
     this.gen++;
     if (dropped === 0) return;
     // Open addressing: rebuilt rather than deleted from (a deletion would break the probe chains).
-    const slots = this.slots.fill(-1);
-    const mask = slots.length - 1;
-    for (let k = 0; k < this.strings.length; k++) {
-      if (this.strings[k] === undefined) continue;
-      let i = (this.hashes[k] as number) & mask;
-      while ((slots[i] as number) >= 0) i = (i + 1) & mask;
-      slots[i] = k;
-    }
+    this.place(this.slots.fill(-1));
   }
 
   private static cost(s: string): number {
@@ -171,8 +164,8 @@ export class Interner {
     return k + 1;
   }
 
-  private grow(): void {
-    const slots = new Int32Array(this.slots.length * 2).fill(-1);
+  /** Every kept string's number into `slots` (all -1), at its hash's first free slot. */
+  private place(slots: Int32Array): void {
     const mask = slots.length - 1;
     for (let k = 0; k < this.strings.length; k++) {
       if (this.strings[k] === undefined) continue;
@@ -180,6 +173,11 @@ export class Interner {
       while ((slots[i] as number) >= 0) i = (i + 1) & mask;
       slots[i] = k;
     }
+  }
+
+  private grow(): void {
+    const slots = new Int32Array(this.slots.length * 2).fill(-1);
+    this.place(slots);
     this.slots = slots;
   }
 }
