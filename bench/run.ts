@@ -357,7 +357,7 @@ async function main(): Promise<void> {
   // `reader-ab` and `floor-ab` (bench/ab.ts's pairs: the range reader against JSON.parse on slices; the reshaped
   // statistics floor against its starting commit) are written by hand, never generated: kept; so is
   // `chaos-webhook-bodies`, which `npm run chaos` measures.
-  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'floor-ab', 'footprint', 'memory', 'heap-snapshots', 'scale', 'fleet', 'healthcheck', 'xdcr', 'chaos-webhook-bodies', 'footer'];
+  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'floor-ab', 'footprint', 'memory', 'heap-snapshots', 'scale', 'fleet', 'healthcheck', 'xdcr', 'chaos-webhook-bodies', 'chaos-silent-loss-reload', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);
