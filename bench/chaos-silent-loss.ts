@@ -1,5 +1,5 @@
 /**
- * Chaos parts `refused-points` and `reload-stall` (issue 47, items 1–5): nothing vanishes silently, and the HTTP
+ * Chaos parts `refused-points` and `reload-stall`: nothing vanishes silently, and the HTTP
  * thread stays free while a refused configuration is reloaded. Everything black-box: real processes, HTTP.
  *
  *  - refused-points: a proxy between the exporter and the simulator rewrites every point of every range answer
