@@ -17,7 +17,7 @@
  * fault injection); the pure parts (matrix, oracle, tables) are in bench/chaos-lib.ts.
  *
  * Knobs (environment): CHAOS_SOAK_SECONDS, CHAOS_PARTS (comma list of matrix,large,wrk,auth,webhook,sighup,
- * slots (bench/chaos-slots.ts), readers (bench/chaos-readers.ts), clusters (bench/chaos-clusters.ts), config (bench/chaos-config.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), skew (bench/chaos-skew.ts: one node's clock ahead), webhook-bodies (bench/chaos-webhook-bodies.ts), range (bench/chaos-range.ts:
+ * slots (bench/chaos-slots.ts), readers (bench/chaos-readers.ts), clusters (bench/chaos-clusters.ts), config (bench/chaos-config.ts), clock,cron,logpipe (bench/chaos-clock.ts), bounded (bench/chaos-bounded.ts), skew (bench/chaos-skew.ts: one node's clock ahead), webhook-bodies (bench/chaos-webhook-bodies.ts), refused-points and reload-stall (bench/chaos-silent-loss.ts: CHAOS_SILENT_LOSS_SECONDS), range (bench/chaos-range.ts:
  * CHAOS_RANGE_SECONDS, CHAOS_RANGE_CASES), soak; default all), CHAOS_ROUTES / CHAOS_KINDS (substring filters on the matrix; CHAOS_ROUTES=/x exact), CHAOS_LARGE_COUNT (16),
  * CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL (`[]`), CHAOS_NOTE (a line printed under the heading), CHAOS_RESULTS
  * (write the section into another file, for trials).
@@ -43,9 +43,10 @@ import { caseBoundedSchemaFailures } from './chaos-bounded.js';
 import { caseRangeBounds } from './chaos-range.js';
 import { caseSkew } from './chaos-skew.js';
 import { caseWebhookBodies } from './chaos-webhook-bodies.js';
+import { caseRefusedPoints, caseReloadStall } from './chaos-silent-loss.js';
 
 const SOAK_SECONDS = Number(process.env.CHAOS_SOAK_SECONDS ?? 600);
-const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,soak').split(',').map((s) => s.trim()));
+const PARTS = new Set((process.env.CHAOS_PARTS ?? 'matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,refused-points,reload-stall,soak').split(',').map((s) => s.trim()));
 
 function rowsTable(rows: Rows): string {
   return renderTable(['figure', 'value'], rows);
@@ -116,6 +117,8 @@ async function main(): Promise<void> {
   if (PARTS.has('range')) cases.push(['Range answers that bloat (issue 39, item 2)', await guard('range', caseRangeBounds)]);
   if (PARTS.has('skew')) cases.push(['One node\'s clock ahead (issue 39, item 1)', await guard('skew', caseSkew)]);
   if (PARTS.has('webhook-bodies')) cases.push(['Hostile webhook bodies beside /-/healthy and /metrics (issue 47, item 5)', await guard('webhook-bodies', caseWebhookBodies)]);
+  if (PARTS.has('refused-points')) cases.push(['Every range point refused: counted and named, never silent (issue 47, items 1 and 4)', await guard('refused-points', caseRefusedPoints)]);
+  if (PARTS.has('reload-stall')) cases.push(['A refused near-limit file reloaded beside /-/healthy and /metrics (issue 47, item 5)', await guard('reload-stall', caseReloadStall)]);
   if (cases.length) {
     sections.push('### Issue cases', '');
     for (const [title, rows] of cases) sections.push(`#### ${title}`, '', typeof rows === 'string' ? rows : rowsTable(rows), '');
@@ -127,7 +130,7 @@ async function main(): Promise<void> {
     else sections.push(rowsTable(s.rows), '', `RSS over time (s → MB): ${s.rss.map(([t, mb]) => `${t}→${fmt(mb)}`).join(', ')}`, '');
   }
   sections.push(
-    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,soak; CHAOS_ROUTES and',
+    'Re-run: `npm run chaos` (CHAOS_SOAK_SECONDS, default 600; CHAOS_PARTS=matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,refused-points,reload-stall,soak; CHAOS_ROUTES and',
     'CHAOS_KINDS filter the matrix; CHAOS_LARGE_COUNT/_MB/_FILL; CHAOS_NOTE).',
   );
   const file = process.env.CHAOS_RESULTS ?? join(ROOT, 'bench', 'RESULTS.md');
@@ -145,7 +148,7 @@ refuseArguments(
   'chaos',
   `npm run chaos: hostile clusters, clients and configurations against real processes; writes the Chaos section of bench/RESULTS.md.
 It takes no arguments; the environment chooses:
-  CHAOS_PARTS        comma list of matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,soak (default all)
+  CHAOS_PARTS        comma list of matrix,large,wrk,auth,webhook,sighup,slots,readers,clusters,config,clock,cron,logpipe,bounded,range,skew,webhook-bodies,refused-points,reload-stall,soak (default all)
   CHAOS_SOAK_SECONDS (600), CHAOS_RANGE_SECONDS (60), CHAOS_RANGE_CASES, CHAOS_ROUTES, CHAOS_KINDS,
   CHAOS_LARGE_COUNT (16), CHAOS_LARGE_MB (60), CHAOS_LARGE_FILL, CHAOS_NOTE, CHAOS_RESULTS (another file)
 e.g. one range case: CHAOS_PARTS=range CHAOS_RANGE_CASES=series-100k npm run chaos

@@ -355,9 +355,9 @@ async function main(): Promise<void> {
   }
   // `memory`, `heap-snapshots` (how the resident memory splits, per thread and mapping; what each thread's heap holds)
   // `reader-ab` and `floor-ab` (bench/ab.ts's pairs: the range reader against JSON.parse on slices; the reshaped
-  // statistics floor against its starting commit) are written by hand, never generated: kept; so is
-  // `chaos-webhook-bodies`, which `npm run chaos` measures.
-  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'floor-ab', 'footprint', 'memory', 'heap-snapshots', 'scale', 'fleet', 'healthcheck', 'xdcr', 'chaos-webhook-bodies', 'footer'];
+  // statistics floor against its starting commit) are written by hand, never generated: kept; so are
+  // `chaos-webhook-bodies` and `chaos-silent-loss-reload`, which `npm run chaos` measures.
+  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'floor-ab', 'footprint', 'memory', 'heap-snapshots', 'scale', 'fleet', 'healthcheck', 'xdcr', 'chaos-webhook-bodies', 'chaos-silent-loss-reload', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);
