@@ -1,7 +1,9 @@
 /**
  * The simulator's /indexStatus and /_p/event/api/v1/status on every profile. Expected values are written by hand
- * from ../shared/reference/couchbase-services.md §2.2 and §4 (field names, shapes by version, status strings)
- * and the simulator's documented cluster, not from the collectors.
+ * from the upstream definitions (ns_server service_index.erl status_mapping/0 and menelaus_web_indexes
+ * handle_index_status for /indexStatus; indexing request_handler.go getStateStr for the status strings; eventing
+ * service_manager/defs.go appStatus and http_handlers.go determineStatus for the function status) and the
+ * simulator's documented cluster, not from the collectors.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { indexCollector } from '../../src/collectors/index-service.js';
