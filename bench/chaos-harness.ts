@@ -104,6 +104,20 @@ export async function timedGet(url: string, timeoutMs = 5_000, headers: Record<s
   }
 }
 
+/** `/-/healthy` and `/metrics` asked in turn every 100 ms until `end` (epoch ms): each route's times, and the probes without a 200. */
+export async function probeRoutes(url: string, end: number): Promise<{ healthy: number[]; metrics: number[]; failed: number }> {
+  const healthy: number[] = [];
+  const metrics: number[] = [];
+  let failed = 0;
+  for (let i = 0; Date.now() < end; i++) {
+    const t = await timedGet(`${url}${i % 2 === 0 ? '/-/healthy' : '/metrics'}`, 30_000);
+    if (t.status !== 200) failed++;
+    else (i % 2 === 0 ? healthy : metrics).push(t.ms);
+    await sleep(100);
+  }
+  return { healthy, metrics, failed };
+}
+
 export async function json<T>(url: string, init: RequestInit = {}): Promise<T> {
   const r = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
   return (await r.json()) as T;

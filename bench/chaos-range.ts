@@ -32,7 +32,7 @@ const PHASE_SECONDS = Number(process.env.CHAOS_RANGE_SECONDS ?? 60);
 const RANGE_ROUTE = '/pools/default/stats/range';
 const MB = 1_000_000;
 
-interface RangeAnswer {
+export interface RangeAnswer {
   data: Array<{ metric: Record<string, unknown>; values: unknown[] }>;
   errors: unknown[];
   [k: string]: unknown;
@@ -150,7 +150,7 @@ export const RANGE_CASES: readonly RangeCase[] = [
 ];
 
 /** The proxy: forwards to the simulator; a range answer is rewritten by `state.rewrite` when one is set. */
-function proxy(target: URL, state: { rewrite: ((answers: RangeAnswer[], n: number) => string) | undefined; n: number }): Server {
+export function rangeProxy(target: URL, state: { rewrite: ((answers: RangeAnswer[], n: number) => string) | undefined; n: number }): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const rewrite = path === RANGE_ROUTE ? state.rewrite : undefined;
@@ -191,7 +191,7 @@ async function runCase(c: RangeCase): Promise<Outcome> {
   const dir = tempDir();
   const { sim, simUrl } = await startSim(3);
   const state: { rewrite: RangeCase['rewrite'] | undefined; n: number } = { rewrite: undefined, n: 0 };
-  const front = proxy(new URL(simUrl), state);
+  const front = rangeProxy(new URL(simUrl), state);
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
   const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
   let exp: Proc | undefined;

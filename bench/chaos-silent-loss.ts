@@ -12,25 +12,20 @@
  *    `/metrics` in turn every 100 ms; quiet phase first.
  * CHAOS_SILENT_LOSS_SECONDS sets each phase's length (20).
  */
-import { createServer, request } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, percentile, readCollectors, sumSeries } from './chaos-lib.js';
 import type { Rows } from './chaos-lib.js';
-import { log, sleep, start, startSim, stopProc, tempDir, timedGet, waitRangeGreen, waitUntil, writeChaosConfig } from './chaos-harness.js';
+import { log, probeRoutes, sleep, start, startSim, stopProc, tempDir, timedGet, waitRangeGreen, waitUntil, writeChaosConfig } from './chaos-harness.js';
+import { rangeProxy } from './chaos-range.js';
+import type { RangeAnswer } from './chaos-range.js';
 import type { Proc } from './chaos-harness.js';
 import { EXPORTER_CLI, freePort } from './common.js';
 
 const SECONDS = Number(process.env.CHAOS_SILENT_LOSS_SECONDS ?? 20);
-const RANGE_ROUTE = '/pools/default/stats/range';
 const REASONS = ['blank', 'not_a_number', 'non_finite', 'duplicate_time', 'negative', 'unknown_node'];
 
-interface RangeAnswer {
-  data?: Array<{ metric: Record<string, unknown>; values: Array<[unknown, unknown]> }>;
-  [k: string]: unknown;
-}
 
 /** Every point of every series refused, the way chosen by the series' place in the answer. */
 function refuseAll(answers: RangeAnswer[]): string {
@@ -39,45 +34,17 @@ function refuseAll(answers: RangeAnswer[]): string {
     for (const s of a.data ?? []) {
       const way = k++ % 6;
       if (!Array.isArray(s.values)) continue;
-      if (way === 4) s.values = s.values.flatMap((p) => [p, [p[0], '987654321']]);
+      const points = s.values as Array<[unknown, unknown]>;
+      if (way === 4) s.values = points.flatMap((p) => [p, [p[0], '987654321']]);
       else {
         const v = ['', ' ', '0x1F', '+Inf', '', '-1'][way] ?? '';
-        s.values = s.values.map((p) => [p[0], v]);
+        s.values = points.map((p) => [p[0], v]);
       }
     }
   }
   return JSON.stringify(answers);
 }
 
-function proxy(target: URL, state: { on: boolean; n: number }): Server {
-  return createServer((req: IncomingMessage, res: ServerResponse) => {
-    const rewrite = state.on && ((req.url ?? '/').split('?')[0] ?? '/') === RANGE_ROUTE;
-    const headers = { ...req.headers };
-    if (rewrite) delete headers['accept-encoding'];
-    const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (r) => {
-      if (!rewrite || r.statusCode !== 200) {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      r.on('data', (c: Buffer) => chunks.push(c));
-      r.on('end', () => {
-        let body: string;
-        try {
-          body = refuseAll(JSON.parse(Buffer.concat(chunks).toString('utf8')) as RangeAnswer[]);
-          state.n++;
-        } catch {
-          body = Buffer.concat(chunks).toString('utf8');
-        }
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-      });
-      r.on('error', () => res.destroy());
-    });
-    up.on('error', () => res.destroy());
-    req.pipe(up);
-  });
-}
 
 const bucketSeries = (body: string): number => body.split('\n').filter((l) => l.startsWith('couchbase_bucket_') && !l.startsWith('couchbase_bucket_info')).length;
 
@@ -101,8 +68,8 @@ export async function caseRefusedPoints(): Promise<Rows> {
   log(`case refused-points: every range point refused for ${SECONDS} s`);
   const dir = tempDir();
   const { sim, simUrl } = await startSim(3);
-  const state = { on: false, n: 0 };
-  const front = proxy(new URL(simUrl), state);
+  const state: { rewrite: ((answers: RangeAnswer[]) => string) | undefined; n: number } = { rewrite: undefined, n: 0 };
+  const front = rangeProxy(new URL(simUrl), state);
   await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
   const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
   let exp: Proc | undefined;
@@ -118,10 +85,10 @@ export async function caseRefusedPoints(): Promise<Rows> {
       ['setup', `a fresh exporter (buckets, bucket_stats, xdcr, nodes, tasks every 5 s) against a 3-bucket simulator through a proxy; for ${SECONDS} s every point of every range answer is refused (per series in turn: "", " ", "0x1F", "+Inf", each timestamp twice with two different values, "-1"), then ${SECONDS} s unchanged`],
       ['before', await snapshot(url)],
     ];
-    state.on = true;
+    state.rewrite = refuseAll;
     await sleep(SECONDS * 1000);
     rows.push([`after ${SECONDS} s of refused points (${state.n} answers rewritten)`, await snapshot(url)]);
-    state.on = false;
+    state.rewrite = undefined;
     await sleep(SECONDS * 1000);
     rows.push([`${SECONDS} s after the answers are whole again`, await snapshot(url)]);
     rows.push(['on main before (issue 47)', 'bucket_stats series 399 → 42, cbwatch_collector_success 1, landing "ok … 0 series", nothing logged or counted']);
@@ -169,18 +136,7 @@ export async function caseReloadStall(): Promise<Rows> {
           if (Date.now() - t0 < 50) await sleep(50);
         }
       };
-      const healthy: number[] = [];
-      const metrics: number[] = [];
-      let failed = 0;
-      const prober = async (): Promise<void> => {
-        for (let i = 0; Date.now() < end; i++) {
-          const t = await timedGet(`${url}${i % 2 === 0 ? '/-/healthy' : '/metrics'}`, 30_000);
-          if (t.status !== 200) failed++;
-          else (i % 2 === 0 ? healthy : metrics).push(t.ms);
-          await sleep(100);
-        }
-      };
-      await Promise.all([prober(), reloader()]);
+      const [{ healthy, metrics, failed }] = await Promise.all([probeRoutes(url, end), reloader()]);
       const name = hostile ? 'reloads of the refused file' : 'quiet (no reloads)';
       rows.push([`${name}: /-/healthy`, describe(healthy)]);
       rows.push([`${name}: /metrics`, describe(metrics)]);

@@ -16,7 +16,7 @@ import { request } from 'node:http';
 import { fmt, percentile, sumSeries } from './chaos-lib.js';
 import type { Rows } from './chaos-lib.js';
 import { CLI, freePort } from './common.js';
-import { allGreen, log, sleep, start, startSim, stopProc, tempDir, timedGet, waitUntil, writeChaosConfig } from './chaos-harness.js';
+import { allGreen, log, probeRoutes, start, startSim, stopProc, tempDir, timedGet, waitUntil, writeChaosConfig } from './chaos-harness.js';
 
 const TOKEN = 'chaos-webhook-bodies-token';
 const SENDERS = 8;
@@ -65,19 +65,8 @@ async function phase(url: string, port: number, body: Buffer | undefined, second
       statuses.set(s, (statuses.get(s) ?? 0) + 1);
     }
   };
-  const healthy: number[] = [];
-  const metrics: number[] = [];
-  let failed = 0;
-  const prober = async (): Promise<void> => {
-    for (let i = 0; Date.now() < end; i++) {
-      const t = await timedGet(`${url}${i % 2 === 0 ? '/-/healthy' : '/metrics'}`, 30_000);
-      if (t.status !== 200) failed++;
-      else (i % 2 === 0 ? healthy : metrics).push(t.ms);
-      await sleep(100);
-    }
-  };
-  await Promise.all([prober(), ...Array.from({ length: SENDERS }, sender)]);
-  return { healthy, metrics, failed, statuses };
+  const [probes] = await Promise.all([probeRoutes(url, end), ...Array.from({ length: SENDERS }, sender)]);
+  return { ...probes, statuses };
 }
 
 function describe(values: readonly number[]): string {
