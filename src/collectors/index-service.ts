@@ -17,7 +17,11 @@
 import { fetchNodeServices } from '../couchbase/nodeServices.js';
 import type { NodeServices } from '../couchbase/nodeServices.js';
 import { INDEX_STATUS_ROUTE, indexStatusSchema } from '../couchbase/indexStatus.js';
+import { boundedText } from '../errors.js';
 import { ItemTally } from './helpers.js';
+
+/** The longest piece of an /indexStatus warning kept in the poll's note. */
+const WARNING_TEXT_MAX = 300;
 import { INDEX_STATE_FAMILIES, mapIndexStatus } from './index-state.js';
 import type { Collector, Skip } from './types.js';
 
@@ -44,6 +48,8 @@ export const indexCollector: Collector<'index'> = {
     const skip: Skip = (reason, detail) => ctx.skipped(reason, detail);
     // Entries that do not parse are item errors, but do not fail the poll: the list was read.
     const warnings = mapIndexStatus(answer, ctx.out, skip, new ItemTally(ctx));
-    for (const w of warnings) ctx.note?.(`/indexStatus: ${w}`);
+    // Couchbase's text: redacted and bounded before it reaches `check` or the landing page; one note a poll.
+    const first = warnings[0];
+    if (first !== undefined) ctx.note?.(`/indexStatus: ${boundedText(first, WARNING_TEXT_MAX)}${warnings.length > 1 ? ` (and ${warnings.length - 1} more warnings)` : ''}`);
   },
 };

@@ -79,6 +79,16 @@ describe('index collector: /indexStatus on a 6.6.5 shape', () => {
     expect(r.set.get('couchbase_index_status_stale')).toBe(1);
     expect(r.note).toContain('Cannot communicate with indexer process');
   });
+
+  it('bounds the warnings Couchbase sends before they reach the note: the first, cut, and a count of the rest', async () => {
+    const long = `${'x'.repeat(5_000)} tail`;
+    const body = { ...(V66 as Record<string, unknown>), warnings: [long, 'second', 'third'] };
+    const r = await collect(indexCollector, fakeClient({ [NS]: WITH_INDEX, [STATUS]: body }));
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.note?.length ?? 0).toBeLessThan(400);
+    expect(r.note).not.toContain('tail');
+    expect(r.note).toContain('(and 2 more warnings)');
+  });
 });
 
 describe('index collector: missing fields, items and failures', () => {
