@@ -97,7 +97,8 @@ describe('cbwatch healthcheck', () => {
     await daemons.pop()?.close();
     const r = await healthcheck(['--web.listen-address', `127.0.0.1:${port}`]);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(new RegExp(`http://127\\.0\\.0\\.1:${port}/-/healthy: ECONNREFUSED`));
+    // ECONNREFUSED on a quiet machine; a busy shared one has answered EHOSTUNREACH for a closed loopback port.
+    expect(r.err).toMatch(new RegExp(`http://127\\.0\\.0\\.1:${port}/-/healthy: (ECONNREFUSED|EHOSTUNREACH|ECONNRESET)`));
   });
 
   it('a bad configuration: 1 (Docker reserves 2), with the key named', async () => {
