@@ -151,12 +151,14 @@ interface Builder {
   readonly wave: (periodMs: number, key: string) => Gen;
 }
 
-function add(b: Builder, key: string, kind: SvcKind, gen: Gen, section: string | undefined, native: SvcNative | undefined): void {
+/** Add a statistic (the knob's values in place of the model's when it names the key); returns its generator. */
+function add(b: Builder, key: string, kind: SvcKind, gen: Gen, section: string | undefined, native: SvcNative | undefined): Gen {
   const overrides = b.ctx.options.knobs.serviceStatValues as Readonly<Record<string, (t: number, node: string) => number>> | undefined;
   const o = overrides?.[key];
   const host = b.node.hostname;
   const g: Gen = o ? (t) => o(t, host) : gen;
   b.out.push({ key, kind, gen: g, ...(section !== undefined ? { section } : {}), ...(native ? { native } : {}) });
+  return g;
 }
 
 /** A running total at epoch ms t that grows by `perSec` a second, whole, since a day before the node's history. */
@@ -173,7 +175,7 @@ function queryStats(b: Builder): void {
   const burst = (t: number): { on: boolean; progress: number } => slowQueryBurst(ctx, t);
   const share = (normal: number, slow: number): Gen => (t) => req(t) * (burst(t).on ? slow : normal);
   const meanS = (t: number): number => (burst(t).on ? 4.5 : 0.03);
-  const q = (stat: string, kind: SvcKind, gen: Gen): void => add(b, `query_${stat}`, kind, gen, '@query', { name: `n1ql_${stat}`, labels: {}, instance: 'n1ql' });
+  const q = (stat: string, kind: SvcKind, gen: Gen): Gen => add(b, `query_${stat}`, kind, gen, '@query', { name: `n1ql_${stat}`, labels: {}, instance: 'n1ql' });
   q('requests', 'counter', req);
   q('errors', 'counter', share(0.01, 0.03));
   q('invalid_requests', 'counter', share(0.002, 0.002));
@@ -193,7 +195,7 @@ function queryStats(b: Builder): void {
     return s.on ? Math.round(5 + 40 * s.progress) : 0;
   });
   // 7.x only: no legacy key in @query (the default list of stat_names_mappings.erl 7.6.2:832-837 has none of them).
-  const n = (name: string, kind: SvcKind, gen: Gen): void => add(b, name, kind, gen, undefined, { name, labels: {}, instance: 'n1ql' });
+  const n = (name: string, kind: SvcKind, gen: Gen): Gen => add(b, name, kind, gen, undefined, { name, labels: {}, instance: 'n1ql' });
   n('n1ql_timeouts', 'counter', share(0.0005, 0.05));
   n('n1ql_cancelled', 'counter', share(0.001, 0.002));
   n('n1ql_prepared', 'counter', share(0.3, 0.3));
@@ -248,9 +250,9 @@ function indexStats(b: Builder): void {
     const pending: Gen = ix.status === 'Building' ? (t) => Math.round(docs - items(t)) : ix.status === 'Created' ? () => 0 : (t) => Math.round(10 + 10 * wp(t));
     const labels = { bucket: ix.bucket, scope: ix.scope, collection: ix.collection, index: ix.name };
     const section = `@index-${ix.bucket}`;
-    const s = (stat: string, kind: SvcKind, gen: Gen, native = true): void =>
+    const s = (stat: string, kind: SvcKind, gen: Gen, native = true): Gen =>
       add(b, `index/${ix.name}/${stat}`, kind, gen, section, native ? { name: `index_${stat}`, labels, instance: 'index' } : undefined);
-    const nativeOnly = (stat: string, kind: SvcKind, gen: Gen): void => add(b, `index/${ix.name}/${stat}`, kind, gen, undefined, { name: `index_${stat}`, labels, instance: 'index' });
+    const nativeOnly = (stat: string, kind: SvcKind, gen: Gen): Gen => add(b, `index/${ix.name}/${stat}`, kind, gen, undefined, { name: `index_${stat}`, labels, instance: 'index' });
     s('items_count', 'gauge', items);
     s('num_docs_pending', 'gauge', pending);
     s('num_docs_queued', 'gauge', ix.status === 'Ready' ? (t) => Math.round(2 + 2 * wp(t)) : () => 0);
@@ -283,14 +285,15 @@ function indexStats(b: Builder): void {
   }
   const quota = 1024 * MIB;
   const used: Gen = (t) => usedByIndexes(t) + 64 * MIB;
-  const n = (key: string, kind: SvcKind, gen: Gen, nativeName: string | undefined): void =>
+  const n = (key: string, kind: SvcKind, gen: Gen, nativeName: string | undefined): Gen =>
     add(b, key, kind, gen, '@index', nativeName === undefined ? undefined : { name: nativeName, labels: {}, instance: 'index' });
-  n('index_memory_quota', 'gauge', () => quota, 'index_memory_quota');
-  n('index_memory_used', 'gauge', used, 'index_memory_used_total');
-  // Computed on the node (service_index.erl 6.6.5 compute_index_ram_usage_stats), then summed like the rest.
-  n('index_ram_percent', 'gauge', (t) => (used(t) * 100) / quota, undefined);
-  n('index_remaining_ram', 'gauge', (t) => quota - used(t), undefined);
-  add(b, 'index_memory_rss', 'gauge', (t) => Math.round(used(t) * 1.2), undefined, { name: 'index_memory_rss', labels: {}, instance: 'index' });
+  const quotaOf = n('index_memory_quota', 'gauge', () => quota, 'index_memory_quota');
+  const usedOf = n('index_memory_used', 'gauge', used, 'index_memory_used_total');
+  // Computed on the node from its quota and use (service_index.erl 6.6.5 compute_index_ram_usage_stats), then
+  // summed over the nodes like the rest.
+  n('index_ram_percent', 'gauge', (t) => (quotaOf(t) === 0 ? 0 : (usedOf(t) * 100) / quotaOf(t)), undefined);
+  n('index_remaining_ram', 'gauge', (t) => quotaOf(t) - usedOf(t), undefined);
+  add(b, 'index_memory_rss', 'gauge', (t) => Math.round(usedOf(t) * 1.2), undefined, { name: 'index_memory_rss', labels: {}, instance: 'index' });
   add(b, 'index_num_indexes', 'gauge', () => instances.length, undefined, { name: 'index_num_indexes', labels: {}, instance: 'index' });
 }
 
@@ -314,7 +317,7 @@ function ftsStats(b: Builder): void {
     const pending: Gen = growing ? (t) => Math.round(5 + 2 * (elapsed(t) % DEMO_CYCLE_S)) : (t) => Math.round(4 + 3 * wp(t));
     const labels = { bucket: ix.bucket, scope: '_default', collection: '_default', index: ix.index };
     const section = `@fts-${ix.bucket}`;
-    const s = (stat: string, kind: SvcKind, gen: Gen): void => add(b, `fts/${ix.index}/${stat}`, kind, gen, section, { name: `fts_${stat}`, labels, instance: 'fts' });
+    const s = (stat: string, kind: SvcKind, gen: Gen): Gen => add(b, `fts/${ix.index}/${stat}`, kind, gen, section, { name: `fts_${stat}`, labels, instance: 'fts' });
     s('doc_count', 'gauge', () => docs);
     s('num_mutations_to_index', 'gauge', pending);
     s('num_recs_to_persist', 'gauge', (t) => Math.round(2 + 2 * wp(t)));
@@ -339,7 +342,7 @@ function ftsStats(b: Builder): void {
   }
   const quota = 512 * MIB;
   const used = ram;
-  const n = (stat: string, kind: SvcKind, gen: Gen, legacy = true): void => add(b, `fts_${stat}`, kind, gen, legacy ? '@fts' : undefined, { name: `fts_${stat}`, labels: {}, instance: 'fts' });
+  const n = (stat: string, kind: SvcKind, gen: Gen, legacy = true): Gen => add(b, `fts_${stat}`, kind, gen, legacy ? '@fts' : undefined, { name: `fts_${stat}`, labels: {}, instance: 'fts' });
   n('num_bytes_used_ram', 'gauge', () => used);
   n('curr_batches_blocked_by_herder', 'gauge', () => 0);
   n('total_queries_rejected_by_herder', 'total', total(ctx, 0.001));
@@ -375,7 +378,7 @@ function eventingStats(b: Builder): void {
     const rates = FN_RATES[f.name] ?? { backlog: 2, update: 1, updateFail: 0.01, del: 0.2, delFail: 0, timeouts: 0 };
     const w = b.wave(60_000, `eventing:${f.name}:backlog`);
     const labels = { functionName: f.name };
-    const s = (stat: string, kind: SvcKind, gen: Gen, nativeToo = true): void =>
+    const s = (stat: string, kind: SvcKind, gen: Gen, nativeToo = true): Gen =>
       add(b, `eventing/${f.name}/${stat}`, kind, gen, '@eventing', nativeToo ? { name: `eventing_${stat}`, labels, instance: 'eventing' } : undefined);
     s('dcp_backlog', 'gauge', (t) => Math.round(rates.backlog * share * (1 + 0.5 * w(t))));
     s('on_update_success', 'total', total(ctx, rates.update * share));
@@ -398,7 +401,7 @@ function eventingStats(b: Builder): void {
 
 function cbasStats(b: Builder): void {
   const w = b.wave(300_000, 'cbas');
-  const c = (key: string, kind: SvcKind, gen: Gen, nativeName: string): void => add(b, key, kind, gen, '@cbas', { name: nativeName, labels: {}, instance: 'cbas' });
+  const c = (key: string, kind: SvcKind, gen: Gen, nativeName: string): Gen => add(b, key, kind, gen, '@cbas', { name: nativeName, labels: {}, instance: 'cbas' });
   c('cbas_heap_used', 'gauge', (t) => Math.round(1.2 * GIB * (1 + 0.1 * w(t))), 'cbas_heap_memory_used_bytes');
   c('cbas_system_load_average', 'gauge', (t) => 1.5 + 0.3 * w(t), 'cbas_system_load_average');
   c('cbas_thread_count', 'gauge', () => 180, 'cbas_thread_count');
@@ -433,15 +436,15 @@ function processStats(b: Builder): void {
     const w = b.wave(120_000, `sysproc:${p.proc}`);
     const labels = { category: 'system-processes', proc: p.proc };
     const cpu: Gen = (t) => p.cpu * (1 + 0.2 * w(t));
-    const s = (stat: string, name: string, kind: SvcKind, gen: Gen, extra: Readonly<Record<string, string>> = {}, lines?: readonly string[]): void =>
+    const s = (stat: string, name: string, kind: SvcKind, gen: Gen, extra: Readonly<Record<string, string>> = {}, lines?: readonly string[]): Gen =>
       add(b, `${p.proc}/${stat}`, kind, gen, undefined, { name, labels: { ...labels, ...extra }, instance: 'ns_server', ...(lines ? { lines } : {}) });
     s('mem_resident', 'sysproc_mem_resident', 'gauge', (t) => Math.round(p.rss * (1 + 0.02 * w(t))));
     s('mem_size', 'sysproc_mem_size', 'gauge', (t) => Math.round(p.rss * 1.8 * (1 + 0.02 * w(t))));
     s('mem_share', 'sysproc_mem_share', 'gauge', () => Math.round(p.rss * 0.05));
-    s('cpu_utilization', 'sysproc_cpu_utilization', 'gauge', cpu);
+    const util = s('cpu_utilization', 'sysproc_cpu_utilization', 'gauge', cpu);
     // CPU seconds per second = utilization / 100, 70% user and 30% system: the counters agree with the gauge.
-    s('cpu_seconds_user', 'sysproc_cpu_seconds_total', 'counter', (t) => (cpu(t) / 100) * 0.7, { mode: 'user' }, FROM_72);
-    s('cpu_seconds_sys', 'sysproc_cpu_seconds_total', 'counter', (t) => (cpu(t) / 100) * 0.3, { mode: 'sys' }, FROM_72);
+    s('cpu_seconds_user', 'sysproc_cpu_seconds_total', 'counter', (t) => (util(t) / 100) * 0.7, { mode: 'user' }, FROM_72);
+    s('cpu_seconds_sys', 'sysproc_cpu_seconds_total', 'counter', (t) => (util(t) / 100) * 0.3, { mode: 'sys' }, FROM_72);
     s('major_faults', 'sysproc_major_faults_raw', 'counter', () => 0.01);
     s('minor_faults', 'sysproc_minor_faults_raw', 'counter', () => 40);
     s('page_faults', 'sysproc_page_faults_raw', 'counter', () => 40.01);
@@ -451,7 +454,7 @@ function processStats(b: Builder): void {
   const data = typeof knob === 'number' ? knob : ctx.options.scenario === 'incident' ? 0.92 : 0.35;
   const j = Math.max(0, ctx.nodes.findIndex((n) => n.hostname === node.hostname));
   const disks: ReadonlyArray<readonly [string, number]> = [
-    ['/', 0.18 + 0.02 * j],
+    ['/', (18 + 2 * j) / 100],
     ['/opt/couchbase/var', data],
   ];
   for (const [disk, ratio] of disks) add(b, `disk/${disk}/usage_ratio`, 'gauge', () => ratio, undefined, { name: 'sys_disk_usage_ratio', labels: { category: 'system', disk }, instance: 'ns_server', lines: FROM_76 });
