@@ -323,6 +323,11 @@ describe('service statistics, envelope source', () => {
     const spec = declareServiceStats({ id: 'test_proc', collector: 'test_proc', service: '*', itemLabels: ['proc'], perNode: true, rows: [{ stat: 'mem_resident', kind: 'level', native: 'sysproc_mem_resident' }], noEnvelope: 'per-process statistics are not served over REST before 7.0' });
     const c = ctxFor({}, { now: T * 1000, statsSource: 'envelope' });
     expect(await serviceValues(c.ctx, spec)).toBeUndefined();
-    expect(c.notApplicable).toBe('per-process statistics are not served over REST before 7.0');
+    expect(c.notApplicable).toBe('the test_proc statistics are served by the range API only (stats_source: envelope)');
+    // Before 7.0 (auto): the spec's own reason, and no statistics request.
+    const old = ctxFor({ '/pools/default/buckets': [{ name: 'b', nodes: [{ hostname: C, clusterCompatibility: 6 * 0x10000 + 6 }] }] }, { now: T * 1000 });
+    expect(await serviceValues(old.ctx, spec)).toBeUndefined();
+    expect(old.notApplicable).toBe('per-process statistics are not served over REST before 7.0');
+    expect(old.client.calls.map((x) => x.route).sort()).toEqual(['/pools/default', '/pools/default/buckets']);
   });
 });
