@@ -25,7 +25,7 @@ import type { RangeQuery } from './range-plan.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import { dropAfter, dropNegative, HAS_INC, rawRun, REFUSED, RUN_VALUE, seriesKey, takeRefused, V_INC, V_SECS, V_T, V_V, valueRun } from './range-values.js';
 import type { CounterMemo } from './range-values.js';
-import { declaredServiceSpecs, itemKey, kindOfServiceRow, nativeMetrics } from './service-table.js';
+import { declaredServiceSpecs, everyNode, itemKey, kindOfServiceRow, nativeMetrics } from './service-table.js';
 import type { ServiceSpec, ServiceStatRow } from './service-table.js';
 import { ITEM_WIDE, itemOf as itemValuesOf, setOf } from './values.js';
 import type { ItemValues, SourceValues, ValueKind } from './values.js';
@@ -297,6 +297,8 @@ export function serviceRangeValues(ctx: StatsContext, spec: ServiceSpec, shared:
   // The answer's errors: a node's, one item failure per node; the rest per cause.
   const missing = new Map<string, string>();
   for (const [node, why] of head.byNode) if (!missing.has(node) && missing.size < MAX_GAP_NODES) missing.set(node, why);
+  // A node that should have series of its own (everyNode) and has none while another node has some: gone silent.
+  if (everyNode(spec) && nodesSeen.size > 0) for (const n of asked) if (!nodesSeen.has(n) && !missing.has(n) && missing.size < MAX_GAP_NODES) missing.set(n, 'no statistics in the answer');
   for (const [n, why] of missing) {
     const err = new CbwError(missingCode(why), `range API: the ${spec.id} statistics of node ${n} are missing from the answer (${why})`);
     err.brief = `range API: the ${spec.id} statistics of a node are missing`;
