@@ -71,14 +71,14 @@ export function specMetrics(spec: ServiceSpec): string[] {
   return [...new Set(spec.rows.flatMap(nativeMetrics))];
 }
 
-/** One spec's query: its rows' native names as one regex, its service's nodes, the window on the step. Pure. */
-export function serviceQuery(spec: ServiceSpec, nodes: readonly string[], from: number, end: number, timeoutMs?: number): RangeQuery {
+/** One spec's query: its rows' native names as one regex, its service's nodes (when given), the window on the step. Pure. */
+export function serviceQuery(spec: ServiceSpec, nodes: readonly string[] | undefined, from: number, end: number, timeoutMs?: number): RangeQuery {
   return {
     metric: [{ label: 'name', value: nameRegex(specMetrics(spec)), operator: '=~' }],
     start: from,
     end,
     step: RANGE_STEP_SECONDS,
-    nodes: [...nodes],
+    ...(nodes !== undefined ? { nodes: [...nodes] } : {}),
     ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
   };
 }
@@ -135,11 +135,20 @@ async function loadServiceRange(ctx: ServiceContext, asked: ReadonlyArray<{ spec
     const timeout = serverTimeoutMs(remaining, ctx.cluster.requestTimeout);
     requests++;
     try {
-      const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answersSchema, {
-        method: 'POST',
-        json: batch.map((a) => serviceQuery(a.spec, a.nodes, from, end, timeout)),
-        allowStatus: [400, 403, 404, 405],
-      });
+      const ask = (withNodes: boolean) =>
+        ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answersSchema, {
+          method: 'POST',
+          json: batch.map((a) => serviceQuery(a.spec, withNodes ? a.nodes : undefined, from, end, timeout)),
+          allowStatus: [400, 403, 404, 405],
+        });
+      let res = await ask(true);
+      // The node list refused (a node renamed or removed since it was read): once without it; the answers' nodes
+      // are still checked against the service's nodes (serviceRangeValues).
+      if (res.status === 400 && /node|hostname/i.test(res.text)) {
+        ctx.log.warn({ status: 400, body: boundedText(res.text, MAX_400_TEXT) }, 'statistics: the range API refused the service nodes; asking without them');
+        requests++;
+        res = await ask(false);
+      }
       if (res.status === 403) throw new RangeForbiddenError();
       if (res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
       if (res.status === 400) {

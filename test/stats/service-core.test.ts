@@ -274,6 +274,26 @@ describe('service statistics, range source', () => {
     expect(c.out.statsGaps?.missing.get(B)).toBe('no statistics in the answer');
   });
 
+  it('asks once more without the node list when the range API refuses it (400), still dropping series of other nodes', async () => {
+    const posts: Query[][] = [];
+    const c = ctxFor(
+      {
+        '/pools/default/stats/range': (_p: unknown, opt: RequestOptions) => {
+          const qs = opt.json as Query[];
+          posts.push(qs);
+          if (qs[0]?.nodes !== undefined) return { status: 400, text: '{"errors":{"nodes":"Unknown hostname"}}' };
+          return [{ data: [{ metric: { name: 'n1ql_active_requests', nodes: [A] }, values: [pt(T, 4)] }, { metric: { name: 'n1ql_active_requests', nodes: [C] }, values: [pt(T, 9)] }], errors: [] }];
+        },
+      },
+      { now: T * 1000 + 1000, enabled: { test_items_collector: false } },
+    );
+    const v = await serviceValues(c.ctx, NODE_SPEC);
+    expect(posts.map((p) => p[0]?.nodes)).toEqual([[A, B], undefined]);
+    expect(v?.items.get(A)?.sets.get(A)?.get('query_active_requests')).toBe(4);
+    expect(v?.items.has(C)).toBe(false);
+    expect(c.out.dropped.get('unknown_node')).toBe(1);
+  });
+
   it('fails the poll naming the permission on 403', async () => {
     const c = ctxFor({ '/pools/default/stats/range': { status: 403, body: { message: 'Forbidden' } } }, { now: T * 1000, enabled: { test_items_collector: false } });
     await expect(serviceValues(c.ctx, NODE_SPEC)).rejects.toThrow(/403.*missing permission/);
