@@ -60,7 +60,7 @@ export interface ServiceRangeAnswer {
 /** The nodes of each service, from /pools/default (given by service-values.ts). */
 export type ServiceNodes = (ctx: StatsContext, service: string) => Promise<readonly string[]>;
 
-/** `^(a|b)$`-free: the range API's `=~` is a Prometheus matcher, anchored on both ends. */
+/** The names as one regex, `(a|b|c)`, without `^…$`: the range API's `=~` is a Prometheus matcher, anchored on both ends. */
 export function nameRegex(names: readonly string[]): string {
   const escaped = [...new Set(names)].sort().map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return escaped.length === 1 ? (escaped[0] as string) : `(${escaped.join('|')})`;
@@ -167,7 +167,8 @@ async function loadServiceRange(ctx: ServiceContext, asked: ReadonlyArray<{ spec
       for (const a of batch) answers.set(a.spec.id, { failed: err });
     }
   }
-  if (failed > 0 && failed * MAX_QUERIES_PER_REQUEST >= queried.length) throw first;
+  // Every request failed: the poll's failure (one that failed among others costs its specs only).
+  if (failed > 0 && failed === Math.ceil(queried.length / MAX_QUERIES_PER_REQUEST)) throw first;
   // Specs whose service runs nowhere: an empty answer.
   for (const a of asked) if (!answers.has(a.spec.id)) answers.set(a.spec.id, { raw: { data: [], errors: [] } });
   return { answers, asked: nodes, requests };
