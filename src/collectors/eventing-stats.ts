@@ -25,7 +25,7 @@ const C = 'eventing';
 const PAUSED = 'A paused or undeployed function has no statistics from 7.0 (the eventing service serves them for deployed functions only).';
 
 const total = (name: string, what: string): FamilyDef =>
-  defineFamily(C, name, 'counter', `${what}, summed over the eventing nodes: the running total Couchbase keeps. ${PAUSED}`, ['function']);
+  defineFamily(C, name, 'counter', `${what}, summed over the eventing nodes: the running total Couchbase keeps. ${PAUSED}`, ['function'], 'count');
 
 export const EVENTING_STAT_FAMILIES = {
   dcpBacklog: defineFamily(C, 'couchbase_eventing_dcp_backlog', 'gauge', `Mutations the function has not yet processed (dcp_backlog), summed over the eventing nodes. ${PAUSED}`, ['function'], 'count'),
@@ -42,6 +42,12 @@ const F = EVENTING_STAT_FAMILIES;
 export const EVENTING_STATS = ['dcp_backlog', 'on_update_success', 'on_update_failure', 'on_delete_success', 'on_delete_failure', 'timeout_count'] as const;
 const STAT_SET: ReadonlySet<string> = new Set(EVENTING_STATS);
 
+/** `eventing/<function>/<stat>` of `@eventing` → the function and stat; undefined for any other key or stat. Pure. */
+export function functionKeyOf(key: string): { item: string; stat: string } | undefined {
+  const k = sectionItemKey('eventing', key);
+  return k === undefined || !STAT_SET.has(k.stat) ? undefined : k;
+}
+
 /**
  * The `@eventing` section's values (keys `eventing/<function>/<stat>`) per function. The section's totals over the
  * functions (`eventing/<stat>`) and stats not read are left out. Pure.
@@ -49,8 +55,8 @@ const STAT_SET: ReadonlySet<string> = new Set(EVENTING_STATS);
 export function functionsFromSection(values: StatValues): Map<string, StatValues> {
   const byFunction = new Map<string, StatValues>();
   for (const [key, v] of values) {
-    const k = sectionItemKey('eventing', key);
-    if (k === undefined || !STAT_SET.has(k.stat)) continue;
+    const k = functionKeyOf(key);
+    if (k === undefined) continue;
     let s = byFunction.get(k.item);
     if (s === undefined) {
       s = new Map();

@@ -9,6 +9,7 @@ import { collectionsCollector } from './collections.js';
 import { eventingCollector } from './eventing.js';
 import { indexCollector } from './index-service.js';
 import { nodesCollector } from './nodes.js';
+import { searchIndexCollector } from './search-index.js';
 import { searchCollector } from './search.js';
 import { securityCollector } from './security.js';
 import { tasksCollector } from './tasks.js';
@@ -30,6 +31,7 @@ export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   search: searchCollector,
   backup: backupCollector,
   index: indexCollector,
+  search_index: searchIndexCollector,
   eventing: eventingCollector,
 };
 
