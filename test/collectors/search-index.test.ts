@@ -5,9 +5,15 @@
  * total_queries, total_queries_error, total_request_time (ns), kept as `fts/<index>/<stat>` in `@fts-<bucket>`; the
  * node's fts_num_bytes_used_ram in `@fts`). Counters are per-second samples.
  */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { searchIndexCollector } from '../../src/collectors/search-index.js';
 import { collect, fakeClient } from '../helpers/collect.js';
+import { requireBinary } from '../helpers/tools.js';
+
+const PROMTOOL = requireBinary('promtool');
 
 const NS = '/pools/default/nodeServices';
 const POOLS = '/pools/default';
@@ -57,6 +63,28 @@ describe('search_index collector: statistics from the legacy sections, per node 
     expect(r.set.all('couchbase_search_index_docs')).toHaveLength(1);
     // The kv node, which does not run the Search service, is asked nothing.
     expect(client.calls.filter((c) => c.route === NODE_SECTION).every((c) => c.params.node === S1)).toBe(true);
+  });
+
+  it('matches the golden exposition', async () => {
+    const r = await collect(searchIndexCollector, fakeClient({ [NS]: WITH_FTS, [POOLS]: POOL, [BUCKETS]: BUCKET_LIST, [NODE_SECTION]: sections }), { now: () => T0 + 500 });
+    expect(r.ok, String(r.error)).toBe(true);
+    await expect(r.text).toMatchFileSnapshot('../golden/search_index-6.6.prom');
+  });
+
+  it.skipIf(PROMTOOL === undefined)('golden file passes promtool check metrics', () => {
+    const input = readFileSync(join(import.meta.dirname, '..', 'golden', 'search_index-6.6.prom'));
+    expect(execFileSync(PROMTOOL as string, ['check', 'metrics'], { input, encoding: 'utf8' })).toBe('');
+  });
+
+  it('emits nothing for a stat without a value (null samples), not zeros, and keeps the others', async () => {
+    const nulls = (p: Record<string, string>): unknown =>
+      p.section === 'fts-travel-sample' && p.node === S1 ? envelope({ 'fts/travel-index/doc_count': [null, null], 'fts/travel-index/total_queries': [null, null], 'fts/travel-index/total_request_time': [1, 2], 'fts/travel-index/num_bytes_used_disk': [1, 4096] }) : sections(p);
+    const r = await collect(searchIndexCollector, fakeClient({ [NS]: WITH_FTS, [POOLS]: POOL, [BUCKETS]: BUCKET_LIST, [NODE_SECTION]: nulls }), { now: () => T0 + 500 });
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.set.all('couchbase_search_index_docs')).toEqual([]);
+    expect(r.set.all('couchbase_search_index_queries_per_second')).toEqual([]);
+    expect(r.set.all('couchbase_search_index_query_latency_seconds')).toEqual([]);
+    expect(r.set.get('couchbase_search_index_disk_size_bytes', L)).toBe(4096);
   });
 
   it('costs no request and no error where no node runs the Search service', async () => {
