@@ -196,6 +196,9 @@ export const collectorSchemas = {
   index: collector({ ...base }),
   search_index: collector({ ...base }),
   eventing: collector({ ...base }),
+  query: collector({ ...base }),
+  analytics: collector({ ...base }),
+  processes: collector({ ...base }),
 } as const;
 
 export type CollectorName = keyof typeof collectorSchemas;

@@ -242,6 +242,28 @@ describe('service statistics, range source', () => {
     expect(c.out.statsGaps?.missing.get(B)).toBe('Node is not available');
   });
 
+  it('completes a shared answer made without a spec (its collector was off) with a request for that spec alone', async () => {
+    const posts: Query[][] = [];
+    const shared = createSharedCache(() => T * 1000 + 5000);
+    const first = ctxFor({ '/pools/default/stats/range': rangeRoute(posts, answer1) }, { now: T * 1000 + 5000, shared, enabled: { test_items_collector: false } });
+    const then = ctxFor({ '/pools/default/stats/range': rangeRoute(posts, answer1) }, { now: T * 1000 + 5000, shared });
+    await serviceValues(first.ctx, NODE_SPEC);
+    const w = await serviceValues(then.ctx, ITEM_SPEC);
+    expect(posts.map((p) => p.map((q) => q.metric[0]?.value))).toEqual([['(n1ql_active_requests|n1ql_load|n1ql_request_time|n1ql_requests)'], ['eventing_dcp_backlog']]);
+    expect(w?.items.get('f1')?.sets.get(ITEM_WIDE)?.get('dcp_backlog')).toBe(12);
+    // Reused within its age: no third request.
+    await serviceValues(then.ctx, NODE_SPEC);
+    expect(posts).toHaveLength(2);
+  });
+
+  it('fails the poll when every node of the spec failed, naming the cause', async () => {
+    const c = ctxFor(
+      { '/pools/default/stats/range': rangeRoute([], () => ({ data: [], errors: [{ error: 'query processing failed' }] })) },
+      { now: T * 1000 + 1000, enabled: { test_items_collector: false } },
+    );
+    await expect(serviceValues(c.ctx, NODE_SPEC)).rejects.toThrow(/test_node statistics failed on every node: .*query processing failed/);
+  });
+
   it('fails the poll naming the permission on 403', async () => {
     const c = ctxFor({ '/pools/default/stats/range': { status: 403, body: { message: 'Forbidden' } } }, { now: T * 1000, enabled: { test_items_collector: false } });
     await expect(serviceValues(c.ctx, NODE_SPEC)).rejects.toThrow(/403.*missing permission/);
@@ -323,6 +345,11 @@ describe('service statistics, envelope source', () => {
     const spec = declareServiceStats({ id: 'test_proc', collector: 'test_proc', service: '*', itemLabels: ['proc'], perNode: true, rows: [{ stat: 'mem_resident', kind: 'level', native: 'sysproc_mem_resident' }], noEnvelope: 'per-process statistics are not served over REST before 7.0' });
     const c = ctxFor({}, { now: T * 1000, statsSource: 'envelope' });
     expect(await serviceValues(c.ctx, spec)).toBeUndefined();
-    expect(c.notApplicable).toBe('per-process statistics are not served over REST before 7.0');
+    expect(c.notApplicable).toBe('the test_proc statistics are served by the range API only (stats_source: envelope)');
+    // Before 7.0 (auto): the spec's own reason, and no statistics request.
+    const old = ctxFor({ '/pools/default/buckets': [{ name: 'b', nodes: [{ hostname: C, clusterCompatibility: 6 * 0x10000 + 6 }] }] }, { now: T * 1000 });
+    expect(await serviceValues(old.ctx, spec)).toBeUndefined();
+    expect(old.notApplicable).toBe('per-process statistics are not served over REST before 7.0');
+    expect(old.client.calls.map((x) => x.route).sort()).toEqual(['/pools/default', '/pools/default/buckets']);
   });
 });
