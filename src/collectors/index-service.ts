@@ -158,7 +158,7 @@ export const indexCollector: Collector<'index'> = {
   description:
     'Index service: per index replica its state (ready, building, created, error, …), build progress, last scan time and the nodes holding its partitions; per index and node its statistics (items, pending and queued documents, resident and fragmentation ratios, sizes, memory, scan latency, requests, rows, cache hit ratio); per index node its memory quota, use and their ratio. ' +
     'Each statistics series is one node\'s share of an index: a partitioned index has a series on every node holding some of its partitions, and a replica is an index of its own (`<name> (replica N)`) on its own node. Sum levels and rates by bucket, scope, collection and index for the index\'s total; a ratio or a latency is per node and does not add up. ' +
-    'Before 7.0, which has no scopes, scope and collection are `_default` (where 7.0 puts such an index); replica is `replicaId`, or the `(replica N)` of the display name before 7.0. While couchbase_index_status_stale is 1 the states are the cluster manager\'s last known ones. ' +
+    'Before 7.0, which has no scopes, scope and collection are `_default` (where 7.0 puts such an index); so are they for every index\'s statistics under stats_source: envelope on 7.x, whose legacy keys name the bucket and index only. replica is `replicaId`, or the `(replica N)` of the display name before 7.0. While couchbase_index_status_stale is 1 the states are the cluster manager\'s last known ones. ' +
     'A missing permission for /indexStatus fails the state part only; the statistics are still exported.',
   async collect(ctx) {
     if (!runsService(await fetchNodeServices(ctx), INDEX_PORTS)) {

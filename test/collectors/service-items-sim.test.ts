@@ -71,7 +71,7 @@ async function start(version: string, knobs: Record<string, unknown>, clock: { n
 }
 
 /** The three collectors, twice 30 s apart, under `auto`; the second polls' statistics families. */
-async function run(version: string, knobs: Record<string, unknown> = {}): Promise<Run> {
+async function run(version: string, knobs: Record<string, unknown> = {}, statsSource: 'auto' | 'envelope' = 'auto'): Promise<Run> {
   const clock = { now: T0 };
   const { sim, client } = await start(version, knobs, clock);
   const families: Families = new Map();
@@ -79,9 +79,9 @@ async function run(version: string, knobs: Record<string, unknown> = {}): Promis
   for (const c of COLLECTORS) {
     const state = new Map<string, unknown>();
     clock.now = T0;
-    await collect(c as Collector<CollectorName>, client, { cluster: { statsSource: 'auto' }, state, now: () => clock.now });
+    await collect(c as Collector<CollectorName>, client, { cluster: { statsSource }, state, now: () => clock.now });
     clock.now = T0 + 30_000;
-    const r = await collect(c as Collector<CollectorName>, client, { cluster: { statsSource: 'auto' }, state, now: () => clock.now });
+    const r = await collect(c as Collector<CollectorName>, client, { cluster: { statsSource }, state, now: () => clock.now });
     expect(r.ok, `${version} ${c.name}: ${String(r.error)}`).toBe(true);
     expect([...r.itemErrors], `${version} ${c.name}`).toEqual([]);
     notes.push(`${c.name}: ${r.note ?? ''}`);
@@ -156,6 +156,25 @@ describe('index, search_index and eventing statistics on 6.6.5 (sections) and 7.
       expect(get('couchbase_eventing_on_update_success_total', { function: 'enrich_orders' })).toBe(1554);
     }
   });
+
+  it('on 7.6, the sections (stats_source: envelope) give the same series and values as the range API, but the scope of an index in a named collection', async () => {
+    const env = await run('7.6.5', {}, 'envelope');
+    expect([...env.families.keys()].sort()).toEqual([...now.families.keys()].sort());
+    // The legacy key `index/<index>/<stat>` has no scope or collection (ns_server@7.6.2:src/stat_names_mappings.erl
+    // map_index_stats matches bucket and index only): such an index is labelled `_default`.`_default` there.
+    const unscoped = (k: string): string => k.replace('"inventory"', '"_default"').replace('"hotel"', '"_default"');
+    const diffs: string[] = [];
+    for (const [name, series] of now.families) {
+      const other = env.families.get(name) ?? new Map<string, number>();
+      for (const [k, v] of series) {
+        const w = other.get(unscoped(k));
+        if (w === undefined) diffs.push(`${name} ${k}: range only`);
+        else if (!close(v, w)) diffs.push(`${name} ${k}: range ${v}, envelope ${w}`);
+      }
+      if (other.size !== series.size) diffs.push(`${name}: ${series.size} series by range, ${other.size} by envelope`);
+    }
+    expect(diffs).toEqual([]);
+  }, 120_000);
 
   it('export no statistics for a paused function (its status is still exported)', () => {
     for (const r of [old, now]) {
