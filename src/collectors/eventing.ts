@@ -25,12 +25,12 @@ import { ITEM_WIDE } from '../stats/values.js';
 import { EVENTING_STATUS_ROUTE, eventingAppSchema, eventingStatusSchema } from '../couchbase/eventing.js';
 import type { EventingApp, EventingStatusAnswer } from '../couchbase/eventing.js';
 import { MAX_INVALID_SHOWN, notAnObject } from '../couchbase/source.js';
-import { boundedText, CbwError, describeError, summariseIssues } from '../errors.js';
+import { CbwError, summariseIssues } from '../errors.js';
 import { byCodeUnit } from '../text-order.js';
 import { ItemTally, oneHot } from './helpers.js';
 import type { ItemSink } from './helpers.js';
 import { EVENTING_STAT_FAMILIES, EVENTING_STATS, functionKeyOf, mapEventingStats } from './eventing-stats.js';
-import { runsService, settleFirst, statsContextOf, warnForbiddenOnce } from './index-service.js';
+import { partFailureNote, runsService, settleFirst, statsContextOf, warnForbiddenOnce } from './index-service.js';
 import type { Collector, Skip } from './types.js';
 
 const C = 'eventing';
@@ -112,7 +112,6 @@ export const EVENTING_SPEC = declareServiceStats({
   envelope: { sections: ['eventing'], keyOf: (_section, key) => functionKeyOf(key) },
 });
 
-const STATUS_NOTE_MAX = 300;
 
 export const eventingCollector: Collector<'eventing'> = {
   name: 'eventing',
@@ -140,7 +139,7 @@ export const eventingCollector: Collector<'eventing'> = {
       } catch (err) {
         statusError = err;
         warnForbiddenOnce(ctx, EVENTING_STATUS_ROUTE, err);
-        notes.push(`function status: ${boundedText(describeError(err), STATUS_NOTE_MAX)}`);
+        notes.push(partFailureNote('function status', err));
         throw err;
       }
     });

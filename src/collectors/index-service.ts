@@ -137,6 +137,18 @@ export function settleFirst(tally: ItemTally, first: unknown): void {
   }
 }
 
+/**
+ * The poll's note for a part that failed: a 403's missing permissions (Couchbase's `permissions` array, bounded), else
+ * the error's code and brief reason (no upstream text: the note reaches the landing page).
+ */
+export function partFailureNote(part: string, err: unknown): string {
+  if (isCode(err, 'CBW_ERR_FORBIDDEN')) {
+    const permissions = (err as { permissions?: readonly string[] }).permissions ?? [];
+    return `${part}: forbidden (403)${permissions.length > 0 ? `: missing permission ${boundedText(permissions.join(' or '), WARNING_TEXT_MAX)}` : ''}`;
+  }
+  return `${part}: ${describeError(err, { public: true })}`;
+}
+
 /** A 403 on a part's request: its missing permission logged once at warn (later polls at debug). */
 export function warnForbiddenOnce(ctx: Pick<CollectContext, 'state' | 'log'>, endpoint: string, err: unknown): void {
   if (!isCode(err, 'CBW_ERR_FORBIDDEN')) return;
@@ -184,7 +196,7 @@ export const indexCollector: Collector<'index'> = {
         listed(undefined);
         stateError = err;
         warnForbiddenOnce(ctx, INDEX_STATUS_ROUTE, err);
-        notes.push(`index state: ${boundedText(describeError(err), WARNING_TEXT_MAX)}`);
+        notes.push(partFailureNote('index state', err));
         throw err;
       }
     });

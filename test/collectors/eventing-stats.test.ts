@@ -74,6 +74,15 @@ describe('eventing collector: statistics from the @eventing section (before 7.0)
     expect(noStatus.set.all('couchbase_eventing_function_status')).toEqual([]);
   });
 
+  it('notes a failed status part by its code, without the upstream text, while the statistics stay', async () => {
+    const r = await collect(eventingCollector, fakeClient(routes({ status: 500, text: 'upstream says password=hunter2' })), { now: () => T0 + 500 });
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(r.itemErrors.get('http_5xx')).toBe(1);
+    expect(r.note).toContain('function status: CBW_ERR_HTTP');
+    expect(r.note).not.toContain('hunter2');
+    expect(r.set.get('couchbase_eventing_dcp_backlog', E)).toBe(250);
+  });
+
   it('a function that disappears from the section takes its statistics with it', async () => {
     let section: unknown = EVENTING;
     const client = fakeClient({ ...routes(V66), [SECTION]: () => section });
