@@ -28,6 +28,9 @@ import { collect } from '../helpers/collect.js';
 /** On a 10 s boundary: the nodes' scrapes and the envelopes' samples line up. */
 const T0 = Date.UTC(2026, 10, 25, 12, 0, 0);
 const REL = 5e-3;
+/** The simulator's query nodes with 3 nodes (a node's services: src/simulator/profiles.ts). */
+const CB1 = 'cb1.cbsim.local:8091';
+const CB3 = 'cb3.cbsim.local:8091';
 const ABS = 2e-3;
 
 /** Families served by 7.0+ only: absent from the envelope side. */
@@ -49,17 +52,20 @@ const COLLECTORS = [queryCollector, analyticsCollector, processesCollector] as u
 interface Run {
   readonly families: Families;
   readonly notApplicable: Map<string, string | undefined>;
+  /** Per collector, the item failures of the second poll by reason. */
+  readonly itemErrors: Map<string, ReadonlyMap<string, number>>;
 }
 
 /** The three collectors through `source`, twice 30 s apart; the second polls' families. */
-async function run(version: string, source: 'envelope' | 'range' | 'auto'): Promise<Run> {
+async function run(version: string, source: 'envelope' | 'range' | 'auto', knobs: Record<string, unknown> = {}): Promise<Run> {
   const clock = { now: T0 };
-  const sim: Simulator = createSimulator({ version, buckets: 2, nodes: 3, seed: 46, clock: () => clock.now, knobs: { analyticsNodes: 1 } });
+  const sim: Simulator = createSimulator({ version, buckets: 2, nodes: 3, seed: 46, clock: () => clock.now, knobs: { analyticsNodes: 1, ...knobs } });
   const client: CouchbaseClient = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password', concurrency: 8 });
   try {
     const states = COLLECTORS.map(() => new Map<string, unknown>());
     const families: Families = new Map();
     const notApplicable = new Map<string, string | undefined>();
+    const itemErrors = new Map<string, ReadonlyMap<string, number>>();
     for (const [i, at] of [T0, T0 + 30_000].entries()) {
       clock.now = at;
       for (const [k, c] of COLLECTORS.entries()) {
@@ -67,10 +73,11 @@ async function run(version: string, source: 'envelope' | 'range' | 'auto'): Prom
         expect(r.ok, `${c.name} ${version} ${source}: ${String(r.error)}`).toBe(true);
         if (i === 0) continue;
         notApplicable.set(c.name, r.notApplicable);
+        itemErrors.set(c.name, r.itemErrors);
         for (const f of r.set.families()) families.set(f.def.name, new Map(f.samples.map((s) => [JSON.stringify(Object.entries(s.labels).sort()), s.value])));
       }
     }
-    return { families, notApplicable };
+    return { families, notApplicable, itemErrors };
   } finally {
     await client.close();
     await sim.close();
@@ -138,5 +145,12 @@ describe('service collectors: the legacy sections and the range API agree', () =
     const absent = version === '7.2.4' ? new Set(['couchbase_node_disk_usage_ratio']) : new Set<string>();
     expect(env.notApplicable.get('processes')).toBe('the processes statistics are served by the range API only (stats_source: envelope)');
     expect(differences(env.families, range.families, absent)).toEqual([]);
+  }, 120_000);
+
+  it.each(['6.6.5', '7.6.2'])('on %s, a query node that is down is a failure of its own and takes none of the other nodes\' series', async (version) => {
+    const down = await run(version, 'auto', { nodeFaults: { [CB3]: { down: true } } });
+    const requests = down.families.get('couchbase_query_requests_per_second') ?? new Map();
+    expect([...requests.keys()]).toEqual([JSON.stringify([['node', CB1]])]);
+    expect(down.itemErrors.get('query')?.size ?? 0).toBeGreaterThan(0);
   }, 120_000);
 });

@@ -264,6 +264,36 @@ describe('service statistics, range source', () => {
     await expect(serviceValues(c.ctx, NODE_SPEC)).rejects.toThrow(/test_node statistics failed on every node: .*query processing failed/);
   });
 
+  it('names a service node that answered no series while another did, as missing', async () => {
+    const c = ctxFor(
+      { '/pools/default/stats/range': rangeRoute([], () => ({ data: [{ metric: { name: 'n1ql_active_requests', nodes: [A] }, values: [pt(T, 4)] }], errors: [] })) },
+      { now: T * 1000 + 1000, enabled: { test_items_collector: false } },
+    );
+    await serviceValues(c.ctx, NODE_SPEC);
+    expect(c.failures.map((f) => f.item)).toEqual([`range test_node node ${B}`]);
+    expect(c.out.statsGaps?.missing.get(B)).toBe('no statistics in the answer');
+  });
+
+  it('asks once more without the node list when the range API refuses it (400), still dropping series of other nodes', async () => {
+    const posts: Query[][] = [];
+    const c = ctxFor(
+      {
+        '/pools/default/stats/range': (_p: unknown, opt: RequestOptions) => {
+          const qs = opt.json as Query[];
+          posts.push(qs);
+          if (qs[0]?.nodes !== undefined) return { status: 400, text: '{"errors":{"nodes":"Unknown hostname"}}' };
+          return [{ data: [{ metric: { name: 'n1ql_active_requests', nodes: [A] }, values: [pt(T, 4)] }, { metric: { name: 'n1ql_active_requests', nodes: [C] }, values: [pt(T, 9)] }], errors: [] }];
+        },
+      },
+      { now: T * 1000 + 1000, enabled: { test_items_collector: false } },
+    );
+    const v = await serviceValues(c.ctx, NODE_SPEC);
+    expect(posts.map((p) => p[0]?.nodes)).toEqual([[A, B], undefined]);
+    expect(v?.items.get(A)?.sets.get(A)?.get('query_active_requests')).toBe(4);
+    expect(v?.items.has(C)).toBe(false);
+    expect(c.out.dropped.get('unknown_node')).toBe(1);
+  });
+
   it('fails the poll naming the permission on 403', async () => {
     const c = ctxFor({ '/pools/default/stats/range': { status: 403, body: { message: 'Forbidden' } } }, { now: T * 1000, enabled: { test_items_collector: false } });
     await expect(serviceValues(c.ctx, NODE_SPEC)).rejects.toThrow(/403.*missing permission/);
@@ -323,6 +353,19 @@ describe('service statistics, envelope source', () => {
     expect(b?.has('query_avg_req_time')).toBe(true);
     expect(b?.get('query_avg_req_time')).toBeUndefined();
     expect(c.client.calls.map((x) => x.path.split('?')[0])).toContain('/pools/default/buckets/@query/nodes/a%3A8091/stats');
+  });
+
+  it("reports a node whose section answers timestamps and no statistic (down) as that node's failure", async () => {
+    const c = ctxFor(
+      {
+        '/pools/default/buckets/@{section}/nodes/{node}/stats': (p: Record<string, string>) => ({ op: { samples: p.node === A ? samplesA : { timestamp: samplesA.timestamp }, lastTStamp: T * 1000 } }),
+      },
+      { now: T * 1000 + 500, statsSource: 'envelope' },
+    );
+    const v = await serviceValues(c.ctx, NODE_SPEC);
+    expect(v?.items.get(A)?.sets.get(A)?.get('query_requests')).toBe(3);
+    expect(v?.items.has(B)).toBe(false);
+    expect(c.failures.map((f) => f.item)).toEqual([`@query on ${B}`]);
   });
 
   it('splits a per-item section by its keys and reads the cluster-wide answer for a spec summed over the nodes', async () => {
