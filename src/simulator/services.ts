@@ -55,7 +55,8 @@
  * - Analytics nodes (`cbas`; knob `analyticsNodes` of modules/service-stats.ts): gauges cbas_heap_used,
  *   cbas_system_load_average, cbas_thread_count, cbas_disk_used; counters cbas_gc_count, cbas_gc_time (ms),
  *   cbas_io_reads, cbas_io_writes (native names of stat_names_mappings.erl 7.6.2:142-194).
- * - every node, 7.0+ native only: sysproc_mem_resident, _mem_size, _mem_share (bytes), _cpu_utilization (percent),
+ * - every node, 7.0+ native only (labels `proc` and `category="system-processes"`, ns_server_stats.erl
+ *   report_prom_stats): sysproc_mem_resident, _mem_size, _mem_share (bytes), _cpu_utilization (percent),
  *   _major_faults_raw, _minor_faults_raw, _page_faults_raw, _start_time, and from 7.2 sysproc_cpu_seconds_total{mode}
  *   (its rate agrees with cpu_utilization), for the processes of the node's services (ns_server, babysitter,
  *   prometheus everywhere; memcached, projector, goxdcr on data nodes; indexer; cbq-engine; cbft;

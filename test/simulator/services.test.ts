@@ -19,6 +19,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { SimOptions, Simulator } from '../../src/simulator/index.js';
+import { fixture } from '../../src/simulator/fixtures.js';
 
 const AUTH = { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}` };
 /** A whole multiple of 60 s: envelope samples and scrapes line up on it. */
@@ -315,6 +316,20 @@ describe('native service statistics (7.0+)', () => {
     expect(await exposition(s, CB2)).toContain('fts_doc_count{bucket="travel-sample",scope="_default",collection="_default",index="travel-hotels"} 222');
     // cb2 runs no query or index service: none of their series.
     expect((await exposition(s, CB2)).some((l) => /^(n1ql|index)_/.test(l))).toBe(false);
+  });
+
+  it('GET /pools/default/stats/range/n1ql_requests/irate: one series per query node with the labels of the documented answer', async () => {
+    const { s } = sim({ version: '7.6.5' });
+    const r = await get(s, '/pools/default/stats/range/n1ql_requests/irate?start=-180&step=60');
+    expect(r.status).toBe(200);
+    const body = JSON.parse(r.body) as RangeAnswer;
+    const doc = fixture<RangeAnswer>('pools-default-stats-range/docs-server-7.0plus-n1ql_requests-irate.json');
+    const docLabels = Object.keys(doc.data[0]?.metric ?? {}).sort();
+    expect(body.data.map((d) => [Object.keys(d.metric).sort(), d.metric.nodes, d.metric.instance])).toEqual([
+      [docLabels, [CB1], 'n1ql'],
+      [docLabels, [CB3], 'n1ql'],
+    ]);
+    expect(body.data[0]?.values).toHaveLength(4);
   });
 
   it('7.x-only query names natively; 6.6.5 has no native path at all', async () => {
