@@ -64,7 +64,8 @@
  *   `/opt/couchbase/var` (the data disk: knob `diskUsedRatio` or the scenario's share, as storageTotals).
  *
  * Demo (scenario `demo`; knob `slowQueryBurst` true/false forces it on/off in any scenario): a burst of slow
- * queries from second 300 to second 540 of every 600 s of simulated time since start: on every query node 40% of
+ * queries from second 60 to second 300 of every 600 s of simulated time since start (a newcomer sees it within the
+ * first minutes, as the flapping node of modules/cluster.ts): on every query node 40% of
  * the requests take over 5 s (requests_5000ms = 0.4 × requests; 250 ms: 0.7, 500 ms: 0.6, 1 s: 0.5), the mean
  * request time is 4.5 s, timeouts rise, and queued requests climb from 5 to 45 over the burst (0 outside it).
  * Search index travel-landmarks' pending mutations grow by 2 a second through each 600 s cycle.
@@ -111,8 +112,8 @@ const FROM_72 = ['7.2', '7.6', '8.0'];
 const FROM_76 = ['7.6', '8.0'];
 /** The demo's cycle and the slow-query burst within it, seconds of simulated time since start. */
 export const DEMO_CYCLE_S = 600;
-export const BURST_FROM_S = 300;
-export const BURST_TO_S = 540;
+export const BURST_FROM_S = 60;
+export const BURST_TO_S = 300;
 
 /** Whether the slow-query burst is on at epoch ms t, and how far into it (0-1). */
 export function slowQueryBurst(ctx: SimContext, t: number): { on: boolean; progress: number } {
