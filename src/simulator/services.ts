@@ -63,6 +63,12 @@
  *   eventing-producer; cbas and java on analytics nodes); 7.6+ sys_disk_usage_ratio{disk} for `/` and
  *   `/opt/couchbase/var` (the data disk: knob `diskUsedRatio` or the scenario's share, as storageTotals).
  *
+ * Levels outside the demo's burst (deterministic, from ctx.rand and slow sine waves): 20-40 requests a second per
+ * query node (±20%), 1% errors, 8% over 250 ms, 3% over 500 ms, 1% over 1 s, 0.1% over 5 s, 30 ms per request, no
+ * queue; index scans 80 µs per row, 5% cache misses, 20% fragmentation, `#primary` 88% resident, the others 100%;
+ * Search queries 12 ms each, 1% errors; eventing's totals grow at fixed rates per function (enrich_orders fails
+ * 0.2 updates a second).
+ *
  * Demo (scenario `demo`; knob `slowQueryBurst` true/false forces it on/off in any scenario): a burst of slow
  * queries from second 60 to second 300 of every 600 s of simulated time since start (a newcomer sees it within the
  * first minutes, as the flapping node of modules/cluster.ts): on every query node 40% of
