@@ -86,7 +86,7 @@ const section = (id: string, node?: string): string => `/pools/default/buckets/$
 const byNode = (values: Record<string, number>) => (_t: number, node: string) => values[node] ?? 0;
 
 describe('legacy service sections: routes', () => {
-  for (const version of ['6.6.5', '7.6.5']) {
+  for (const version of ['6.6.5', '7.2.4', '7.6.5', '8.0.0']) {
     it(`${version}: per-node answers carry the hostname; a node without the service, an unknown node or bucket, and @system-processes answer 404`, async () => {
       const { s } = sim({ version });
       // Default cluster: cb1 kv, n1ql, index, fts, backup; cb2 kv, fts; cb3 kv, index, n1ql.
@@ -114,6 +114,32 @@ describe('legacy service sections: routes', () => {
     expect(body.op.samples.timestamp?.[0]).toBe(T0 - 59_000);
     const newer = await samples(s, `${section('@query')}?haveTStamp=${T0 - 3000}`);
     expect(newer.timestamp).toEqual([T0 - 2000, T0 - 1000, T0]);
+  });
+});
+
+describe('legacy service sections: nodes and items that come and go', () => {
+  it('a node that is down is left out of the sum and answers no statistic; a failed-over one is no section node (404) and has no native series', async () => {
+    const { s } = sim({ version: '7.6.5', knobs: { serviceStatValues: { query_requests: byNode({ [CB1]: 4, [CB3]: 6 }) }, nodeFaults: { [CB3]: { down: true } } } });
+    expect((await last(s, section('@query'))).query_requests).toBe(4);
+    expect(Object.keys(await samples(s, section('@query', CB3)))).toEqual(['timestamp']);
+    s.ctx.options.knobs.nodeFaults = { [CB3]: { failedOver: true } };
+    expect((await get(s, section('@query', CB3))).status).toBe(404);
+    expect((await last(s, section('@query'))).query_requests).toBe(4);
+    expect((await exposition(s, CB3)).some((l) => /^(n1ql|index)_/.test(l))).toBe(false);
+  });
+
+  it('a dropped index and an undeployed function take their keys and series with them', async () => {
+    const { s } = sim({ version: '8.0.0', knobs: { eventingNodes: 1 } });
+    expect(await last(s, section('@index-travel-sample'))).toHaveProperty('index/#primary/items_count');
+    expect((await exposition(s, CB1)).some((l) => l.includes('index="#primary"'))).toBe(true);
+    s.ctx.options.knobs.indexesDropped = ['#primary'];
+    s.ctx.options.knobs.eventingStatuses = { enrich_orders: 'undeployed' };
+    expect(Object.keys(await last(s, section('@index-travel-sample'))).some((k) => k.startsWith('index/#primary/'))).toBe(false);
+    expect(Object.keys(await last(s, section('@eventing'))).some((k) => k.startsWith('eventing/enrich_orders/'))).toBe(false);
+    const lines = await exposition(s, CB1);
+    expect(lines.some((l) => l.includes('index="#primary"'))).toBe(false);
+    expect(lines.some((l) => l.includes('functionName="enrich_orders"'))).toBe(false);
+    expect(lines.some((l) => l.includes('functionName="audit_log"'))).toBe(true);
   });
 });
 
@@ -327,8 +353,8 @@ function nativeOf(key: string): { name: string; item?: [string, string]; rate: b
 }
 
 describe('7.x: every legacy key of a node\'s section is its native series as stat_names_mappings.erl asks it', () => {
-  it('counters: rate over 1m at a whole minute = the mean of the minute\'s samples; gauges and running totals: the same value', async () => {
-    const { s } = sim({ version: '7.6.5', knobs: { eventingNodes: 1, analyticsNodes: 1 } });
+  it.each(['7.2.4', '7.6.5', '8.0.0'])('%s: counters: rate over 1m at a whole minute = the mean of the minute\'s samples; gauges and running totals: the same value', async (version) => {
+    const { s } = sim({ version, knobs: { eventingNodes: 1, analyticsNodes: 1 } });
     const t = T0 / 1000;
     const sections: Array<[string, string]> = [
       ['@query', CB1], ['@query', CB3], ['@index', CB1], ['@index', CB3], ['@index-travel-sample', CB1], ['@index-travel-sample', CB3],
