@@ -23,7 +23,8 @@
  * `disk/<mount>/usage_ratio`. Knob `serviceStatValues` (`{ [key]: (t, node) => number }`, t epoch ms, node
  * `host:port`) replaces the model of those keys on every node that has them, on both paths.
  *
- * What runs where (the nodes' `services`; a node marked failed over by knob `nodeFaults` serves nothing here):
+ * What runs where (the nodes' `services`; a node failed over, by the scenario or knob `nodeFaults`, serves no
+ * service statistic, only its processes):
  * - query nodes (`n1ql`): the counters query_requests, _errors, _invalid_requests, _warnings, _selects,
  *   _requests_250ms/500ms/1000ms/5000ms, _result_count, _result_size (bytes), _request_time and _service_time (ns);
  *   gauges query_active_requests, query_queued_requests; 7.x only (no legacy key): n1ql_timeouts, n1ql_cancelled,
@@ -77,7 +78,7 @@
  * Search index travel-landmarks' pending mutations grow by 2 a second through each 600 s cycle.
  */
 import { SCRAPE_SECONDS, HISTORY_SECONDS } from './native.js';
-import { nodeFault } from './modules/cluster.js';
+import { effectiveNodes } from './modules/cluster.js';
 import { simFunctions } from './modules/eventing.js';
 import { simIndexLayout, simIndexNodes, simIndexes } from './modules/index-status.js';
 import type { SimContext, SimNode } from './types.js';
@@ -146,9 +147,12 @@ export function simSearchIndexes(ctx: SimContext): Array<{ index: string; bucket
   return out;
 }
 
-/** Nodes running `service` that serve its statistics (a node failed over by knob nodeFaults serves none). */
+/**
+ * Nodes running `service` that serve its statistics: active members as the scenario shows them now (a node failed
+ * over, by the scenario or knob nodeFaults, serves none; ns_cluster_membership:service_actual_nodes).
+ */
 export function serviceNodes(ctx: SimContext, service: string): SimNode[] {
-  return ctx.nodes.filter((n) => n.services.includes(service) && n.membership !== 'inactiveFailed' && nodeFault(ctx, n.hostname).failedOver !== true);
+  return effectiveNodes(ctx).filter((n) => n.services.includes(service) && n.membership === 'active');
 }
 
 interface Builder {
@@ -478,7 +482,7 @@ interface ModelCache {
 function signature(ctx: SimContext): string {
   const k = ctx.options.knobs;
   return JSON.stringify([
-    ctx.nodes.map((n) => `${n.hostname}:${n.membership}:${n.services.join(',')}`),
+    effectiveNodes(ctx).map((n) => `${n.hostname}:${n.membership}:${n.services.join(',')}`),
     ctx.buckets.map((b) => b.name),
     k.nodeFaults ?? null,
     k.indexStates ?? null,
@@ -531,6 +535,7 @@ function buildNode(ctx: SimContext, node: SimNode): SvcStat[] {
   if (serves('fts')) ftsStats(b);
   if (serves('eventing')) eventingStats(b);
   if (serves('cbas')) cbasStats(b);
-  if (ctx.options.profile.rangeApi && node.membership !== 'inactiveFailed') processStats(b);
+  // Every node runs its processes, a failed-over one too (it is still up).
+  if (ctx.options.profile.rangeApi) processStats(b);
   return out;
 }

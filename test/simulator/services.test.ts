@@ -498,6 +498,17 @@ describe('demo: a burst of slow queries in every 10-minute cycle', () => {
     expect(Object.keys(await last(s, section('@eventing'))).some((k) => k.includes('audit_log'))).toBe(false);
   });
 
+  it('the demo\'s auto-failed-over last node serves no query or index statistic; its processes still run', async () => {
+    const { s } = sim({ scenario: 'demo' });
+    expect((await get(s, section('@query', CB3))).status).toBe(404);
+    const lines = await exposition(s, CB3);
+    expect(lines.some((l) => /^(n1ql|index)_/.test(l))).toBe(false);
+    expect(lines.some((l) => l.startsWith('sysproc_mem_resident{category="system-processes",proc="cbq-engine"}'))).toBe(true);
+    // cb1 runs query, index, Search, eventing and (demo) analytics.
+    const one = new Set((await exposition(s, CB1)).map((l) => l.split('_')[0]));
+    for (const p of ['n1ql', 'index', 'fts', 'eventing', 'cbas']) expect(one.has(p), p).toBe(true);
+  });
+
   it('knob slowQueryBurst forces the burst in any scenario', async () => {
     const { s } = sim({ knobs: { slowQueryBurst: true } });
     const v = await last(s, section('@query', CB3));
