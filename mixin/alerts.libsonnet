@@ -40,12 +40,12 @@ local lib = import 'lib.libsonnet';
       CouchbaseBucketDiskWriteQueueHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 1000000 },
       CouchbaseBucketReplicaBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
       CouchbaseBucketReplicasUnavailable: { enabled: true, "for": "15m", severity: "warning" },
-      CouchbaseBucketHardOomErrors: { enabled: true, "for": "1m", severity: "critical", window: "15m" },
+      CouchbaseBucketHardOomErrors: { enabled: true, "for": "1m", severity: "critical", window: "15m", threshold: 0 },
       CouchbaseBucketFragmentationHigh: { enabled: true, "for": "1h", severity: "warning", thresholdPercent: 60, minDiskBytes: 1073741824 },
       CouchbaseBucketCacheMissRatioHigh: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 10, minGetsPerSecond: 50 },
-      CouchbaseBucketEvictingWithLowResidency: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 30 },
+      CouchbaseBucketEvictingWithLowResidency: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 30, minEjectsPerSecond: 0 },
       CouchbaseBucketConnectionsNearLimit: { enabled: true, "for": "10m", severity: "warning", thresholdPercent: 90, maxConnections: 65000 },
-      CouchbaseBucketDiskWriteFailures: { enabled: true, "for": "1m", severity: "critical", window: "15m" },
+      CouchbaseBucketDiskWriteFailures: { enabled: true, "for": "1m", severity: "critical", window: "15m", threshold: 0 },
       CouchbaseXdcrBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
       CouchbaseXdcrBacklogGrowing: { enabled: true, "for": "30m", severity: "warning", minBacklog: 1000 },
       CouchbaseXdcrReplicationErrors: { enabled: true, "for": "10m", severity: "warning" },
@@ -557,14 +557,14 @@ local lib = import 'lib.libsonnet';
           local v = lib.values(c, "CouchbaseBucketHardOomErrors");
           if c.alerts["CouchbaseBucketHardOomErrors"].enabled then {
             alert: "CouchbaseBucketHardOomErrors",
-            expr: "increase(couchbase_bucket_ep_oom_errors_total" + v.selBraces + "[" + v.window + "]) > 0",
+            expr: "increase(couchbase_bucket_ep_oom_errors_total" + v.selBraces + "[" + v.window + "]) > " + v.threshold,
             'for': v["for"],
             labels: {
               severity: v.severity,
             },
             annotations: {
               summary: "A bucket has refused operations because its memory is full (hard out-of-memory errors).",
-              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has refused {{ $value | humanize }} operations with hard out-of-memory errors in the last " + v.windowHuman + " (threshold: more than 0). Those writes failed; clients do not retry them by themselves.",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has refused {{ $value | humanize }} operations with hard out-of-memory errors in the last " + v.windowHuman + " (threshold: more than " + v.threshold + "). Those writes failed; clients do not retry them by themselves.",
               runbook_url: v.runbookUrlBase + "#couchbasebuckethardoomerrors",
             },
           },
@@ -599,14 +599,14 @@ local lib = import 'lib.libsonnet';
           local v = lib.values(c, "CouchbaseBucketEvictingWithLowResidency");
           if c.alerts["CouchbaseBucketEvictingWithLowResidency"].enabled then {
             alert: "CouchbaseBucketEvictingWithLowResidency",
-            expr: "couchbase_bucket_vb_active_resident_items_ratio" + v.selBraces + " < " + v.thresholdPercent + " / 100\nand\ncouchbase_bucket_ep_num_value_ejects_per_second" + v.selBraces + " > 0",
+            expr: "couchbase_bucket_vb_active_resident_items_ratio" + v.selBraces + " < " + v.thresholdPercent + " / 100\nand\ncouchbase_bucket_ep_num_value_ejects_per_second" + v.selBraces + " > " + v.minEjectsPerSecond,
             'for': v["for"],
             labels: {
               severity: v.severity,
             },
             annotations: {
               summary: "A bucket has kept ejecting values from memory with few of its items resident for " + v.forHuman + ".",
-              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has kept ejecting values from memory in every poll for " + v.forHuman + " while only {{ $value | humanizePercentage }} of its active items were resident (threshold " + v.thresholdPercent + "%): the memory is too small for the data it serves.",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has kept ejecting values from memory in every poll for " + v.forHuman + " while only {{ $value | humanizePercentage }} of its active items were resident (threshold " + v.thresholdPercent + "%, with more than " + v.minEjectsPerSecond + " values ejected per second): the memory is too small for the data it serves.",
               runbook_url: v.runbookUrlBase + "#couchbasebucketevictingwithlowresidency",
             },
           },
@@ -627,14 +627,14 @@ local lib = import 'lib.libsonnet';
           local v = lib.values(c, "CouchbaseBucketDiskWriteFailures");
           if c.alerts["CouchbaseBucketDiskWriteFailures"].enabled then {
             alert: "CouchbaseBucketDiskWriteFailures",
-            expr: "sum without (failure) (\n  label_replace(increase(couchbase_bucket_ep_data_write_failed_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"data_write\", \"\", \"\")\n  or\n  label_replace(increase(couchbase_bucket_ep_item_commit_failed_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"commit\", \"\", \"\")\n) > 0",
+            expr: "sum without (failure) (\n  label_replace(increase(couchbase_bucket_ep_data_write_failed_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"data_write\", \"\", \"\")\n  or\n  label_replace(increase(couchbase_bucket_ep_item_commit_failed_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"commit\", \"\", \"\")\n) > " + v.threshold,
             'for': v["for"],
             labels: {
               severity: v.severity,
             },
             annotations: {
               summary: "A bucket has failed to write to disk.",
-              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had {{ $value | humanize }} failed disk writes or commits in the last " + v.windowHuman + " (threshold: more than 0). Check the data nodes' disks.",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had {{ $value | humanize }} failed disk writes or commits in the last " + v.windowHuman + " (threshold: more than " + v.threshold + "). Check the data nodes' disks.",
               runbook_url: v.runbookUrlBase + "#couchbasebucketdiskwritefailures",
             },
           },
