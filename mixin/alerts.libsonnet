@@ -36,10 +36,16 @@ local lib = import 'lib.libsonnet';
       CouchbaseBucketMemoryNearHighWaterMark: { enabled: true, "for": "30m", severity: "warning", thresholdPercent: 98 },
       CouchbaseBucketMemoryNearQuota: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 90 },
       CouchbaseBucketResidentRatioLow: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 10 },
-      CouchbaseBucketTemporaryOomErrors: { enabled: true, "for": "5m", severity: "critical" },
+      CouchbaseBucketTemporaryOomErrors: { enabled: true, "for": "5m", severity: "critical", threshold: 0 },
       CouchbaseBucketDiskWriteQueueHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 1000000 },
       CouchbaseBucketReplicaBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
       CouchbaseBucketReplicasUnavailable: { enabled: true, "for": "15m", severity: "warning" },
+      CouchbaseBucketHardOomErrors: { enabled: true, "for": "1m", severity: "critical", window: "15m", threshold: 0 },
+      CouchbaseBucketFragmentationHigh: { enabled: true, "for": "1h", severity: "warning", thresholdPercent: 60, minDiskBytes: 1073741824 },
+      CouchbaseBucketCacheMissRatioHigh: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 10, minGetsPerSecond: 50 },
+      CouchbaseBucketEvictingWithLowResidency: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 30, minEjectsPerSecond: 0 },
+      CouchbaseBucketConnectionsNearLimit: { enabled: true, "for": "10m", severity: "warning", thresholdPercent: 90, maxConnections: 65000 },
+      CouchbaseBucketDiskWriteFailures: { enabled: true, "for": "1m", severity: "critical", window: "15m", threshold: 0 },
       CouchbaseXdcrBacklogHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
       CouchbaseXdcrBacklogGrowing: { enabled: true, "for": "30m", severity: "warning", minBacklog: 1000 },
       CouchbaseXdcrReplicationErrors: { enabled: true, "for": "10m", severity: "warning" },
@@ -59,9 +65,18 @@ local lib = import 'lib.libsonnet';
       CouchbaseSearchSlowQueries: { enabled: true, "for": "5m", severity: "warning" },
       CouchbaseSearchActiveQueriesHigh: { enabled: true, "for": "10m", severity: "warning", threshold: 25 },
       CouchbaseSearchQueryCancelFailing: { enabled: true, "for": "1m", severity: "warning" },
-      CouchbaseEventingFunctionStopped: { enabled: true, "for": "10m", severity: "warning", deployedWindow: "24h" },
+      CouchbaseSearchIndexPendingMutationsGrowing: { enabled: true, "for": "30m", severity: "warning", minBacklog: 1000 },
+      CouchbaseQueryErrorRateHigh: { enabled: true, "for": "10m", severity: "warning", thresholdPercent: 5 },
+      CouchbaseQuerySlowRequests: { enabled: true, "for": "3m", severity: "warning", thresholdPercent: 10 },
+      CouchbaseQueryQueuedRequestsHigh: { enabled: true, "for": "2m", severity: "warning", threshold: 10 },
       CouchbaseIndexError: { enabled: true, "for": "5m", severity: "critical" },
       CouchbaseIndexNotReady: { enabled: true, "for": "1h", severity: "warning" },
+      CouchbaseIndexPendingMutationsHigh: { enabled: true, "for": "15m", severity: "warning", threshold: 100000 },
+      CouchbaseIndexResidentRatioLow: { enabled: true, "for": "30m", severity: "warning", thresholdPercent: 10 },
+      CouchbaseIndexMemoryNearQuota: { enabled: true, "for": "15m", severity: "warning", thresholdPercent: 90 },
+      CouchbaseEventingFunctionStopped: { enabled: true, "for": "10m", severity: "warning", deployedWindow: "24h" },
+      CouchbaseEventingBacklogGrowing: { enabled: true, "for": "30m", severity: "warning", minBacklog: 1000 },
+      CouchbaseEventingFailuresIncreasing: { enabled: true, "for": "5m", severity: "warning", window: "15m", threshold: 0 },
     },
   },
 
@@ -486,14 +501,14 @@ local lib = import 'lib.libsonnet';
           local v = lib.values(c, "CouchbaseBucketTemporaryOomErrors");
           if c.alerts["CouchbaseBucketTemporaryOomErrors"].enabled then {
             alert: "CouchbaseBucketTemporaryOomErrors",
-            expr: "couchbase_bucket_ep_tmp_oom_errors_per_second" + v.selBraces + " > 0",
+            expr: "couchbase_bucket_ep_tmp_oom_errors_per_second" + v.selBraces + " > " + v.threshold,
             'for': v["for"],
             labels: {
               severity: v.severity,
             },
             annotations: {
               summary: "A bucket has refused operations with temporary out-of-memory errors for " + v.forHuman + ".",
-              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has refused {{ $value | printf \"%.2f\" }} operations per second with temporary out-of-memory errors, in every poll for " + v.forHuman + " (threshold: more than 0). Clients are getting errors (or retrying).",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has refused {{ $value | printf \"%.2f\" }} operations per second with temporary out-of-memory errors, in every poll for " + v.forHuman + " (threshold: more than " + v.threshold + "). Clients are getting errors (or retrying).",
               runbook_url: v.runbookUrlBase + "#couchbasebuckettemporaryoomerrors",
             },
           },
@@ -537,6 +552,90 @@ local lib = import 'lib.libsonnet';
               summary: "A bucket has fewer replicas than it is configured for.",
               description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had only {{ $value }} replica(s) of every vBucket for " + v.forHuman + " with no rebalance running, fewer than its configured replicaNumber (the threshold, couchbase_bucket_replicas). Losing a node now loses data that has no copy.",
               runbook_url: v.runbookUrlBase + "#couchbasebucketreplicasunavailable",
+            },
+          },
+          local v = lib.values(c, "CouchbaseBucketHardOomErrors");
+          if c.alerts["CouchbaseBucketHardOomErrors"].enabled then {
+            alert: "CouchbaseBucketHardOomErrors",
+            expr: "increase(couchbase_bucket_ep_oom_errors_total" + v.selBraces + "[" + v.window + "]) > " + v.threshold,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A bucket has refused operations because its memory is full (hard out-of-memory errors).",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has refused {{ $value | humanize }} operations with hard out-of-memory errors in the last " + v.windowHuman + " (threshold: more than " + v.threshold + "). Those writes failed; clients do not retry them by themselves.",
+              runbook_url: v.runbookUrlBase + "#couchbasebuckethardoomerrors",
+            },
+          },
+          local v = lib.values(c, "CouchbaseBucketFragmentationHigh");
+          if c.alerts["CouchbaseBucketFragmentationHigh"].enabled then {
+            alert: "CouchbaseBucketFragmentationHigh",
+            expr: "couchbase_bucket_couch_docs_fragmentation_ratio" + v.selBraces + " > " + v.thresholdPercent + " / 100\nand\ncouchbase_bucket_couch_docs_actual_disk_size_bytes" + v.selBraces + " > " + v.minDiskBytes,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A bucket's data files have been highly fragmented for " + v.forHuman + "; compaction is not keeping up.",
+              description: "The data files of bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} have been {{ $value | humanizePercentage }} fragmented for " + v.forHuman + " (threshold " + v.thresholdPercent + "%, on data files larger than " + v.minDiskBytes + " bytes): disk space is wasted and auto-compaction is off, failing or slower than the writes.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketfragmentationhigh",
+            },
+          },
+          local v = lib.values(c, "CouchbaseBucketCacheMissRatioHigh");
+          if c.alerts["CouchbaseBucketCacheMissRatioHigh"].enabled then {
+            alert: "CouchbaseBucketCacheMissRatioHigh",
+            expr: "couchbase_bucket_ep_cache_miss_ratio" + v.selBraces + " > " + v.thresholdPercent + " / 100\nand\ncouchbase_bucket_cmd_get_per_second" + v.selBraces + " > " + v.minGetsPerSecond,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Many of a bucket's reads have been served from disk for " + v.forHuman + ".",
+              description: "{{ $value | humanizePercentage }} of the gets on bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} have missed the cache and waited for a disk fetch, in every poll for " + v.forHuman + " (threshold " + v.thresholdPercent + "%, with more than " + v.minGetsPerSecond + " gets per second). The working set no longer fits in the bucket's memory.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketcachemissratiohigh",
+            },
+          },
+          local v = lib.values(c, "CouchbaseBucketEvictingWithLowResidency");
+          if c.alerts["CouchbaseBucketEvictingWithLowResidency"].enabled then {
+            alert: "CouchbaseBucketEvictingWithLowResidency",
+            expr: "couchbase_bucket_vb_active_resident_items_ratio" + v.selBraces + " < " + v.thresholdPercent + " / 100\nand\ncouchbase_bucket_ep_num_value_ejects_per_second" + v.selBraces + " > " + v.minEjectsPerSecond,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A bucket has kept ejecting values from memory with few of its items resident for " + v.forHuman + ".",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has kept ejecting values from memory in every poll for " + v.forHuman + " while only {{ $value | humanizePercentage }} of its active items were resident (threshold " + v.thresholdPercent + "%, with more than " + v.minEjectsPerSecond + " values ejected per second): the memory is too small for the data it serves.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketevictingwithlowresidency",
+            },
+          },
+          local v = lib.values(c, "CouchbaseBucketConnectionsNearLimit");
+          if c.alerts["CouchbaseBucketConnectionsNearLimit"].enabled then {
+            alert: "CouchbaseBucketConnectionsNearLimit",
+            expr: "max without (bucket) (couchbase_bucket_node_curr_connections" + v.selBraces + ") > " + v.thresholdPercent + " / 100 * " + v.maxConnections,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A data node has had nearly as many connections as it accepts for " + v.forHuman + ".",
+              description: "Data node {{ $labels.node }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had {{ $value }} connections open for " + v.forHuman + ", above " + v.thresholdPercent + "% of the connection limit the alert assumes, " + v.maxConnections + " (its maxConnections parameter: the cluster's max_connections). Past the limit, new client connections are refused.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketconnectionsnearlimit",
+            },
+          },
+          local v = lib.values(c, "CouchbaseBucketDiskWriteFailures");
+          if c.alerts["CouchbaseBucketDiskWriteFailures"].enabled then {
+            alert: "CouchbaseBucketDiskWriteFailures",
+            expr: "sum without (failure) (\n  label_replace(increase(couchbase_bucket_ep_data_write_failed_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"data_write\", \"\", \"\")\n  or\n  label_replace(increase(couchbase_bucket_ep_item_commit_failed_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"commit\", \"\", \"\")\n) > " + v.threshold,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A bucket has failed to write to disk.",
+              description: "Bucket {{ $labels.bucket }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had {{ $value | humanize }} failed disk writes or commits in the last " + v.windowHuman + " (threshold: more than " + v.threshold + "). Check the data nodes' disks.",
+              runbook_url: v.runbookUrlBase + "#couchbasebucketdiskwritefailures",
             },
           },
         ]),
@@ -825,23 +924,65 @@ local lib = import 'lib.libsonnet';
               runbook_url: v.runbookUrlBase + "#couchbasesearchquerycancelfailing",
             },
           },
-        ]),
-      },
-      {
-        name: "eventing",
-        rules: std.prune([
-          local v = lib.values(c, "CouchbaseEventingFunctionStopped");
-          if c.alerts["CouchbaseEventingFunctionStopped"].enabled then {
-            alert: "CouchbaseEventingFunctionStopped",
-            expr: "couchbase_eventing_function_status{status=~\"paused|undeployed\"" + v.selComma + "} == 1 and on (couchbase_cluster, function, function_bucket, function_scope) max_over_time(couchbase_eventing_function_status{status=\"deployed\"" + v.selComma + "}[" + v.deployedWindow + "]) == 1",
+          local v = lib.values(c, "CouchbaseSearchIndexPendingMutationsGrowing");
+          if c.alerts["CouchbaseSearchIndexPendingMutationsGrowing"].enabled then {
+            alert: "CouchbaseSearchIndexPendingMutationsGrowing",
+            expr: "deriv(sum without (node) (couchbase_search_index_pending_mutations" + v.selBraces + ")[10m:]) > 0\nand\nsum without (node) (couchbase_search_index_pending_mutations" + v.selBraces + ") > " + v.minBacklog,
             'for': v["for"],
             labels: {
               severity: v.severity,
             },
             annotations: {
-              summary: "An Eventing function that was deployed has been paused or undeployed for " + v.forHuman + ".",
-              description: "Eventing function {{ $labels.function }} (scope {{ $labels.function_bucket }}.{{ $labels.function_scope }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has been {{ $labels.status }} for " + v.forHuman + " after being deployed within the last " + v.deployedWindowHuman + " (status {{ $labels.status }} = {{ $value }}, threshold 1).",
-              runbook_url: v.runbookUrlBase + "#couchbaseeventingfunctionstopped",
+              summary: "A Search index's pending mutations have kept growing for " + v.forHuman + ".",
+              description: "The mutations waiting to be indexed by Search index {{ $labels.index }} (bucket {{ $labels.bucket }}) of Couchbase cluster {{ $labels.couchbase_cluster }} have been rising for " + v.forHuman + ", now by {{ $value | printf \"%.2f\" }} per second over the last 10 minutes (threshold: rising, with more than " + v.minBacklog + " pending). Search results lag the data.",
+              runbook_url: v.runbookUrlBase + "#couchbasesearchindexpendingmutationsgrowing",
+            },
+          },
+        ]),
+      },
+      {
+        name: "query",
+        rules: std.prune([
+          local v = lib.values(c, "CouchbaseQueryErrorRateHigh");
+          if c.alerts["CouchbaseQueryErrorRateHigh"].enabled then {
+            alert: "CouchbaseQueryErrorRateHigh",
+            expr: "couchbase_query_errors_per_second" + v.selBraces + " / couchbase_query_requests_per_second" + v.selBraces + " > " + v.thresholdPercent + " / 100",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "A query node has answered many of its requests with errors for " + v.forHuman + ".",
+              description: "Query node {{ $labels.node }} of Couchbase cluster {{ $labels.couchbase_cluster }} has answered {{ $value | humanizePercentage }} of its requests with an error in every poll for " + v.forHuman + " (threshold " + v.thresholdPercent + "%).",
+              runbook_url: v.runbookUrlBase + "#couchbasequeryerrorratehigh",
+            },
+          },
+          local v = lib.values(c, "CouchbaseQuerySlowRequests");
+          if c.alerts["CouchbaseQuerySlowRequests"].enabled then {
+            alert: "CouchbaseQuerySlowRequests",
+            expr: "couchbase_query_slow_requests_per_second{over=\"5\"" + v.selComma + "} / ignoring (over) couchbase_query_requests_per_second" + v.selBraces + " > " + v.thresholdPercent + " / 100",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Many requests of a query node have taken longer than five seconds for " + v.forHuman + ".",
+              description: "{{ $value | humanizePercentage }} of the requests of query node {{ $labels.node }} of Couchbase cluster {{ $labels.couchbase_cluster }} have taken longer than five seconds in every poll for " + v.forHuman + " (threshold " + v.thresholdPercent + "%).",
+              runbook_url: v.runbookUrlBase + "#couchbasequeryslowrequests",
+            },
+          },
+          local v = lib.values(c, "CouchbaseQueryQueuedRequestsHigh");
+          if c.alerts["CouchbaseQueryQueuedRequestsHigh"].enabled then {
+            alert: "CouchbaseQueryQueuedRequestsHigh",
+            expr: "couchbase_query_queued_requests" + v.selBraces + " > " + v.threshold,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Requests have been queueing on a query node for " + v.forHuman + ".",
+              description: "Query node {{ $labels.node }} of Couchbase cluster {{ $labels.couchbase_cluster }} has had {{ $value }} requests queued, waiting for a free servicer, in every poll for " + v.forHuman + " (threshold " + v.threshold + ").",
+              runbook_url: v.runbookUrlBase + "#couchbasequeryqueuedrequestshigh",
             },
           },
         ]),
@@ -875,6 +1016,95 @@ local lib = import 'lib.libsonnet';
               summary: "A Couchbase index has not been ready for " + v.forHuman + ".",
               description: "Index {{ $labels.index }} (replica {{ $labels.replica }}) on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been in state {{ $labels.state }} in every poll for " + v.forHuman + " (state {{ $labels.state }} = {{ $value }}, threshold 1).",
               runbook_url: v.runbookUrlBase + "#couchbaseindexnotready",
+            },
+          },
+          local v = lib.values(c, "CouchbaseIndexPendingMutationsHigh");
+          if c.alerts["CouchbaseIndexPendingMutationsHigh"].enabled then {
+            alert: "CouchbaseIndexPendingMutationsHigh",
+            expr: "couchbase_index_docs_pending" + v.selBraces + " > " + v.threshold + "\nand\nderiv(couchbase_index_docs_pending" + v.selBraces + "[10m]) > 0",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "An index has many pending mutations that have kept growing for " + v.forHuman + ".",
+              description: "Index {{ $labels.index }} on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} (node {{ $labels.node }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has {{ $value | printf \"%.0f\" }} mutations pending, above the threshold of " + v.threshold + " and still growing, for " + v.forHuman + ": the index is falling behind its collection.",
+              runbook_url: v.runbookUrlBase + "#couchbaseindexpendingmutationshigh",
+            },
+          },
+          local v = lib.values(c, "CouchbaseIndexResidentRatioLow");
+          if c.alerts["CouchbaseIndexResidentRatioLow"].enabled then {
+            alert: "CouchbaseIndexResidentRatioLow",
+            expr: "couchbase_index_resident_ratio" + v.selBraces + " < " + v.thresholdPercent + " / 100\nand\ncouchbase_index_items" + v.selBraces + " > 0",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "Few of an index's records have been resident in memory for " + v.forHuman + "; scans read from disk.",
+              description: "Only {{ $value | humanizePercentage }} of the records of index {{ $labels.index }} on {{ $labels.bucket }}.{{ $labels.scope }}.{{ $labels.collection }} (node {{ $labels.node }}) of Couchbase cluster {{ $labels.couchbase_cluster }} have been resident in memory for " + v.forHuman + " (threshold " + v.thresholdPercent + "%).",
+              runbook_url: v.runbookUrlBase + "#couchbaseindexresidentratiolow",
+            },
+          },
+          local v = lib.values(c, "CouchbaseIndexMemoryNearQuota");
+          if c.alerts["CouchbaseIndexMemoryNearQuota"].enabled then {
+            alert: "CouchbaseIndexMemoryNearQuota",
+            expr: "couchbase_index_node_ram_ratio" + v.selBraces + " > " + v.thresholdPercent + " / 100",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "An index node has used most of the Index service's memory quota for " + v.forHuman + ".",
+              description: "Index node {{ $labels.node }} of Couchbase cluster {{ $labels.couchbase_cluster }} has used {{ $value | humanizePercentage }} of the Index service's memory quota for " + v.forHuman + " (threshold " + v.thresholdPercent + "%).",
+              runbook_url: v.runbookUrlBase + "#couchbaseindexmemorynearquota",
+            },
+          },
+        ]),
+      },
+      {
+        name: "eventing",
+        rules: std.prune([
+          local v = lib.values(c, "CouchbaseEventingFunctionStopped");
+          if c.alerts["CouchbaseEventingFunctionStopped"].enabled then {
+            alert: "CouchbaseEventingFunctionStopped",
+            expr: "couchbase_eventing_function_status{status=~\"paused|undeployed\"" + v.selComma + "} == 1 and on (couchbase_cluster, function, function_bucket, function_scope) max_over_time(couchbase_eventing_function_status{status=\"deployed\"" + v.selComma + "}[" + v.deployedWindow + "]) == 1",
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "An Eventing function that was deployed has been paused or undeployed for " + v.forHuman + ".",
+              description: "Eventing function {{ $labels.function }} (scope {{ $labels.function_bucket }}.{{ $labels.function_scope }}) of Couchbase cluster {{ $labels.couchbase_cluster }} has been {{ $labels.status }} for " + v.forHuman + " after being deployed within the last " + v.deployedWindowHuman + " (status {{ $labels.status }} = {{ $value }}, threshold 1).",
+              runbook_url: v.runbookUrlBase + "#couchbaseeventingfunctionstopped",
+            },
+          },
+          local v = lib.values(c, "CouchbaseEventingBacklogGrowing");
+          if c.alerts["CouchbaseEventingBacklogGrowing"].enabled then {
+            alert: "CouchbaseEventingBacklogGrowing",
+            expr: "deriv(couchbase_eventing_dcp_backlog" + v.selBraces + "[10m]) > 0\nand\ncouchbase_eventing_dcp_backlog" + v.selBraces + " > " + v.minBacklog,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "An Eventing function's backlog of mutations has kept growing for " + v.forHuman + ".",
+              description: "The DCP backlog of Eventing function {{ $labels.function }} of Couchbase cluster {{ $labels.couchbase_cluster }} has been rising for " + v.forHuman + ", now by {{ $value | printf \"%.2f\" }} mutations per second over the last 10 minutes (threshold: rising, with more than " + v.minBacklog + " in the backlog). The handler does not keep up with the writes.",
+              runbook_url: v.runbookUrlBase + "#couchbaseeventingbackloggrowing",
+            },
+          },
+          local v = lib.values(c, "CouchbaseEventingFailuresIncreasing");
+          if c.alerts["CouchbaseEventingFailuresIncreasing"].enabled then {
+            alert: "CouchbaseEventingFailuresIncreasing",
+            expr: "sum without (failure) (\n  label_replace(increase(couchbase_eventing_on_update_failures_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"on_update\", \"\", \"\")\n  or\n  label_replace(increase(couchbase_eventing_on_delete_failures_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"on_delete\", \"\", \"\")\n  or\n  label_replace(increase(couchbase_eventing_timeouts_total" + v.selBraces + "[" + v.window + "]), \"failure\", \"timeout\", \"\", \"\")\n) > " + v.threshold,
+            'for': v["for"],
+            labels: {
+              severity: v.severity,
+            },
+            annotations: {
+              summary: "An Eventing function's handler has been failing.",
+              description: "Eventing function {{ $labels.function }} of Couchbase cluster {{ $labels.couchbase_cluster }} has failed {{ $value | humanize }} times (on update, on delete and timeouts) in the last " + v.windowHuman + ", in every evaluation for " + v.forHuman + " (threshold: more than " + v.threshold + "). Those mutations were not processed as the handler intends.",
+              runbook_url: v.runbookUrlBase + "#couchbaseeventingfailuresincreasing",
             },
           },
         ]),

@@ -51,6 +51,9 @@ export const AREA_ORDER: readonly string[] = [
   'certificates',
   'security',
   'search',
+  'query',
+  'index',
+  'eventing',
   'backup',
   'webhooks',
 ];

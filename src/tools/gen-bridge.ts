@@ -48,6 +48,10 @@ export const BRIDGED_KV: readonly string[] = [
   'ep_dcp_replica_items_remaining',
   'vb_active_resident_items_ratio',
   'ep_cache_miss_rate',
+  'ep_oom_errors',
+  'ep_data_write_failed',
+  'ep_item_commit_failed',
+  'ep_num_value_ejects',
 ];
 export const BRIDGED_XDCR: readonly string[] = ['changes_left', 'docs_rep_queue', 'rate_replicated', 'bandwidth_usage', 'wtavg_docs_latency', 'wtavg_meta_latency'];
 

@@ -59,4 +59,12 @@ describe('inhibition rules', () => {
     const exp = cfg.inhibit_rules.find((r) => r.source_matchers.includes('alertname="CbwatchExporterDown"'));
     expect(exp?.equal).toEqual(['job', 'instance']);
   });
+
+  it('CouchbaseBucketHardOomErrors inhibits the temporary OOM and memory warnings of the same bucket', () => {
+    const hard = cfg.inhibit_rules.find((r) => r.source_matchers.includes('alertname="CouchbaseBucketHardOomErrors"'));
+    expect(hard?.equal).toEqual(['couchbase_cluster', 'bucket']);
+    const target = new RegExp(`^(?:${/^alertname=~"(.*)"$/.exec(hard?.target_matchers[0] ?? '')?.[1] ?? '$^'})$`);
+    for (const a of ['CouchbaseBucketTemporaryOomErrors', 'CouchbaseBucketMemoryNearQuota', 'CouchbaseBucketMemoryNearHighWaterMark']) expect(target.test(a), a).toBe(true);
+    expect(target.test('CouchbaseBucketHardOomErrors')).toBe(false);
+  });
 });

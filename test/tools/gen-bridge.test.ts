@@ -136,7 +136,17 @@ describe('native-metrics bridge: coverage of the dashboards and alerts', () => {
     });
     // The staleness alerts watch cbwatch's own sample timestamps: with the stat collectors off they have nothing to
     // watch (docs/native-metrics.md says so), and Couchbase has no such series to derive them from.
-    const notDerivable = ['couchbase_bucket_last_sample_timestamp_seconds', 'couchbase_xdcr_last_sample_timestamp_seconds'];
+    // Not bridged yet: fragmentation (the mapping table's own derivation, which the bridge does not write as PromQL)
+    // with the data files' size read beside it (ns_server's couch_docs_actual_disk_size, not in the 8.0 metadata),
+    // and the per-node connection count (kv_curr_connections has no bucket label, which the bridge cannot place
+    // under a bucket): CouchbaseBucketFragmentationHigh and CouchbaseBucketConnectionsNearLimit need cbwatch.
+    const notDerivable = [
+      'couchbase_bucket_last_sample_timestamp_seconds',
+      'couchbase_xdcr_last_sample_timestamp_seconds',
+      'couchbase_bucket_couch_docs_fragmentation_ratio',
+      'couchbase_bucket_couch_docs_actual_disk_size_bytes',
+      'couchbase_bucket_node_curr_connections',
+    ];
     expect(needed.length).toBeGreaterThan(20);
     expect(needed.filter((n) => !bridged.has(n) && !notDerivable.includes(n))).toEqual([]);
   });
