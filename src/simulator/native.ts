@@ -39,6 +39,7 @@
  * real time t at t + clockAheadMs.
  */
 import { SIM_BUCKET_STATS } from './bucket-stat-names.js';
+import { HISTORY_SECONDS, SCRAPE_SECONDS } from './scrape.js';
 import { fixture } from './fixtures.js';
 import { bucketNodeShares, bucketStatGen, nodeRateScale, nodeStatGen } from './modules/buckets.js';
 import { nodeFault } from './modules/cluster.js';
@@ -49,10 +50,7 @@ import { nodeServiceStats } from './services.js';
 import type { SvcStat } from './services.js';
 import type { SimBucket, SimContext, SimNode } from './types.js';
 
-/** Seconds between two scrapes of a node's Prometheus. */
-export const SCRAPE_SECONDS = 10;
-/** Seconds of history a node's Prometheus holds before the simulator started. */
-export const HISTORY_SECONDS = 600;
+export { HISTORY_SECONDS, SCRAPE_SECONDS } from './scrape.js';
 
 export type NativeType = 'counter' | 'gauge' | 'histogram';
 

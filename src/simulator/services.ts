@@ -77,7 +77,7 @@
  * request time is 4.5 s, timeouts rise, and queued requests climb from 5 to 45 over the burst (0 outside it).
  * Search index travel-landmarks' pending mutations grow by 2 a second through each 600 s cycle.
  */
-import { SCRAPE_SECONDS, HISTORY_SECONDS } from './native.js';
+import { SCRAPE_SECONDS, HISTORY_SECONDS } from './scrape.js';
 import { effectiveNodes } from './modules/cluster.js';
 import { simFunctions } from './modules/eventing.js';
 import { simIndexLayout, simIndexNodes, simIndexes } from './modules/index-status.js';

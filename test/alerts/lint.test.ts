@@ -12,7 +12,6 @@ import { allFamilies, exposedNames } from '../../src/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { RUNBOOK_BASE } from '../../src/tools/gen-alerts.js';
 import { metricNames, rawCounterRefs } from '../../src/tools/promql.js';
-import { PENDING_SERVICE_FAMILIES } from './pending-service-families.js';
 
 const ALERTS = join(PACKAGE_ROOT, 'alerts');
 
@@ -63,7 +62,6 @@ function counterNames(): Set<string> {
     if (f.type === 'counter') out.add(f.name);
     if (f.type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) out.add(f.name + s);
   }
-  for (const [name, type] of Object.entries(PENDING_SERVICE_FAMILIES)) if (type === 'counter') out.add(name);
   return out;
 }
 
@@ -76,7 +74,7 @@ describe('alert names', () => {
 
 describe('alert lint', () => {
   const counters = counterNames();
-  const exposed = new Set([...exposedNames(), ...Object.keys(PENDING_SERVICE_FAMILIES)]);
+  const exposed = exposedNames();
   const isCounter = (n: string) => counters.has(n) || n.endsWith('_total');
 
   it('finds alerts to lint', () => {
@@ -113,15 +111,4 @@ describe('alert lint', () => {
       });
     });
   }
-});
-
-describe('pending service families', () => {
-  const catalog = exposedNames();
-  const used = new Set(alerts.flatMap((a) => metricNames(a.expr)));
-  it.each(Object.keys(PENDING_SERVICE_FAMILIES))('%s is not in the catalog yet (remove it from pending-service-families.ts once it is)', (name) => {
-    expect(catalog.has(name), `${name} is in the catalog now: remove it from test/alerts/pending-service-families.ts`).toBe(false);
-  });
-  it.each(Object.keys(PENDING_SERVICE_FAMILIES))('%s is read by a shipped alert', (name) => {
-    expect(used.has(name), `no alert reads ${name}: remove it from test/alerts/pending-service-families.ts`).toBe(true);
-  });
 });

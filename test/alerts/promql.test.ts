@@ -16,7 +16,6 @@ import { dashboardExprs } from '../../src/tools/grafana.js';
 import type { Json } from '../../src/tools/grafana.js';
 import { metricNames, rawCounterRefs, substituteGrafanaVars, variableQueryExpr } from '../../src/tools/promql.js';
 import { requireBinary } from '../helpers/tools.js';
-import { PENDING_SERVICE_FAMILIES } from './pending-service-families.js';
 
 /**
  * Series that are not cbwatch's but that its rules and dashboards may read, each with why.
@@ -62,8 +61,7 @@ describe('PromQL expressions', () => {
   });
 
   it('every metric name is in the metric catalog (unknown names listed)', () => {
-    // Families of service collectors still on other branches (pending-service-families.ts says when to drop them).
-    const known = new Set([...exposedNames(), ...Object.keys(PENDING_SERVICE_FAMILIES)]);
+    const known = exposedNames();
     const unknown = new Map<string, string[]>();
     for (const e of all)
       for (const n of metricNames(e.expr))
@@ -78,7 +76,6 @@ describe('PromQL expressions', () => {
       if (f.type === 'counter') counters.add(f.name);
       if (f.type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) counters.add(f.name + s);
     }
-    for (const [name, type] of Object.entries(PENDING_SERVICE_FAMILIES)) if (type === 'counter') counters.add(name);
     const bad = all.flatMap((e) => rawCounterRefs(e.expr, (n) => counters.has(n) || n.endsWith('_total')).map((n) => `${e.source}: ${n}`));
     expect(bad).toEqual([]);
   });
