@@ -8,6 +8,7 @@
  */
 import type { LabelledSet } from './render.js';
 import { byCodeUnit } from '../text-order.js';
+import { serviceProblems } from './problems-services.js';
 
 export interface Problem {
   readonly cluster: string;
@@ -127,6 +128,8 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
   for (const r of rows(sets, 'couchbase_eventing_function_status'))
     if (r.labels.status === 'paused' && r.value === 1) add(r.cluster, 'warning', `eventing function ${r.labels.function} is paused (its mutations wait)`, 'CouchbaseEventingFunctionStopped');
 
+  serviceProblems((family) => rows(sets, family), add);
+
   for (const r of rows(sets, 'couchbase_security_tls_min_version'))
     if (r.value === 1 && (r.labels.version === 'tlsv1' || r.labels.version === 'tlsv1.1')) add(r.cluster, 'warning', `TLS minimum version of ${r.labels.service} is ${r.labels.version}`, 'CouchbaseWeakTlsMinVersion');
   // LDAP in use (authentication or authorization) over a connection that is not secure (CouchbaseLdapInsecure).
@@ -146,7 +149,7 @@ export function findProblems(sets: readonly LabelledSet[], nowMs: number): Probl
     const gaps = s.set.statsGaps;
     if (cluster === undefined || gaps === undefined) continue;
     for (const [node, why] of gaps.missing)
-      add(cluster, 'warning', `${gaps.collector}: statistics of node ${node} missing (${why}); bucket-wide and XDCR values are sums over the nodes that answered`, 'CbwatchCollectorItemErrors');
+      add(cluster, 'warning', `${gaps.collector}: statistics of node ${node} missing (${why}); ${gaps.collector === 'bucket_stats' || gaps.collector === 'xdcr' ? 'bucket-wide and XDCR values are sums over the nodes that answered' : 'its series are absent this poll'}`, 'CbwatchCollectorItemErrors');
     for (const [item, why] of gaps.empty ?? [])
       add(cluster, 'warning', `${gaps.collector}: ${gaps.collector === 'xdcr' ? 'replication' : 'bucket'} ${item} has nothing to export (${why})`, 'CbwatchCollectorItemErrors');
     for (const [node, n] of gaps.futurePoints)
