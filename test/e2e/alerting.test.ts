@@ -157,7 +157,7 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
   it('every dashboard panel query returns data (exceptions listed with a reason)', async () => {
     const s = stack as PrometheusStack;
     const panels = dashboardQueries({ panelsOnly: true, exceptions: NO_DATA_EXCEPTIONS, what: 'exceptions naming no panel' });
-    expect(Object.keys(DASHBOARDS).length).toBe(7);
+    expect(Object.keys(DASHBOARDS).length).toBe(9);
 
     const query = async (expr: string): Promise<QueryAnswer> => getJson(`${s.prometheusUrl}/api/v1/query?query=${encodeURIComponent(expr)}`);
     // rate() over the 5m window needs two scrapes of every counter; poll until the set of empty panels is
