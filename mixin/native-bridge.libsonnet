@@ -123,6 +123,27 @@
           { record: "couchbase_eventing_timeouts_total", expr: "sum by (couchbase_cluster, function) (label_replace(eventing_timeout_count, \"function\", \"$1\", \"functionName\", \"(.*)\"))" },
         ],
       },
+      {
+        name: "cbwatch-native-bridge-analytics",
+        rules: [
+          { record: "couchbase_analytics_heap_used_bytes", expr: "sum by (couchbase_cluster, node) (cbas_heap_memory_used_bytes)" },
+          { record: "couchbase_analytics_disk_used_bytes", expr: "sum by (couchbase_cluster, node) (cbas_disk_used_bytes_total)" },
+          { record: "couchbase_analytics_threads", expr: "sum by (couchbase_cluster, node) (cbas_thread_count)" },
+          { record: "couchbase_analytics_system_load_average", expr: "sum by (couchbase_cluster, node) (cbas_system_load_average)" },
+          { record: "couchbase_analytics_gc_per_second", expr: std.strReplace("sum by (couchbase_cluster, node) (rate(cbas_gc_count_total[{{RATE_WINDOW}}]))", "{{RATE_WINDOW}}", $._config.nativeBridgeRateWindow) },
+          { record: "couchbase_analytics_gc_seconds_per_second", expr: std.strReplace("(sum by (couchbase_cluster, node) (rate(cbas_gc_time_milliseconds_total[{{RATE_WINDOW}}]))) / 1000", "{{RATE_WINDOW}}", $._config.nativeBridgeRateWindow) },
+          { record: "couchbase_analytics_io_reads_per_second", expr: std.strReplace("sum by (couchbase_cluster, node) (rate(cbas_io_reads_total[{{RATE_WINDOW}}]))", "{{RATE_WINDOW}}", $._config.nativeBridgeRateWindow) },
+          { record: "couchbase_analytics_io_writes_per_second", expr: std.strReplace("sum by (couchbase_cluster, node) (rate(cbas_io_writes_total[{{RATE_WINDOW}}]))", "{{RATE_WINDOW}}", $._config.nativeBridgeRateWindow) },
+        ],
+      },
+      {
+        name: "cbwatch-native-bridge-processes",
+        rules: [
+          { record: "couchbase_process_resident_memory_bytes", expr: "sum by (couchbase_cluster, node, process) (label_replace(sysproc_mem_resident, \"process\", \"$1\", \"proc\", \"(.*)\"))" },
+          { record: "couchbase_process_cpu_utilization_ratio", expr: "(sum by (couchbase_cluster, node, process) (label_replace(sysproc_cpu_utilization, \"process\", \"$1\", \"proc\", \"(.*)\"))) / 100" },
+          { record: "couchbase_node_disk_usage_ratio", expr: "sum by (couchbase_cluster, node, disk) (sys_disk_usage_ratio)" },
+        ],
+      },
     ],
   },
 }

@@ -241,9 +241,46 @@ const EVENTING_RULES: readonly ServiceBridgeRule[] = [
   total('couchbase_eventing_timeouts_total', EVENTING, ev('timeout_count', 'counter')),
 ];
 
+// ---- analytics (no cbas metadata file in 8.0: the names of ns_server@7.6.2:src/stat_names_mappings.erl, the
+// `cbas_*` renames of the `@cbas` stats; node-level, no labels) ----
+
+const ANALYTICS: Shape = { labels: ['node'] };
+const cbas = (metric: string, type: 'counter' | 'gauge'): ServiceNative => n(metric, 'cbas', type);
+
+/** Garbage-collection time: milliseconds a second on the native counter, seconds a second in cbwatch. */
+function gcSeconds(): ServiceBridgeRule {
+  const x = cbas('cbas_gc_time_milliseconds_total', 'counter');
+  return { record: 'couchbase_analytics_gc_seconds_per_second', expr: `(${sumBy(by(ANALYTICS), sel(ANALYTICS, x, true))}) / 1000`, natives: [x], how: `rate of \`${x.metric}\` ÷ 1000` };
+}
+
+const ANALYTICS_RULES: readonly ServiceBridgeRule[] = [
+  level('couchbase_analytics_heap_used_bytes', ANALYTICS, cbas('cbas_heap_memory_used_bytes', 'gauge')),
+  level('couchbase_analytics_disk_used_bytes', ANALYTICS, cbas('cbas_disk_used_bytes_total', 'gauge')),
+  level('couchbase_analytics_threads', ANALYTICS, cbas('cbas_thread_count', 'gauge')),
+  level('couchbase_analytics_system_load_average', ANALYTICS, cbas('cbas_system_load_average', 'gauge')),
+  rate('couchbase_analytics_gc_per_second', ANALYTICS, cbas('cbas_gc_count_total', 'counter')),
+  gcSeconds(),
+  rate('couchbase_analytics_io_reads_per_second', ANALYTICS, cbas('cbas_io_reads_total', 'counter')),
+  rate('couchbase_analytics_io_writes_per_second', ANALYTICS, cbas('cbas_io_writes_total', 'counter')),
+];
+
+// ---- processes and disks (cm metadata: `sysproc_*{proc}`, `sys_disk_usage_ratio{disk}`, 7.6+) ----
+
+const PROCESS: Shape = { labels: ['node', 'process'], renames: { proc: 'process' } };
+const DISK: Shape = { labels: ['node', 'disk'] };
+const cm = (metric: string): ServiceNative => n(metric, 'cm', 'gauge');
+
+const PROCESS_RULES: readonly ServiceBridgeRule[] = [
+  level('couchbase_process_resident_memory_bytes', PROCESS, cm('sysproc_mem_resident')),
+  level('couchbase_process_cpu_utilization_ratio', PROCESS, cm('sysproc_cpu_utilization'), '100'),
+  level('couchbase_node_disk_usage_ratio', DISK, cm('sys_disk_usage_ratio')),
+];
+
 export const SERVICE_BRIDGE_GROUPS: readonly { name: string; rules: readonly ServiceBridgeRule[] }[] = [
   { name: 'cbwatch-native-bridge-query', rules: QUERY_RULES },
   { name: 'cbwatch-native-bridge-index', rules: INDEX_RULES },
   { name: 'cbwatch-native-bridge-search', rules: SEARCH_RULES },
   { name: 'cbwatch-native-bridge-eventing', rules: EVENTING_RULES },
+  { name: 'cbwatch-native-bridge-analytics', rules: ANALYTICS_RULES },
+  { name: 'cbwatch-native-bridge-processes', rules: PROCESS_RULES },
 ];
