@@ -6,9 +6,12 @@ import { bucketStatsCollector } from './bucket_stats.js';
 import { bucketsCollector } from './buckets.js';
 import { certificatesCollector } from './certificates.js';
 import { collectionsCollector } from './collections.js';
+import { analyticsCollector } from './analytics.js';
 import { eventingCollector } from './eventing.js';
 import { indexCollector } from './index-service.js';
 import { nodesCollector } from './nodes.js';
+import { processesCollector } from './processes.js';
+import { queryCollector } from './query.js';
 import { searchCollector } from './search.js';
 import { securityCollector } from './security.js';
 import { tasksCollector } from './tasks.js';
@@ -31,6 +34,9 @@ export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   backup: backupCollector,
   index: indexCollector,
   eventing: eventingCollector,
+  query: queryCollector,
+  analytics: analyticsCollector,
+  processes: processesCollector,
 };
 
 export function collectorList(): Collector[] {

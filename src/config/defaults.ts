@@ -21,6 +21,9 @@ export const DEFAULT_INTERVALS: Readonly<Record<CollectorName, number>> = {
   backup: 300_000,
   index: 30_000,
   eventing: 30_000,
+  query: 30_000,
+  analytics: 30_000,
+  processes: 30_000,
 };
 
 export function resolveCollectorOptions<N extends CollectorName>(

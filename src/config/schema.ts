@@ -195,6 +195,9 @@ export const collectorSchemas = {
   backup: collector({ ...base }),
   index: collector({ ...base }),
   eventing: collector({ ...base }),
+  query: collector({ ...base }),
+  analytics: collector({ ...base }),
+  processes: collector({ ...base }),
 } as const;
 
 export type CollectorName = keyof typeof collectorSchemas;

@@ -29,6 +29,11 @@
  * kv_dcp_producer_count and kv_vb_itm_memory_bytes{state} exist on 7.0-7.2 only. The DCP aggregates
  * (connagg_* in stats.def.h) are kv_dcp_<stat>{connection_type} per connection type.
  *
+ * Services (./services.ts): the query, index, Search, eventing and analytics statistics of the nodes running
+ * them, each node's processes (sysproc_*{proc}) and, 7.6+, its disks (sys_disk_usage_ratio{disk}), with the native
+ * names and labels of each service (`instance` n1ql, index, fts, eventing, cbas; ns_server for sysproc and disks),
+ * from the same model as the legacy service sections (modules/service-stats.ts) and by the same counter rule.
+ *
  * Node faults (knob nodeFaults, modules/cluster.ts): a failed-over node serves no bucket or XDCR series (it is
  * no longer one of the bucket's servers), only its host's; a node whose clock is ahead stamps the value of
  * real time t at t + clockAheadMs.
@@ -40,6 +45,8 @@ import { nodeFault } from './modules/cluster.js';
 import { dcpTypesOf } from './modules/dcp.js';
 import type { DcpLegacyType } from './modules/dcp.js';
 import { xdcrSimReplications } from './modules/xdcr.js';
+import { nodeServiceStats } from './services.js';
+import type { SvcStat } from './services.js';
 import type { SimBucket, SimContext, SimNode } from './types.js';
 
 /** Seconds between two scrapes of a node's Prometheus. */
@@ -57,7 +64,7 @@ export interface NativeSeries {
   /** Labels as the node's /metrics exposes them (no `instance`/`job`: the scraper adds those). */
   readonly labels: Readonly<Record<string, string>>;
   /** The service that exposes it, the `instance` label in the range API's answers. */
-  readonly instance: 'kv' | 'ns_server' | 'xdcr';
+  readonly instance: 'kv' | 'ns_server' | 'xdcr' | 'n1ql' | 'index' | 'fts' | 'eventing' | 'cbas';
   /** The type of the 8.0 metadata (`# TYPE`). */
   readonly type: NativeType;
   readonly help: string;
@@ -331,13 +338,41 @@ let metaCache: Map<string, MetaEntry> | undefined;
 function meta(name: string): { type: NativeType; help: string } {
   if (!metaCache) {
     metaCache = new Map();
-    for (const f of ['kv', 'goxdcr', 'cm']) {
+    for (const f of ['kv', 'goxdcr', 'cm', 'n1ql', 'index', 'fts', 'eventing']) {
       for (const [k, v] of Object.entries(fixture<Record<string, MetaEntry>>(`native/8.0-${f}_metrics_metadata.json`))) metaCache.set(k, v);
     }
   }
   const m = metaCache.get(name);
   const type: NativeType = m?.type === 'counter' || m?.type === 'histogram' ? m.type : 'gauge';
   return { type, help: m?.help ?? `${name} (a 7.x name the 8.0 metadata no longer lists)` };
+}
+
+/** Type and help of a service's native name: the 8.0 metadata's, or (analytics: no metadata file here) its kind's. */
+function serviceMeta(name: string, kind: SvcStat['kind']): { type: NativeType; help: string } {
+  meta(name);
+  if (metaCache?.has(name)) return meta(name);
+  return { type: kind === 'gauge' ? 'gauge' : 'counter', help: `${name} (analytics service; docs-server cbas metrics metadata)` };
+}
+
+/**
+ * The native series of a node's service statistics (./services.ts): a counter is the running sum of the legacy
+ * section's per-second rates, a gauge or a running total its value; served by the server lines that have them.
+ */
+function serviceSeries(ctx: SimContext, node: SimNode, stats: readonly SvcStat[]): NativeSeries[] {
+  const line = ctx.options.profile.line;
+  const first = originSec(ctx);
+  const out: NativeSeries[] = [];
+  for (const st of stats) {
+    const n = st.native;
+    if (!n || (n.lines !== undefined && !n.lines.includes(line))) continue;
+    const gen = st.gen;
+    const at =
+      st.kind === 'counter'
+        ? (sec: number): number | undefined => (sec < first ? undefined : integrator(ctx, gen).total(sec))
+        : (sec: number): number | undefined => (sec < first ? undefined : gen(sec * 1000));
+    out.push({ name: n.name, family: n.name, labels: n.labels, instance: n.instance, ...serviceMeta(n.name, st.kind), at });
+  }
+  return out;
 }
 
 function originSec(ctx: SimContext): number {
@@ -434,7 +469,7 @@ interface SeriesCache {
   bucketKnob: unknown;
   xdcrKnob: unknown;
   dcpKnob: unknown;
-  byNode: Map<string, { all: NativeSeries[]; byName: Map<string, NativeSeries[]> }>;
+  byNode: Map<string, { all: NativeSeries[]; byName: Map<string, NativeSeries[]>; svc: readonly SvcStat[] }>;
 }
 
 /**
@@ -455,11 +490,13 @@ export function nodeNativeIndex(ctx: SimContext, node: SimNode): { all: NativeSe
     cache.byNode.clear();
   }
   let entry = cache.byNode.get(node.hostname);
-  if (!entry) {
+  // The service statistics' model is rebuilt when its own knobs change (./services.ts): so is the node's index.
+  const svc = nodeServiceStats(ctx, node);
+  if (!entry || entry.svc !== svc) {
     const all = nodeNativeSeries(ctx, node);
     const byName = new Map<string, NativeSeries[]>();
     for (const s of all) (byName.get(s.name) ?? byName.set(s.name, []).get(s.name))?.push(s);
-    entry = { all, byName };
+    entry = { all, byName, svc };
     cache.byNode.set(node.hostname, entry);
   }
   return entry;
@@ -478,6 +515,11 @@ export function nodeNativeSeries(ctx: SimContext, node: SimNode): NativeSeries[]
 }
 
 function ownSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
+  // The services' series after the data service's and the host's (an exposition keeps its older order).
+  return [...ownKvSeries(ctx, node), ...serviceSeries(ctx, node, nodeServiceStats(ctx, node))];
+}
+
+function ownKvSeries(ctx: SimContext, node: SimNode): NativeSeries[] {
   const line = ctx.options.profile.line;
   const served = (def: KvDef): boolean => def.lines === undefined || def.lines.includes(line);
   const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === node.hostname);

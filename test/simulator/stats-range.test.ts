@@ -71,18 +71,22 @@ const mean = (xs: readonly number[]): number => xs.reduce((a, x) => a + x, 0) / 
 describe('range API: answers shaped like the documented ones', () => {
   it('POST answers an array in the order of the queries, each with data, errors, startTimestamp, endTimestamp', async () => {
     const { base } = await start();
-    // The documented example's two queries (the first asks a process metric the simulator does not model).
+    // The documented example's two queries (the first asks a process metric: the index nodes' indexer), and a
+    // metric no node has.
     const answers = await range(base, [
       { metric: [name('sysproc_cpu_utilization'), label('proc', 'indexer')], applyFunctions: ['avg'], alignTimestamps: true, step: 15, start: -60 },
       { metric: [name('kv_disk_write_queue'), label('bucket', 'travel-sample')], applyFunctions: ['sum'], step: 60, start: -300 },
       { metric: [name('kv_ep_queue_size'), label('bucket', 'travel-sample')], applyFunctions: ['sum'], step: 60, start: -300 },
+      { metric: [name('no_such_metric_anywhere')], applyFunctions: ['avg'], alignTimestamps: true, step: 15, start: -60 },
     ]);
     const doc = fixture<RangeAnswer[]>('pools-default-stats-range/docs-server-7.0plus-multiple-post.json');
-    expect(answers).toHaveLength(3);
+    expect(answers).toHaveLength(4);
     for (const a of answers) expect(Object.keys(a).sort()).toEqual(Object.keys(doc[0] as object).sort());
+    // cb1 and cb3 run the index service: each one's indexer.
+    expect(answers[0]?.data.map((d) => d.metric.nodes)).toEqual([['cb1.cbsim.local:8091'], ['cb3.cbsim.local:8091']]);
     // An unknown metric is no data, not an error (Couchbase: errors only for a node or a refused query).
-    expect(answers[0]?.data).toEqual([]);
-    expect(answers[0]?.errors).toEqual([]);
+    expect(answers[3]?.data).toEqual([]);
+    expect(answers[3]?.errors).toEqual([]);
     // alignTimestamps: start and end on multiples of the step.
     expect((answers[0]?.startTimestamp ?? 1) % 15).toBe(0);
     const now = T0 / 1000;
@@ -597,7 +601,8 @@ describe('native /metrics per node', () => {
   it('every native name served is in Couchbase\'s metadata with that type (one 7.x XDCR name excepted)', async () => {
     const { base } = await start({ version: '8.0.0' });
     const meta: Record<string, { type: string }> = {};
-    for (const f of ['kv', 'goxdcr', 'cm']) Object.assign(meta, JSON.parse(readFileSync(join(FIXTURES_DIR, 'native', `8.0-${f}_metrics_metadata.json`), 'utf8')));
+    // The services' files too: the query, index, Search and eventing series (the default cluster runs no analytics).
+    for (const f of ['kv', 'goxdcr', 'cm', 'n1ql', 'index', 'fts', 'eventing']) Object.assign(meta, JSON.parse(readFileSync(join(FIXTURES_DIR, 'native', `8.0-${f}_metrics_metadata.json`), 'utf8')));
     const { types } = parseExposition(await (await fetch(`${base}/metrics`, { headers: auth })).text());
     expect(types.size).toBeGreaterThan(50);
     for (const [n, t] of types) expect(meta[n]?.type, n).toBe(t);

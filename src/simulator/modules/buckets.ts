@@ -5,7 +5,8 @@
  *   GET /pools/default/buckets/:bucket/nodes            the bucket's servers (docs-server-6.5plus.json)
  *   GET /pools/default/buckets/:bucket/stats            stats envelope, shaped like bucket-stats/telegraf-2021.json
  *   GET /pools/default/buckets/:bucket/nodes/:node/stats  the same for one node, plus `hostname`
- * Unknown bucket or node: 404 with Couchbase's text body. Tests may add or remove entries of ctx.buckets at
+ * Unknown bucket or node: 404 with Couchbase's text body. A bucket id that names a service section (`@query`,
+ * `@index-<bucket>`, …) is answered by ./service-stats.ts. Tests may add or remove entries of ctx.buckets at
  * any time: every request reads the model afresh.
  *
  * Stats: `zoom` picks the sampling of the table in the REST reference (minute: 60 samples 1 s apart, the
@@ -44,6 +45,7 @@ import { simProfile } from '../profiles.js';
 import type { SimBucket, SimContext, SimModule, SimNode, SimProfile } from '../types.js';
 import { bucketServers, gatherDelay, liveActiveNodes, liveBucketNodes, nodeEntry } from './cluster.js';
 import { dcpStatAbsent, dcpTypesOf } from './dcp.js';
+import { answerSection } from './service-stats.js';
 import { xdcrSimReplications } from './xdcr.js';
 
 const TWO_PI = 2 * Math.PI;
@@ -738,6 +740,11 @@ export const bucketsModule: SimModule = (app, ctx) => {
   });
 
   app.get<{ Params: { bucket: string }; Querystring: SampleQuery }>('/pools/default/buckets/:bucket/stats', async (req, reply) => {
+    // The service sections (`@query`, `@index-<bucket>`, …) share the route: ./service-stats.ts.
+    if (req.params.bucket.startsWith('@')) {
+      const section = await answerSection(ctx, req.params.bucket, req.query, undefined, reply);
+      if (section !== undefined) return section;
+    }
     const b = find(req.params.bucket);
     if (!b) return notFound(reply);
     await gatherDelay(ctx, liveBucketNodes(ctx));
@@ -747,6 +754,10 @@ export const bucketsModule: SimModule = (app, ctx) => {
   app.get<{ Params: { bucket: string; node: string }; Querystring: SampleQuery }>(
     '/pools/default/buckets/:bucket/nodes/:node/stats',
     async (req, reply) => {
+      if (req.params.bucket.startsWith('@')) {
+        const section = await answerSection(ctx, req.params.bucket, req.query, req.params.node, reply);
+        if (section !== undefined) return section;
+      }
       const b = find(req.params.bucket);
       const entry = bucketNodeShares(ctx).find((s) => s.node.hostname === req.params.node);
       if (!b || !entry) return notFound(reply);

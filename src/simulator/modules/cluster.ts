@@ -258,6 +258,7 @@ export const clusterModule: SimModule = (app, ctx) => {
       if (n.services.includes('fts')) Object.assign(services, { fts: 8094, ftsSSL: 18094, ftsGRPC: 9130 });
       if (n.services.includes('backup')) Object.assign(services, { backupAPI: 8097, backupAPIHTTPS: 18097, backupGRPC: 9124 });
       if (n.services.includes('eventing')) Object.assign(services, { eventingAdminPort: 8096, eventingDebug: 9140, eventingSSL: 18096 });
+      if (n.services.includes('cbas')) Object.assign(services, { cbas: 8095, cbasSSL: 18095 });
       if (n.thisNode) {
         // The node the simulator answers as serves every port on the simulator's own port.
         for (const k of Object.keys(services)) if (!/SSL|HTTPS|GRPC/.test(k)) services[k] = ctx.port();

@@ -13,9 +13,33 @@
  * From 7.0 each has the function scope of the first bucket's `_default` scope, and `audit_log` is not tied to
  * one (`*`/`*`). Knobs: `eventingStatuses` (Record<function, composite_status>), read at request time;
  * `eventingFunctionsDropped` (string[]); `eventingStatusForbidden` (boolean: 403 with an RBAC body naming the
- * eventing permission).
+ * eventing permission); `extraFunctions` (number): that many more deployed functions `fn_extra_000`, … (cost
+ * measurements). The functions' statistics: ./service-stats.ts.
  */
-import type { SimModule } from '../types.js';
+import type { SimContext, SimModule } from '../types.js';
+
+/** One Eventing function of the simulated cluster and its composite status now (after the knobs). */
+export interface SimFunction {
+  readonly name: string;
+  readonly status: string;
+  readonly scope: { bucket: string; scope: string };
+}
+
+/** The functions the eventing status lists now: the fixed three, the extra ones, minus the dropped, with knob statuses. */
+export function simFunctions(ctx: SimContext): SimFunction[] {
+  const knobs = ctx.options.knobs;
+  const bucket = ctx.buckets[0]?.name ?? 'default';
+  const statuses = (knobs.eventingStatuses ?? {}) as Record<string, string>;
+  const dropped = new Set((knobs.eventingFunctionsDropped ?? []) as string[]);
+  const fns: SimFunction[] = [
+    { name: 'enrich_orders', status: 'deployed', scope: { bucket, scope: '_default' } },
+    { name: 'audit_log', status: ctx.options.scenario === 'demo' ? 'paused' : 'deployed', scope: { bucket: '*', scope: '*' } },
+    { name: 'cleanup_sessions', status: 'undeployed', scope: { bucket, scope: '_default' } },
+  ];
+  const extra = Number(knobs.extraFunctions ?? 0);
+  for (let i = 0; i < (Number.isFinite(extra) ? extra : 0); i++) fns.push({ name: `fn_extra_${String(i).padStart(3, '0')}`, status: 'deployed', scope: { bucket, scope: '_default' } });
+  return fns.filter((f) => !dropped.has(f.name)).map((f) => ({ ...f, status: statuses[f.name] ?? f.status }));
+}
 
 /** deployment_status / processing_status of each composite status (http_handlers.go determineStatus). */
 const FLAGS: Readonly<Record<string, readonly [boolean, boolean]>> = {
@@ -39,18 +63,9 @@ export const eventingModule: SimModule = (app, ctx) => {
       return reply.code(403).send({ message: 'Forbidden. User needs the following permissions', permissions: ['cluster.eventing.functions!manage'] });
     }
     const scoped = ctx.options.profile.major >= 7;
-    const bucket = ctx.buckets[0]?.name ?? 'default';
-    const statuses = (knobs.eventingStatuses ?? {}) as Record<string, string>;
-    const dropped = new Set((knobs.eventingFunctionsDropped ?? []) as string[]);
-    const fns: Array<{ name: string; status: string; scope: { bucket: string; scope: string } }> = [
-      { name: 'enrich_orders', status: 'deployed', scope: { bucket, scope: '_default' } },
-      { name: 'audit_log', status: ctx.options.scenario === 'demo' ? 'paused' : 'deployed', scope: { bucket: '*', scope: '*' } },
-      { name: 'cleanup_sessions', status: 'undeployed', scope: { bucket, scope: '_default' } },
-    ];
-    const apps = fns
-      .filter((f) => !dropped.has(f.name))
+    const apps = simFunctions(ctx)
       .map((f) => {
-        const status = statuses[f.name] ?? f.status;
+        const status = f.status;
         const [deployment, processing] = FLAGS[status] ?? [false, false];
         const app: Record<string, unknown> = {
           composite_status: status,

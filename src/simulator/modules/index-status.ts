@@ -25,11 +25,15 @@
  *   (menelaus_web.erl 7.6.2 `{[{collection, [any, any, any]}, n1ql, index], read}`, 6.6.5 `{[{bucket, any}, n1ql,
  *   index], read}`);
  * - `indexStatusStale` (boolean): the stale-cache warning of handle_index_status;
- * - `indexesDropped` (string[]): indexes left out of the answer (dropped).
+ * - `indexesDropped` (string[]): indexes left out of the answer (dropped);
+ * - `extraIndexes` (number): that many more Ready indexes `idx_extra_000`, `idx_extra_001`, … (one replica each,
+ *   on the index nodes in turn), for cost measurements with many indexes.
+ * The index service's statistics of these indexes: ./service-stats.ts.
  */
 import type { SimContext, SimModule } from '../types.js';
 
-interface SimIndex {
+/** One index definition of the simulated cluster (its replicas or partitions are laid out by simIndexLayout). */
+export interface SimIndex {
   indexName: string;
   scope: string;
   collection: string;
@@ -50,7 +54,8 @@ export function goUnixDate(ms: number): string {
   return `${days[d.getUTCDay()]} ${months[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, ' ')} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} UTC ${d.getUTCFullYear()}`;
 }
 
-function simIndexes(ctx: SimContext, indexNodes: number): SimIndex[] {
+/** The index definitions /indexStatus lists now (after the knobs), on the first bucket. */
+export function simIndexes(ctx: SimContext, indexNodes: number): SimIndex[] {
   const collections = ctx.options.profile.major >= 7;
   const out: SimIndex[] = [
     { indexName: '#primary', scope: '_default', collection: '_default', status: 'Ready', progress: 100, scanned: true, replicas: 1, partitions: 0 },
@@ -62,6 +67,10 @@ function simIndexes(ctx: SimContext, indexNodes: number): SimIndex[] {
     const step = Math.floor((ctx.now() - ctx.startedAt) / 6000) % 100;
     out.push({ indexName: 'idx_building', scope: '_default', collection: '_default', status: 'Building', progress: step, scanned: false, replicas: 1, partitions: 0 });
   }
+  const extra = Number(ctx.options.knobs.extraIndexes ?? 0);
+  for (let i = 0; i < (Number.isFinite(extra) ? extra : 0); i++) {
+    out.push({ indexName: `idx_extra_${String(i).padStart(3, '0')}`, scope: '_default', collection: '_default', status: 'Ready', progress: 100, scanned: true, replicas: 1, partitions: 0 });
+  }
   const states = (ctx.options.knobs.indexStates ?? {}) as Record<string, string>;
   const dropped = new Set((ctx.options.knobs.indexesDropped ?? []) as string[]);
   return out
@@ -70,6 +79,29 @@ function simIndexes(ctx: SimContext, indexNodes: number): SimIndex[] {
       const status = states[i.indexName];
       return status === undefined ? i : { ...i, status, progress: status === 'Ready' ? 100 : i.progress };
     });
+}
+
+/** The index nodes /indexStatus and the index statistics place indexes on: index service, not failed over. */
+export function simIndexNodes(ctx: SimContext): string[] {
+  return ctx.nodes.filter((n) => n.services.includes('index') && n.membership !== 'inactiveFailed').map((n) => n.hostname);
+}
+
+/**
+ * Where each index instance lives: one entry per replica (`name` is the display name, `def_type (replica 1)` for
+ * replica 1) with the nodes holding it; a partitioned index is one instance spread over every index node, each
+ * holding the partitions p with (p − 1) mod n equal to its position.
+ */
+export function simIndexLayout(ix: SimIndex, nodes: readonly string[]): Array<{ replica: number; name: string; hosts: string[]; partitionMap: Record<string, number[]> }> {
+  const out: Array<{ replica: number; name: string; hosts: string[]; partitionMap: Record<string, number[]> }> = [];
+  for (let r = 0; r < ix.replicas; r++) {
+    const hosts = ix.partitions > 0 ? [...nodes] : [nodes[r % nodes.length] as string];
+    const partitionMap: Record<string, number[]> = {};
+    if (ix.partitions > 0) {
+      for (let p = 1; p <= ix.partitions; p++) (partitionMap[nodes[(p - 1) % nodes.length] as string] ??= []).push(p);
+    } else partitionMap[hosts[0] as string] = [0];
+    out.push({ replica: r, name: r === 0 ? ix.indexName : `${ix.indexName} (replica ${r})`, hosts, partitionMap });
+  }
+  return out;
 }
 
 export const indexStatusModule: SimModule = (app, ctx) => {
@@ -82,7 +114,7 @@ export const indexStatusModule: SimModule = (app, ctx) => {
         permissions: [collections ? 'cluster.collection[.:.:.].n1ql.index!read' : 'cluster.bucket[.].n1ql.index!read'],
       });
     }
-    const nodes = ctx.nodes.filter((n) => n.services.includes('index') && n.membership !== 'inactiveFailed').map((n) => n.hostname);
+    const nodes = simIndexNodes(ctx);
     const bucket = ctx.buckets[0]?.name;
     const indexes: Record<string, unknown>[] = [];
     if (bucket !== undefined && nodes.length > 0) {
@@ -92,12 +124,7 @@ export const indexStatusModule: SimModule = (app, ctx) => {
       let id = 1000;
       for (const ix of simIndexes(ctx, nodes.length)) {
         id++;
-        for (let r = 0; r < ix.replicas; r++) {
-          const hosts = ix.partitions > 0 ? nodes : [nodes[r % nodes.length] as string];
-          const partitionMap: Record<string, number[]> = {};
-          if (ix.partitions > 0) {
-            for (let p = 1; p <= ix.partitions; p++) (partitionMap[nodes[(p - 1) % nodes.length] as string] ??= []).push(p);
-          } else partitionMap[hosts[0] as string] = [0];
+        for (const { replica: r, name, hosts, partitionMap } of simIndexLayout(ix, nodes)) {
           const entry: Record<string, unknown> = {
             storageMode: 'plasma',
             partitionMap,
@@ -113,7 +140,7 @@ export const indexStatusModule: SimModule = (app, ctx) => {
             lastScanTime: ix.scanned && ix.status === 'Ready' ? lastScan : 'NA',
             numReplica: ix.replicas - 1,
             indexName: ix.indexName,
-            index: r === 0 ? ix.indexName : `${ix.indexName} (replica ${r})`,
+            index: name,
             id,
           };
           if (collections) Object.assign(entry, { scope: ix.scope, collection: ix.collection, replicaId: r });

@@ -11,8 +11,9 @@ import { indexStatusModule } from './index-status.js';
 import { rebalanceModule } from './rebalance.js';
 import { searchModule } from './search.js';
 import { securityModule } from './security.js';
+import { serviceStatsModule } from './service-stats.js';
 import { statsRangeModule } from './stats-range.js';
 import { tasksModule } from './tasks.js';
 import { xdcrModule } from './xdcr.js';
 
-export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule, xdcrModule, statsRangeModule, indexStatusModule, eventingModule];
+export const MODULES: readonly SimModule[] = [clusterModule, tasksModule, bucketsModule, certificatesModule, securityModule, searchModule, rebalanceModule, autofailoverModule, collectionsModule, backupModule, xdcrModule, statsRangeModule, indexStatusModule, eventingModule, serviceStatsModule];
