@@ -373,7 +373,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-same-'));
-    sim = createSimulator({ scenario: 'default' });
+    // One node also runs the analytics service (default: none), so its families are compared too.
+    sim = createSimulator({ scenario: 'default', knobs: { analyticsNodes: 1 } });
     const simUrl = await sim.listen(0);
     const admin = `Basic ${Buffer.from('Administrator:password').toString('base64')}`;
     const hostnames = (await getJson<{ nodes: { hostname: string }[] }>(`${simUrl}/pools/default`, admin)).nodes.map((n) => n.hostname);
@@ -395,7 +396,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
 
     const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
     // nodes: its couchbase_node_info gives the node versions the bridge's cache-miss ratio picks its formula by.
-    for (const name of ['buckets', 'bucket_stats', 'xdcr', 'nodes'] as const) {
+    // query, analytics: the service statistics the bridge records, read from the legacy service sections.
+    for (const name of ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'query', 'analytics'] as const) {
       (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ interval: 1, ...(name === 'xdcr' ? { slow_stats_interval: 1 } : {}) });
     }
     for (const name of COLLECTOR_NAMES.filter((n) => !(n in raw))) (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ enabled: false });
@@ -459,6 +461,23 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
     couchbase_xdcr_wtavg_meta_latency_seconds: [0.1, 0],
     couchbase_xdcr_rate_replicated_per_second: [0.1, 0],
     couchbase_xdcr_bandwidth_usage_bytes_per_second: [0.1, 0],
+    // Per node (summed over the nodes: the two sides name the nodes differently); the slow requests by `over`.
+    couchbase_query_requests_per_second: [0.1, 0],
+    couchbase_query_errors_per_second: [0.1, 0.05],
+    couchbase_query_selects_per_second: [0.1, 0],
+    couchbase_query_slow_requests_per_second: [0.1, 0.05],
+    couchbase_query_request_time_seconds: [0.1, 0],
+    couchbase_query_service_time_seconds: [0.1, 0],
+    couchbase_query_results_per_request: [0.1, 0],
+    couchbase_query_response_bytes_per_request: [0.1, 0],
+    couchbase_query_active_requests: [0.2, 2],
+    couchbase_analytics_heap_used_bytes: [0.05, 0],
+    couchbase_analytics_disk_used_bytes: [0.02, 0],
+    couchbase_analytics_threads: [0.02, 0],
+    couchbase_analytics_gc_per_second: [0.1, 0.05],
+    couchbase_analytics_gc_seconds_per_second: [0.1, 0.001],
+    couchbase_analytics_io_reads_per_second: [0.1, 0],
+    couchbase_analytics_io_writes_per_second: [0.1, 0],
   };
 
   it('the bridged families agree with cbwatch\'s own from the envelopes', async () => {
@@ -473,7 +492,13 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
         report = [];
         let ok = true;
         for (const [family, [tol, abs]] of Object.entries(COMPARED)) {
-          const by = family.startsWith('couchbase_xdcr_') ? 'source_bucket, target_cluster_uuid, target_bucket' : 'bucket';
+          const by = family.startsWith('couchbase_xdcr_')
+            ? 'source_bucket, target_cluster_uuid, target_bucket'
+            : family.startsWith('couchbase_bucket_')
+              ? 'bucket'
+              : family === 'couchbase_query_slow_requests_per_second'
+                ? 'over'
+                : '';
           const mine = await vector(`sum by (${by}) (${family}{job=""})`);
           const theirs = await vector(`sum by (${by}) (${family}{job="cbwatch"})`);
           if (theirs.size === 0 || mine.size !== theirs.size) {
