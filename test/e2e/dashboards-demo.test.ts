@@ -41,7 +41,9 @@ const NO_DATA_EXCEPTIONS: Record<string, string> = {
  * rate or a mean per request needs a point newer than the previous poll's (polled every second, they would be absent
  * nine polls in ten). The others poll every second.
  */
-const SERVICE_COLLECTORS = { query: { interval: 10 }, index: { interval: 10 }, eventing: { interval: 10 }, analytics: { interval: 10 }, processes: { interval: 10 } };
+const SERVICE_COLLECTORS = Object.fromEntries(
+  ['query', 'index', 'search_index', 'eventing', 'analytics', 'processes'].map((c) => [c, { interval: 10 }]),
+) as Parameters<typeof e2eCbwatchConfig>[0]['collectors'];
 
 /** The panel titles of the Overview's Services row (from the dashboard's spec). */
 function overviewServicesRow(): string[] {

@@ -54,6 +54,7 @@ const NO_DATA_EXCEPTIONS: Record<string, string> = {
   'cbwatch-exporter/Failed requests by endpoint': 'shows only non-2xx requests; the simulator answers every request cbwatch makes',
   "cbwatch-overview/Couchbase's own alerts": 'shows only kinds with alerts listed (> 0); the simulator lists none in /pools/default',
   'cbwatch-buckets/Replicas configured and available': "available replicas come from the bucket list's vBucketServerMap, which the simulator does not serve",
+  'cbwatch-index/Build progress': 'shows only index replicas that are building; the incident scenario builds none (the demo does: test/e2e/dashboards-demo.test.ts)',
 };
 
 const NODES = 3;
