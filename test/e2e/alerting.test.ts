@@ -122,7 +122,8 @@ describe.skipIf(!prometheus || !alertmanager)('alerting end to end (simulator â†
     receiver = await startReceiver();
     // speed 60: one real second is a simulated minute, so the auto-failover budget (one failover per 120 s
     // simulated) is used up within seconds while the CA (3 days) stays under the 7-day threshold.
-    sim = createSimulator({ scenario: 'incident', speed: 60 });
+    // One node also runs the Eventing service (by default none does), so the eventing panels have functions to show.
+    sim = createSimulator({ scenario: 'incident', speed: 60, knobs: { eventingNodes: 1 } });
     const simUrl = await sim.listen(0);
     daemon = await startDaemon({ config: e2eConfig(simUrl), logger: pino({ level: 'silent' }), processMetrics: true });
     await daemon.ready();

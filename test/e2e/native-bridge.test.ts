@@ -185,6 +185,9 @@ function cbwatchConfig(simUrl: string): Config {
 
 type ScrapeJob = Record<string, unknown> & { job_name: string };
 
+/** The collectors whose statistics the bridge records (compared with cbwatch's own on the same simulated cluster). */
+const SERVICE_COLLECTORS = (['query', 'analytics', 'index', 'search_index', 'eventing'] as readonly string[]).filter((c): c is CollectorName => (COLLECTOR_NAMES as readonly string[]).includes(c));
+
 /** The shipped example configuration, pointed at this machine (nothing else changed but intervals and TLS). */
 function e2ePrometheusConfig(o: { sdUrl: string; passwordFile: string; cbwatchHost: string; alertmanager: string; alertRules: string }): string {
   const cfg = parse(examplePrometheusConfig()) as { global: Record<string, string>; rule_files: string[]; scrape_configs: ScrapeJob[] };
@@ -234,7 +237,9 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-e2e-'));
-    sim = createSimulator({ scenario: 'incident', speed: 60 });
+    // One node also runs the Eventing service (by default none does): cbwatch gives the function status beside the
+    // bridged statistics.
+    sim = createSimulator({ scenario: 'incident', speed: 60, knobs: { eventingNodes: 1 } });
     const simUrl = await sim.listen(0);
     // What Couchbase knows: its buckets and XDCR replications, read from the simulator's REST answers.
     const admin = `Basic ${Buffer.from('Administrator:password').toString('base64')}`;
@@ -374,8 +379,9 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-same-'));
-    // One node also runs the analytics service (default: none), so its families are compared too.
-    sim = createSimulator({ scenario: 'default', knobs: { analyticsNodes: 1 } });
+    // One node also runs the analytics service and one the Eventing service (by default none does), so their
+    // families are compared too.
+    sim = createSimulator({ scenario: 'default', knobs: { analyticsNodes: 1, eventingNodes: 1 } });
     const simUrl = await sim.listen(0);
     const admin = `Basic ${Buffer.from('Administrator:password').toString('base64')}`;
     const hostnames = (await getJson<{ nodes: { hostname: string }[] }>(`${simUrl}/pools/default`, admin)).nodes.map((n) => n.hostname);
@@ -397,8 +403,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
 
     const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
     // nodes: its couchbase_node_info gives the node versions the bridge's cache-miss ratio picks its formula by.
-    // query, analytics: the service statistics the bridge records, read from the legacy service sections.
-    for (const name of ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'query', 'analytics'] as const) {
+    // The service collectors whose statistics the bridge records, read from the legacy service sections.
+    for (const name of ['buckets', 'bucket_stats', 'xdcr', 'nodes', ...SERVICE_COLLECTORS] as const) {
       (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ interval: 1, ...(name === 'xdcr' ? { slow_stats_interval: 1 } : {}) });
     }
     for (const name of COLLECTOR_NAMES.filter((n) => !(n in raw))) (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ enabled: false });
@@ -479,6 +485,17 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
     couchbase_analytics_gc_seconds_per_second: [0.1, 0.001],
     couchbase_analytics_io_reads_per_second: [0.1, 0],
     couchbase_analytics_io_writes_per_second: [0.1, 0],
+    // Per index (and Search index, function) over the nodes; the legacy sections name no scope or collection.
+    couchbase_index_items: [0.02, 0],
+    couchbase_index_data_size_bytes: [0.02, 0],
+    couchbase_index_requests_per_second: [0.1, 0],
+    couchbase_index_rows_returned_per_second: [0.1, 0],
+    couchbase_index_node_memory_used_bytes: [0.02, 0],
+    couchbase_search_index_docs: [0.02, 0],
+    couchbase_search_index_pending_mutations: [0.1, 2],
+    couchbase_search_index_queries_per_second: [0.1, 0],
+    couchbase_eventing_dcp_backlog: [0.1, 2],
+    couchbase_eventing_on_update_success_total: [0.02, 0],
   };
 
   it('the bridged families agree with cbwatch\'s own from the envelopes', async () => {
@@ -499,7 +516,13 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
               ? 'bucket'
               : family === 'couchbase_query_slow_requests_per_second'
                 ? 'over'
-                : '';
+                : family.startsWith('couchbase_index_') && !family.startsWith('couchbase_index_node_')
+                  ? 'bucket, index'
+                  : family.startsWith('couchbase_search_index_')
+                    ? 'bucket, index'
+                    : family.startsWith('couchbase_eventing_')
+                      ? 'function'
+                      : '';
           const mine = await vector(`sum by (${by}) (${family}{job=""})`);
           const theirs = await vector(`sum by (${by}) (${family}{job="cbwatch"})`);
           if (theirs.size === 0 || mine.size !== theirs.size) {
