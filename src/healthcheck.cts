@@ -143,7 +143,7 @@ const RUN_VALUE_FLAGS: readonly string[] = [
   'debug.heap-snapshot-dir',
 ];
 /** The collectors, for `--collector.<name>` and `--no-collector.<name>` (src/config/schema.ts, COLLECTOR_NAMES). */
-const COLLECTORS: readonly string[] = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup', 'index', 'eventing', 'query', 'analytics', 'processes'];
+const COLLECTORS: readonly string[] = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup', 'index', 'search_index', 'eventing', 'query', 'analytics', 'processes'];
 const RUN_SWITCH_FLAGS: readonly string[] = [
   'web.enable-lifecycle',
   'couchbase.insecure-skip-verify',

@@ -69,7 +69,7 @@ describe('configuration reload (a real process)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
     const cfg = join(dir, 'cbwatch.yml');
     // Few collectors, so that the process is light; `tasks` is the one whose options change.
-    const base = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      eventing: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n';
+    const base = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      search_index: { enabled: false }\n      eventing: { enabled: false }\n      query: { enabled: false }\n      analytics: { enabled: false }\n      processes: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n';
     writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', `${base}      tasks: { interval: 15s }\n`)}\n`);
     const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], { RELOAD_CB_PW: 'password' });
     try {
@@ -130,7 +130,7 @@ describe('configuration reload (a real process)', () => {
   it('POST /-/reload with --web.enable-lifecycle answers 200 or 500 with the reason; other methods 405', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cbwatch-reload-'));
     const cfg = join(dir, 'cbwatch.yml');
-    const base = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      eventing: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n';
+    const base = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      search_index: { enabled: false }\n      eventing: { enabled: false }\n      query: { enabled: false }\n      analytics: { enabled: false }\n      processes: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n';
     writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', base)}\n`);
     const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.enable-lifecycle'], { RELOAD_CB_PW: 'password' });
     try {
@@ -156,7 +156,7 @@ describe('configuration reload (a real process)', () => {
     const cfg = join(dir, 'cbwatch.yml');
     const pw = join(dir, 'cb-password');
     writeFileSync(pw, 'password\n');
-    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      eventing: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n      buckets: { interval: 1s }\n';
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      search_index: { enabled: false }\n      eventing: { enabled: false }\n      query: { enabled: false }\n      analytics: { enabled: false }\n      processes: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n      buckets: { interval: 1s }\n';
     writeFileSync(cfg, `clusters:\n  - name: alpha\n    url: ${simulator.url}\n    username: Administrator\n    password_file: ${pw}\n    collectors:\n${only}`);
     const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0'], {});
     const users = simulator.sim.ctx.options.users;
@@ -195,7 +195,7 @@ describe('configuration reload (a real process)', () => {
     install('first');
     writeFileSync(web, webYaml('first', 'prom', 'first-secret'));
     const cfg = join(dir, 'cbwatch.yml');
-    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      eventing: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n';
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      search_index: { enabled: false }\n      eventing: { enabled: false }\n      query: { enabled: false }\n      analytics: { enabled: false }\n      processes: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n';
     writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', only)}\n`);
     const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.config.file', web], { RELOAD_CB_PW: 'password' });
     /** Status and the server certificate's CN of one request. */
@@ -238,7 +238,7 @@ describe('configuration reload (a real process)', () => {
       `tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [${san}]\n`;
     writeFileSync(web, webYaml('prometheus.example'));
     const cfg = join(dir, 'cbwatch.yml');
-    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      eventing: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n';
+    const only = '      certificates: { enabled: false }\n      security: { enabled: false }\n      collections: { enabled: false }\n      search: { enabled: false }\n      backup: { enabled: false }\n      index: { enabled: false }\n      search_index: { enabled: false }\n      eventing: { enabled: false }\n      query: { enabled: false }\n      analytics: { enabled: false }\n      processes: { enabled: false }\n      xdcr: { enabled: false }\n      bucket_stats: { enabled: false }\n      nodes: { enabled: false }\n      tasks: { enabled: false }\n      autofailover: { enabled: false }\n';
     writeFileSync(cfg, `clusters:\n${clusterYaml('alpha', only)}\n`);
     const bin = await startBin(['run', '--config', cfg, '--web.listen-address', '127.0.0.1:0', '--web.config.file', web], { RELOAD_CB_PW: 'password' });
     /** The status of one request on a new connection, or 'closed' when the connection ended without one. */

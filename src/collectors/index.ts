@@ -12,6 +12,7 @@ import { indexCollector } from './index-service.js';
 import { nodesCollector } from './nodes.js';
 import { processesCollector } from './processes.js';
 import { queryCollector } from './query.js';
+import { searchIndexCollector } from './search-index.js';
 import { searchCollector } from './search.js';
 import { securityCollector } from './security.js';
 import { tasksCollector } from './tasks.js';
@@ -33,6 +34,7 @@ export const COLLECTORS: { readonly [K in CollectorName]?: Collector<K> } = {
   search: searchCollector,
   backup: backupCollector,
   index: indexCollector,
+  search_index: searchIndexCollector,
   eventing: eventingCollector,
   query: queryCollector,
   analytics: analyticsCollector,

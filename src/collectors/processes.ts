@@ -28,6 +28,8 @@ export const PROCESS_STATS = declareServiceStats({
   service: '*',
   itemLabels: ['proc'],
   perNode: true,
+  // Every node runs Couchbase processes.
+  everyNode: true,
   rows: [
     { stat: 'mem_resident', kind: 'level', native: 'sysproc_mem_resident', legacy: null },
     { stat: 'cpu_utilization', kind: 'level', native: 'sysproc_cpu_utilization', legacy: null, scale: 0.01 },
@@ -41,6 +43,8 @@ export const DISK_STATS = declareServiceStats({
   service: '*',
   itemLabels: ['disk'],
   perNode: true,
+  // Where one node reports its disks (7.6+), each does.
+  everyNode: true,
   rows: [{ stat: 'disk_usage_ratio', kind: 'level', native: 'sys_disk_usage_ratio', legacy: null }],
   noEnvelope: NO_PROCESS_STATS,
 });

@@ -20,6 +20,7 @@ export const DEFAULT_INTERVALS: Readonly<Record<CollectorName, number>> = {
   search: 15_000,
   backup: 300_000,
   index: 30_000,
+  search_index: 30_000,
   eventing: 30_000,
   query: 30_000,
   analytics: 30_000,

@@ -194,6 +194,7 @@ export const collectorSchemas = {
   }),
   backup: collector({ ...base }),
   index: collector({ ...base }),
+  search_index: collector({ ...base }),
   eventing: collector({ ...base }),
   query: collector({ ...base }),
   analytics: collector({ ...base }),

@@ -4,7 +4,9 @@
  * can run faster than real time, and a cluster model (nodes, buckets) that the area modules answer from.
  * Option `version` picks a version profile (./profiles.ts: 6.6.5, 7.2.4, 7.6.5 default, 8.0.0): what the
  * cluster reports as its version, and whether it answers the 7.0+ statistics (range API, each node's native
- * /metrics, /prometheus_sd_config: modules/stats-range.ts, from the envelopes' model through ./native.ts).
+ * /metrics, /prometheus_sd_config: modules/stats-range.ts, from the envelopes' model through ./native.ts). The
+ * non-data services' statistics (query, index, Search, eventing, analytics, processes, disks) come from one model,
+ * ./services.ts, served by the legacy service sections (modules/service-stats.ts) and the native series alike.
  * docs/simulator.md describes the profiles, the routes and the legacy → native correspondence.
  */
 import { createHash } from 'node:crypto';

@@ -23,7 +23,8 @@
  * `disk/<mount>/usage_ratio`. Knob `serviceStatValues` (`{ [key]: (t, node) => number }`, t epoch ms, node
  * `host:port`) replaces the model of those keys on every node that has them, on both paths.
  *
- * What runs where (the nodes' `services`; a node marked failed over by knob `nodeFaults` serves nothing here):
+ * What runs where (the nodes' `services`; a node failed over, by the scenario or knob `nodeFaults`, serves no
+ * service statistic, only its processes):
  * - query nodes (`n1ql`): the counters query_requests, _errors, _invalid_requests, _warnings, _selects,
  *   _requests_250ms/500ms/1000ms/5000ms, _result_count, _result_size (bytes), _request_time and _service_time (ns);
  *   gauges query_active_requests, query_queued_requests; 7.x only (no legacy key): n1ql_timeouts, n1ql_cancelled,
@@ -55,21 +56,29 @@
  * - Analytics nodes (`cbas`; knob `analyticsNodes` of modules/service-stats.ts): gauges cbas_heap_used,
  *   cbas_system_load_average, cbas_thread_count, cbas_disk_used; counters cbas_gc_count, cbas_gc_time (ms),
  *   cbas_io_reads, cbas_io_writes (native names of stat_names_mappings.erl 7.6.2:142-194).
- * - every node, 7.0+ native only: sysproc_mem_resident, _mem_size, _mem_share (bytes), _cpu_utilization (percent),
+ * - every node, 7.0+ native only (labels `proc` and `category="system-processes"`, ns_server_stats.erl
+ *   report_prom_stats): sysproc_mem_resident, _mem_size, _mem_share (bytes), _cpu_utilization (percent),
  *   _major_faults_raw, _minor_faults_raw, _page_faults_raw, _start_time, and from 7.2 sysproc_cpu_seconds_total{mode}
  *   (its rate agrees with cpu_utilization), for the processes of the node's services (ns_server, babysitter,
  *   prometheus everywhere; memcached, projector, goxdcr on data nodes; indexer; cbq-engine; cbft;
  *   eventing-producer; cbas and java on analytics nodes); 7.6+ sys_disk_usage_ratio{disk} for `/` and
  *   `/opt/couchbase/var` (the data disk: knob `diskUsedRatio` or the scenario's share, as storageTotals).
  *
+ * Levels outside the demo's burst (deterministic, from ctx.rand and slow sine waves): 20-40 requests a second per
+ * query node (±20%), 1% errors, 8% over 250 ms, 3% over 500 ms, 1% over 1 s, 0.1% over 5 s, 30 ms per request, no
+ * queue; index scans 80 µs per row, 5% cache misses, 20% fragmentation, `#primary` 88% resident, the others 100%;
+ * Search queries 12 ms each, 1% errors; eventing's totals grow at fixed rates per function (enrich_orders fails
+ * 0.2 updates a second).
+ *
  * Demo (scenario `demo`; knob `slowQueryBurst` true/false forces it on/off in any scenario): a burst of slow
- * queries from second 300 to second 540 of every 600 s of simulated time since start: on every query node 40% of
+ * queries from second 60 to second 300 of every 600 s of simulated time since start (a newcomer sees it within the
+ * first minutes, as the flapping node of modules/cluster.ts): on every query node 40% of
  * the requests take over 5 s (requests_5000ms = 0.4 × requests; 250 ms: 0.7, 500 ms: 0.6, 1 s: 0.5), the mean
  * request time is 4.5 s, timeouts rise, and queued requests climb from 5 to 45 over the burst (0 outside it).
  * Search index travel-landmarks' pending mutations grow by 2 a second through each 600 s cycle.
  */
 import { SCRAPE_SECONDS, HISTORY_SECONDS } from './native.js';
-import { nodeFault } from './modules/cluster.js';
+import { effectiveNodes } from './modules/cluster.js';
 import { simFunctions } from './modules/eventing.js';
 import { simIndexLayout, simIndexNodes, simIndexes } from './modules/index-status.js';
 import type { SimContext, SimNode } from './types.js';
@@ -110,8 +119,8 @@ const FROM_72 = ['7.2', '7.6', '8.0'];
 const FROM_76 = ['7.6', '8.0'];
 /** The demo's cycle and the slow-query burst within it, seconds of simulated time since start. */
 export const DEMO_CYCLE_S = 600;
-export const BURST_FROM_S = 300;
-export const BURST_TO_S = 540;
+export const BURST_FROM_S = 60;
+export const BURST_TO_S = 300;
 
 /** Whether the slow-query burst is on at epoch ms t, and how far into it (0-1). */
 export function slowQueryBurst(ctx: SimContext, t: number): { on: boolean; progress: number } {
@@ -138,9 +147,12 @@ export function simSearchIndexes(ctx: SimContext): Array<{ index: string; bucket
   return out;
 }
 
-/** Nodes running `service` that serve its statistics (a node failed over by knob nodeFaults serves none). */
+/**
+ * Nodes running `service` that serve its statistics: active members as the scenario shows them now (a node failed
+ * over, by the scenario or knob nodeFaults, serves none; ns_cluster_membership:service_actual_nodes).
+ */
 export function serviceNodes(ctx: SimContext, service: string): SimNode[] {
-  return ctx.nodes.filter((n) => n.services.includes(service) && n.membership !== 'inactiveFailed' && nodeFault(ctx, n.hostname).failedOver !== true);
+  return effectiveNodes(ctx).filter((n) => n.services.includes(service) && n.membership === 'active');
 }
 
 interface Builder {
@@ -470,7 +482,7 @@ interface ModelCache {
 function signature(ctx: SimContext): string {
   const k = ctx.options.knobs;
   return JSON.stringify([
-    ctx.nodes.map((n) => `${n.hostname}:${n.membership}:${n.services.join(',')}`),
+    effectiveNodes(ctx).map((n) => `${n.hostname}:${n.membership}:${n.services.join(',')}`),
     ctx.buckets.map((b) => b.name),
     k.nodeFaults ?? null,
     k.indexStates ?? null,
@@ -523,6 +535,7 @@ function buildNode(ctx: SimContext, node: SimNode): SvcStat[] {
   if (serves('fts')) ftsStats(b);
   if (serves('eventing')) eventingStats(b);
   if (serves('cbas')) cbasStats(b);
-  if (ctx.options.profile.rangeApi && node.membership !== 'inactiveFailed') processStats(b);
+  // Every node runs its processes, a failed-over one too (it is still up).
+  if (ctx.options.profile.rangeApi) processStats(b);
   return out;
 }

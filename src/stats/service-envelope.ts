@@ -11,12 +11,13 @@
  * longer runs the service (skipped); every request failing fails the poll.
  */
 import { statsEnvelopeSchema } from '../couchbase/buckets.js';
+import { CbwError } from '../errors.js';
 import type { StatsEnvelope } from '../couchbase/buckets.js';
 import type { StatsContext } from './context.js';
 import { alignedFrom, finite, haveTStampFor, latest, mean, sampleWindow, toBaseUnit, zoomFor } from './samples.js';
 import type { SampleMemo, Zoom } from './samples.js';
 import { kindsOf } from './service-range.js';
-import { legacyKeys } from './service-table.js';
+import { everyNode, legacyKeys } from './service-table.js';
 import type { ServiceSpec, ServiceStatRow } from './service-table.js';
 import { ITEM_WIDE, itemOf as itemValuesOf, setOf } from './values.js';
 import type { ItemValues, SourceValues, StatValues } from './values.js';
@@ -121,7 +122,15 @@ async function pollSection(ctx: StatsContext, spec: ServiceSpec, zoom: Zoom, sec
   if (win.memo === undefined) ctx.state.delete(key);
   else ctx.state.set(key, win.memo);
   const tsLength = ts?.length ?? 0;
-  for (const [item, samples] of splitSamples(spec, section, env, node)) {
+  const split = splitSamples(spec, section, env, node);
+  // A node that answers its section without a statistic (a node that is down answers only timestamps): missing.
+  if (node !== undefined && split.size === 0 && everyNode(spec)) {
+    const err = new CbwError('CBW_ERR_NETWORK', `GET /pools/default/buckets/@${section}/nodes/${node}/stats: no statistics in the answer (is the node down?)`);
+    err.brief = `@${section}: a node answered no statistics`;
+    ctx.itemFailed(`@${section} on ${node}`, err);
+    return true;
+  }
+  for (const [item, samples] of split) {
     const values: StatValues = new Map();
     for (const row of spec.rows) {
       const got = envelopeRowValue(row, samples, ts === undefined ? 0 : win.from, ts === undefined ? 0 : tsLength, win.fresh);

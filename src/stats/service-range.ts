@@ -25,7 +25,7 @@ import type { RangeQuery } from './range-plan.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import { dropAfter, dropNegative, HAS_INC, rawRun, REFUSED, RUN_VALUE, seriesKey, takeRefused, V_INC, V_SECS, V_T, V_V, valueRun } from './range-values.js';
 import type { CounterMemo } from './range-values.js';
-import { declaredServiceSpecs, itemKey, kindOfServiceRow, nativeMetrics } from './service-table.js';
+import { declaredServiceSpecs, everyNode, itemKey, kindOfServiceRow, nativeMetrics } from './service-table.js';
 import type { ServiceSpec, ServiceStatRow } from './service-table.js';
 import { ITEM_WIDE, itemOf as itemValuesOf, setOf } from './values.js';
 import type { ItemValues, SourceValues, ValueKind } from './values.js';
@@ -60,7 +60,7 @@ export interface ServiceRangeAnswer {
 /** The nodes of each service, from /pools/default (given by service-values.ts). */
 export type ServiceNodes = (ctx: StatsContext, service: string) => Promise<readonly string[]>;
 
-/** `^(a|b)$`-free: the range API's `=~` is a Prometheus matcher, anchored on both ends. */
+/** The names as one regex, `(a|b|c)`, without `^…$`: the range API's `=~` is a Prometheus matcher, anchored on both ends. */
 export function nameRegex(names: readonly string[]): string {
   const escaped = [...new Set(names)].sort().map((n) => n.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
   return escaped.length === 1 ? (escaped[0] as string) : `(${escaped.join('|')})`;
@@ -71,14 +71,14 @@ export function specMetrics(spec: ServiceSpec): string[] {
   return [...new Set(spec.rows.flatMap(nativeMetrics))];
 }
 
-/** One spec's query: its rows' native names as one regex, its service's nodes, the window on the step. Pure. */
-export function serviceQuery(spec: ServiceSpec, nodes: readonly string[], from: number, end: number, timeoutMs?: number): RangeQuery {
+/** One spec's query: its rows' native names as one regex, its service's nodes (when given), the window on the step. Pure. */
+export function serviceQuery(spec: ServiceSpec, nodes: readonly string[] | undefined, from: number, end: number, timeoutMs?: number): RangeQuery {
   return {
     metric: [{ label: 'name', value: nameRegex(specMetrics(spec)), operator: '=~' }],
     start: from,
     end,
     step: RANGE_STEP_SECONDS,
-    nodes: [...nodes],
+    ...(nodes !== undefined ? { nodes: [...nodes] } : {}),
     ...(timeoutMs !== undefined ? { timeout: timeoutMs } : {}),
   };
 }
@@ -135,11 +135,20 @@ async function loadServiceRange(ctx: ServiceContext, asked: ReadonlyArray<{ spec
     const timeout = serverTimeoutMs(remaining, ctx.cluster.requestTimeout);
     requests++;
     try {
-      const res = await ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answersSchema, {
-        method: 'POST',
-        json: batch.map((a) => serviceQuery(a.spec, a.nodes, from, end, timeout)),
-        allowStatus: [400, 403, 404, 405],
-      });
+      const ask = (withNodes: boolean) =>
+        ctx.client.requestJson(STATS_RANGE_ROUTE, {}, answersSchema, {
+          method: 'POST',
+          json: batch.map((a) => serviceQuery(a.spec, withNodes ? a.nodes : undefined, from, end, timeout)),
+          allowStatus: [400, 403, 404, 405],
+        });
+      let res = await ask(true);
+      // The node list refused (a node renamed or removed since it was read): once without it; the answers' nodes
+      // are still checked against the service's nodes (serviceRangeValues).
+      if (res.status === 400 && /node|hostname/i.test(res.text)) {
+        ctx.log.warn({ status: 400, body: boundedText(res.text, MAX_400_TEXT) }, 'statistics: the range API refused the service nodes; asking without them');
+        requests++;
+        res = await ask(false);
+      }
       if (res.status === 403) throw new RangeForbiddenError();
       if (res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);
       if (res.status === 400) {
@@ -158,7 +167,8 @@ async function loadServiceRange(ctx: ServiceContext, asked: ReadonlyArray<{ spec
       for (const a of batch) answers.set(a.spec.id, { failed: err });
     }
   }
-  if (failed > 0 && failed * MAX_QUERIES_PER_REQUEST >= queried.length) throw first;
+  // Every request failed: the poll's failure (one that failed among others costs its specs only).
+  if (failed > 0 && failed === Math.ceil(queried.length / MAX_QUERIES_PER_REQUEST)) throw first;
   // Specs whose service runs nowhere: an empty answer.
   for (const a of asked) if (!answers.has(a.spec.id)) answers.set(a.spec.id, { raw: { data: [], errors: [] } });
   return { answers, asked: nodes, requests };
@@ -297,6 +307,8 @@ export function serviceRangeValues(ctx: StatsContext, spec: ServiceSpec, shared:
   // The answer's errors: a node's, one item failure per node; the rest per cause.
   const missing = new Map<string, string>();
   for (const [node, why] of head.byNode) if (!missing.has(node) && missing.size < MAX_GAP_NODES) missing.set(node, why);
+  // A node that should have series of its own (everyNode) and has none while another node has some: gone silent.
+  if (everyNode(spec) && nodesSeen.size > 0) for (const n of asked) if (!nodesSeen.has(n) && !missing.has(n) && missing.size < MAX_GAP_NODES) missing.set(n, 'no statistics in the answer');
   for (const [n, why] of missing) {
     const err = new CbwError(missingCode(why), `range API: the ${spec.id} statistics of node ${n} are missing from the answer (${why})`);
     err.brief = `range API: the ${spec.id} statistics of a node are missing`;

@@ -87,6 +87,12 @@ export interface ServiceSpec {
   readonly envelope?: ServiceEnvelope | undefined;
   /** Why there is no envelope source (the not-applicable reason before 7.0). */
   readonly noEnvelope?: string;
+  /**
+   * Whether every node of the service has series (values) of its own, so that a node without any, while others
+   * have some, is missing (an item failure) rather than a node with nothing to report. Default: node-level specs
+   * (no item labels); a per-item spec (indexes) may have nodes that hold no item.
+   */
+  readonly everyNode?: boolean;
   /** A native item's key from its item labels' values (default: ITEM_KEY join). */
   readonly itemOf?: (values: readonly string[]) => string;
 }
@@ -102,6 +108,11 @@ export function itemKey(parts: readonly string[]): string {
 /** The parts of an item key. */
 export function itemParts(key: string): string[] {
   return key.split(ITEM_SEP);
+}
+
+/** Whether every node of the spec's service has values of its own (ServiceSpec.everyNode). */
+export function everyNode(spec: ServiceSpec): boolean {
+  return spec.everyNode ?? spec.itemLabels.length === 0;
 }
 
 /** The neutral kind of a row's values. */

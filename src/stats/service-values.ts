@@ -28,7 +28,7 @@ import { serviceEnvelopeValues } from './service-envelope.js';
 import { fetchServiceRange, serviceRangeValues } from './service-range.js';
 import type { ServiceContext } from './service-range.js';
 import type { ServiceSpec } from './service-table.js';
-import { statsValues } from './source.js';
+import { chooseStatsSource, statsValues } from './source.js';
 import type { SourceValues } from './values.js';
 
 export { declareServiceStats, ITEM_SEP, itemKey, itemParts } from './service-table.js';
@@ -68,12 +68,22 @@ export async function serviceValues(ctx: ServiceContext & { notApplicable?(reaso
     ctx.notApplicable?.(`no ${spec.service} service`);
     return undefined;
   }
+  const rangeOnly = (why: string): string => `the ${spec.id} statistics are served by the range API only (${why})`;
+  if (spec.envelope === undefined) {
+    // Before 7.0 the spec's own reason; a 7.0+ cluster read through the envelopes (stats_source) says that.
+    const choice = await chooseStatsSource(ctx);
+    if (choice.kind === 'envelope') {
+      ctx.notApplicable?.(choice.reason.includes('before 7.0') ? (spec.noEnvelope ?? rangeOnly(choice.reason)) : rangeOnly(choice.reason));
+      return undefined;
+    }
+  }
   let notServed: string | undefined;
   const got = await statsValues(ctx, nodes, {
     range: async (c) => serviceRangeValues(c, spec, await fetchServiceRange(ctx, spec, serviceNodes)),
     envelope: async (c, n) => {
       if (spec.envelope === undefined) {
-        notServed = spec.noEnvelope ?? `the ${spec.id} statistics are not served by the sample envelopes`;
+        // The range API answered 404 or 405 (auto falls back to the envelopes).
+        notServed = rangeOnly('the range API is not available on this cluster');
         return { items: new Map(), kindOf: () => 'level' };
       }
       return serviceEnvelopeValues(c, spec, n);

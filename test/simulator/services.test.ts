@@ -19,6 +19,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSimulator } from '../../src/simulator/index.js';
 import type { SimOptions, Simulator } from '../../src/simulator/index.js';
+import { fixture } from '../../src/simulator/fixtures.js';
 
 const AUTH = { authorization: `Basic ${Buffer.from('Administrator:password').toString('base64')}` };
 /** A whole multiple of 60 s: envelope samples and scrapes line up on it. */
@@ -85,7 +86,7 @@ const section = (id: string, node?: string): string => `/pools/default/buckets/$
 const byNode = (values: Record<string, number>) => (_t: number, node: string) => values[node] ?? 0;
 
 describe('legacy service sections: routes', () => {
-  for (const version of ['6.6.5', '7.6.5']) {
+  for (const version of ['6.6.5', '7.2.4', '7.6.5', '8.0.0']) {
     it(`${version}: per-node answers carry the hostname; a node without the service, an unknown node or bucket, and @system-processes answer 404`, async () => {
       const { s } = sim({ version });
       // Default cluster: cb1 kv, n1ql, index, fts, backup; cb2 kv, fts; cb3 kv, index, n1ql.
@@ -113,6 +114,32 @@ describe('legacy service sections: routes', () => {
     expect(body.op.samples.timestamp?.[0]).toBe(T0 - 59_000);
     const newer = await samples(s, `${section('@query')}?haveTStamp=${T0 - 3000}`);
     expect(newer.timestamp).toEqual([T0 - 2000, T0 - 1000, T0]);
+  });
+});
+
+describe('legacy service sections: nodes and items that come and go', () => {
+  it('a node that is down is left out of the sum and answers no statistic; a failed-over one is no section node (404) and has no native series', async () => {
+    const { s } = sim({ version: '7.6.5', knobs: { serviceStatValues: { query_requests: byNode({ [CB1]: 4, [CB3]: 6 }) }, nodeFaults: { [CB3]: { down: true } } } });
+    expect((await last(s, section('@query'))).query_requests).toBe(4);
+    expect(Object.keys(await samples(s, section('@query', CB3)))).toEqual(['timestamp']);
+    s.ctx.options.knobs.nodeFaults = { [CB3]: { failedOver: true } };
+    expect((await get(s, section('@query', CB3))).status).toBe(404);
+    expect((await last(s, section('@query'))).query_requests).toBe(4);
+    expect((await exposition(s, CB3)).some((l) => /^(n1ql|index)_/.test(l))).toBe(false);
+  });
+
+  it('a dropped index and an undeployed function take their keys and series with them', async () => {
+    const { s } = sim({ version: '8.0.0', knobs: { eventingNodes: 1 } });
+    expect(await last(s, section('@index-travel-sample'))).toHaveProperty('index/#primary/items_count');
+    expect((await exposition(s, CB1)).some((l) => l.includes('index="#primary"'))).toBe(true);
+    s.ctx.options.knobs.indexesDropped = ['#primary'];
+    s.ctx.options.knobs.eventingStatuses = { enrich_orders: 'undeployed' };
+    expect(Object.keys(await last(s, section('@index-travel-sample'))).some((k) => k.startsWith('index/#primary/'))).toBe(false);
+    expect(Object.keys(await last(s, section('@eventing'))).some((k) => k.startsWith('eventing/enrich_orders/'))).toBe(false);
+    const lines = await exposition(s, CB1);
+    expect(lines.some((l) => l.includes('index="#primary"'))).toBe(false);
+    expect(lines.some((l) => l.includes('functionName="enrich_orders"'))).toBe(false);
+    expect(lines.some((l) => l.includes('functionName="audit_log"'))).toBe(true);
   });
 });
 
@@ -286,6 +313,83 @@ describe('legacy service sections: values', () => {
   });
 });
 
+/**
+ * How 7.x answers a legacy key from native series (ns_server@7.6.2:src/stat_names_mappings.erl
+ * pre_70_stat_to_prom_query and the counter lists get_counters/1; the analytics renames of :142-194): the native
+ * name, the item label, and whether it is asked as rate() (a counter) or as it is.
+ */
+const QUERY_COUNTERS = ['requests', 'errors', 'invalid_requests', 'warnings', 'selects', 'requests_250ms', 'requests_500ms', 'requests_1000ms', 'requests_5000ms', 'result_count', 'result_size', 'request_time', 'service_time'];
+const INDEX_COUNTERS = ['num_requests', 'num_rows_returned', 'num_docs_indexed', 'scan_bytes_read', 'total_scan_duration', 'cache_misses', 'cache_hits'];
+const FTS_COUNTERS = ['total_bytes_indexed', 'total_compaction_written_bytes', 'total_queries', 'total_queries_slow', 'total_queries_timeout', 'total_queries_error', 'total_bytes_query_results', 'total_term_searchers', 'total_request_time'];
+const CBAS: Readonly<Record<string, [string, boolean]>> = {
+  cbas_disk_used: ['cbas_disk_used_bytes_total', false],
+  cbas_heap_used: ['cbas_heap_memory_used_bytes', false],
+  cbas_system_load_average: ['cbas_system_load_average', false],
+  cbas_thread_count: ['cbas_thread_count', false],
+  cbas_gc_count: ['cbas_gc_count_total', true],
+  cbas_gc_time: ['cbas_gc_time_milliseconds_total', true],
+  cbas_io_reads: ['cbas_io_reads_total', true],
+  cbas_io_writes: ['cbas_io_writes_total', true],
+};
+
+/** Keys the section computes (menelaus_stats.erl computed_stats_lazy_proplist/1, service_index.erl's disk overhead). */
+const COMPUTED = /^(query_avg_.*|index\/.+\/(avg_item_size|avg_scan_latency|num_docs_pending\+queued|cache_miss_ratio|index_frag_percent|index_resident_percent|disk_overhead_estimate)|fts\/.+\/avg_queries_latency|eventing\/.+\/(processed|failed)_count)$/;
+
+function nativeOf(key: string): { name: string; item?: [string, string]; rate: boolean } | undefined {
+  if (COMPUTED.test(key)) return undefined;
+  let m = /^query_(.+)$/.exec(key);
+  if (m) return { name: `n1ql_${m[1]}`, rate: QUERY_COUNTERS.includes(m[1] as string) };
+  m = /^index\/(.+)\/([^/]+)$/.exec(key);
+  if (m) return { name: `index_${m[2]}`, item: ['index', m[1] as string], rate: INDEX_COUNTERS.includes(m[2] as string) };
+  m = /^fts\/(.+)\/([^/]+)$/.exec(key);
+  if (m) return { name: `fts_${m[2]}`, item: ['index', m[1] as string], rate: FTS_COUNTERS.includes(m[2] as string) };
+  m = /^eventing\/(.+)\/([^/]+)$/.exec(key);
+  if (m) return { name: `eventing_${m[2]}`, item: ['functionName', m[1] as string], rate: false };
+  if (key === 'index_memory_quota') return { name: 'index_memory_quota', rate: false };
+  if (key === 'index_memory_used') return { name: 'index_memory_used_total', rate: false };
+  if (key.startsWith('fts_')) return { name: key, rate: false };
+  const c = CBAS[key];
+  return c ? { name: c[0], rate: c[1] } : undefined;
+}
+
+describe('7.x: every legacy key of a node\'s section is its native series as stat_names_mappings.erl asks it', () => {
+  it.each(['7.2.4', '7.6.5', '8.0.0'])('%s: counters: rate over 1m at a whole minute = the mean of the minute\'s samples; gauges and running totals: the same value', async (version) => {
+    const { s } = sim({ version, knobs: { eventingNodes: 1, analyticsNodes: 1 } });
+    const t = T0 / 1000;
+    const sections: Array<[string, string]> = [
+      ['@query', CB1], ['@query', CB3], ['@index', CB1], ['@index', CB3], ['@index-travel-sample', CB1], ['@index-travel-sample', CB3],
+      ['@fts', CB1], ['@fts', CB2], ['@fts-travel-sample', CB1], ['@fts-travel-sample', CB2], ['@fts-beer-sample', CB2], ['@eventing', CB1], ['@cbas', CB1],
+    ];
+    let checked = 0;
+    for (const [id, node] of sections) {
+      const env = await samples(s, section(id, node));
+      const keys = Object.keys(env).filter((k) => k !== 'timestamp' && nativeOf(k) !== undefined);
+      const asks = keys.map((k) => nativeOf(k) as { name: string; item?: [string, string]; rate: boolean });
+      const answers = await range(
+        s,
+        asks.map((a) => ({
+          metric: [{ label: 'name', value: a.name }, ...(a.item ? [{ label: a.item[0], value: a.item[1] }] : [])],
+          ...(a.rate ? { applyFunctions: ['rate'], timeWindow: '1m' } : {}),
+          start: t,
+          end: t,
+          nodes: [node],
+        })),
+      );
+      keys.forEach((k, i) => {
+        const a = answers[i] as RangeAnswer;
+        const series = (env[k] as number[]).map(Number);
+        const want = asks[i]?.rate ? mean(series) : (series[series.length - 1] as number);
+        expect(a.data, `${id} ${node} ${k}`).toHaveLength(1);
+        const got = Number(a.data[0]?.values[0]?.[1]);
+        expect(Math.abs(got - want), `${id} ${node} ${k}: ${got} vs ${want}`).toBeLessThanOrEqual(1e-9 * Math.max(1, Math.abs(want)));
+        checked++;
+      });
+    }
+    // Every section has keys, so every mapping above is exercised.
+    expect(checked).toBeGreaterThan(250);
+  });
+});
+
 describe('native service statistics (7.0+)', () => {
   it('a counter through the range API: rate over a minute = the mean of the section\'s 60 samples; regex names and node lists', async () => {
     const { s } = sim({ version: '7.6.5' });
@@ -315,6 +419,20 @@ describe('native service statistics (7.0+)', () => {
     expect(await exposition(s, CB2)).toContain('fts_doc_count{bucket="travel-sample",scope="_default",collection="_default",index="travel-hotels"} 222');
     // cb2 runs no query or index service: none of their series.
     expect((await exposition(s, CB2)).some((l) => /^(n1ql|index)_/.test(l))).toBe(false);
+  });
+
+  it('GET /pools/default/stats/range/n1ql_requests/irate: one series per query node with the labels of the documented answer', async () => {
+    const { s } = sim({ version: '7.6.5' });
+    const r = await get(s, '/pools/default/stats/range/n1ql_requests/irate?start=-180&step=60');
+    expect(r.status).toBe(200);
+    const body = JSON.parse(r.body) as RangeAnswer;
+    const doc = fixture<RangeAnswer>('pools-default-stats-range/docs-server-7.0plus-n1ql_requests-irate.json');
+    const docLabels = Object.keys(doc.data[0]?.metric ?? {}).sort();
+    expect(body.data.map((d) => [Object.keys(d.metric).sort(), d.metric.nodes, d.metric.instance])).toEqual([
+      [docLabels, [CB1], 'n1ql'],
+      [docLabels, [CB3], 'n1ql'],
+    ]);
+    expect(body.data[0]?.values).toHaveLength(4);
   });
 
   it('7.x-only query names natively; 6.6.5 has no native path at all', async () => {
@@ -357,26 +475,38 @@ describe('native service statistics (7.0+)', () => {
 });
 
 describe('demo: a burst of slow queries in every 10-minute cycle', () => {
-  it('seconds 300-540 of each 600: 40% of requests over 5 s, queued requests rising from 5 to 45; none outside', async () => {
+  it('seconds 60-300 of each 600: 40% of requests over 5 s, queued requests rising from 5 to 45; none outside', async () => {
     const { s, clock } = sim({ scenario: 'demo', version: '6.6.5' });
     const at = async (sec: number): Promise<Record<string, number>> => {
       clock.now = T0 + sec * 1000;
       return last(s, section('@query', CB1));
     };
-    const before = await at(200);
+    const before = await at(50);
     expect(slowShare(before)).toBeCloseTo(0.001, 9);
     expect(before.query_queued_requests).toBe(0);
-    const during = await at(420);
+    const during = await at(180);
     expect(slowShare(during)).toBeCloseTo(0.4, 9);
-    // (420 − 300) / 240 = 0.5 of the way: 5 + 40 × 0.5
+    // (180 − 60) / 240 = 0.5 of the way: 5 + 40 × 0.5
     expect(during.query_queued_requests).toBe(25);
     expect(during.query_avg_req_time).toBeCloseTo(4.5, 9);
-    const after = await at(560);
+    const after = await at(320);
     expect(after.query_queued_requests).toBe(0);
-    const next = await at(600 + 310);
+    expect(slowShare(after)).toBeCloseTo(0.001, 9);
+    const next = await at(600 + 70);
     expect(slowShare(next)).toBeCloseTo(0.4, 9);
     // The demo's paused function has no statistic.
     expect(Object.keys(await last(s, section('@eventing'))).some((k) => k.includes('audit_log'))).toBe(false);
+  });
+
+  it('the demo\'s auto-failed-over last node serves no query or index statistic; its processes still run', async () => {
+    const { s } = sim({ scenario: 'demo' });
+    expect((await get(s, section('@query', CB3))).status).toBe(404);
+    const lines = await exposition(s, CB3);
+    expect(lines.some((l) => /^(n1ql|index)_/.test(l))).toBe(false);
+    expect(lines.some((l) => l.startsWith('sysproc_mem_resident{category="system-processes",proc="cbq-engine"}'))).toBe(true);
+    // cb1 runs query, index, Search, eventing and (demo) analytics.
+    const one = new Set((await exposition(s, CB1)).map((l) => l.split('_')[0]));
+    for (const p of ['n1ql', 'index', 'fts', 'eventing', 'cbas']) expect(one.has(p), p).toBe(true);
   });
 
   it('knob slowQueryBurst forces the burst in any scenario', async () => {

@@ -242,6 +242,58 @@ describe('service statistics, range source', () => {
     expect(c.out.statsGaps?.missing.get(B)).toBe('Node is not available');
   });
 
+  it('completes a shared answer made without a spec (its collector was off) with a request for that spec alone', async () => {
+    const posts: Query[][] = [];
+    const shared = createSharedCache(() => T * 1000 + 5000);
+    const first = ctxFor({ '/pools/default/stats/range': rangeRoute(posts, answer1) }, { now: T * 1000 + 5000, shared, enabled: { test_items_collector: false } });
+    const then = ctxFor({ '/pools/default/stats/range': rangeRoute(posts, answer1) }, { now: T * 1000 + 5000, shared });
+    await serviceValues(first.ctx, NODE_SPEC);
+    const w = await serviceValues(then.ctx, ITEM_SPEC);
+    expect(posts.map((p) => p.map((q) => q.metric[0]?.value))).toEqual([['(n1ql_active_requests|n1ql_load|n1ql_request_time|n1ql_requests)'], ['eventing_dcp_backlog']]);
+    expect(w?.items.get('f1')?.sets.get(ITEM_WIDE)?.get('dcp_backlog')).toBe(12);
+    // Reused within its age: no third request.
+    await serviceValues(then.ctx, NODE_SPEC);
+    expect(posts).toHaveLength(2);
+  });
+
+  it('fails the poll when every node of the spec failed, naming the cause', async () => {
+    const c = ctxFor(
+      { '/pools/default/stats/range': rangeRoute([], () => ({ data: [], errors: [{ error: 'query processing failed' }] })) },
+      { now: T * 1000 + 1000, enabled: { test_items_collector: false } },
+    );
+    await expect(serviceValues(c.ctx, NODE_SPEC)).rejects.toThrow(/test_node statistics failed on every node: .*query processing failed/);
+  });
+
+  it('names a service node that answered no series while another did, as missing', async () => {
+    const c = ctxFor(
+      { '/pools/default/stats/range': rangeRoute([], () => ({ data: [{ metric: { name: 'n1ql_active_requests', nodes: [A] }, values: [pt(T, 4)] }], errors: [] })) },
+      { now: T * 1000 + 1000, enabled: { test_items_collector: false } },
+    );
+    await serviceValues(c.ctx, NODE_SPEC);
+    expect(c.failures.map((f) => f.item)).toEqual([`range test_node node ${B}`]);
+    expect(c.out.statsGaps?.missing.get(B)).toBe('no statistics in the answer');
+  });
+
+  it('asks once more without the node list when the range API refuses it (400), still dropping series of other nodes', async () => {
+    const posts: Query[][] = [];
+    const c = ctxFor(
+      {
+        '/pools/default/stats/range': (_p: unknown, opt: RequestOptions) => {
+          const qs = opt.json as Query[];
+          posts.push(qs);
+          if (qs[0]?.nodes !== undefined) return { status: 400, text: '{"errors":{"nodes":"Unknown hostname"}}' };
+          return [{ data: [{ metric: { name: 'n1ql_active_requests', nodes: [A] }, values: [pt(T, 4)] }, { metric: { name: 'n1ql_active_requests', nodes: [C] }, values: [pt(T, 9)] }], errors: [] }];
+        },
+      },
+      { now: T * 1000 + 1000, enabled: { test_items_collector: false } },
+    );
+    const v = await serviceValues(c.ctx, NODE_SPEC);
+    expect(posts.map((p) => p[0]?.nodes)).toEqual([[A, B], undefined]);
+    expect(v?.items.get(A)?.sets.get(A)?.get('query_active_requests')).toBe(4);
+    expect(v?.items.has(C)).toBe(false);
+    expect(c.out.dropped.get('unknown_node')).toBe(1);
+  });
+
   it('fails the poll naming the permission on 403', async () => {
     const c = ctxFor({ '/pools/default/stats/range': { status: 403, body: { message: 'Forbidden' } } }, { now: T * 1000, enabled: { test_items_collector: false } });
     await expect(serviceValues(c.ctx, NODE_SPEC)).rejects.toThrow(/403.*missing permission/);
@@ -303,6 +355,19 @@ describe('service statistics, envelope source', () => {
     expect(c.client.calls.map((x) => x.path.split('?')[0])).toContain('/pools/default/buckets/@query/nodes/a%3A8091/stats');
   });
 
+  it("reports a node whose section answers timestamps and no statistic (down) as that node's failure", async () => {
+    const c = ctxFor(
+      {
+        '/pools/default/buckets/@{section}/nodes/{node}/stats': (p: Record<string, string>) => ({ op: { samples: p.node === A ? samplesA : { timestamp: samplesA.timestamp }, lastTStamp: T * 1000 } }),
+      },
+      { now: T * 1000 + 500, statsSource: 'envelope' },
+    );
+    const v = await serviceValues(c.ctx, NODE_SPEC);
+    expect(v?.items.get(A)?.sets.get(A)?.get('query_requests')).toBe(3);
+    expect(v?.items.has(B)).toBe(false);
+    expect(c.failures.map((f) => f.item)).toEqual([`@query on ${B}`]);
+  });
+
   it('splits a per-item section by its keys and reads the cluster-wide answer for a spec summed over the nodes', async () => {
     const c = ctxFor(
       {
@@ -323,6 +388,11 @@ describe('service statistics, envelope source', () => {
     const spec = declareServiceStats({ id: 'test_proc', collector: 'test_proc', service: '*', itemLabels: ['proc'], perNode: true, rows: [{ stat: 'mem_resident', kind: 'level', native: 'sysproc_mem_resident' }], noEnvelope: 'per-process statistics are not served over REST before 7.0' });
     const c = ctxFor({}, { now: T * 1000, statsSource: 'envelope' });
     expect(await serviceValues(c.ctx, spec)).toBeUndefined();
-    expect(c.notApplicable).toBe('per-process statistics are not served over REST before 7.0');
+    expect(c.notApplicable).toBe('the test_proc statistics are served by the range API only (stats_source: envelope)');
+    // Before 7.0 (auto): the spec's own reason, and no statistics request.
+    const old = ctxFor({ '/pools/default/buckets': [{ name: 'b', nodes: [{ hostname: C, clusterCompatibility: 6 * 0x10000 + 6 }] }] }, { now: T * 1000 });
+    expect(await serviceValues(old.ctx, spec)).toBeUndefined();
+    expect(old.notApplicable).toBe('per-process statistics are not served over REST before 7.0');
+    expect(old.client.calls.map((x) => x.route).sort()).toEqual(['/pools/default', '/pools/default/buckets']);
   });
 });

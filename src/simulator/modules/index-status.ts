@@ -43,6 +43,8 @@ export interface SimIndex {
   /** Replicas, each on its own index node; or partitioned over every index node as one replica. */
   replicas: number;
   partitions: number;
+  /** Replica r lives on index node (offset + r) mod n (default 0). */
+  offset?: number;
 }
 
 /** Go's time.UnixDate of an epoch ms, in UTC: `Mon Jan _2 15:04:05 UTC 2006`. */
@@ -69,7 +71,7 @@ export function simIndexes(ctx: SimContext, indexNodes: number): SimIndex[] {
   }
   const extra = Number(ctx.options.knobs.extraIndexes ?? 0);
   for (let i = 0; i < (Number.isFinite(extra) ? extra : 0); i++) {
-    out.push({ indexName: `idx_extra_${String(i).padStart(3, '0')}`, scope: '_default', collection: '_default', status: 'Ready', progress: 100, scanned: true, replicas: 1, partitions: 0 });
+    out.push({ indexName: `idx_extra_${String(i).padStart(3, '0')}`, scope: '_default', collection: '_default', status: 'Ready', progress: 100, scanned: true, replicas: 1, partitions: 0, offset: i });
   }
   const states = (ctx.options.knobs.indexStates ?? {}) as Record<string, string>;
   const dropped = new Set((ctx.options.knobs.indexesDropped ?? []) as string[]);
@@ -94,7 +96,7 @@ export function simIndexNodes(ctx: SimContext): string[] {
 export function simIndexLayout(ix: SimIndex, nodes: readonly string[]): Array<{ replica: number; name: string; hosts: string[]; partitionMap: Record<string, number[]> }> {
   const out: Array<{ replica: number; name: string; hosts: string[]; partitionMap: Record<string, number[]> }> = [];
   for (let r = 0; r < ix.replicas; r++) {
-    const hosts = ix.partitions > 0 ? [...nodes] : [nodes[r % nodes.length] as string];
+    const hosts = ix.partitions > 0 ? [...nodes] : [nodes[((ix.offset ?? 0) + r) % nodes.length] as string];
     const partitionMap: Record<string, number[]> = {};
     if (ix.partitions > 0) {
       for (let p = 1; p <= ix.partitions; p++) (partitionMap[nodes[(p - 1) % nodes.length] as string] ??= []).push(p);

@@ -47,7 +47,6 @@ import type { FastifyReply } from 'fastify';
 import { sampleTimes } from '../sampling.js';
 import type { SampleQuery } from '../sampling.js';
 import { SECTION_SERVICES, nodeServiceStats } from '../services.js';
-import type { SvcStat } from '../services.js';
 import type { SimContext, SimModule, SimNode } from '../types.js';
 import { effectiveNodes, gatherDelay, nodeFault } from './cluster.js';
 
@@ -66,21 +65,25 @@ function sectionNodes(ctx: SimContext, service: string): SimNode[] {
   return effectiveNodes(ctx).filter((n) => n.membership === 'active' && n.services.includes(service) && nodeFault(ctx, n.hostname).failedOver !== true);
 }
 
-type Row = Map<string, number>;
-
 function div(a: number, b: number): number {
   return b === 0 ? 0 : a / b;
 }
 
-/** Keys computed after the merge, for one sample (menelaus_stats.erl computed_stats_lazy_proplist/1, 7.6.2). */
-function computed(section: string, row: Row, seven: boolean): Array<[string, number]> {
-  const v = (k: string): number | undefined => row.get(k);
-  const out: Array<[string, number]> = [];
+/** A stat computed after the merge from others (its parts' values in order). */
+interface ComputedDef {
+  readonly name: string;
+  readonly parts: readonly string[];
+  readonly f: (v: readonly number[]) => number;
+}
+
+/**
+ * The computed stats of a section whose merged keys are `keys` (menelaus_stats.erl computed_stats_lazy_proplist/1,
+ * 7.6.2): only those whose parts are all there (combine_samples leaves the others out).
+ */
+function computedDefs(section: string, keys: ReadonlySet<string>, seven: boolean): ComputedDef[] {
+  const out: ComputedDef[] = [];
   const z2 = (name: string, a: string, b: string, f: (x: number, y: number) => number): void => {
-    const x = v(a);
-    const y = v(b);
-    // combine_samples: a computed stat whose parts are not all there is left out.
-    if (x !== undefined && y !== undefined) out.push([name, f(x, y)]);
+    if (keys.has(a) && keys.has(b)) out.push({ name, parts: [a, b], f: (v) => f(v[0] as number, v[1] as number) });
   };
   if (section === '@query') {
     z2('query_avg_req_time', 'query_request_time', 'query_requests', (t, n) => div(t * 1e-9, n));
@@ -89,7 +92,7 @@ function computed(section: string, row: Row, seven: boolean): Array<[string, num
     z2('query_avg_result_count', 'query_result_count', 'query_requests', div);
   } else if (section.startsWith('@index-')) {
     z2('index/fragmentation', 'index/disk_overhead_estimate', 'index/disk_size', (o, d) => div(100 * o, Math.max(o, d)));
-    for (const ix of items(row, 'index/')) {
+    for (const ix of items(keys, 'index/')) {
       const p = `index/${ix}/`;
       z2(`${p}avg_item_size`, `${p}raw_data_size`, `${p}items_count`, div);
       z2(`${p}avg_scan_latency`, `${p}total_scan_duration`, `${p}num_rows_returned`, div);
@@ -99,7 +102,7 @@ function computed(section: string, row: Row, seven: boolean): Array<[string, num
       z2(`${p}index_resident_percent`, `${p}recs_in_mem`, `${p}recs_on_disk`, (m, d) => div(m * 100, m + d));
     }
   } else if (section.startsWith('@fts-')) {
-    for (const ix of items(row, 'fts/')) z2(`fts/${ix}/avg_queries_latency`, `fts/${ix}/total_request_time`, `fts/${ix}/total_queries`, (t, n) => div(t * 1e-6, n));
+    for (const ix of items(keys, 'fts/')) z2(`fts/${ix}/avg_queries_latency`, `fts/${ix}/total_request_time`, `fts/${ix}/total_queries`, (t, n) => div(t * 1e-6, n));
   } else if (section === '@eventing') {
     const processed = ['on_update_success', 'on_delete_success', ...(seven ? ['timer_callback_success'] : [])];
     const failed = [
@@ -111,23 +114,23 @@ function computed(section: string, row: Row, seven: boolean): Array<[string, num
       'on_delete_failure',
       ...(seven ? ['timer_callback_failure'] : ['doc_timer_create_failure', 'non_doc_timer_create_failure']),
     ];
-    for (const prefix of [...items(row, 'eventing/').map((f) => `eventing/${f}/`), 'eventing/']) {
+    for (const prefix of [...items(keys, 'eventing/').map((f) => `eventing/${f}/`), 'eventing/']) {
       for (const [name, parts] of [
         ['processed_count', processed],
         ['failed_count', failed],
       ] as const) {
-        const vals = parts.map((p) => v(`${prefix}${p}`));
-        if (vals.every((x) => x !== undefined)) out.push([`${prefix}${name}`, (vals as number[]).reduce((a, x) => a + x, 0)]);
+        const full = parts.map((x) => `${prefix}${x}`);
+        if (full.every((k) => keys.has(k))) out.push({ name: `${prefix}${name}`, parts: full, f: (v) => v.reduce((a, x) => a + x, 0) });
       }
     }
   }
   return out;
 }
 
-/** The item names (`index/<item>/<stat>`) of a row. */
-function items(row: Row, prefix: string): string[] {
+/** The item names (`index/<item>/<stat>`) among the keys. */
+function items(keys: Iterable<string>, prefix: string): string[] {
   const out = new Set<string>();
-  for (const k of row.keys()) {
+  for (const k of keys) {
     if (!k.startsWith(prefix)) continue;
     const rest = k.slice(prefix.length);
     const i = rest.lastIndexOf('/');
@@ -139,41 +142,47 @@ function items(row: Row, prefix: string): string[] {
 /** The section's envelope over `nodes` (their values summed), as menelaus_stats builds it. */
 export function sectionEnvelope(ctx: SimContext, section: string, q: SampleQuery, nodes: readonly SimNode[]): Record<string, unknown> {
   const { zoom, stamps, skew, have } = sampleTimes(ctx, q);
-  const stats: SvcStat[] = [];
-  for (const n of nodes) for (const s of nodeServiceStats(ctx, n)) if (s.section === section) stats.push(s);
-  const totals = section.startsWith('@index-') ? 'index/' : section.startsWith('@fts-') ? 'fts/' : section === '@eventing' ? 'eventing/' : undefined;
-  const seven = ctx.options.profile.rangeApi;
-  const rows: Row[] = stamps.map((stamp) => {
-    const t = stamp - skew;
-    const row: Row = new Map();
-    for (const s of stats) row.set(s.key, (row.get(s.key) ?? 0) + s.gen(t));
-    if (totals !== undefined) {
-      for (const [k, val] of [...row]) {
-        const rest = k.slice(totals.length);
-        const i = rest.lastIndexOf('/');
-        if (i <= 0) continue;
-        const key = `${totals}${rest.slice(i + 1)}`;
-        row.set(key, (row.get(key) ?? 0) + val);
-      }
+  const n = stamps.length;
+  // Every key once, with the generators of the nodes that have it; then the bucket or function totals.
+  const gens = new Map<string, Array<(t: number) => number>>();
+  for (const node of nodes) for (const s of nodeServiceStats(ctx, node)) if (s.section === section) (gens.get(s.key) ?? gens.set(s.key, []).get(s.key))?.push(s.gen);
+  const values = new Map<string, number[]>();
+  for (const [key, gs] of gens) {
+    const arr = new Array<number>(n);
+    for (let i = 0; i < n; i++) {
+      const t = (stamps[i] as number) - skew;
+      let v = 0;
+      for (const g of gs) v += g(t);
+      arr[i] = v;
     }
-    return row;
-  });
+    values.set(key, arr);
+  }
+  const totals = section.startsWith('@index-') ? 'index/' : section.startsWith('@fts-') ? 'fts/' : section === '@eventing' ? 'eventing/' : undefined;
+  if (totals !== undefined) {
+    for (const [key, arr] of [...values]) {
+      const rest = key.slice(totals.length);
+      const i = rest.lastIndexOf('/');
+      if (i <= 0) continue;
+      const total = `${totals}${rest.slice(i + 1)}`;
+      const acc = values.get(total) ?? values.set(total, new Array<number>(n).fill(0)).get(total) as number[];
+      for (let j = 0; j < n; j++) acc[j] = (acc[j] as number) + (arr[j] as number);
+    }
+  }
   const samples: Record<string, number[]> = {};
   // menelaus_stats.erl samples_to_proplists: the computed stats first, then the gathered ones in name order.
-  const extra = new Map<string, number[]>();
-  rows.forEach((row, i) => {
-    for (const [k, val] of computed(section, row, seven)) (extra.get(k) ?? extra.set(k, new Array<number>(rows.length).fill(0)).get(k) as number[])[i] = val;
-  });
-  for (const [k, arr] of extra) samples[k] = arr;
-  const keys = new Set<string>();
-  for (const row of rows) for (const k of row.keys()) keys.add(k);
-  for (const k of [...keys].sort()) samples[k] = rows.map((row) => row.get(k) ?? 0);
+  for (const def of computedDefs(section, new Set(values.keys()), ctx.options.profile.rangeApi)) {
+    const parts = def.parts.map((p) => values.get(p) as number[]);
+    const arr = new Array<number>(n);
+    for (let i = 0; i < n; i++) arr[i] = def.f(parts.map((p) => p[i] as number));
+    samples[def.name] = arr;
+  }
+  for (const k of [...values.keys()].sort()) samples[k] = values.get(k) as number[];
   samples.timestamp = stamps;
   const op: Record<string, unknown> = {
     samples,
     samplesCount: zoom.count,
     isPersistent: false,
-    lastTStamp: stamps.length > 0 ? stamps[stamps.length - 1] : 0,
+    lastTStamp: n > 0 ? stamps[n - 1] : 0,
     interval: zoom.stepMs,
   };
   if (have !== undefined) op.tstampParam = have;

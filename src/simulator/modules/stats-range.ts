@@ -12,8 +12,10 @@
  * Queries (couchbase/docs-server rest-statistics-single/-multiple, ns_server menelaus_web_stats.erl):
  * - `metric`: a list of `{label, value, operator}` (`=` default, `!=`, `=~`, `!~` anchored like PromQL, `any`
  *   and `not_any` with a list of values); anything else, an object `{label: value}` included, answers 400
- *   `must be a list of JSON objects` (menelaus_web_stats.erl validate_metric_json/2). Labels: `name`, `bucket`, `instance` (kv, ns_server, xdcr), `state`, `op`,
- *   `result`, `sourceBucketName`, `targetClusterUUID`, `targetBucketName`, `pipelineType`.
+ *   `must be a list of JSON objects` (menelaus_web_stats.erl validate_metric_json/2). Labels: `name`, `bucket`, `instance` (kv, ns_server, xdcr,
+ *   and for the services of ../services.ts n1ql, index, fts, eventing, cbas), `state`, `op`, `result`,
+ *   `sourceBucketName`, `targetClusterUUID`, `targetBucketName`, `pipelineType`; the services' `scope`,
+ *   `collection`, `index` (index, fts), `functionName` (eventing), `proc` (sysproc_*), `disk` (sys_disk_usage_ratio).
  * - `applyFunctions`: first at most one of rate, irate, increase, delta, idelta, deriv, avg/min/max_over_time;
  *   then sum, min, max, avg (drop every label), p1-p100 (histograms: none here, so no data).
  * - `start`/`end`: epoch seconds, or negative = seconds before now (default -60 and now); `step` (default
@@ -38,7 +40,8 @@
  * timed out`); the other queries answer in full.
  *
  * /metrics: the Prometheus text format (HELP, TYPE, one line per series), current values of the node's kv,
- * ns_server and xdcr metrics; non-data nodes expose none; a node that is down (unhealthy in the scenario or by
+ * ns_server and xdcr metrics and of the services it runs (query, index, Search, eventing, analytics, processes); a
+ * non-data node exposes no kv or xdcr series; a node that is down (unhealthy in the scenario or by
  * knob `unhealthyNodes`) closes the connection without answering. /prometheus_sd_config: `type` json (default) or
  * yaml, `port` secure (18091, default) or insecure (8091), `clusterLabels` none (default), uuidOnly or
  * uuidAndName (labels cluster_uuid, cluster_name). Knob `prometheusSdLocal: true` points the targets at the

@@ -1,0 +1,105 @@
+/**
+ * Collector `search_index`: the statistics of each Search (FTS) index and Search node (families and mapping in
+ * ./search-index-stats.ts), through the service statistics sources (src/stats/service-values.ts): from 7.0 the
+ * native `fts_*` series of the shared range request, per index (labels bucket and index; a 7.x series' scope and
+ * collection are summed over) and node; before 7.0 the sections `@fts-<bucket>` and `@fts` on each Search node's own
+ * route (the cluster-wide answer sums the nodes). Before 7.0 the sections of every bucket that can hold an index are
+ * asked (the envelopes do not say which buckets have Search indexes): one request per bucket and Search node.
+ *
+ * The `search` collector (active queries, from the Search service's own API) is a different collector and stays
+ * as it is. A cluster where no node runs the Search service (no `fts`/`ftsSSL` port in nodeServices) is not
+ * applicable: no request, no error. The per-index part and the per-node part are items of the poll: one failing
+ * leaves the other's series.
+ */
+import { fetchBuckets } from '../couchbase/buckets.js';
+import { fetchNodeServices } from '../couchbase/nodeServices.js';
+import { declareServiceStats, itemKey, itemParts, serviceValues } from '../stats/service-values.js';
+import type { StatsContext } from '../stats/context.js';
+import { ITEM_WIDE } from '../stats/values.js';
+import type { StatValues } from '../stats/values.js';
+import { ItemTally } from './helpers.js';
+import { nodeValues, runsService, statsContextOf } from './index-service.js';
+import { sectionItemKey } from './index-stats.js';
+import { mapSearchIndexStats, SEARCH_INDEX_COUNTERS, SEARCH_INDEX_FAMILIES, SEARCH_INDEX_STATS } from './search-index-stats.js';
+import type { SearchIndexShare } from './search-index-stats.js';
+import type { Collector } from './types.js';
+
+/** nodeServices ports of the Search service (as the `nodes` collector reads them). */
+export const SEARCH_PORTS = ['fts', 'ftsSSL'] as const;
+
+const SECTION_PREFIX = 'fts-';
+const ITEM_STATS: ReadonlySet<string> = new Set(SEARCH_INDEX_STATS);
+
+/** Before 7.0, the `@fts-<bucket>` sections: every bucket that can hold a Search index. */
+async function ftsSections(ctx: StatsContext): Promise<readonly string[]> {
+  return (await fetchBuckets(ctx)).filter((b) => b.bucketType !== 'memcached').map((b) => `${SECTION_PREFIX}${b.name}`);
+}
+
+/** `fts/<index>/<stat>` of `@fts-<bucket>` → the index and stat. */
+function ftsKeyOf(section: string, key: string): { item: string; stat: string } | undefined {
+  const k = sectionItemKey('fts', key);
+  if (k === undefined || !ITEM_STATS.has(k.stat) || !section.startsWith(SECTION_PREFIX)) return undefined;
+  return { item: itemKey([section.slice(SECTION_PREFIX.length), k.item]), stat: k.stat };
+}
+
+/** Per Search index and node (ns_server@7.6.2:src/stat_names_mappings.erl: `fts/<I>/<stat>` ↔ `fts_<stat>{bucket, index}`). */
+export const SEARCH_INDEX_SPEC = declareServiceStats({
+  id: 'search_index',
+  collector: 'search_index',
+  service: 'fts',
+  rows: SEARCH_INDEX_STATS.map((stat) => ({ stat, kind: SEARCH_INDEX_COUNTERS.has(stat) ? ('rate' as const) : ('level' as const), native: `fts_${stat}` })),
+  itemLabels: ['bucket', 'index'],
+  perNode: true,
+  envelope: { sections: ftsSections, keyOf: ftsKeyOf },
+});
+
+/** Per Search node: its memory (the `@fts` section's fts_num_bytes_used_ram, the same name natively). */
+export const SEARCH_NODES_SPEC = declareServiceStats({
+  id: 'search_nodes',
+  collector: 'search_index',
+  service: 'fts',
+  rows: [{ stat: 'fts_num_bytes_used_ram', kind: 'level', native: 'fts_num_bytes_used_ram' }],
+  itemLabels: [],
+  perNode: true,
+  envelope: { sections: ['fts'] },
+});
+
+export const searchIndexCollector: Collector<'search_index'> = {
+  name: 'search_index',
+  defaultInterval: 30_000,
+  families: Object.values(SEARCH_INDEX_FAMILIES),
+  role: 'Read-Only Admin (ro_admin), or a role with stats read on the buckets of the Search indexes',
+  description:
+    'Search service statistics: per Search index and node its documents, pending mutations, queries and query errors per second, mean query latency and disk size; per Search node its memory. ' +
+    'Each series is one node\'s share of a Search index (the partitions it holds): sum documents, pending mutations, disk and rates by bucket and index for the index\'s total; the latency is per node. ' +
+    'Active queries are the `search` collector\'s.',
+  async collect(ctx) {
+    if (!runsService(await fetchNodeServices(ctx), SEARCH_PORTS)) {
+      ctx.notApplicable('no search service');
+      return;
+    }
+    const notes: string[] = [];
+    // Statistics are this collector's only part: a source that cannot serve them makes it not applicable.
+    const sctx = statsContextOf(ctx, notes, { notApplicable: (reason: string) => ctx.notApplicable(reason) });
+    const tally = new ItemTally(ctx);
+    const shares: SearchIndexShare[] = [];
+    let nodes = new Map<string, StatValues>();
+    const perIndex = tally.run('search index statistics', async () => {
+      const v = await serviceValues(sctx, SEARCH_INDEX_SPEC);
+      if (v === undefined) return;
+      for (const [item, iv] of v.items) {
+        const [bucket, index] = itemParts(item);
+        if (bucket === undefined || index === undefined) continue;
+        for (const [node, values] of iv.sets) if (node !== ITEM_WIDE) shares.push({ bucket, index, node, values });
+      }
+    });
+    const perNode = tally.run('search node statistics', async () => {
+      const v = await serviceValues(sctx, SEARCH_NODES_SPEC);
+      if (v !== undefined) nodes = nodeValues(v);
+    });
+    await Promise.all([perIndex, perNode]);
+    mapSearchIndexStats(shares, nodes, ctx.out);
+    if (notes.length > 0) ctx.note?.([...new Set(notes)].join('; '));
+    tally.settle();
+  },
+};
