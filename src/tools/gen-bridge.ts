@@ -252,6 +252,7 @@ export const CBWATCH_NATIVE_CONFIG = `clusters:
       bucket_stats: { enabled: false }
       xdcr: { fast_stats: [], slow_stats_interval: 24h }
       query: { enabled: false }
+      search_index: { enabled: false }
       analytics: { enabled: false }
       processes: { enabled: false }
 `;
@@ -397,7 +398,7 @@ function docsText(): string {
     "   cluster) and `node` (the node's host with port 8091, which is cbwatch's `node` label) to every native series.",
     '   The bridge rules need both.',
     '2. cbwatch runs with `bucket_stats` off, and the collectors that give only statistics the bridge records',
-    '   (`query`, `analytics`, `processes`). The `xdcr` collector has no switch for its stats part alone: keep',
+    '   (`query`, `search_index`, `analytics`, `processes`). The `xdcr` collector has no switch for its stats part alone: keep',
     '   it on (its tasks list and remote cluster references give `couchbase_xdcr_replication_*`,',
     '   `couchbase_xdcr_remote_cluster_*` and the remote cluster names the bridge joins in), poll its stats as',
     "   rarely as possible, and let Prometheus drop the stat families from cbwatch's scrape so they come only from",

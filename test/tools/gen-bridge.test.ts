@@ -261,7 +261,7 @@ describe('the cbwatch configuration docs/native-metrics.md gives', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-cfg-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('is accepted, with bucket_stats, query, analytics and processes off and the xdcr stats polled once a day, every other collector on', () => {
+  it('is accepted, with bucket_stats, query, search_index, analytics and processes off and the xdcr stats polled once a day, every other collector on', () => {
     const pw = join(dir, 'couchbase.password');
     writeFileSync(pw, 'not-a-real-password\n');
     const file = join(dir, 'cbwatch.yml');
@@ -273,7 +273,7 @@ describe('the cbwatch configuration docs/native-metrics.md gives', () => {
     expect(cl?.collectors.xdcr.enabled).toBe(true);
     expect(cl?.collectors.xdcr.fast_stats).toEqual([]);
     expect(cl?.collectors.xdcr.slow_stats_interval).toBe(24 * 3600 * 1000);
-    for (const n of ['query', 'analytics', 'processes'] as const) expect(cl?.collectors[n].enabled, n).toBe(false);
+    for (const n of ['query', 'search_index', 'analytics', 'processes'] as const) expect(cl?.collectors[n].enabled, n).toBe(false);
     for (const n of ['buckets', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'search', 'index', 'eventing'] as const) expect(cl?.collectors[n].enabled, n).toBe(true);
   });
 });
