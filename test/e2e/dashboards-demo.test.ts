@@ -96,5 +96,17 @@ describe.skipIf(!prometheus || !alertmanager)('service dashboards against the de
     // Rates need two polls of the range API (its points are 10 s apart) and two scrapes: poll until only the listed
     // exceptions stay empty, or report what does.
     await expectQueriesHaveData(query, queries, NO_DATA_EXCEPTIONS, 120_000, 'queries');
+
+    // What the demo shows on them: an index building (Build progress), a paused function (Function status).
+    const series = async (key: string, match: (m: Record<string, string>) => boolean): Promise<number> => {
+      let n = 0;
+      for (const q of queries.filter((x) => x.key === key)) {
+        const r = (await query(q.expr)) as { data?: { result: { metric: Record<string, string> }[] } };
+        n += (r.data?.result ?? []).filter((x) => match(x.metric)).length;
+      }
+      return n;
+    };
+    expect(await series('cbwatch-index/Build progress', (m) => m.index === 'idx_building')).toBe(1);
+    expect(await series('cbwatch-search/Function status', (m) => m.status === 'paused')).toBeGreaterThan(0);
   }, 150_000);
 });
