@@ -1,5 +1,5 @@
 /**
- * Dashboard generator: assembles the seven cbwatch Grafana dashboards (one file each in dashboards/) and the
+ * Dashboard generator: assembles the nine cbwatch Grafana dashboards (one file each in dashboards/) and the
  * Grafana provisioning examples (dashboards/provisioning.ts).
  * `renderDashboards()` is pure; `generate.ts` writes its files and a test fails when they are stale.
  *
@@ -14,9 +14,11 @@ import type { DashboardSpec, Item } from './grafana.js';
 import { buckets } from './dashboards/buckets.js';
 import { certificates } from './dashboards/certificates.js';
 import { exporter } from './dashboards/exporter.js';
+import { index } from './dashboards/index.js';
 import { nodes } from './dashboards/nodes.js';
 import { overview } from './dashboards/overview.js';
 import { dashboardProvisioning, datasourceProvisioning } from './dashboards/provisioning.js';
+import { query } from './dashboards/query.js';
 import { search } from './dashboards/search.js';
 import { xdcr } from './dashboards/xdcr.js';
 
@@ -27,6 +29,8 @@ export const DASHBOARDS: Readonly<Record<string, DashboardSpec>> = {
   'cbwatch-nodes': nodes,
   'cbwatch-xdcr': xdcr,
   'cbwatch-certificates': certificates,
+  'cbwatch-query': query,
+  'cbwatch-index': index,
   'cbwatch-search': search,
   'cbwatch-exporter': exporter,
 };

@@ -61,12 +61,12 @@ describe('generated dashboard files', () => {
     expect(renderDashboards()).toEqual(files);
   });
 
-  it('are the seven dashboards with stable uids', () => {
+  it('are the nine dashboards with stable uids', () => {
     expect(dashboards.map((x) => x.d.uid).sort()).toEqual(
-      ['cbwatch-buckets', 'cbwatch-certificates', 'cbwatch-exporter', 'cbwatch-nodes', 'cbwatch-overview', 'cbwatch-search', 'cbwatch-xdcr'],
+      ['cbwatch-buckets', 'cbwatch-certificates', 'cbwatch-exporter', 'cbwatch-index', 'cbwatch-nodes', 'cbwatch-overview', 'cbwatch-query', 'cbwatch-search', 'cbwatch-xdcr'],
     );
     for (const { path, d } of dashboards) expect(path).toBe(`dashboards/${d.uid}.json`);
-    expect(Object.keys(DASHBOARDS)).toHaveLength(7);
+    expect(Object.keys(DASHBOARDS)).toHaveLength(9);
   });
 
   it('provisioning examples are valid YAML pointing Grafana at the dashboards', () => {
@@ -253,10 +253,10 @@ describe('drill-down links', () => {
   const byUid = new Map(dashboards.map(({ d }) => [d.uid, d]));
   const overview = byUid.get('cbwatch-overview') as unknown as { panels: LinkPanel[] };
 
-  it('the Overview links its tables and top-N panels to a bucket, replication or node', () => {
+  it('the Overview links its tables and top-N panels to a bucket, replication or node, and its service panels to the service dashboards', () => {
     const linked = overview.panels.filter((p) => p.fieldConfig?.defaults.links?.length);
     const targets = new Set(linked.flatMap((p) => (p.fieldConfig.defaults.links ?? []).map((l) => /^\/d\/([\w-]+)\?/.exec(l.url)?.[1])));
-    expect(targets).toEqual(new Set(['cbwatch-buckets', 'cbwatch-xdcr', 'cbwatch-nodes']));
+    expect(targets).toEqual(new Set(['cbwatch-buckets', 'cbwatch-xdcr', 'cbwatch-nodes', 'cbwatch-query', 'cbwatch-index', 'cbwatch-search']));
     for (const p of overview.panels) {
       if (p.type === 'table' || p.targets?.some((t) => /\btopk\(/.test(t.expr))) expect(p.fieldConfig.defaults.links?.length, p.title).toBeGreaterThan(0);
     }
@@ -348,5 +348,134 @@ describe('disk space panels follow the alerts', () => {
     const exprs = nodes.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
     for (const f of ['total', 'used', 'free', 'used_by_data']) expect(exprs).toMatch(new RegExp(`couchbase_cluster_storage_${f}_bytes\\{[^}]*storage="hdd"`));
     for (const f of ['quota_used', 'quota_total']) expect(exprs).toMatch(new RegExp(`couchbase_cluster_storage_${f}_bytes\\{[^}]*storage="ram"`));
+  });
+});
+
+describe('service dashboards (Query, Index, Eventing & Search) and the Overview services row', () => {
+  const byUid = new Map(dashboards.map(({ d }) => [d.uid, d]));
+  const exprsOf = (uid: string): string => (byUid.get(uid)?.panels ?? []).flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join('\n');
+  // The families of the shared plan for the services (hand-written here, not read from the generator).
+  const families: Record<string, string[]> = {
+    'cbwatch-query': [
+      'couchbase_query_requests_per_second',
+      'couchbase_query_errors_per_second',
+      'couchbase_query_invalid_requests_per_second',
+      'couchbase_query_warnings_per_second',
+      'couchbase_query_selects_per_second',
+      'couchbase_query_slow_requests_per_second',
+      'couchbase_query_request_time_seconds',
+      'couchbase_query_service_time_seconds',
+      'couchbase_query_results_per_request',
+      'couchbase_query_response_bytes_per_request',
+      'couchbase_query_active_requests',
+      'couchbase_query_queued_requests',
+      'couchbase_query_timeouts_per_second',
+      'couchbase_query_cancelled_per_second',
+      'couchbase_query_prepared_per_second',
+      'couchbase_query_memory_bytes',
+      'couchbase_query_load',
+    ],
+    'cbwatch-index': [
+      'couchbase_index_state',
+      'couchbase_index_build_progress_ratio',
+      'couchbase_index_items',
+      'couchbase_index_docs_pending',
+      'couchbase_index_docs_queued',
+      'couchbase_index_resident_ratio',
+      'couchbase_index_fragmentation_ratio',
+      'couchbase_index_data_size_bytes',
+      'couchbase_index_disk_size_bytes',
+      'couchbase_index_memory_used_bytes',
+      'couchbase_index_scan_latency_seconds',
+      'couchbase_index_requests_per_second',
+      'couchbase_index_rows_returned_per_second',
+      'couchbase_index_cache_hit_ratio',
+      'couchbase_index_node_memory_quota_bytes',
+      'couchbase_index_node_memory_used_bytes',
+      'couchbase_index_node_ram_ratio',
+    ],
+    'cbwatch-search': [
+      'couchbase_search_active_queries',
+      'couchbase_search_index_docs',
+      'couchbase_search_index_pending_mutations',
+      'couchbase_search_index_queries_per_second',
+      'couchbase_search_index_query_errors_per_second',
+      'couchbase_search_index_query_latency_seconds',
+      'couchbase_search_index_disk_size_bytes',
+      'couchbase_search_node_memory_bytes',
+      'couchbase_eventing_function_status',
+      'couchbase_eventing_dcp_backlog',
+      'couchbase_eventing_on_update_success_total',
+      'couchbase_eventing_on_update_failures_total',
+      'couchbase_eventing_on_delete_success_total',
+      'couchbase_eventing_on_delete_failures_total',
+      'couchbase_eventing_timeouts_total',
+    ],
+  };
+
+  for (const [uid, names] of Object.entries(families))
+    it(`${uid} reads every family of its service`, () => {
+      const text = exprsOf(uid);
+      expect(names.filter((n) => !new RegExp(`\\b${n}\\b`).test(text))).toEqual([]);
+    });
+
+  it('the eventing running totals are read as rates per second', () => {
+    const text = exprsOf('cbwatch-search');
+    for (const m of text.matchAll(/couchbase_eventing_\w+_total\{[^}]*\}(\[[^\]]*\])?/g)) expect(m[1], m[0]).toBe('[$__rate_interval]');
+  });
+
+  it('units follow the family: seconds, bytes, ratios as percentunit, rates per second', () => {
+    for (const uid of Object.keys(families)) {
+      for (const p of byUid.get(uid)?.panels ?? []) {
+        const exprs = (p.targets ?? []).map((t) => t.expr);
+        // A quotient (a share) or a count is not the unit of the family it reads.
+        if (exprs.some((e) => / \/ |\bcount\(|== 1/.test(e))) continue;
+        const names = [...new Set(exprs.flatMap((e) => [...e.matchAll(/\bcouchbase_[a-z0-9_]+\b/g)].map((m) => m[0])))];
+        const unit = p.fieldConfig?.defaults.unit;
+        if (names.length === 0) continue;
+        if (names.every((n) => n.endsWith('_bytes') || n.endsWith('_bytes_per_request'))) expect(unit, p.title).toBe('bytes');
+        else if (names.every((n) => n.endsWith('_ratio'))) expect(unit, p.title).toBe('percentunit');
+        else if (names.every((n) => n.endsWith('_seconds') && !n.endsWith('_per_second'))) expect(unit, p.title).toBe('s');
+        else if (names.every((n) => n.endsWith('_per_second') || n.endsWith('_total'))) expect(['reqps', 'ops', 'short'], p.title).toContain(unit);
+      }
+    }
+  });
+
+  it('the share of slow query requests divides each band by the requests of the same node, never by zero', () => {
+    const panel = byUid.get('cbwatch-query')?.panels.find((p) => p.title === 'Share of requests over 250 ms, 500 ms, 1 s and 5 s');
+    expect(panel?.fieldConfig?.defaults.unit).toBe('percentunit');
+    const exprs = (panel?.targets ?? []).map((t) => t.expr);
+    expect(exprs.map((e) => /over="([^"]+)"/.exec(e)?.[1])).toEqual(['0.25', '0.5', '1', '5']);
+    for (const e of exprs) {
+      expect(e).toMatch(/sum by \(couchbase_cluster, node\) \(couchbase_query_slow_requests_per_second\{[^}]*\}\)\n\/ \(sum by \(couchbase_cluster, node\) \(couchbase_query_requests_per_second\{[^}]*\}\) > 0\)/);
+    }
+  });
+
+  it('panels of families served from 7.0 (or 7.6) on only say so instead of "No data"', () => {
+    const panels = (byUid.get('cbwatch-query')?.panels ?? []) as unknown as LinkPanel[];
+    for (const title of ['Timeouts, cancelled and prepared', 'Memory', 'Load']) expect(panels.find((p) => p.title === title)?.fieldConfig.defaults.noValue, title).toMatch(/^absent \(served from Couchbase 7\.[06] on\)$/);
+  });
+
+  it('the Overview has a Services row: query requests and errors, indexes not ready, functions not deployed, Search mutations pending, each per cluster and linked to its dashboard', () => {
+    const panels = (byUid.get('cbwatch-overview')?.panels ?? []) as unknown as (LinkPanel & { id: number })[];
+    const row = panels.findIndex((p) => p.type === 'row' && p.title === 'Services');
+    expect(row).toBeGreaterThan(0);
+    const next = panels.findIndex((p, i) => i > row && p.type === 'row');
+    const inRow = panels.slice(row + 1, next);
+    const want: [string, RegExp, string][] = [
+      ['Query requests and errors', /couchbase_query_(requests|errors)_per_second/, 'cbwatch-query'],
+      ['Indexes not ready', /couchbase_index_state\{[^}]*state!="ready"/, 'cbwatch-index'],
+      ['Functions not deployed', /couchbase_eventing_function_status\{[^}]*status!="deployed"/, 'cbwatch-search'],
+      ['Search mutations pending', /couchbase_search_index_pending_mutations/, 'cbwatch-search'],
+    ];
+    expect(inRow.map((p) => p.title)).toEqual(want.map((w) => w[0]));
+    for (const [title, re, uid] of want) {
+      const p = inRow.find((x) => x.title === title) as LinkPanel;
+      for (const t of p.targets) {
+        expect(t.expr, title).toMatch(re);
+        expect(t.expr, title).toMatch(/^sum by \(couchbase_cluster\) /);
+      }
+      expect(p.fieldConfig.defaults.links?.map((l) => /^\/d\/([\w-]+)\?/.exec(l.url)?.[1]), title).toEqual([uid]);
+    }
   });
 });

@@ -37,10 +37,10 @@ const alertmanager = requireBinary('prometheus-alertmanager', 'alertmanager');
 
 const NATIVE = join(PACKAGE_ROOT, 'test', 'fixtures', 'couchbase', 'native');
 type Meta = Record<string, { type: string; labels?: string[] }>;
-const META: Meta = {
-  ...(JSON.parse(readFileSync(join(NATIVE, '8.0-kv_metrics_metadata.json'), 'utf8')) as Meta),
-  ...(JSON.parse(readFileSync(join(NATIVE, '8.0-goxdcr_metrics_metadata.json'), 'utf8')) as Meta),
-};
+const META: Meta = Object.assign(
+  {},
+  ...['kv', 'goxdcr', 'n1ql', 'index', 'fts', 'eventing'].map((s) => JSON.parse(readFileSync(join(NATIVE, `8.0-${s}_metrics_metadata.json`), 'utf8')) as Meta),
+) as Meta;
 
 /**
  * Panels and variables allowed to return no data, by dashboard uid and title, each with why. A key naming
@@ -54,6 +54,7 @@ const NO_DATA_EXCEPTIONS: Record<string, string> = {
   'cbwatch-exporter/Failed requests by endpoint': 'shows only non-2xx requests; the simulator answers every request cbwatch makes',
   "cbwatch-overview/Couchbase's own alerts": 'shows only kinds with alerts listed (> 0); the simulator lists none in /pools/default',
   'cbwatch-buckets/Replicas configured and available': "available replicas come from the bucket list's vBucketServerMap, which the simulator does not serve",
+  'cbwatch-index/Build progress': 'shows only index replicas that are building; the incident scenario builds none (the demo does: test/e2e/dashboards-demo.test.ts)',
 };
 
 const NODES = 3;
@@ -75,9 +76,9 @@ function line(name: string, labels: Record<string, string>, value: number): stri
 }
 
 /**
- * A node's native /metrics: Data-service series per bucket and XDCR series per replication (main pipeline and
- * its backfill), with the TYPE the metadata gives (`untyped` for the one series outside it). Counters grow with
- * time, so rate() has something to measure.
+ * A node's native /metrics: Data-service series per bucket, XDCR series per replication (main pipeline and
+ * its backfill) and the query, index, Search and eventing series, with the TYPE the metadata gives (`untyped` for
+ * the one series outside it). Counters grow with time, so rate() has something to measure.
  */
 function nativeExposition(node: number, buckets: readonly string[], replications: readonly Replication[], startedMs: number): string {
   const t = (Date.now() - startedMs) / 1000;
@@ -121,6 +122,38 @@ function nativeExposition(node: number, buckets: readonly string[], replications
       add('xdcr_wtavg_meta_latency_seconds', l, 0.003 * k);
     }
   }
+  // The services: every node runs query, index, Search and eventing here, with one index, one Search index and
+  // one function (the statistics the bridge records for the service dashboards).
+  const k = node + 1;
+  for (const [stat, perSecond] of [['requests', 20], ['errors', 0.5], ['invalid_requests', 0.1], ['warnings', 0.2], ['selects', 15], ['requests_250ms', 4], ['requests_500ms', 2], ['requests_1000ms', 1], ['requests_5000ms', 0.5], ['result_count', 100], ['result_size', 40_000], ['timeouts', 0.1], ['cancelled', 0.1], ['prepared', 5]] as const) {
+    add(`n1ql_${stat}`, {}, grow(perSecond * k));
+  }
+  add('n1ql_request_time', {}, grow(20 * k * 0.05e9));
+  add('n1ql_service_time', {}, grow(20 * k * 0.04e9));
+  add('n1ql_active_requests', {}, 2 * k);
+  add('n1ql_queued_requests', {}, k);
+  add('n1ql_node_memory', {}, 100_000_000 * k);
+  add('n1ql_load', {}, 10 * k);
+  const ix = { bucket: buckets[0] ?? 'default', scope: '_default', collection: '_default', index: 'def_type' };
+  for (const [stat, v] of [['items_count', 1000], ['num_docs_pending', 3], ['num_docs_queued', 2], ['recs_in_mem', 800], ['recs_on_disk', 200], ['frag_percent', 20], ['data_size', 1e6], ['disk_size', 3e6], ['memory_used', 2e6]] as const) add(`index_${stat}`, ix, v * k);
+  for (const [stat, perSecond] of [['num_requests', 5], ['num_rows_returned', 50], ['total_scan_duration', 50 * 2e5], ['cache_hits', 90], ['cache_misses', 10]] as const) add(`index_${stat}`, ix, grow(perSecond * k));
+  add('index_memory_quota', {}, 512 * 1024 * 1024);
+  add('index_memory_used_total', {}, 100_000_000 * k);
+  const fts = { bucket: buckets[0] ?? 'default', scope: '_default', collection: '_default', index: 'travel_fts' };
+  add('fts_doc_count', fts, 5000 * k);
+  add('fts_num_mutations_to_index', fts, 7 * k);
+  add('fts_num_bytes_used_disk', fts, 2e6 * k);
+  add('fts_total_queries', fts, grow(3 * k));
+  add('fts_total_queries_error', fts, grow(0.1 * k));
+  add('fts_total_request_time', fts, grow(3 * k * 0.02e9));
+  add('fts_num_bytes_used_ram', {}, 50_000_000 * k);
+  const fn = { functionName: 'enrich' };
+  add('eventing_dcp_backlog', fn, 4 * k);
+  add('eventing_on_update_success', fn, grow(10 * k));
+  add('eventing_on_update_failure', fn, grow(0.1 * k));
+  add('eventing_on_delete_success', fn, grow(2 * k));
+  add('eventing_on_delete_failure', fn, grow(0.05 * k));
+  add('eventing_timeout_count', fn, grow(0.01 * k));
   const out: string[] = [];
   for (const [name, lines] of byName) {
     out.push(`# TYPE ${name} ${META[name]?.type ?? 'untyped'}`, ...lines);
@@ -151,6 +184,9 @@ function cbwatchConfig(simUrl: string): Config {
 }
 
 type ScrapeJob = Record<string, unknown> & { job_name: string };
+
+/** The collectors whose statistics the bridge records (compared with cbwatch's own on the same simulated cluster). */
+const SERVICE_COLLECTORS = (['query', 'analytics', 'index', 'search_index', 'eventing'] as readonly string[]).filter((c): c is CollectorName => (COLLECTOR_NAMES as readonly string[]).includes(c));
 
 /** The shipped example configuration, pointed at this machine (nothing else changed but intervals and TLS). */
 function e2ePrometheusConfig(o: { sdUrl: string; passwordFile: string; cbwatchHost: string; alertmanager: string; alertRules: string }): string {
@@ -201,7 +237,9 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-e2e-'));
-    sim = createSimulator({ scenario: 'incident', speed: 60 });
+    // One node also runs the Eventing service (by default none does): cbwatch gives the function status beside the
+    // bridged statistics.
+    sim = createSimulator({ scenario: 'incident', speed: 60, knobs: { eventingNodes: 1 } });
     const simUrl = await sim.listen(0);
     // What Couchbase knows: its buckets and XDCR replications, read from the simulator's REST answers.
     const admin = `Basic ${Buffer.from('Administrator:password').toString('base64')}`;
@@ -299,6 +337,30 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge end to end 
     const ops = (await query('couchbase_bucket_ops_per_second')).data?.result ?? [];
     expect(ops.map((r) => Object.keys(r.metric).sort())).toEqual(ops.map(() => ['__name__', 'bucket', 'couchbase_cluster']));
   }, 30_000);
+
+  it('the service statistics come from the bridge only, with cbwatch labels; the index state and function status from cbwatch', async () => {
+    const sel = '{job="cbwatch", __name__=~"couchbase_query_.+|couchbase_index_(items|docs_pending|resident_ratio|node_ram_ratio)|couchbase_search_index_.+|couchbase_eventing_(dcp_backlog|on_update_success_total)"}';
+    expect((await query(sel)).data?.result, sel).toEqual([]);
+    const labelsOf = async (expr: string): Promise<string[][]> => ((await query(expr)).data?.result ?? []).map((r) => Object.keys(r.metric).sort());
+    const expected: Record<string, string[]> = {
+      couchbase_query_requests_per_second: ['__name__', 'couchbase_cluster', 'node'],
+      couchbase_query_slow_requests_per_second: ['__name__', 'couchbase_cluster', 'node', 'over'],
+      couchbase_index_items: ['__name__', 'bucket', 'collection', 'couchbase_cluster', 'index', 'node', 'scope'],
+      couchbase_index_node_ram_ratio: ['__name__', 'couchbase_cluster', 'node'],
+      couchbase_search_index_docs: ['__name__', 'bucket', 'couchbase_cluster', 'index', 'node'],
+      couchbase_eventing_on_update_success_total: ['__name__', 'couchbase_cluster', 'function'],
+    };
+    for (const [family, labels] of Object.entries(expected)) {
+      const got = await labelsOf(family);
+      expect(got.length, family).toBeGreaterThan(0);
+      for (const l of got) expect(l, family).toEqual(labels);
+    }
+    // Summed over the three native nodes: 4 + 8 + 12.
+    const backlog = (await query('couchbase_eventing_dcp_backlog')) as { data?: { result: { value?: [number, string] }[] } };
+    expect(backlog.data?.result.map((r) => Number(r.value?.[1]))).toEqual([24]);
+    expect(((await query('couchbase_index_state{job="cbwatch"}')).data?.result.length ?? 0) > 0).toBe(true);
+    expect(((await query('couchbase_eventing_function_status{job="cbwatch"}')).data?.result.length ?? 0) > 0).toBe(true);
+  }, 30_000);
 });
 
 /**
@@ -317,7 +379,9 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-same-'));
-    sim = createSimulator({ scenario: 'default' });
+    // One node also runs the analytics service and one the Eventing service (by default none does), so their
+    // families are compared too.
+    sim = createSimulator({ scenario: 'default', knobs: { analyticsNodes: 1, eventingNodes: 1 } });
     const simUrl = await sim.listen(0);
     const admin = `Basic ${Buffer.from('Administrator:password').toString('base64')}`;
     const hostnames = (await getJson<{ nodes: { hostname: string }[] }>(`${simUrl}/pools/default`, admin)).nodes.map((n) => n.hostname);
@@ -339,7 +403,8 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
 
     const raw: { [K in CollectorName]?: CollectorOptions<K> } = {};
     // nodes: its couchbase_node_info gives the node versions the bridge's cache-miss ratio picks its formula by.
-    for (const name of ['buckets', 'bucket_stats', 'xdcr', 'nodes'] as const) {
+    // The service collectors whose statistics the bridge records, read from the legacy service sections.
+    for (const name of ['buckets', 'bucket_stats', 'xdcr', 'nodes', ...SERVICE_COLLECTORS] as const) {
       (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ interval: 1, ...(name === 'xdcr' ? { slow_stats_interval: 1 } : {}) });
     }
     for (const name of COLLECTOR_NAMES.filter((n) => !(n in raw))) (raw as Record<string, unknown>)[name] = collectorSchemas[name].parse({ enabled: false });
@@ -403,6 +468,34 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
     couchbase_xdcr_wtavg_meta_latency_seconds: [0.1, 0],
     couchbase_xdcr_rate_replicated_per_second: [0.1, 0],
     couchbase_xdcr_bandwidth_usage_bytes_per_second: [0.1, 0],
+    // Per node (summed over the nodes: the two sides name the nodes differently); the slow requests by `over`.
+    couchbase_query_requests_per_second: [0.1, 0],
+    couchbase_query_errors_per_second: [0.1, 0.05],
+    couchbase_query_selects_per_second: [0.1, 0],
+    couchbase_query_slow_requests_per_second: [0.1, 0.05],
+    couchbase_query_request_time_seconds: [0.1, 0],
+    couchbase_query_service_time_seconds: [0.1, 0],
+    couchbase_query_results_per_request: [0.1, 0],
+    couchbase_query_response_bytes_per_request: [0.1, 0],
+    couchbase_query_active_requests: [0.2, 2],
+    couchbase_analytics_heap_used_bytes: [0.05, 0],
+    couchbase_analytics_disk_used_bytes: [0.02, 0],
+    couchbase_analytics_threads: [0.02, 0],
+    couchbase_analytics_gc_per_second: [0.1, 0.05],
+    couchbase_analytics_gc_seconds_per_second: [0.1, 0.001],
+    couchbase_analytics_io_reads_per_second: [0.1, 0],
+    couchbase_analytics_io_writes_per_second: [0.1, 0],
+    // Per index (and Search index, function) over the nodes; the legacy sections name no scope or collection.
+    couchbase_index_items: [0.02, 0],
+    couchbase_index_data_size_bytes: [0.02, 0],
+    couchbase_index_requests_per_second: [0.1, 0],
+    couchbase_index_rows_returned_per_second: [0.1, 0],
+    couchbase_index_node_memory_used_bytes: [0.02, 0],
+    couchbase_search_index_docs: [0.02, 0],
+    couchbase_search_index_pending_mutations: [0.1, 2],
+    couchbase_search_index_queries_per_second: [0.1, 0],
+    couchbase_eventing_dcp_backlog: [0.1, 2],
+    couchbase_eventing_on_update_success_total: [0.02, 0],
   };
 
   it('the bridged families agree with cbwatch\'s own from the envelopes', async () => {
@@ -417,7 +510,19 @@ describe.skipIf(!prometheus || !alertmanager)('native-metrics bridge against cbw
         report = [];
         let ok = true;
         for (const [family, [tol, abs]] of Object.entries(COMPARED)) {
-          const by = family.startsWith('couchbase_xdcr_') ? 'source_bucket, target_cluster_uuid, target_bucket' : 'bucket';
+          const by = family.startsWith('couchbase_xdcr_')
+            ? 'source_bucket, target_cluster_uuid, target_bucket'
+            : family.startsWith('couchbase_bucket_')
+              ? 'bucket'
+              : family === 'couchbase_query_slow_requests_per_second'
+                ? 'over'
+                : family.startsWith('couchbase_index_') && !family.startsWith('couchbase_index_node_')
+                  ? 'bucket, index'
+                  : family.startsWith('couchbase_search_index_')
+                    ? 'bucket, index'
+                    : family.startsWith('couchbase_eventing_')
+                      ? 'function'
+                      : '';
           const mine = await vector(`sum by (${by}) (${family}{job=""})`);
           const theirs = await vector(`sum by (${by}) (${family}{job="cbwatch"})`);
           if (theirs.size === 0 || mine.size !== theirs.size) {

@@ -18,14 +18,30 @@ import { loadConfig } from '../../src/config/load.js';
 import { allFamilies } from '../../src/catalog.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { KV_ROW_BY_LEGACY, XDCR_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
-import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, VERSIONS_BEFORE_768, VERSIONS_FROM_768, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
+import { F as EVENTING_STATUS_FAMILIES } from '../../src/collectors/eventing.js';
+import { INDEX_STATE_FAMILIES } from '../../src/collectors/index-state.js';
+import { BRIDGED_KV, BRIDGED_XDCR, BRIDGE_GROUPS, CBWATCH_NATIVE_CONFIG, bridgedServiceFamilies, VERSIONS_BEFORE_768, VERSIONS_FROM_768, XDCR_RULES, bridgedFamilies, examplePrometheusConfig, renderBridge, xdcrStatFamilies } from '../../src/tools/gen-bridge.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const NATIVE = join(PACKAGE_ROOT, 'test', 'fixtures', 'couchbase', 'native');
 type Meta = Record<string, { type: string; labels?: string[]; unit?: string }>;
-const metadata: Record<string, Meta> = {
-  kv: JSON.parse(readFileSync(join(NATIVE, '8.0-kv_metrics_metadata.json'), 'utf8')) as Meta,
-  goxdcr: JSON.parse(readFileSync(join(NATIVE, '8.0-goxdcr_metrics_metadata.json'), 'utf8')) as Meta,
+const metadata: Record<string, Meta> = Object.fromEntries(
+  ['kv', 'goxdcr', 'n1ql', 'index', 'fts', 'eventing', 'cm'].map((s) => [s, JSON.parse(readFileSync(join(NATIVE, `8.0-${s}_metrics_metadata.json`), 'utf8')) as Meta]),
+);
+/**
+ * Analytics has no metadata file among Couchbase's 8.0 ones: its native names and types as ns_server maps the `@cbas`
+ * stats to them (ns_server@7.6.2:src/stat_names_mappings.erl, the cbas_* renames): gauges heap, disk, threads and
+ * load; counters (`_total`) gc count, gc time in ms, I/O reads and writes.
+ */
+metadata.cbas = {
+  cbas_heap_memory_used_bytes: { type: 'gauge' },
+  cbas_disk_used_bytes_total: { type: 'gauge' },
+  cbas_thread_count: { type: 'gauge' },
+  cbas_system_load_average: { type: 'gauge' },
+  cbas_gc_count_total: { type: 'counter' },
+  cbas_gc_time_milliseconds_total: { type: 'counter' },
+  cbas_io_reads_total: { type: 'counter' },
+  cbas_io_writes_total: { type: 'counter' },
 };
 const crossReference = readFileSync(join(NATIVE, 'xdcr_cross_reference.csv'), 'utf8');
 const rules = BRIDGE_GROUPS.flatMap((g) => g.rules);
@@ -60,6 +76,14 @@ describe('native-metrics bridge: facts', () => {
       const table = [...(r.row?.series ?? []), ...(r.row?.denominator ?? []), ...(r.from768?.series ?? []), ...(r.from768?.denominator ?? [])];
       for (const name of selected(r.expr)) {
         if (recorded.has(name) || name === 'couchbase_xdcr_remote_cluster_info') continue;
+        if (r.service !== undefined) {
+          // A service rule: the series it lists, each in its service's 8.0 metadata with that type.
+          const x = r.service.natives.find((t) => t.metric === name);
+          expect(x, `${r.record} reads ${name}, which it does not list`).toBeDefined();
+          expect(metadata[x?.service ?? '']?.[name]?.type, `${r.record}: ${name}`).toBe(x?.type);
+          checked++;
+          continue;
+        }
         // The node versions, from cbwatch's nodes collector, for the rules that say they need them.
         if (name === 'couchbase_node_info' && r.needsCbwatch === true) continue;
         const x = table.find((t) => t.metric === name);
@@ -74,7 +98,7 @@ describe('native-metrics bridge: facts', () => {
         checked++;
       }
     }
-    expect(checked).toBeGreaterThan(25);
+    expect(checked).toBeGreaterThan(90);
   });
 
   it('XDCR rules keep only the main pipeline, from series labelled as the metadata says', () => {
@@ -163,12 +187,30 @@ describe('native-metrics bridge: coverage of the dashboards and alerts', () => {
     }
   });
 
+  it('records every statistics family of the query, index, search_index, eventing, analytics and processes collectors a dashboard or an alert reads, each from native series only', () => {
+    // What no native series gives stays cbwatch's: the index state (/indexStatus) and the eventing function status.
+    const fromRest = new Set([...Object.values(INDEX_STATE_FAMILIES), ...Object.values(EVENTING_STATUS_FAMILIES)].map((f) => f.name));
+    const needed = [...usedFamilies()].filter((n) => {
+      const f = catalog.get(n);
+      return f !== undefined && ['query', 'index', 'search_index', 'eventing', 'analytics', 'processes'].includes(f.collector) && !fromRest.has(n);
+    });
+    expect(needed.filter((n) => !bridged.has(n))).toEqual([]);
+    for (const r of rules.filter((x) => x.service !== undefined)) {
+      expect(r.needsCbwatch, r.record).toBeUndefined();
+      expect(selected(r.expr).filter((x) => x.startsWith('couchbase_')), r.record).toEqual([]);
+    }
+    expect(bridgedServiceFamilies().length).toBeGreaterThanOrEqual(56);
+  });
+
   it('the cbwatch scrape of the example drops exactly the xdcr stat families, and no family the bridge needs from cbwatch', () => {
     const cfg = parse(examplePrometheusConfig()) as { scrape_configs: { job_name: string; metric_relabel_configs?: { regex: string; action: string }[] }[] };
     const job = cfg.scrape_configs.find((j) => j.job_name === 'cbwatch');
     const re = new RegExp(`^(?:${job?.metric_relabel_configs?.[0]?.regex ?? ''})$`);
     for (const name of ['couchbase_xdcr_changes_left', 'couchbase_xdcr_docs_rep_queue', 'couchbase_xdcr_rate_replicated_per_second', 'couchbase_xdcr_last_sample_timestamp_seconds']) expect(re.test(name), name).toBe(true);
     for (const name of ['couchbase_xdcr_remote_cluster_info', 'couchbase_xdcr_replication_paused', 'couchbase_xdcr_replication_errors', 'couchbase_xdcr_task_changes_left', 'couchbase_xdcr_remote_cluster_deleted', 'couchbase_up']) expect(re.test(name), name).toBe(false);
+    // The service statistics the bridge records come from it only; the index state and function status stay cbwatch's.
+    for (const name of bridgedServiceFamilies()) expect(re.test(name), name).toBe(true);
+    for (const name of ['couchbase_index_state', 'couchbase_index_build_progress_ratio', 'couchbase_eventing_function_status', 'couchbase_search_active_queries']) expect(re.test(name), name).toBe(false);
   });
 });
 
@@ -199,7 +241,8 @@ describe('native-metrics bridge: generated files', () => {
   const promtool = requireBinary('promtool');
   // bridge.test.yml: the values, computed by hand; bridge-cache-miss.test.yml: the ratio's formula by node version;
   // alerts.test.yml: cbwatch's alerts fire on bridged series.
-  for (const name of ['bridge.test.yml', 'bridge-cache-miss.test.yml', 'alerts.test.yml']) {
+  // bridge-services.test.yml: the query, index, Search and eventing families, computed by hand.
+  for (const name of ['bridge.test.yml', 'bridge-cache-miss.test.yml', 'alerts.test.yml', 'bridge-services.test.yml']) {
     it.skipIf(!promtool)(`promtool test rules alerts/tests/native/${name}`, () => {
       const file = join(PACKAGE_ROOT, 'alerts', 'tests', 'native', name);
       expect(readFileSync(file, 'utf8')).toContain('  - ../../native-bridge.rules.yml');
@@ -228,7 +271,7 @@ describe('the cbwatch configuration docs/native-metrics.md gives', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cbwatch-native-cfg-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('is accepted, with bucket_stats off and the xdcr stats polled once a day, every other collector on', () => {
+  it('is accepted, with bucket_stats, query, search_index, analytics and processes off and the xdcr stats polled once a day, every other collector on', () => {
     const pw = join(dir, 'couchbase.password');
     writeFileSync(pw, 'not-a-real-password\n');
     const file = join(dir, 'cbwatch.yml');
@@ -240,6 +283,7 @@ describe('the cbwatch configuration docs/native-metrics.md gives', () => {
     expect(cl?.collectors.xdcr.enabled).toBe(true);
     expect(cl?.collectors.xdcr.fast_stats).toEqual([]);
     expect(cl?.collectors.xdcr.slow_stats_interval).toBe(24 * 3600 * 1000);
-    for (const n of ['buckets', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'search'] as const) expect(cl?.collectors[n].enabled, n).toBe(true);
+    for (const n of ['query', 'search_index', 'analytics', 'processes'] as const) expect(cl?.collectors[n].enabled, n).toBe(false);
+    for (const n of ['buckets', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'search', 'index', 'eventing'] as const) expect(cl?.collectors[n].enabled, n).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The Overview dashboard (`cbwatch-overview`): every cluster cbwatch watches at a glance, with drill-downs to
- * the Buckets, XDCR and Nodes dashboards.
+ * the Buckets, XDCR and Nodes dashboards and to the service dashboards (Query, Index, Eventing & Search).
  */
 import { BUCKET_VAR, CLUSTER_VAR, EXPIRY_STEPS } from '../grafana.js';
 import type { DashboardSpec, DrillDown } from '../grafana.js';
@@ -15,11 +15,15 @@ const TO_REPLICATION: DrillDown = {
 };
 const TO_NODE: DrillDown = { title: 'Open this node', uid: 'cbwatch-nodes', vars: { couchbase_cluster: 'couchbase_cluster', node: 'node' } };
 const TO_CLUSTER_NODES: DrillDown = { title: 'Open the nodes of this cluster', uid: 'cbwatch-nodes', vars: { couchbase_cluster: 'couchbase_cluster' } };
+const TO_QUERY: DrillDown = { title: 'Open the query service of this cluster', uid: 'cbwatch-query', vars: { couchbase_cluster: 'couchbase_cluster' } };
+const TO_INDEX: DrillDown = { title: 'Open the indexes of this cluster', uid: 'cbwatch-index', vars: { couchbase_cluster: 'couchbase_cluster' } };
+const TO_EVENTING_SEARCH: DrillDown = { title: 'Open Eventing & Search for this cluster', uid: 'cbwatch-search', vars: { couchbase_cluster: 'couchbase_cluster' } };
 
 export const overview: DashboardSpec = {
   uid: 'cbwatch-overview',
   title: 'Couchbase / Overview',
-  description: 'Every Couchbase cluster cbwatch watches at a glance: reachability, node health, firing alerts, free disk space, certificate expiry, XDCR backlog and the exporter itself.',
+  description:
+    'Every Couchbase cluster cbwatch watches at a glance: reachability, node health, firing alerts, free disk space, certificate expiry, XDCR backlog, the query, index, Eventing and Search services, and the exporter itself.',
   tags: ['couchbase', 'overview'],
   variables: [CLUSTER_VAR, BUCKET_VAR],
   items: [
@@ -203,6 +207,56 @@ export const overview: DashboardSpec = {
       max: 1,
       targets: [{ expr: `couchbase_rebalance_progress_ratio{${CL}}`, legendFormat: '{{couchbase_cluster}}' }],
       noValue: 'no rebalance running',
+    },
+    { row: 'Services' },
+    {
+      type: 'timeseries',
+      title: 'Query requests and errors',
+      description: 'Query requests and query errors per second, summed over the query nodes of each cluster. Click a line to open the Query dashboard of that cluster.',
+      unit: 'reqps',
+      targets: [
+        { expr: `sum by (couchbase_cluster) (couchbase_query_requests_per_second{${CL}})`, legendFormat: 'requests {{couchbase_cluster}}' },
+        { expr: `sum by (couchbase_cluster) (couchbase_query_errors_per_second{${CL}})`, legendFormat: 'errors {{couchbase_cluster}}' },
+      ],
+      noValue: 'no query service',
+      drillDown: [TO_QUERY],
+    },
+    {
+      type: 'stat',
+      title: 'Indexes not ready',
+      description: 'Index replicas of each cluster that are not ready (building, deferred and not built, in error, moving, paused, warming up). Click a value to open the Index dashboard of that cluster.',
+      unit: 'none',
+      w: 4,
+      h: 8,
+      colorByThreshold: true,
+      thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 1 }],
+      targets: [{ expr: `sum by (couchbase_cluster) (couchbase_index_state{${CL}, state!="ready"})`, legendFormat: '{{couchbase_cluster}}' }],
+      noValue: 'no index',
+      drillDown: [TO_INDEX],
+    },
+    {
+      type: 'stat',
+      title: 'Functions not deployed',
+      description: 'Eventing functions of each cluster that are not deployed (paused, undeployed, deploying, undeploying, pausing). Click a value to open the Eventing & Search dashboard of that cluster.',
+      unit: 'none',
+      w: 4,
+      h: 8,
+      colorByThreshold: true,
+      thresholds: [{ color: 'green', value: null }, { color: 'orange', value: 1 }],
+      targets: [{ expr: `sum by (couchbase_cluster) (couchbase_eventing_function_status{${CL}, status!="deployed"})`, legendFormat: '{{couchbase_cluster}}' }],
+      noValue: 'no function',
+      drillDown: [TO_EVENTING_SEARCH],
+    },
+    {
+      type: 'stat',
+      title: 'Search mutations pending',
+      description: 'Mutations not yet indexed by the Search indexes of each cluster, summed over its indexes and Search nodes. Click a value to open the Eventing & Search dashboard of that cluster.',
+      unit: 'short',
+      w: 4,
+      h: 8,
+      targets: [{ expr: `sum by (couchbase_cluster) (couchbase_search_index_pending_mutations{${CL}})`, legendFormat: '{{couchbase_cluster}}' }],
+      noValue: 'no Search index',
+      drillDown: [TO_EVENTING_SEARCH],
     },
     { row: 'Exporter' },
     {
