@@ -65,5 +65,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 # The entrypoint calls node itself, with the launcher's V8 flags and malloc setting (see bin/cbwatch.js).
 ENV MALLOC_MMAP_THRESHOLD_=131072
 # --disable-sigusr1 (Node 22.14 and later): SIGUSR1 does not open the Node inspector.
-ENTRYPOINT ["node", "--max-semi-space-size=3", "--expose-gc", "--v8-pool-size=2", "--disable-sigusr1", "/opt/cbwatch/bin/cbwatch.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--expose-gc", "--v8-pool-size=2", "--disable-sigusr1", "/opt/cbwatch/bin/cbwatch.js"]
 CMD ["run", "--config", "/etc/cbwatch/cbwatch.yml"]

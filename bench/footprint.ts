@@ -185,7 +185,131 @@ export function footprintLines(runs: ReadonlyArray<{ name: string; f: Footprint 
       f.thousand.failed.length === 0 ? judged(f.thousand.peakRssMB, TARGETS.thousandPeakMB()) : `${f1(f.thousand.peakRssMB)} MB (≤ ${TARGETS.thousandPeakMB()} with every collector succeeding: **missed**, ${f.thousand.failed.join(', ')} failed)`,
     ),
     row('1,000 buckets, median VmRSS over window A / CPU s/min', (f) => `${f1(f.thousand.rssMedianMB)} MB / ${f.thousand.cpuPerMinute.toFixed(2)}`),
+    // A poll longer than its deadline (the interval less 0.5 s) fails: on a loaded machine this is what fails first.
+    row('1,000 buckets, longest bucket_stats poll seen in window A / its deadline', (f) => {
+      const p = f.thousand.polls.bucket_stats;
+      return p === undefined ? 'n/a' : `${p.maxS.toFixed(1)} s / ${(p.intervalS - 0.5).toFixed(1)} s`;
+    }),
     row('collectors failed at the end (realistic / 1,000 buckets)', (f) => `${f.realistic.failed.length === 0 ? 'none' : f.realistic.failed.join(', ')} / ${f.thousand.failed.length === 0 ? 'none' : f.thousand.failed.join(', ')}`),
     '',
   ];
+}
+
+/** One side of an interleaved A/B: a launcher (its own flags and build) under a runtime. */
+export interface AbSide {
+  readonly name: string;
+  readonly cli: string;
+}
+
+/** One run of an A/B at the realistic scenario: what the footprint section reads, and scrape latency (window B). */
+export interface AbRun {
+  readonly pair: number;
+  readonly side: string;
+  readonly node: string;
+  readonly load: number;
+  readonly rssMedianMB: number;
+  readonly anonMedianMB: number;
+  readonly fileMedianMB: number;
+  /** VmHWM at the end of window A (start-up included, before window B's scrapes). */
+  readonly peakMB: number;
+  readonly cpuPerMinute: number;
+  readonly duringP99: number;
+  readonly betweenP99: number;
+  readonly failed: readonly string[];
+}
+
+/**
+ * Sides in interleaved pairs on each runtime (pair 1: A, B on the first runtime, A, B on the next; pair 2 …), each
+ * run its own simulator and exporter at the realistic scenario: window A (gzip scrapes every 15 s, /proc status every
+ * second) and then window B (one connection scraping back to back: p99 during and between polls).
+ */
+export async function abRuns(sides: readonly AbSide[], runtimes: readonly Runtime[], pairs: number, seconds: number, warmup: number, latencySeconds: number, log: (s: string) => void): Promise<AbRun[]> {
+  const { loadavg } = await import('node:os');
+  const runs: AbRun[] = [];
+  for (let pair = 1; pair <= pairs; pair++) {
+    for (const runtime of runtimes) {
+      for (const side of sides) {
+        const load = loadavg()[0] ?? NaN;
+        const anon: number[] = [];
+        const file: number[] = [];
+        const r = await onRuntime(runtime, () =>
+          runScenario({
+            label: side.name,
+            cli: side.cli,
+            buckets: 100,
+            nodes: 4,
+            replications: 100,
+            latencyMs: 5,
+            statSet: 'full',
+            measureSeconds: seconds,
+            warmupSeconds: warmup,
+            latencySeconds,
+            onWindowASecond: (pid) => {
+              const s = rssSplitMB(pid);
+              if (!Number.isNaN(s.anon)) anon.push(s.anon);
+              if (!Number.isNaN(s.file)) file.push(s.file);
+            },
+          }),
+        );
+        const run: AbRun = {
+          pair,
+          side: side.name,
+          node: runtime.version,
+          load,
+          rssMedianMB: r.rssMedianMB,
+          anonMedianMB: median(anon),
+          fileMedianMB: median(file),
+          peakMB: r.rssAfterWindowAMB,
+          cpuPerMinute: r.cpuPerMinute,
+          duringP99: r.during?.p99 ?? NaN,
+          betweenP99: r.between?.p99 ?? NaN,
+          failed: r.failed,
+        };
+        runs.push(run);
+        log(`pair ${pair} ${runtime.version} ${side.name}: ${JSON.stringify(run)}`);
+      }
+    }
+  }
+  return runs;
+}
+
+/** Per runtime and side: the median of each figure over the pairs, with its range. */
+export function abSummary(runs: readonly AbRun[]): string[] {
+  const keys = ['rssMedianMB', 'anonMedianMB', 'fileMedianMB', 'peakMB', 'cpuPerMinute', 'duringP99', 'betweenP99'] as const;
+  const out: string[] = [`| runtime | side | ${keys.join(' | ')} | load at start |`, `|---|---|${keys.map(() => '---|').join('')}---|`];
+  for (const node of [...new Set(runs.map((r) => r.node))]) {
+    for (const side of [...new Set(runs.map((r) => r.side))]) {
+      const rs = runs.filter((r) => r.node === node && r.side === side);
+      const cell = (k: (typeof keys)[number]): string => {
+        const xs = rs.map((r) => r[k]);
+        return `${median(xs).toFixed(k === 'cpuPerMinute' ? 2 : 1)} (${Math.min(...xs).toFixed(k === 'cpuPerMinute' ? 2 : 1)}–${Math.max(...xs).toFixed(k === 'cpuPerMinute' ? 2 : 1)})`;
+      };
+      const loads = rs.map((r) => r.load.toFixed(1)).join(', ');
+      out.push(`| ${node} | ${side} | ${keys.map(cell).join(' | ')} | ${loads} |`);
+    }
+  }
+  return out;
+}
+
+/** `node bench/out/bench/footprint.js ab` with BENCH_AB_SIDES="name=launcher,name=launcher…", BENCH_AB_NODES="24,20". */
+if (process.argv[2] === 'ab') {
+  const sides = (process.env.BENCH_AB_SIDES ?? '').split(',').map((s) => {
+    const [name = '', cli = ''] = s.split('=');
+    return { name, cli };
+  });
+  const want = (process.env.BENCH_AB_NODES ?? '24,20').split(',');
+  const runtimes: Runtime[] = [];
+  for (const w of want) {
+    if (w === '24') runtimes.push(runtimeOf(execFileSync('bash', [join(dirname(dirname(dirname(dirname(new URL(import.meta.url).pathname)))), 'scripts', 'node24.sh')], { encoding: 'utf8' }).trim()));
+    if (w === '20') runtimes.push(runtimeOf(process.execPath));
+  }
+  const n = (k: string, d: number): number => (process.env[k] === undefined ? d : Number(process.env[k]));
+  const log = (s: string): void => void process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
+  abRuns(sides, runtimes, n('BENCH_AB_PAIRS', 3), n('BENCH_SECONDS', 60), n('BENCH_WARMUP_SECONDS', 35), n('BENCH_LATENCY_SECONDS', 15), log).then(
+    (runs) => process.stdout.write(`${abSummary(runs).join('\n')}\n`),
+    (e: unknown) => {
+      process.stderr.write(`ab failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
 }

@@ -1,12 +1,13 @@
-#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=3 --expose-gc --v8-pool-size=2
+#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=131072 node --max-semi-space-size=1 --expose-gc --v8-pool-size=2
 // Thin launcher: the compiled CLI lives in dist/bundle/ (tsc, then scripts/bundle.mjs; `npm ci` builds it through the
 // prepare script).
-// Two V8 flags and a Node option. --max-semi-space-size=3: a young generation of 9 MB (three semi-spaces of 3 MB) for both threads.
-// The thread serving HTTP otherwise grows its young generation to V8's 48 MB under scrape load (ten gzip
-// connections back to back); the collection worker asks for 8 MB of its own (WORKER_RESOURCE_LIMITS in
-// src/collection/host.ts), and a process-wide flag overrides that, so 3 MB keeps the worker where it was.
-// bench/RESULTS.md ("Young generations after the allocation cuts") has the peak and CPU with and without it, and
-// with a 1 MB semi-space (less memory, more CPU). --expose-gc: the HTTP thread asks V8 for a full collection (in a task of its own) once replaced exposition
+// Two V8 flags and a Node option. --max-semi-space-size=1: semi-spaces of 1 MB for the thread serving HTTP, which
+// allocates little (what a scrape needs) and otherwise grows its young generation to V8's 48 MB under scrape load
+// (ten gzip connections back to back). The collection worker, which makes nearly all the garbage, gets semi-spaces
+// of 3 MB (a young generation of 9 MB), set at start before it exists (src/v8-flags.ts, setWorkerSemiSpace): a V8
+// flag overrides the 8 MB of its own resourceLimits (WORKER_RESOURCE_LIMITS in src/collection/host.ts), and V8 reads
+// it when an isolate is made. bench/RESULTS.md ("Young generations after the allocation cuts", and the memory
+// section's A/B of the split) has the peak and CPU of each size; a 1 MB semi-space for the worker too costs CPU. --expose-gc: the HTTP thread asks V8 for a full collection (in a task of its own) once replaced exposition
 // parts add up to 4 MB (src/collection/release.ts); otherwise V8 frees them only after 64 MB have piled up
 // (bench/RESULTS.md, "Where the peak goes"). --optimize-for-size was dropped earlier: it roughly doubled CPU and
 // made a large parse ten times slower. A third setting, one memory-reducer collection per burst, is

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PACKAGE_ROOT } from '../src/paths.js';
-import { memoryReducerFlag } from '../src/v8-flags.js';
+import { WORKER_SEMI_SPACE_MB, memoryReducerFlag } from '../src/v8-flags.js';
 
 describe('memoryReducerFlag', () => {
   it('names the flag of each V8: Node 20 single-gc, Node 24 and later a count of 1, others nothing', () => {
@@ -32,5 +32,33 @@ describe('memoryReducerFlag', () => {
       const options = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
       expect(options).toContain(flag.replace(/=.*/, '').replace(/^--/, '--'));
     }
+  });
+
+  it("a worker started after setWorkerSemiSpace gets its semi-spaces, while the thread started with 1 MB ones keeps them", () => {
+    const mod = pathToFileURL(join(PACKAGE_ROOT, 'dist', 'v8-flags.js')).href;
+    // Each thread allocates short-lived objects until its young generation has grown as far as it may, then prints
+    // the new space's size (two semi-spaces).
+    const fill = "let a=[];for(let i=0;i<3e6;i++){a.push({i});if(a.length>5e4)a=[]}";
+    const size = "v8.getHeapSpaceStatistics().find((s)=>s.space_name==='new_space').space_size";
+    const run = (set: boolean): { flag: string; main: number; worker: number } => {
+      const script = [
+        `import v8 from 'node:v8'; import { Worker } from 'node:worker_threads';`,
+        `const m = await import(${JSON.stringify(mod)}); const flag = ${set ? 'm.setWorkerSemiSpace()' : "''"};`,
+        `${fill}; const main = ${size};`,
+        `const w = new Worker(${JSON.stringify(`import v8 from 'node:v8'; import { parentPort } from 'node:worker_threads'; ${fill}; parentPort.postMessage(${size});`)}, { eval: true });`,
+        `w.once('message', (worker) => { process.stdout.write(JSON.stringify({ flag, main, worker })); w.terminate(); });`,
+      ].join('\n');
+      const r = spawnSync(process.execPath, ['--max-semi-space-size=1', '--input-type=module', '-e', script], { encoding: 'utf8' });
+      expect(r.stderr).toBe('');
+      return JSON.parse(r.stdout) as { flag: string; main: number; worker: number };
+    };
+    const MB = 1024 * 1024;
+    const set = run(true);
+    expect(set.flag).toBe(`--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`);
+    // The HTTP thread's new space: two semi-spaces of at most 1 MB; the worker's, larger.
+    expect(set.main).toBeLessThanOrEqual(2 * MB);
+    expect(set.worker).toBeGreaterThan(2 * MB);
+    // Without the call, the worker is held to the command line's 1 MB semi-spaces as well.
+    expect(run(false).worker).toBeLessThanOrEqual(2 * MB);
   });
 });

@@ -18,7 +18,7 @@ import { pendingStatus } from '../metrics/store.js';
 import type { CollectorStatus } from '../metrics/store.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 import { SnapshotView } from './view.js';
-import { limitMemoryReducer } from '../v8-flags.js';
+import { limitMemoryReducer, setWorkerSemiSpace } from '../v8-flags.js';
 
 /**
  * The worker runs the built bundle (scripts/bundle.mjs), from src/ (tests) and dist/ (installed) alike: a worker
@@ -34,7 +34,8 @@ export const WORKER_FILE = join(PACKAGE_ROOT, 'dist', 'bundle', 'worker.js');
  * and keeps resident. A smaller young generation keeps less memory for a little more scavenging; the figure
  * comes from bench/RESULTS.md ("Heap sizes per thread"). The old generation is left to V8: a cap would turn
  * one hostile answer into a dead worker (every collector failing until the restart) rather than one failed
- * poll. A process-wide `--max-semi-space-size` flag overrides this (V8 flags win over per-isolate limits).
+ * poll. A `--max-semi-space-size` flag overrides this (V8 flags win over per-isolate limits): the launcher's
+ * daemon sets one for the worker before starting it (src/v8-flags.ts, setWorkerSemiSpace).
  */
 export const WORKER_RESOURCE_LIMITS: Readonly<ResourceLimits> & { readonly maxYoungGenerationSizeMb: number } = { maxYoungGenerationSizeMb: 8 };
 
@@ -117,6 +118,7 @@ export class WorkerCollection {
     };
     // Before the worker's isolate exists (src/v8-flags.ts).
     limitMemoryReducer();
+    setWorkerSemiSpace();
     const w = new Worker(WORKER_FILE, {
       workerData: init,
       resourceLimits: { ...(this.opts.resourceLimits ?? WORKER_RESOURCE_LIMITS) },

@@ -18,8 +18,8 @@ describe('launch flags', () => {
   const flags = m?.[2]?.trim().split(' ') ?? [];
   const vars = m?.[1]?.trim().split(' ') ?? [];
 
-  it('the launcher passes --max-semi-space-size=3, --expose-gc and --v8-pool-size=2 through `env -S`', () => {
-    expect(flags).toEqual(['--max-semi-space-size=3', '--expose-gc', '--v8-pool-size=2']);
+  it('the launcher passes --max-semi-space-size=1, --expose-gc and --v8-pool-size=2 through `env -S`', () => {
+    expect(flags).toEqual(['--max-semi-space-size=1', '--expose-gc', '--v8-pool-size=2']);
   });
 
   it("the launcher fixes glibc's mmap threshold at 128 KiB through `env -S`", () => {
