@@ -48,6 +48,7 @@ export function renderMetricsDoc(families: readonly FamilyDef[] = allFamilies())
     lines.push('');
   }
   lines.push(...statisticsSources());
+  lines.push(...SERVICE_SOURCES);
   lines.push(...envelopeRangeDifferences());
   lines.push(...PARTIAL_FAILURES);
   return `${lines.join('\n').trimEnd()}\n`;
@@ -206,6 +207,61 @@ function statisticsSources(): string[] {
     '',
   ];
 }
+
+/**
+ * Where the service collectors (query, index, search_index, eventing, analytics, processes) read their statistics on
+ * each generation, their units, how an index's partitions and replicas add up, and what the sources do not give (a
+ * subsection of "Statistics sources"; the code: src/stats/service-*.ts and each collector's header).
+ */
+const SERVICE_SOURCES: readonly string[] = [
+  '### Service statistics',
+  '',
+  'The statistics of `query`, `index`, `search_index`, `eventing`, `analytics` and `processes` follow the same',
+  '`stats_source` setting and the same value rules (a level is the newest point or sample; a `_per_second` rate is',
+  'exact since the previous poll; a mean per request, per row or per query is the ratio of two counters\' increases',
+  'over the same window, absent when the denominator did not increase: no request, no latency).',
+  '',
+  '- **7.0 and later:** ONE `POST /pools/default/stats/range` a poll for all of them, shared by the service collectors',
+  '  polled at the same tick: one query per statistics table (a regex over its native names: `n1ql_*`, `index_*`,',
+  '  `fts_*`, `eventing_*`, `cbas_*`, `sysproc_*`, `sys_disk_usage_ratio`; the index, Search and processes collectors',
+  '  have two tables each), each asked only of the active nodes that run that service (`services` in `/pools/default`;',
+  '  `processes` asks every node). A service no node runs is not applicable: no query, no error. Raw points on the',
+  '  10 s step, valued against each collector\'s own memo of the previous poll.',
+  '- **Before 7.0** (and with `stats_source: envelope`): the legacy service sections on each service node\'s own route,',
+  '  `GET /pools/default/buckets/@<section>/nodes/<host:port>/stats`, for `@query`, `@index` and `@index-<bucket>` (the',
+  '  buckets `/indexStatus` lists), `@fts` and `@fts-<bucket>` (every bucket that can hold an index), `@cbas`; the',
+  '  cluster-wide answer sums the nodes, which would make a per-node figure or a percentage wrong. Eventing alone reads',
+  '  the cluster-wide `@eventing`: its figures are per function, summed over the eventing nodes on both generations.',
+  '',
+  '**Units.** Times in seconds (the query request and service times, index scan and Search query latencies, from',
+  'nanoseconds; analytics garbage-collection time in seconds per second, from milliseconds), sizes and memory in',
+  'bytes, shares as 0–1 ratios (index residency, fragmentation and cache hits, index RAM over quota, process CPU,',
+  'disk usage; a Couchbase percentage is divided by 100). Eventing\'s successes, failures and timeouts are the running totals',
+  'Couchbase keeps, exported as counters (`_total`).',
+  '',
+  '**Index partitions and replicas.** Each `couchbase_index_*` statistics series (and each `couchbase_search_index_*`',
+  'one) is one node\'s share of an index: a partitioned index has a series on every node that holds some of its',
+  'partitions, and a replica is an index of its own, named `<name> (replica N)`, on its own node. Levels and rates add',
+  'up: `sum by (couchbase_cluster, bucket, scope, collection, index)` gives the index\'s items, pending documents,',
+  'sizes, memory, requests (replicas stay apart, by name; Search: `by (couchbase_cluster, bucket, index)`). Ratios and means (residency, fragmentation, cache hit ratio,',
+  'scan and query latency) and `couchbase_index_node_ram_ratio` are per node and never add up.',
+  '',
+  '**What the sources do not give, and so is absent** (never a zero made up in its place):',
+  '',
+  '- per-process statistics (`couchbase_process_*`) before 7.0: not served over REST; the `processes` collector is not',
+  '  applicable there, and under `stats_source: envelope`, with the reason;',
+  '- the 7.x-only query figures before 7.0 (and under `stats_source: envelope`): `couchbase_query_timeouts_per_second`,',
+  '  `…_cancelled_per_second`, `…_prepared_per_second`, `couchbase_query_memory_bytes`, `couchbase_query_load`;',
+  '- disk usage per mount (`couchbase_node_disk_usage_ratio`) before 7.6;',
+  '- from 7.0, the eventing statistics of a paused or undeployed function: Couchbase serves them for deployed',
+  '  functions only (its `couchbase_eventing_function_status` is still exported);',
+  '- the scope and collection of an index in the legacy sections, which name the bucket and index only: before 7.0,',
+  '  and under `stats_source: envelope`, they are `_default`;',
+  '- a rate, and a mean per request, row or query, in a poll that sees no new point: the native series are scraped',
+  '  every 10 s, so with the range source a collector polled more often than that has polls without rates (levels',
+  '  keep their newest value).',
+  '',
+];
 
 /** The partial-failure rule, as an operator reads it (a block of its own, after the families). */
 const PARTIAL_FAILURES: readonly string[] = [

@@ -46,3 +46,23 @@ describe('docs/metrics.md states the sampling, staleness and partial-failure rul
     expect(section).toContain('cbwatch_collector_dropped_values_total');
   });
 });
+
+describe('docs/metrics.md states where the service statistics come from and what they lack', () => {
+  it('has a service subsection under "Statistics sources" naming both sources, the shares and the absences', () => {
+    const doc = readFileSync(DOC, 'utf8');
+    const from = doc.indexOf('### Service statistics');
+    expect(from).toBeGreaterThan(doc.indexOf('## Statistics sources'));
+    const section = doc.slice(from, doc.indexOf('\n## ', from));
+    expect(section).toContain('POST /pools/default/stats/range');
+    expect(section).toContain('GET /pools/default/buckets/@<section>/nodes/<host:port>/stats');
+    expect(section).toContain('`@eventing`');
+    expect(section).toMatch(/one node's share of an index/);
+    expect(section).toMatch(/sum by \(couchbase_cluster, bucket, scope, collection, index\)/);
+    expect(section).toMatch(/per-process statistics \(`couchbase_process_\*`\) before 7\.0/);
+    expect(section).toContain('couchbase_query_timeouts_per_second');
+    expect(section).toMatch(/`couchbase_node_disk_usage_ratio`\) before 7\.6/);
+    expect(section).toMatch(/paused or undeployed function/);
+    expect(section).toMatch(/they are `_default`/);
+    expect(section).toMatch(/sees no new point/);
+  });
+});
