@@ -41,24 +41,26 @@ const C = 'index';
 export const INDEX_NODE_SHARE = ['bucket', 'scope', 'collection', 'index', 'node'] as const;
 
 const share = (name: string, help: string, unit: string): FamilyDef => defineFamily(C, name, 'gauge', `${help} One node's share of the index (see the collector's description).`, [...INDEX_NODE_SHARE], unit);
+/** A ratio or mean of one node's part of the index: it does not add up over nodes. */
+const onNode = (name: string, help: string, unit: string): FamilyDef => defineFamily(C, name, 'gauge', `${help} For the index's part on this node; does not add up over nodes (see the collector's description).`, [...INDEX_NODE_SHARE], unit);
 
 export const INDEX_STAT_FAMILIES = {
   items: share('couchbase_index_items', 'Items (index entries) in the index (items_count).', 'count'),
   docsPending: share('couchbase_index_docs_pending', 'Documents whose mutations the indexer has not yet received (num_docs_pending).', 'count'),
   docsQueued: share('couchbase_index_docs_queued', 'Documents received and queued for indexing (num_docs_queued).', 'count'),
-  resident: share('couchbase_index_resident_ratio', 'Share of the index records resident in memory, 0–1 (recs_in_mem ÷ all records); absent with no record.', 'ratio'),
-  fragmentation: share('couchbase_index_fragmentation_ratio', 'Fragmentation of the index storage, 0–1 (frag_percent ÷ 100).', 'ratio'),
+  resident: onNode('couchbase_index_resident_ratio', 'Share of the index records resident in memory, 0–1 (recs_in_mem ÷ all records); absent with no record.', 'ratio'),
+  fragmentation: onNode('couchbase_index_fragmentation_ratio', 'Fragmentation of the index storage, 0–1 (frag_percent ÷ 100).', 'ratio'),
   dataSize: share('couchbase_index_data_size_bytes', 'Data size of the index (data_size).', 'bytes'),
   diskSize: share('couchbase_index_disk_size_bytes', 'Disk space used by the index (disk_size).', 'bytes'),
   memoryUsed: share('couchbase_index_memory_used_bytes', 'Memory used by the index (memory_used).', 'bytes'),
-  scanLatency: share(
+  scanLatency: onNode(
     'couchbase_index_scan_latency_seconds',
     'Mean scan time per row returned since the previous poll (total_scan_duration ÷ num_rows_returned, as ns_server computes avg_scan_latency); absent when no row was returned.',
     'seconds',
   ),
   requests: share('couchbase_index_requests_per_second', 'Scan requests served per second since the previous poll (num_requests).', 'per_second'),
   rowsReturned: share('couchbase_index_rows_returned_per_second', 'Rows returned by scans per second since the previous poll (num_rows_returned).', 'per_second'),
-  cacheHit: share('couchbase_index_cache_hit_ratio', 'Share of index page reads served from memory since the previous poll, 0–1 (cache_hits ÷ (hits + misses)); absent when there was no read.', 'ratio'),
+  cacheHit: onNode('couchbase_index_cache_hit_ratio', 'Share of index page reads served from memory since the previous poll, 0–1 (cache_hits ÷ (hits + misses)); absent when there was no read.', 'ratio'),
   nodeQuota: defineFamily(C, 'couchbase_index_node_memory_quota_bytes', 'gauge', 'Memory quota of the Index service on the node (index_memory_quota).', ['node'], 'bytes'),
   nodeUsed: defineFamily(C, 'couchbase_index_node_memory_used_bytes', 'gauge', 'Memory used by the Index service on the node (index_memory_used).', ['node'], 'bytes'),
   nodeRam: defineFamily(

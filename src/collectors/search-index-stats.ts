@@ -28,13 +28,15 @@ const C = 'search_index';
 const SHARE = ['bucket', 'index', 'node'] as const;
 
 const share = (name: string, help: string, unit: string): FamilyDef => defineFamily(C, name, 'gauge', `${help} One node's share of the Search index.`, [...SHARE], unit);
+/** A mean over one node's part of the Search index: it does not add up over nodes. */
+const onNode = (name: string, help: string, unit: string): FamilyDef => defineFamily(C, name, 'gauge', `${help} For the index's partitions on this node; does not add up over nodes.`, [...SHARE], unit);
 
 export const SEARCH_INDEX_FAMILIES = {
   docs: share('couchbase_search_index_docs', 'Documents in the Search index (doc_count).', 'count'),
   pending: share('couchbase_search_index_pending_mutations', 'Mutations not yet indexed (num_mutations_to_index).', 'count'),
   queries: share('couchbase_search_index_queries_per_second', 'Queries per second since the previous poll (total_queries).', 'per_second'),
   queryErrors: share('couchbase_search_index_query_errors_per_second', 'Queries that failed, per second since the previous poll (total_queries_error).', 'per_second'),
-  latency: share('couchbase_search_index_query_latency_seconds', 'Mean query time since the previous poll (total_request_time ÷ total_queries); absent when there was no query.', 'seconds'),
+  latency: onNode('couchbase_search_index_query_latency_seconds', 'Mean query time since the previous poll (total_request_time ÷ total_queries); absent when there was no query.', 'seconds'),
   diskSize: share('couchbase_search_index_disk_size_bytes', 'Disk space used by the Search index (num_bytes_used_disk).', 'bytes'),
   nodeMemory: defineFamily(C, 'couchbase_search_node_memory_bytes', 'gauge', 'Memory used by the Search service on the node (fts_num_bytes_used_ram).', ['node'], 'bytes'),
 } as const satisfies Record<string, FamilyDef>;

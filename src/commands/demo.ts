@@ -189,7 +189,8 @@ export function demoNextSteps(o: {
     '',
     'Try next:',
     `  - Open ${o.exporterUrl}/ : the scenario's problems (a flapping node, a failed-over node, a CA expiring in`,
-    '    less than 20 days, a paused and a failing XDCR replication, a slow search query...) are listed under "Needs a look".',
+    '    less than 20 days, a paused and a failing XDCR replication, a slow search query, an index building, a paused',
+    '    eventing function, and from minute 1 to 5 of every 10 a burst of slow queries) are listed under "Needs a look".',
     o.withPrometheus
       ? '  - In Prometheus (above), Alerts: the shipped rules fire as their `for:` durations pass.'
       : `  - ${o.cmd} demo --with-prometheus : also start Prometheus and Alertmanager with the shipped alert rules`,

@@ -212,7 +212,7 @@ function queryStats(b: Builder): void {
   n('n1ql_cancelled', 'counter', share(0.001, 0.002));
   n('n1ql_prepared', 'counter', share(0.3, 0.3));
   n('n1ql_load', 'gauge', (t) => (burst(t).on ? 85 : Math.round(20 + 5 * w(t))));
-  n('n1ql_node_memory', 'gauge', (t) => (burst(t).on ? 1.2 * GIB : 300 * MIB + Math.round(20 * MIB * w(t))));
+  n('n1ql_node_memory', 'gauge', (t) => (burst(t).on ? Math.round(1.2 * GIB) : 300 * MIB + Math.round(20 * MIB * w(t))));
 }
 
 /** The index instances a node holds now: name, definition, and the node's share of it (partitions). */

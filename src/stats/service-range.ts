@@ -229,6 +229,9 @@ function stateKey(spec: ServiceSpec): string {
   return `\u0000range:${spec.id}`;
 }
 
+/** Per poll (its sample set), the nodes already reported missing by one of the collector's tables. */
+const toldNodes = new WeakMap<object, Set<string>>();
+
 /**
  * One spec's neutral values from the shared answer, against the collector's own memo (ctx.state): items keyed by
  * the item (node-level: the node), sets per node (perNode) or ITEM_WIDE (summed over the nodes), values in the
@@ -309,10 +312,15 @@ export function serviceRangeValues(ctx: StatsContext, spec: ServiceSpec, shared:
   for (const [node, why] of head.byNode) if (!missing.has(node) && missing.size < MAX_GAP_NODES) missing.set(node, why);
   // A node that should have series of its own (everyNode) and has none while another node has some: gone silent.
   if (everyNode(spec) && nodesSeen.size > 0) for (const n of asked) if (!nodesSeen.has(n) && !missing.has(n) && missing.size < MAX_GAP_NODES) missing.set(n, 'no statistics in the answer');
+  // One item failure per node and poll, however many of the collector's tables lacked it.
+  let told = toldNodes.get(ctx.out);
+  if (told === undefined) toldNodes.set(ctx.out, (told = new Set()));
   for (const [n, why] of missing) {
+    if (told.has(n)) continue;
+    told.add(n);
     const err = new CbwError(missingCode(why), `range API: the ${spec.id} statistics of node ${n} are missing from the answer (${why})`);
     err.brief = `range API: the ${spec.id} statistics of a node are missing`;
-    ctx.itemFailed(`range ${spec.id} node ${n}`, err);
+    ctx.itemFailed(`range node ${n}`, err);
   }
   reportRangeErrors(ctx, head.clusterErrors.length > 0 ? [{ metric: spec.id, errors: head.clusterErrors }] : []);
   const gaps: StatsGaps = { collector: spec.collector, missing, futurePoints: future };
