@@ -24,7 +24,7 @@ import { fetchNodeServices } from '../couchbase/nodeServices.js';
 import type { NodeServices } from '../couchbase/nodeServices.js';
 import { INDEX_STATUS_ROUTE, indexStatusSchema } from '../couchbase/indexStatus.js';
 import { boundedText, describeError } from '../errors.js';
-import { declareServiceStats, itemKey, itemParts, serviceValues } from '../stats/service-values.js';
+import { declareServiceStats, itemKey, itemParts, prefixedRows, serviceValues } from '../stats/service-values.js';
 import type { ServiceContext } from '../stats/service-values.js';
 import type { StatsContext } from '../stats/context.js';
 import { ITEM_WIDE } from '../stats/values.js';
@@ -74,7 +74,7 @@ export const INDEX_ITEMS_SPEC = declareServiceStats({
   id: 'index_items',
   collector: 'index',
   service: 'index',
-  rows: INDEX_ITEM_STATS.map((stat) => ({ stat, kind: INDEX_ITEM_COUNTERS.has(stat) ? ('rate' as const) : ('level' as const), native: `index_${stat}` })),
+  rows: prefixedRows(INDEX_ITEM_STATS, INDEX_ITEM_COUNTERS, 'index_'),
   itemLabels: ['bucket', 'scope', 'collection', 'index'],
   perNode: true,
   envelope: { sections: indexSections, keyOf: indexKeyOf },

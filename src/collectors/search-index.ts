@@ -13,7 +13,7 @@
  */
 import { fetchBuckets } from '../couchbase/buckets.js';
 import { fetchNodeServices } from '../couchbase/nodeServices.js';
-import { declareServiceStats, itemKey, itemParts, serviceValues } from '../stats/service-values.js';
+import { declareServiceStats, itemKey, itemParts, prefixedRows, serviceValues } from '../stats/service-values.js';
 import type { StatsContext } from '../stats/context.js';
 import { ITEM_WIDE } from '../stats/values.js';
 import type { StatValues } from '../stats/values.js';
@@ -47,7 +47,7 @@ export const SEARCH_INDEX_SPEC = declareServiceStats({
   id: 'search_index',
   collector: 'search_index',
   service: 'fts',
-  rows: SEARCH_INDEX_STATS.map((stat) => ({ stat, kind: SEARCH_INDEX_COUNTERS.has(stat) ? ('rate' as const) : ('level' as const), native: `fts_${stat}` })),
+  rows: prefixedRows(SEARCH_INDEX_STATS, SEARCH_INDEX_COUNTERS, 'fts_'),
   itemLabels: ['bucket', 'index'],
   perNode: true,
   envelope: { sections: ftsSections, keyOf: ftsKeyOf },

@@ -136,6 +136,14 @@ export function legacyKeys(row: ServiceStatRow): { num: string | undefined; den:
 const SPECS = new Map<string, ServiceSpec>();
 
 /**
+ * Rows of stats whose legacy key and native name differ by a prefix only (`index_` + `items_count`): `counters` are
+ * rates, the others levels (or `otherKind`).
+ */
+export function prefixedRows(stats: readonly string[], counters: ReadonlySet<string>, nativePrefix: string, otherKind: 'level' | 'total' = 'level'): ServiceStatRow[] {
+  return stats.map((stat) => ({ stat, kind: counters.has(stat) ? 'rate' : otherKind, native: `${nativePrefix}${stat}` }));
+}
+
+/**
  * Declare a spec (at module load, by the collector that owns it): the shared range request asks every declared
  * spec whose collector is enabled and whose service the cluster runs. Returns the spec, frozen.
  */

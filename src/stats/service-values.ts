@@ -31,7 +31,7 @@ import type { ServiceSpec } from './service-table.js';
 import { chooseStatsSource, statsValues } from './source.js';
 import type { SourceValues } from './values.js';
 
-export { declareServiceStats, ITEM_SEP, itemKey, itemParts } from './service-table.js';
+export { declareServiceStats, ITEM_SEP, itemKey, itemParts, prefixedRows } from './service-table.js';
 export type { ServiceSpec, ServiceStatKind, ServiceStatRow } from './service-table.js';
 export type { ServiceContext } from './service-range.js';
 
