@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { searchIndexCollector } from '../../src/collectors/search-index.js';
+import { createClient } from '../../src/couchbase/client.js';
+import { createSimulator } from '../../src/simulator/index.js';
 import { collect, fakeClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
@@ -166,3 +168,43 @@ describe('search_index collector: statistics from the legacy sections, per node 
   });
 });
 
+
+describe('search_index collector before 7.0 on the simulator: requests per poll', () => {
+  // The simulator (6.6.5) does not serve GET /api/index: the first poll reads the definitions' 404 and asks every
+  // bucket; the second is given the route by the test, listing by hand where the simulator keeps its Search indexes
+  // (travel-hotels and travel-landmarks on the first bucket, beer-fts on the second).
+  async function poll(withDefinitions: boolean): Promise<{ sections: number; docs: string[]; note: string }> {
+    const sim = createSimulator({ version: '6.6.5', buckets: 100, nodes: 4, seed: 46 });
+    const [b0, b1] = sim.ctx.buckets.map((b) => b.name);
+    if (withDefinitions) {
+      const def = (name: string, bucket: string | undefined): unknown => ({ name, sourceName: bucket, sourceType: 'couchbase', type: 'fulltext-index' });
+      sim.app.get('/api/index', async () => ({ status: 'ok', indexDefs: { implVersion: '5.5.0', uuid: 'u0', indexDefs: { 'travel-hotels': def('travel-hotels', b0), 'travel-landmarks': def('travel-landmarks', b0), 'beer-fts': def('beer-fts', b1) } } }));
+    }
+    let sections = 0;
+    sim.app.addHook('onRequest', async (req) => {
+      if (req.url.includes('/@fts-')) sections++;
+    });
+    const client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password', concurrency: 8 });
+    try {
+      const r = await collect(searchIndexCollector, client, { cluster: { statsSource: 'auto' } });
+      expect(r.ok, String(r.error)).toBe(true);
+      const docs = r.set.all('couchbase_search_index_docs').map((x) => `${x.labels.bucket}/${x.labels.index}@${x.labels.node}`).sort();
+      return { sections, docs, note: r.note ?? '' };
+    } finally {
+      await client.close();
+      await sim.close();
+    }
+  }
+
+  it('asks 2 buckets x 2 Search nodes with the definitions instead of 100 x 2 without, for the same series', async () => {
+    const without = await poll(false);
+    const withDefs = await poll(true);
+    expect(without.sections).toBe(200);
+    expect(without.note).toContain('Search index definitions (GET /api/index)');
+    expect(withDefs.sections).toBe(4);
+    expect(withDefs.note).not.toContain('Search index definitions');
+    // Three Search indexes on each of the two Search nodes.
+    expect(withDefs.docs).toHaveLength(6);
+    expect(withDefs.docs).toEqual(without.docs);
+  }, 60_000);
+});
