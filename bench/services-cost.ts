@@ -21,8 +21,8 @@ import type { ScenarioOptions, ScenarioResult } from './scenario.js';
 /** The collectors whose cost is measured. */
 export const SERVICE_COLLECTORS = ['query', 'analytics', 'processes', 'search_index', 'index', 'eventing'] as const;
 
-/** The simulated services: 50 more indexes, 10 more Search indexes, 10 more deployed functions, one analytics node. */
-export const SERVICE_KNOBS = { extraIndexes: 50, extraSearchIndexes: 10, extraFunctions: 10, analyticsNodes: 1 } as const;
+/** The simulated services: 50 more indexes, 10 more Search indexes, 10 more deployed functions on an eventing node, one analytics node. */
+export const SERVICE_KNOBS = { extraIndexes: 50, extraSearchIndexes: 10, extraFunctions: 10, analyticsNodes: 1, eventingNodes: 1 } as const;
 
 type Base = Pick<ScenarioOptions, 'buckets' | 'nodes' | 'replications' | 'latencyMs' | 'statSet'> & {
   readonly warmupSeconds: number;
