@@ -84,8 +84,9 @@ export const ROUTE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'GET /indexStatus': ['index'],
   // Requested only where a node runs eventing (the demo scenario, or the eventingNodes knob).
   'GET /_p/event/api/v1/status': ['eventing'],
-  // 7.0+ statistics: the service collectors share one request a poll (the simulator's default profile is 7.x).
-  'POST /pools/default/stats/range': ['index', 'search_index', 'eventing', 'query', 'analytics', 'processes'],
+  // 7.0+ statistics (the simulator's default profile is 7.x, so `auto` reads them): bucket and XDCR statistics, and
+  // the service collectors' one shared request a poll.
+  'POST /pools/default/stats/range': ['bucket_stats', 'xdcr', 'index', 'search_index', 'eventing', 'query', 'analytics', 'processes'],
   'GET /pools/default/stats/range/*': [],
   'GET /metrics': [],
   'GET /_node/:node/metrics': [],
