@@ -18,7 +18,7 @@ const CB_PASSWORD = 'password';
  * few seconds), so "series lost" is not judged for them; their success still is.
  */
 export const VOLATILE = ['search'];
-export const COLLECTORS = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup'];
+export const COLLECTORS = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup', 'index', 'search_index', 'eventing', 'query', 'analytics', 'processes'];
 
 export const log = (s: string): void => void process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${s}\n`);
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

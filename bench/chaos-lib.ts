@@ -46,13 +46,17 @@ export const routeKey = (r: SimRouteRef): string => `${r.method} ${r.url}`;
  */
 export const ROUTE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'GET /pools': [],
-  'GET /pools/default': ['nodes', 'tasks'],
-  'GET /pools/default/nodeServices': ['nodes', 'bucket_stats', 'certificates', 'search', 'backup', 'index', 'eventing'],
+  // The service collectors find the nodes of each service in /pools/default's `services` (shared a poll).
+  'GET /pools/default': ['nodes', 'tasks', 'index', 'search_index', 'eventing', 'query', 'analytics', 'processes'],
+  'GET /pools/default/nodeServices': ['nodes', 'bucket_stats', 'certificates', 'search', 'backup', 'index', 'eventing', 'search_index'],
   'GET /pools/default/serverGroups': ['nodes'],
   'GET /pools/default/tasks': ['tasks', 'xdcr'],
-  'GET /pools/default/buckets': ['buckets', 'bucket_stats', 'collections'],
+  // The statistics collectors choose their source by the cluster's compatibility version, read from this list.
+  'GET /pools/default/buckets': ['buckets', 'bucket_stats', 'collections', 'index', 'search_index', 'eventing', 'query', 'analytics', 'processes'],
   'GET /pools/default/buckets/:bucket': [],
   'GET /pools/default/buckets/:bucket/nodes': [],
+  // Before 7.0 the service collectors read their sections (`@query`, `@index-<bucket>`, …) on these two routes; the
+  // matrix runs the simulator's 7.x default, where they read the range API.
   'GET /pools/default/buckets/:bucket/stats': ['bucket_stats'],
   'GET /pools/default/buckets/:bucket/nodes/:node/stats': ['bucket_stats'],
   'GET /pools/default/trustedCAs': ['certificates'],
@@ -80,8 +84,9 @@ export const ROUTE_OWNERS: Readonly<Record<string, readonly string[]>> = {
   'GET /indexStatus': ['index'],
   // Requested only where a node runs eventing (the demo scenario, or the eventingNodes knob).
   'GET /_p/event/api/v1/status': ['eventing'],
-  // 7.0+ statistics (issue 23): no collector asks them until the range-API source is configured.
-  'POST /pools/default/stats/range': [],
+  // 7.0+ statistics (the simulator's default profile is 7.x, so `auto` reads them): bucket and XDCR statistics, and
+  // the service collectors' one shared request a poll.
+  'POST /pools/default/stats/range': ['bucket_stats', 'xdcr', 'index', 'search_index', 'eventing', 'query', 'analytics', 'processes'],
   'GET /pools/default/stats/range/*': [],
   'GET /metrics': [],
   'GET /_node/:node/metrics': [],

@@ -10,6 +10,7 @@
  *  - BENCH_FLEET=1: 20 clusters x 20 buckets x 10 replications in one process (20 cluster entries pointing at
  *    one simulator), every collector on.
  *  - BENCH_XDCR=1: the older XDCR poll-time bench (bench/xdcr.ts).
+ *  - BENCH_SERVICES_COST=1: the service collectors' cost (bench/services-cost.ts), on against off in interleaved pairs.
  * Knobs: BENCH_SECONDS (window A: default 300 for the realistic scenario, 120 elsewhere), BENCH_WARMUP_SECONDS
  * (realistic: from ready to window A, default 35), BENCH_LATENCY_SECONDS (window B, default 60),
  * BENCH_LOAD_SECONDS (window C, default 10), BENCH_FLAGS=1 to add the Node-flag comparison.
@@ -203,6 +204,13 @@ async function main(): Promise<void> {
     );
   }
 
+  if (process.env.BENCH_SERVICES_COST === '1') {
+    // Issue 46, item 12: what the service collectors cost, as an A/B interleaved on one machine (on, off, on, off …).
+    const svc = await import('./services-cost.js');
+    section('services-cost');
+    out(...(await svc.servicesCost({ ...REALISTIC, warmupSeconds: REALISTIC_WARMUP, log, when })));
+  }
+
   if (process.env.BENCH_FOOTPRINT !== '0') {
     // The footprint targets on the runtime the release ships (Node 24, fetched by scripts/node24.sh) and on Node 20 (the
     // bench's own node), side by side, beside the build named by BENCH_BEFORE when there is one.
@@ -357,7 +365,7 @@ async function main(): Promise<void> {
   // `reader-ab` and `floor-ab` (bench/ab.ts's pairs: the range reader against JSON.parse on slices; the reshaped
   // statistics floor against its starting commit) are written by hand, never generated: kept; so are
   // `chaos-webhook-bodies` and `chaos-silent-loss-reload`, which `npm run chaos` measures.
-  const order = ['header', 'realistic', 'gzip', 'stats-source', 'reader-ab', 'floor-ab', 'footprint', 'memory', 'heap-snapshots', 'scale', 'fleet', 'healthcheck', 'xdcr', 'chaos-webhook-bodies', 'chaos-silent-loss-reload', 'footer'];
+  const order = ['header', 'realistic', 'gzip', 'stats-source', 'services-cost', 'reader-ab', 'floor-ab', 'footprint', 'memory', 'heap-snapshots', 'scale', 'fleet', 'healthcheck', 'xdcr', 'chaos-webhook-bodies', 'chaos-silent-loss-reload', 'footer'];
   const body = order
     .map((name) => {
       const fresh = sections.get(name);
@@ -376,6 +384,7 @@ const USAGE = `npm run bench: measures the exporter with real processes and writ
 It takes no arguments; sections and durations are chosen with environment variables:
   BENCH_REALISTIC=0 BENCH_STATS_SOURCE=0 BENCH_FOOTPRINT=0 BENCH_HEALTHCHECK=0   skip a default section
   BENCH_SCALE=1 BENCH_FLEET=1 BENCH_XDCR=1 BENCH_FLAGS=1                          add a longer section
+  BENCH_SERVICES_COST=1 (BENCH_SERVICES_COST_PAIRS, _SECONDS, _BEFORE)              the service collectors' A/B
   BENCH_SECONDS BENCH_WARMUP_SECONDS BENCH_LATENCY_SECONDS BENCH_LOAD_SECONDS
   BENCH_SCALE_SECONDS BENCH_STATS_SOURCE_SECONDS BENCH_FOOTPRINT_SECONDS           window lengths (s)
   BENCH_EXPORTER_CLI, BENCH_BEFORE, BENCH_BEFORE_NAME                             another build to compare

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { COLLECTOR_NAMES } from '../src/config/schema.js';
 import type { CollectorName } from '../src/config/schema.js';
 import { DEFAULT_INTERVALS } from '../src/config/defaults.js';
 import { byteRelay } from './answer-bytes.js';
@@ -25,8 +26,11 @@ import { cpuSeconds, EXPORTER_CLI, freePort, load, peakRssBytes, rssMB, startPro
 
 /** The scrape client and ceiling server (bench/probe.ts), compiled beside this file. */
 const PROBE = join(dirname(fileURLToPath(import.meta.url)), 'probe.js');
+/** The simulator with knobs (bench/sim.ts), compiled beside this file. */
+const SIM = join(dirname(fileURLToPath(import.meta.url)), 'sim.js');
 
-export const ALL_COLLECTORS = ['buckets', 'bucket_stats', 'xdcr', 'nodes', 'tasks', 'autofailover', 'certificates', 'security', 'collections', 'search', 'backup'];
+/** Every collector the exporter has: a scenario's `collectors` turns the others off. */
+export const ALL_COLLECTORS: readonly string[] = COLLECTOR_NAMES;
 
 export interface ScenarioOptions {
   readonly label: string;
@@ -34,6 +38,13 @@ export interface ScenarioOptions {
   readonly nodes: number;
   readonly replications: number;
   readonly latencyMs: number;
+  /** Simulated Couchbase Server version (`--server-version`; default the simulator's). */
+  readonly serverVersion?: string;
+  /**
+   * Simulator knobs (e.g. { extraIndexes: 50, analyticsNodes: 1 }): the simulator then runs from bench/sim.ts, which
+   * builds it with them (some are read only when it is built), in a process of its own as `simulate` does.
+   */
+  readonly simKnobs?: Readonly<Record<string, unknown>>;
   /** Simulator stat set: `full` (every stat) or the fixture's. */
   readonly statSet: 'full' | 'fixture';
   /** How many cluster entries (all pointing at the one simulator). */
@@ -161,7 +172,10 @@ export async function runScenario(o: ScenarioOptions): Promise<ScenarioResult> {
   const simPort = await freePort();
   const simArgs = ['simulate', '--port', String(simPort), '--buckets', String(o.buckets), '--nodes', String(o.nodes), '--replications', String(o.replications), '--latency', String(o.latencyMs)];
   if (o.statSet === 'full') simArgs.push('--stat-set', 'full');
-  const sim = startProcess(simArgs);
+  if (o.serverVersion) simArgs.push('--server-version', o.serverVersion);
+  const simOpts = { buckets: o.buckets, nodes: o.nodes, replications: o.replications, latencyMs: o.latencyMs, statSet: o.statSet, ...(o.serverVersion ? { version: o.serverVersion } : {}), knobs: { ...o.simKnobs } };
+  const sim = o.simKnobs ? spawn(process.execPath, [SIM, JSON.stringify(simOpts), String(simPort)], { stdio: ['ignore', 'pipe', 'pipe'] }) : startProcess(simArgs);
+  sim.stderr?.on('data', () => undefined);
   const simUrl = `http://127.0.0.1:${simPort}`;
   const dir = mkdtempSync(join(tmpdir(), 'cbwatch-bench-'));
   let exporter: ReturnType<typeof startProcess> | undefined;

@@ -3,26 +3,30 @@
  * ./search-index-stats.ts), through the service statistics sources (src/stats/service-values.ts): from 7.0 the
  * native `fts_*` series of the shared range request, per index (labels bucket and index; a 7.x series' scope and
  * collection are summed over) and node; before 7.0 the sections `@fts-<bucket>` and `@fts` on each Search node's own
- * route (the cluster-wide answer sums the nodes). Before 7.0 the sections of every bucket that can hold an index are
- * asked (the envelopes do not say which buckets have Search indexes): one request per bucket and Search node.
+ * route (the cluster-wide answer sums the nodes). Before 7.0 the envelopes do not say which buckets have Search
+ * indexes, so the Search service's list of index definitions (`GET /api/index` on a Search node, each definition's
+ * `sourceName` its bucket) chooses the buckets whose `@fts-<bucket>` is asked: one request per such bucket and Search
+ * node. When that list cannot be read, every bucket that can hold an index is asked, and the poll says so.
  *
  * The `search` collector (active queries, from the Search service's own API) is a different collector and stays
  * as it is. A cluster where no node runs the Search service (no `fts`/`ftsSSL` port in nodeServices) is not
  * applicable: no request, no error. The per-index part and the per-node part are items of the poll: one failing
  * leaves the other's series.
  */
+import { z } from 'zod';
 import { fetchBuckets } from '../couchbase/buckets.js';
-import { fetchNodeServices } from '../couchbase/nodeServices.js';
+import { allowedCredentialHosts, fetchNodeServices, serviceUrl } from '../couchbase/nodeServices.js';
+import { uncheckedRecord } from '../couchbase/unchecked.js';
 import { declareServiceStats, itemKey, itemParts, prefixedRows, serviceValues } from '../stats/service-values.js';
 import type { StatsContext } from '../stats/context.js';
 import { ITEM_WIDE } from '../stats/values.js';
 import type { StatValues } from '../stats/values.js';
-import { ItemTally } from './helpers.js';
-import { nodeValues, runsService, statsContextOf } from './index-service.js';
+import { isPollFatal, ItemTally } from './helpers.js';
+import { nodeValues, partFailureNote, runsService, statsContextOf } from './index-service.js';
 import { sectionItemKey } from './index-stats.js';
 import { mapSearchIndexStats, SEARCH_INDEX_COUNTERS, SEARCH_INDEX_FAMILIES, SEARCH_INDEX_STATS } from './search-index-stats.js';
 import type { SearchIndexShare } from './search-index-stats.js';
-import type { Collector } from './types.js';
+import type { CollectContext, Collector } from './types.js';
 
 /** nodeServices ports of the Search service (as the `nodes` collector reads them). */
 export const SEARCH_PORTS = ['fts', 'ftsSSL'] as const;
@@ -30,9 +34,47 @@ export const SEARCH_PORTS = ['fts', 'ftsSSL'] as const;
 const SECTION_PREFIX = 'fts-';
 const ITEM_STATS: ReadonlySet<string> = new Set(SEARCH_INDEX_STATS);
 
-/** Before 7.0, the `@fts-<bucket>` sections: every bucket that can hold a Search index. */
+/** The Search service's index definitions (docs rest-fts-indexing, GET /api/index: Search Reader on the buckets). */
+export const SEARCH_INDEX_DEFS_ROUTE = '/api/index';
+
+/** `{ status, indexDefs: { indexDefs: { <name>: { sourceName, … } } } }`; `indexDefs` is null when there are none. */
+const indexDefsSchema = z.looseObject({
+  status: z.string().optional(),
+  indexDefs: z.looseObject({ indexDefs: uncheckedRecord().nullish() }).nullish(),
+});
+
+/**
+ * The buckets that hold a Search index, from the index definitions (an alias has no source bucket and no
+ * statistics of its own): undefined when the list cannot be read (the reason goes to `notes`).
+ */
+export async function searchIndexBuckets(ctx: CollectContext<'search_index'>, notes: string[]): Promise<ReadonlySet<string> | undefined> {
+  try {
+    const only = ctx.cluster.credentialsHosts === 'configured' ? allowedCredentialHosts(ctx.cluster) : undefined;
+    const baseUrl = ctx.cluster.searchUrl ?? serviceUrl(await fetchNodeServices(ctx), ctx.cluster.url, 'fts', 'ftsSSL', only);
+    if (baseUrl === undefined) throw new Error('no Search node to ask');
+    const defs = (await ctx.client.getJson(SEARCH_INDEX_DEFS_ROUTE, {}, indexDefsSchema, { baseUrl })).indexDefs?.indexDefs ?? {};
+    const buckets = new Set<string>();
+    for (const def of Object.values(defs)) {
+      const source = (def as { sourceName?: unknown } | null)?.sourceName;
+      if (typeof source === 'string' && source !== '') buckets.add(source);
+    }
+    return buckets;
+  } catch (err) {
+    if (isPollFatal(err)) throw err;
+    notes.push(`${partFailureNote(`Search index definitions (GET ${SEARCH_INDEX_DEFS_ROUTE})`, err)}; the sections of every bucket were asked`);
+    return undefined;
+  }
+}
+
+/** What the collector gives the sections' choice: the buckets with Search indexes, read once a poll. */
+interface FtsSectionsContext {
+  readonly searchIndexBuckets?: () => Promise<ReadonlySet<string> | undefined>;
+}
+
+/** Before 7.0, the `@fts-<bucket>` sections: the buckets with Search indexes, else every bucket that can hold one. */
 async function ftsSections(ctx: StatsContext): Promise<readonly string[]> {
-  return (await fetchBuckets(ctx)).filter((b) => b.bucketType !== 'memcached').map((b) => `${SECTION_PREFIX}${b.name}`);
+  const [buckets, withIndexes] = await Promise.all([fetchBuckets(ctx), (ctx as StatsContext & FtsSectionsContext).searchIndexBuckets?.()]);
+  return buckets.filter((b) => b.bucketType !== 'memcached' && (withIndexes === undefined || withIndexes.has(b.name))).map((b) => `${SECTION_PREFIX}${b.name}`);
 }
 
 /** `fts/<index>/<stat>` of `@fts-<bucket>` → the index and stat. */
@@ -80,7 +122,13 @@ export const searchIndexCollector: Collector<'search_index'> = {
     }
     const notes: string[] = [];
     // Statistics are this collector's only part: a source that cannot serve them makes it not applicable.
-    const sctx = statsContextOf(ctx, notes, { notApplicable: (reason: string) => ctx.notApplicable(reason) });
+    // The index definitions are read only when the sections are chosen (before 7.0), once a poll.
+    let defs: Promise<ReadonlySet<string> | undefined> | undefined;
+    const extra: FtsSectionsContext & { notApplicable(reason: string): void } = {
+      notApplicable: (reason: string) => ctx.notApplicable(reason),
+      searchIndexBuckets: () => (defs ??= searchIndexBuckets(ctx, notes)),
+    };
+    const sctx = statsContextOf(ctx, notes, extra);
     const tally = new ItemTally(ctx);
     const shares: SearchIndexShare[] = [];
     let nodes = new Map<string, StatValues>();

@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { searchIndexCollector } from '../../src/collectors/search-index.js';
+import { createClient } from '../../src/couchbase/client.js';
+import { createSimulator } from '../../src/simulator/index.js';
 import { collect, fakeClient } from '../helpers/collect.js';
 import { requireBinary } from '../helpers/tools.js';
 
@@ -100,4 +102,109 @@ describe('search_index collector: statistics from the legacy sections, per node 
     expect(r.ok).toBe(false);
     expect(r.set.size).toBe(0);
   });
+
+  // GET /api/index on a Search node (docs-server rest-fts-indexing, "Index Definition": `{ status, indexDefs: {
+  // implVersion, indexDefs: { <name>: { name, sourceName, type, … } }, uuid } }`, sourceName the bucket; an alias
+  // (`fulltext-alias`) has no source bucket). Hand-written answers in that shape.
+  const DEFS = '/api/index';
+  const TWO_BUCKETS = [...BUCKET_LIST, { name: 'beer-sample', bucketType: 'membase', nodes: [{ hostname: 'kv1.example.com:8091' }] }, { name: 'cache', bucketType: 'memcached', nodes: [{ hostname: 'kv1.example.com:8091' }] }];
+  const defs = (indexes: Record<string, { sourceName: string; type: string }>): unknown => ({
+    status: 'ok',
+    indexDefs: { implVersion: '5.5.0', indexDefs: Object.fromEntries(Object.entries(indexes).map(([name, d]) => [name, { name, params: {}, sourceType: 'couchbase', uuid: 'u1', ...d }])), uuid: 'u0' },
+  });
+  const sectionsAsked = (c: { calls: Array<{ route: string; params: Record<string, string> }> }): string[] =>
+    c.calls.filter((x) => x.route === NODE_SECTION && x.params.section !== 'fts').map((x) => `${x.params.section}@${x.params.node}`).sort();
+
+  it('asks @fts-<bucket> only of the buckets the Search index definitions name, on the Search node', async () => {
+    const client = fakeClient({
+      [NS]: WITH_FTS,
+      [POOLS]: POOL,
+      [BUCKETS]: TWO_BUCKETS,
+      [NODE_SECTION]: sections,
+      [DEFS]: defs({ 'travel-index': { sourceName: 'travel-sample', type: 'fulltext-index' }, 'all-travel': { sourceName: '', type: 'fulltext-alias' } }),
+    });
+    const r = await collect(searchIndexCollector, client, { now: () => T0 + 500 });
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(sectionsAsked(client)).toEqual([`fts-travel-sample@${S1}`]);
+    // The definitions come from the Search service's port on the Search node, once a poll.
+    const asked = client.calls.filter((c) => c.route === DEFS);
+    expect(asked.map((c) => c.options.baseUrl)).toEqual(['http://fts1.example.com:8094']);
+    expect(r.set.get('couchbase_search_index_docs', L)).toBe(917);
+    expect(r.note ?? '').not.toContain('Search index definitions');
+  });
+
+  it('asks no @fts-<bucket> section when the Search service has no index definition (indexDefs null)', async () => {
+    const client = fakeClient({ [NS]: WITH_FTS, [POOLS]: POOL, [BUCKETS]: TWO_BUCKETS, [NODE_SECTION]: sections, [DEFS]: { status: 'ok', indexDefs: null } });
+    const r = await collect(searchIndexCollector, client, { now: () => T0 + 500 });
+    expect(r.ok, String(r.error)).toBe(true);
+    expect(sectionsAsked(client)).toEqual([]);
+    expect(r.set.all('couchbase_search_index_docs')).toEqual([]);
+    // The node's memory still comes from @fts.
+    expect(r.set.get('couchbase_search_node_memory_bytes', { node: S1 })).toBe(88_000_000);
+  });
+
+  it('falls back to every bucket that can hold an index, noted on the poll, when the definitions cannot be read', async () => {
+    const client = fakeClient({
+      [NS]: WITH_FTS,
+      [POOLS]: POOL,
+      [BUCKETS]: TWO_BUCKETS,
+      [NODE_SECTION]: sections,
+      [DEFS]: { status: 403, body: { message: 'Forbidden. User needs one of the following permissions', permissions: ['cluster.bucket[travel-sample].fts!read'] } },
+    });
+    const r = await collect(searchIndexCollector, client, { now: () => T0 + 500 });
+    expect(r.ok, String(r.error)).toBe(true);
+    // The memcached bucket cannot hold a Search index.
+    expect(sectionsAsked(client)).toEqual([`fts-beer-sample@${S1}`, `fts-travel-sample@${S1}`]);
+    expect(r.note).toContain('Search index definitions (GET /api/index): forbidden (403): missing permission cluster.bucket[travel-sample].fts!read');
+    expect(r.note).toContain('the sections of every bucket were asked');
+    expect(r.set.get('couchbase_search_index_docs', L)).toBe(917);
+  });
+
+  it('reads no index definitions from 7.0 (the range API names the bucket of each series)', async () => {
+    const client = fakeClient({ [NS]: WITH_FTS, [POOLS]: POOL, [BUCKETS]: TWO_BUCKETS, [NODE_SECTION]: sections, [DEFS]: defs({}) });
+    await collect(searchIndexCollector, client, { cluster: { statsSource: 'range' } });
+    expect(client.calls.length).toBeGreaterThan(1);
+    expect(client.calls.some((c) => c.route === DEFS || c.route === NODE_SECTION)).toBe(false);
+  });
+});
+
+
+describe('search_index collector before 7.0 on the simulator: requests per poll', () => {
+  // The simulator (6.6.5) does not serve GET /api/index: the first poll reads the definitions' 404 and asks every
+  // bucket; the second is given the route by the test, listing by hand where the simulator keeps its Search indexes
+  // (travel-hotels and travel-landmarks on the first bucket, beer-fts on the second).
+  async function poll(withDefinitions: boolean): Promise<{ sections: number; docs: string[]; note: string }> {
+    const sim = createSimulator({ version: '6.6.5', buckets: 100, nodes: 4, seed: 46 });
+    const [b0, b1] = sim.ctx.buckets.map((b) => b.name);
+    if (withDefinitions) {
+      const def = (name: string, bucket: string | undefined): unknown => ({ name, sourceName: bucket, sourceType: 'couchbase', type: 'fulltext-index' });
+      sim.app.get('/api/index', async () => ({ status: 'ok', indexDefs: { implVersion: '5.5.0', uuid: 'u0', indexDefs: { 'travel-hotels': def('travel-hotels', b0), 'travel-landmarks': def('travel-landmarks', b0), 'beer-fts': def('beer-fts', b1) } } }));
+    }
+    let sections = 0;
+    sim.app.addHook('onRequest', async (req) => {
+      if (req.url.includes('/@fts-')) sections++;
+    });
+    const client = createClient({ cluster: 't', url: await sim.listen(), username: 'Administrator', password: 'password', concurrency: 8 });
+    try {
+      const r = await collect(searchIndexCollector, client, { cluster: { statsSource: 'auto' } });
+      expect(r.ok, String(r.error)).toBe(true);
+      const docs = r.set.all('couchbase_search_index_docs').map((x) => `${x.labels.bucket}/${x.labels.index}@${x.labels.node}`).sort();
+      return { sections, docs, note: r.note ?? '' };
+    } finally {
+      await client.close();
+      await sim.close();
+    }
+  }
+
+  it('asks 2 buckets x 2 Search nodes with the definitions instead of 100 x 2 without, for the same series', async () => {
+    const without = await poll(false);
+    const withDefs = await poll(true);
+    expect(without.sections).toBe(200);
+    expect(without.note).toContain('Search index definitions (GET /api/index)');
+    expect(withDefs.sections).toBe(4);
+    expect(withDefs.note).not.toContain('Search index definitions');
+    // Three Search indexes on each of the two Search nodes.
+    expect(withDefs.docs).toHaveLength(6);
+    expect(withDefs.docs).toEqual(without.docs);
+  }, 60_000);
 });
