@@ -110,7 +110,7 @@ export const searchIndexCollector: Collector<'search_index'> = {
   name: 'search_index',
   defaultInterval: 30_000,
   families: Object.values(SEARCH_INDEX_FAMILIES),
-  role: 'Read-Only Admin (ro_admin), or a role with stats read on the buckets of the Search indexes',
+  role: 'Read-Only Admin (ro_admin), or a role with stats read on the buckets of the Search indexes; before 7.0 also fts read on them (cluster.bucket[<bucket>].fts!read) to list the index definitions, else every bucket is asked',
   description:
     'Search service statistics: per Search index and node its documents, pending mutations, queries and query errors per second, mean query latency and disk size; per Search node its memory. ' +
     'Each series is one node\'s share of a Search index (the partitions it holds): sum documents, pending mutations, disk and rates by bucket and index for the index\'s total; the latency is per node. ' +

@@ -170,16 +170,11 @@ describe('search_index collector: statistics from the legacy sections, per node 
 
 
 describe('search_index collector before 7.0 on the simulator: requests per poll', () => {
-  // The simulator (6.6.5) does not serve GET /api/index: the first poll reads the definitions' 404 and asks every
-  // bucket; the second is given the route by the test, listing by hand where the simulator keeps its Search indexes
-  // (travel-hotels and travel-landmarks on the first bucket, beer-fts on the second).
+  // The simulator lists its Search indexes at GET /api/index (travel-hotels and travel-landmarks on the first
+  // bucket, beer-fts on the second); without the definitions (a 404 injected), every bucket is asked.
   async function poll(withDefinitions: boolean): Promise<{ sections: number; docs: string[]; note: string }> {
     const sim = createSimulator({ version: '6.6.5', buckets: 100, nodes: 4, seed: 46 });
-    const [b0, b1] = sim.ctx.buckets.map((b) => b.name);
-    if (withDefinitions) {
-      const def = (name: string, bucket: string | undefined): unknown => ({ name, sourceName: bucket, sourceType: 'couchbase', type: 'fulltext-index' });
-      sim.app.get('/api/index', async () => ({ status: 'ok', indexDefs: { implVersion: '5.5.0', uuid: 'u0', indexDefs: { 'travel-hotels': def('travel-hotels', b0), 'travel-landmarks': def('travel-landmarks', b0), 'beer-fts': def('beer-fts', b1) } } }));
-    }
+    if (!withDefinitions) sim.ctx.faults.add({ match: /^\/api\/index$/, kind: 'status', status: 404 });
     let sections = 0;
     sim.app.addHook('onRequest', async (req) => {
       if (req.url.includes('/@fts-')) sections++;

@@ -73,6 +73,7 @@ const PENDING = new Set<string>([
   '/internalSettings',
   '/api/query',
   '/api/query/index/:indexName',
+  '/api/index', // search_index before 7.0 reads sourceName only (a loose record); test/collectors/search-index.test.ts
   '/api/v1/cluster/self',
   '/api/v1/cluster/self/repository/active/:repo/taskHistory',
   '/api/v1/cluster/self/repository/:state',

@@ -4,6 +4,10 @@
  *   GET  /api/query[?longerThan=D]              every active query of the cluster (7.1+ shape: `<uuid>-<id>` keys)
  *   GET  /api/query/index/:indexName[?longerThan=D]
  *   POST /api/query/:queryID/cancel  {uuid?}    `{status: "ok", msg}`; the query leaves the list
+ *   GET  /api/index                             the index definitions (docs-server rest-fts-indexing, "Index
+ *                                               Definition"): `{status, indexDefs: {uuid, implVersion, indexDefs:
+ *                                               {<name>: {name, type, sourceType, sourceName}}}}`, the bucket of
+ *                                               each being its `sourceName`; the indexes of ../services.ts
  * Envelopes and query contexts are the real 7.1+ payloads of fts-api-query/ with the simulator's nodes,
  * indexes and ages; `executionTime` is written by Go's Duration.String().
  *
@@ -27,6 +31,7 @@
  */
 import { fixture } from '../fixtures.js';
 import type { SimContext, SimModule } from '../types.js';
+import { simSearchIndexes } from '../services.js';
 
 export const SIM_SEARCH_INDEXES = ['travel-hotels', 'travel-landmarks', 'beer-fts'] as const;
 
@@ -191,6 +196,14 @@ function longerThanMs(raw: unknown): number | undefined | null {
 }
 
 export const searchModule: SimModule = (app, ctx) => {
+  app.get('/api/index', async () => ({
+    status: 'ok',
+    indexDefs: {
+      uuid: '5b1b3ab4c1a9e7f0',
+      implVersion: '5.5.0',
+      indexDefs: Object.fromEntries(simSearchIndexes(ctx).map((i) => [i.index, { name: i.index, type: 'fulltext-index', sourceType: 'couchbase', sourceName: i.bucket }])),
+    },
+  }));
   app.get('/api/query', async (req, reply) => {
     const q = req.query as { longerThan?: string };
     const min = longerThanMs(q.longerThan);
