@@ -95,7 +95,7 @@ function close(a: number, b: number): boolean {
   return a === b || Math.abs(a - b) <= Math.max(1e-6, 5e-3 * Math.max(Math.abs(a), Math.abs(b)));
 }
 
-describe('index, search_index and eventing statistics on 6.6.5 (sections) and 7.6 (range API)', () => {
+describe('index, search_index and eventing statistics on 6.6.5 (sections), 7.2.4, 7.6 and 8.0.0 (range API)', () => {
   let old: Run;
   let now: Run;
 
@@ -156,6 +156,28 @@ describe('index, search_index and eventing statistics on 6.6.5 (sections) and 7.
       expect(get('couchbase_eventing_on_update_success_total', { function: 'enrich_orders' })).toBe(1554);
     }
   });
+
+  it('on 7.2.4 and 8.0.0 the range API gives the same families and values as on 7.6, with the pinned values', async () => {
+    for (const version of ['7.2.4', '8.0.0']) {
+      const other = await run(version);
+      expect(other.notes.filter((n) => !n.startsWith('eventing')).every((n) => n.includes('statistics: range')), `${version}: ${other.notes.join(' | ')}`).toBe(true);
+      expect([...other.families.keys()].sort(), version).toEqual([...now.families.keys()].sort());
+      const diffs: string[] = [];
+      for (const [name, series] of now.families) {
+        const got = other.families.get(name) ?? new Map<string, number>();
+        for (const [k, v] of series) {
+          const w = got.get(k);
+          if (w === undefined) diffs.push(`${name} ${k}: only on 7.6`);
+          else if (!close(v, w)) diffs.push(`${name} ${k}: 7.6 ${v}, ${version} ${w}`);
+        }
+      }
+      expect(diffs, version).toEqual([]);
+      const get = (family: string, labels: Record<string, string>): number | undefined => other.families.get(family)?.get(JSON.stringify(Object.entries(labels).sort()));
+      expect(get('couchbase_index_items', DEF), version).toBe(12_345);
+      expect(get('couchbase_index_scan_latency_seconds', DEF), version).toBeCloseTo(0.002, 9);
+      expect(get('couchbase_eventing_on_update_success_total', { function: 'enrich_orders' }), version).toBe(1554);
+    }
+  }, 120_000);
 
   it('on 7.6, the sections (stats_source: envelope) give the same series and values as the range API, but the scope of an index in a named collection', async () => {
     const env = await run('7.6.5', {}, 'envelope');
