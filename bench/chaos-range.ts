@@ -149,6 +149,13 @@ export const RANGE_CASES: readonly RangeCase[] = [
   },
 ];
 
+/** The range proxy in front of `simUrl`, listening on a free loopback port: the server and its URL. */
+export async function listenRangeProxy(simUrl: string, state: { rewrite: ((answers: RangeAnswer[], n: number) => string) | undefined; n: number }): Promise<{ front: Server; frontUrl: string }> {
+  const front = rangeProxy(new URL(simUrl), state);
+  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
+  return { front, frontUrl: `http://127.0.0.1:${(front.address() as AddressInfo).port}` };
+}
+
 /** The proxy: forwards to the simulator; a range answer is rewritten by `state.rewrite` when one is set. */
 export function rangeProxy(target: URL, state: { rewrite: ((answers: RangeAnswer[], n: number) => string) | undefined; n: number }): Server {
   return createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -191,9 +198,7 @@ async function runCase(c: RangeCase): Promise<Outcome> {
   const dir = tempDir();
   const { sim, simUrl } = await startSim(3);
   const state: { rewrite: RangeCase['rewrite'] | undefined; n: number } = { rewrite: undefined, n: 0 };
-  const front = rangeProxy(new URL(simUrl), state);
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-  const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const { front, frontUrl } = await listenRangeProxy(simUrl, state);
   let exp: Proc | undefined;
   try {
     const cfg = join(dir, 'cbwatch.yml');

@@ -12,13 +12,12 @@
  *    `/metrics` in turn every 100 ms; quiet phase first.
  * CHAOS_SILENT_LOSS_SECONDS sets each phase's length (20).
  */
-import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fmt, percentile, readCollectors, sumSeries } from './chaos-lib.js';
 import type { Rows } from './chaos-lib.js';
 import { log, probeRoutes, sleep, start, startSim, stopProc, tempDir, timedGet, waitRangeGreen, waitUntil, writeChaosConfig } from './chaos-harness.js';
-import { rangeProxy } from './chaos-range.js';
+import { listenRangeProxy } from './chaos-range.js';
 import type { RangeAnswer } from './chaos-range.js';
 import type { Proc } from './chaos-harness.js';
 import { EXPORTER_CLI, freePort } from './common.js';
@@ -69,9 +68,7 @@ export async function caseRefusedPoints(): Promise<Rows> {
   const dir = tempDir();
   const { sim, simUrl } = await startSim(3);
   const state: { rewrite: ((answers: RangeAnswer[]) => string) | undefined; n: number } = { rewrite: undefined, n: 0 };
-  const front = rangeProxy(new URL(simUrl), state);
-  await new Promise<void>((r) => front.listen(0, '127.0.0.1', r));
-  const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
+  const { front, frontUrl } = await listenRangeProxy(simUrl, state);
   let exp: Proc | undefined;
   try {
     const cfg = join(dir, 'cbwatch.yml');
