@@ -1,9 +1,11 @@
 /**
- * The daemon: the HTTP server on this thread, and the collection — a client per cluster, the scheduler, the
- * snapshot store and the renderer of exposition parts — in a worker thread (src/collection/), so that a scrape
- * never waits for a poll, a parse or a render. Used by `cbwatch run`, `cbwatch demo` and the integration and
- * end-to-end tests. `collection: 'inline'` runs the collection on this thread instead (one isolate, for
- * embedding and comparison).
+ * The daemon: the HTTP server, and the collection — a client per cluster, the scheduler, the snapshot store and
+ * the renderer of exposition parts (src/collection/). By default both run on this thread, in one V8 isolate: a
+ * second isolate costs memory (its own heap, young generation and modules), and the work that could keep a scrape
+ * waiting yields to the event loop (answers are read one per turn, a range answer query by query). With
+ * `--collection.worker` (or `collection: 'worker'`) the collection runs in a worker thread, so that a scrape never
+ * waits for a poll, a parse or a render. Used by `cbwatch run`, `cbwatch demo` and the integration and end-to-end
+ * tests.
  */
 import type { Readable } from 'node:stream';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -39,7 +41,7 @@ export interface DaemonOptions {
   readonly rateLimit?: AppDeps['rateLimit'];
   readonly headers?: AppDeps['headers'];
   readonly http2?: AppDeps['http2'];
-  /** Where collection runs: a worker thread (default) or this thread. */
+  /** Where collection runs: this thread, or a worker thread. Default: `config.collectionWorker`, or a worker when `worker` options are given. */
   readonly collection?: 'worker' | 'inline';
   /** Worker mode: test hooks and tuning (src/collection/host.ts). */
   readonly worker?: {
@@ -83,8 +85,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log = opts.logger ?? createLogger({ level: config.log.level, format: config.log.format });
   if (opts.processMetrics !== false) startProcessMetrics();
   recordConfigLoad(true);
-  // The collectors' code is loaded where it runs: in the worker (the HTTP thread then never loads the HTTP
-  // client, the collectors or their schemas: bench/RESULTS.md, "Where the resident memory goes"), or here when inline.
+  // The collectors' code is loaded where it runs: here when inline, or in the worker (the HTTP thread then never
+  // loads the HTTP client, the collectors or their schemas).
+  const mode = opts.collection ?? (config.collectionWorker === true || opts.worker !== undefined ? 'worker' : 'inline');
 
   let view: LocalView | WorkerCollection['view'];
   let start: () => void;
@@ -93,10 +96,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let reconfigure: (c: Config) => Promise<void>;
   let jobs: number;
   let collectionHeapSnapshot: (() => Promise<Readable>) | undefined;
-  if (opts.collection === 'inline') {
-    const [{ CollectionEngine, LocalView }, { collectorList }] = await Promise.all([import('./collection/engine.js'), import('./collectors/index.js')]);
+  if (mode === 'inline') {
+    const [{ CollectionEngine, LocalView }, { collectorList }, { setUpAnswers }] = await Promise.all([
+      import('./collection/engine.js'),
+      import('./collectors/index.js'),
+      import('./collection/discipline.js'),
+    ]);
+    // The answer budget and the heap's collections after answers, as the worker sets them in its own thread.
+    const burst = setUpAnswers(config, log);
     const engine = new CollectionEngine({ clusters: config.clusters, collectors: opts.collectors ?? collectorList(), log });
-    const local = new LocalView(engine.store, { eager: true });
+    // A burst of polls is over once no poll runs and its parts are served: what its answers left is collected then.
+    const local = new LocalView(engine.store, { eager: true, onApplied: () => (engine.scheduler.busy() ? undefined : burst.idle()) });
     view = local;
     start = () => engine.start();
     pollAllOnce = async () => {
@@ -174,7 +184,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const shownHost = ['', '0.0.0.0', '::'].includes(config.web.listenHost) ? '127.0.0.1' : config.web.listenHost;
   const url = `${opts.https ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
   start();
-  log.info({ url, clusters: config.clusters.map((c) => c.name), collectors: jobs, collection: opts.collection ?? 'worker' }, 'cbwatch started');
+  log.info({ url, clusters: config.clusters.map((c) => c.name), collectors: jobs, collection: mode }, 'cbwatch started');
 
   let closed = false;
   return {

@@ -117,7 +117,7 @@ describe('collection worker', () => {
   }, 240_000);
 
   it('with --collection.gc-every but no gc exposed (node without --expose-gc), says so in a warning and polls as usual', async () => {
-    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets'])(c), gcEveryAnswerBytes: 1024 }) });
+    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets'])(c), gcEveryAnswerBytes: 1024 }), daemon: { collection: 'worker' } });
     try {
       await h.daemon.ready();
       await h.daemon.scheduler.pollAllOnce();
