@@ -16,10 +16,12 @@ import { WorkerCollection } from './collection/host.js';
 import type { StatusSource } from './collection/view.js';
 import type { Collector } from './collectors/types.js';
 import { COLLECTOR_NAMES } from './config/schema.js';
+import { registerConfigSecrets } from './config/secrets.js';
 import type { Config } from './config/types.js';
 import { createLogger } from './log.js';
 import { Exposition } from './metrics/exposition.js';
 import { startProcessMetrics } from './metrics/process.js';
+import { registerSecret } from './redact.js';
 import { recordConfigLoad } from './metrics/self.js';
 import { buildApp } from './server/app.js';
 import { listenOn } from './server/listen.js';
@@ -102,8 +104,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       import('./collectors/index.js'),
       import('./collection/discipline.js'),
     ]);
-    // The answer budget and the heap's collections after answers, as the worker sets them in its own thread.
+    // The answer budget and the heap's collections after answers, and the secrets to redact from what the
+    // collectors log and report, as the worker sets them in its own thread (a configuration not read by loadConfig
+    // has not registered them).
     const burst = setUpAnswers(config, log);
+    const redact = (c: Config): void => {
+      registerConfigSecrets({ clusters: c.clusters, webhooks: {}, web: {} });
+      for (const secret of extraSecrets(c)) registerSecret(secret);
+    };
+    redact(config);
     const engine = new CollectionEngine({ clusters: config.clusters, collectors: opts.collectors ?? collectorList(), log });
     // A burst of polls is over once no poll runs and its parts are served: what its answers left is collected then.
     const local = new LocalView(engine.store, { eager: true, onApplied: () => (engine.scheduler.busy() ? undefined : burst.idle()) });
@@ -118,7 +127,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       local.preparer.dispose();
     };
     reconfigure = async (c) => {
-      await engine.reconfigure(c.clusters);
+      redact(c);
+      log.info(await engine.reconfigure(c.clusters), 'collection reconfigured');
       await local.flush();
     };
     jobs = engine.scheduler.jobCount;

@@ -289,7 +289,7 @@ describe('collection worker', () => {
     const threads = (): Map<string, number> => new Map(readdirSync('/proc/self/task').map((t) => [t, niceOf(t)]));
     const base = niceOf(String(process.pid));
     const before = threads();
-    const h = await startHarness({ mutate: only(['tasks']) });
+    const h = await startHarness({ mutate: only(['tasks']), daemon: { collection: 'worker' } });
     try {
       await h.daemon.ready();
       const added = [...threads()].filter(([t]) => !before.has(t));
