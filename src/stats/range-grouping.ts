@@ -185,7 +185,8 @@ export class AnswerGrouping {
    * readText, giving the event loop a turn between two query answers once the read has run for `sliceMs` since it
    * started or last gave one: a scrape on the same thread waits for about a slice and one answer's read, not the
    * whole request's. The same result, counts and errors as readText. `signal`: once it has fired, the read stops at
-   * its next turn and throws its reason.
+   * its next turn and throws its reason. No other read may stage meanwhile (the client reads one answer at a time):
+   * a layer finds the series it repeats by its records' consecutive marks (range-groups.ts).
    */
   async readTextSliced(text: string, names: readonly string[], summed: ReadonlySet<string>, opts: { readonly sliceMs?: number; readonly signal?: AbortSignal | undefined } = {}): Promise<StagedRequest | unknown> {
     const sliceMs = opts.sliceMs ?? READ_SLICE_MS;
