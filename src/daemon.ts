@@ -1,11 +1,10 @@
 /**
- * The daemon: the HTTP server, and the collection — a client per cluster, the scheduler, the snapshot store and
- * the renderer of exposition parts (src/collection/). By default both run on this thread, in one V8 isolate: a
- * second isolate costs memory (its own heap, young generation and modules), and the work that could keep a scrape
- * waiting yields to the event loop (answers are read one per turn, a range answer query by query). With
- * `--collection.worker` (or `collection: 'worker'`) the collection runs in a worker thread, so that a scrape never
- * waits for a poll, a parse or a render. Used by `cbwatch run`, `cbwatch demo` and the integration and end-to-end
- * tests.
+ * The daemon: the HTTP server on this thread, and the collection — a client per cluster, the scheduler, the
+ * snapshot store and the renderer of exposition parts — in a worker thread (src/collection/), so that a scrape
+ * never waits for a poll, a parse or a render. Used by `cbwatch run`, `cbwatch demo` and the integration and
+ * end-to-end tests. With `--collection.inline` (or `collection: 'inline'`) the collection runs on this thread
+ * instead, in one V8 isolate: less memory, for scrapes that wait for the collection's work and its heap's
+ * collections.
  */
 import type { Readable } from 'node:stream';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -43,7 +42,7 @@ export interface DaemonOptions {
   readonly rateLimit?: AppDeps['rateLimit'];
   readonly headers?: AppDeps['headers'];
   readonly http2?: AppDeps['http2'];
-  /** Where collection runs: this thread, or a worker thread. Default: `config.collectionWorker`, or a worker when `worker` options are given. */
+  /** Where collection runs: a worker thread, or this thread. Default: this thread when `config.collectionInline` is set and no `worker` options are given. */
   readonly collection?: 'worker' | 'inline';
   /** Worker mode: test hooks and tuning (src/collection/host.ts). */
   readonly worker?: {
@@ -89,7 +88,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   recordConfigLoad(true);
   // The collectors' code is loaded where it runs: here when inline, or in the worker (the HTTP thread then never
   // loads the HTTP client, the collectors or their schemas).
-  const mode = opts.collection ?? (config.collectionWorker === true || opts.worker !== undefined ? 'worker' : 'inline');
+  const mode = opts.collection ?? (config.collectionInline === true && opts.worker === undefined ? 'inline' : 'worker');
 
   let view: LocalView | WorkerCollection['view'];
   let start: () => void;

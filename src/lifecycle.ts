@@ -282,9 +282,9 @@ async function writeSnapshot(snapshot: Readable, file: string): Promise<void> {
 }
 
 /**
- * Write heap snapshots into `dir`. With a collection worker: the worker's first (while the HTTP thread goes on
- * serving), then this thread's, named `cbwatch-<UTC time>-<pid>-{collection,http}.heapsnapshot`. With the collection
- * on this thread, one snapshot holds everything: `cbwatch-<UTC time>-<pid>-daemon.heapsnapshot`.
+ * Write heap snapshots into `dir`: the collection worker's first (while the HTTP thread goes on serving), then this
+ * thread's, named `cbwatch-<UTC time>-<pid>-{collection,http}.heapsnapshot`. With the collection on this thread
+ * (`--collection.inline`), one snapshot holds everything: `cbwatch-<UTC time>-<pid>-daemon.heapsnapshot`.
  */
 export async function writeHeapSnapshots(dir: string, daemon: Pick<Daemon, 'collectionHeapSnapshot'>): Promise<HeapSnapshotFiles> {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');

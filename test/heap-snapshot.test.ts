@@ -68,9 +68,9 @@ describe('--debug.heap-snapshot-dir', () => {
     }
   };
 
-  it('makes SIGUSR2 write one heap snapshot of the daemon (one isolate by default), readable by the owner only', async () => {
+  it('with --collection.inline, makes SIGUSR2 write one heap snapshot of the daemon (one isolate), readable by the owner only', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cbwatch-heap-'));
-    const d = await daemon(tmpdir(), ['--debug.heap-snapshot-dir', dir]);
+    const d = await daemon(tmpdir(), ['--debug.heap-snapshot-dir', dir, '--collection.inline']);
     d.child.kill('SIGUSR2');
     await until('heap snapshots written', () => /heap snapshots written/.test(d.output()), d.child, d.output);
     const files = snapshots(dir);
@@ -80,9 +80,9 @@ describe('--debug.heap-snapshot-dir', () => {
     expect((await fetch(`${d.url}/metrics`)).status).toBe(200);
   });
 
-  it('with --collection.worker, writes a heap snapshot of the collection thread and one of the HTTP thread', async () => {
+  it('makes SIGUSR2 write a heap snapshot of the collection thread and one of the HTTP thread, readable by the owner only', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cbwatch-heap-'));
-    const d = await daemon(tmpdir(), ['--debug.heap-snapshot-dir', dir, '--collection.worker']);
+    const d = await daemon(tmpdir(), ['--debug.heap-snapshot-dir', dir]);
     d.child.kill('SIGUSR2');
     await until('heap snapshots written', () => /heap snapshots written/.test(d.output()), d.child, d.output);
     const files = snapshots(dir);

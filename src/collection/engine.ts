@@ -1,7 +1,7 @@
 /**
  * The collection side of the daemon: a client per cluster, the scheduler, the snapshot store, and the part
- * renderer that turns each change into prepared exposition parts. It runs in the daemon's own thread and, with
- * `--collection.worker`, in the collection worker (src/collection/worker.ts).
+ * renderer that turns each change into prepared exposition parts. It runs in the collection worker
+ * (src/collection/worker.ts) and, with `--collection.inline`, in the daemon's own thread.
  */
 import type { Log } from '../log-core.js';
 import type { Collector } from '../collectors/types.js';

@@ -3,7 +3,7 @@
  *
  * - Collector parts (one per collector, spanning every cluster) and the Couchbase request metrics come
  *   prepared from the collection side (src/collection/parts.ts): text, raw deflate blocks and CRC-32, rendered
- *   after the poll, so a scrape never renders series (with --collection.worker, in another thread).
+ *   after the poll in the collection worker (on this thread with --collection.inline), so a scrape never renders series.
  * - The status families and build info are rendered here from the statuses (a few kilobytes, once per
  *   change), so a collection worker that died still shows as failed collectors.
  * - Live self-metrics (webhooks) once per change; process metrics and the count of requests served at most once

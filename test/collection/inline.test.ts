@@ -1,13 +1,15 @@
 /**
- * The collection on the daemon's own thread (the default since one isolate replaced two): it keeps the worker's
- * discipline — the answer budget and value limit, a collection of the heap every `gcEveryAnswerBytes` of answers
- * and one that gives pages back when a burst of polls is over — and `--collection.worker` still gives a worker.
+ * The collection on the daemon's own thread (`--collection.inline`, one isolate): it keeps the worker's
+ * discipline — the answer budget and value limit, the clusters' secrets redacted, a collection of the heap every
+ * `gcEveryAnswerBytes` of answers and one that gives pages back when a burst of polls is over — and without the
+ * setting the collection runs in a worker.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { setUpAnswers } from '../../src/collection/discipline.js';
 import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from '../../src/config/defaults.js';
 import type { Config } from '../../src/config/types.js';
 import { setAnswerBudget, setAnswerValueLimit } from '../../src/couchbase/client.js';
+import { processRedactor } from '../../src/redact.js';
 import { startHarness } from '../helpers/daemon.js';
 
 function only(names: string[]): (c: Config) => Config {
@@ -32,9 +34,24 @@ afterEach(() => {
   else g.gc = realGc;
 });
 
-describe('collection on the daemon thread (default)', () => {
+describe('collection on the daemon thread (--collection.inline)', () => {
+  // First in the file: the redactor is this thread's, and nothing may have registered the password before.
+  it("registers the clusters' secrets with this thread's redactor, as the worker does with its own", async () => {
+    const password = 'inline-secret-7f3a';
+    expect(processRedactor.redact(`quoting ${password}`)).toBe(`quoting ${password}`);
+    // A configuration built by hand, as an embedding program would: loadConfig, which also registers them, is not involved.
+    const h = await startHarness({ sim: { users: { admin: { username: 'Administrator', password } } }, mutate: (c) => ({ ...only(['buckets'])(c), collectionInline: true }) });
+    try {
+      await h.daemon.ready();
+      expect(processRedactor.redact(`quoting ${password}`)).toBe('quoting [redacted]');
+      expect(await h.metrics()).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1');
+    } finally {
+      await h.close();
+    }
+  });
+
   it('starts no worker: no collection heap snapshot, and the collectors poll and are served', async () => {
-    const h = await startHarness({ mutate: only(['buckets', 'nodes']) });
+    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets', 'nodes'])(c), collectionInline: true }) });
     try {
       await h.daemon.ready();
       expect(h.daemon.collectionHeapSnapshot).toBeUndefined();
@@ -48,10 +65,12 @@ describe('collection on the daemon thread (default)', () => {
     }
   });
 
-  it('with collectionWorker set (--collection.worker), runs the collection in a worker thread', async () => {
-    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets'])(c), collectionWorker: true }) });
+  it('without collectionInline, runs the collection in a worker thread', async () => {
+    const h = await startHarness({ mutate: only(['buckets']) });
     try {
       await h.daemon.ready();
+      const started = h.logs.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { msg: string; collection?: string }).find((l) => l.msg === 'cbwatch started');
+      expect(started?.collection).toBe('worker');
       expect(typeof h.daemon.collectionHeapSnapshot).toBe('function');
       expect(await h.metrics()).toContain('cbwatch_collector_success{couchbase_cluster="sim",collector="buckets"} 1');
     } finally {
@@ -66,7 +85,7 @@ describe('collection on the daemon thread (default)', () => {
       return Promise.resolve();
     };
     // 100 buckets with the full stat set: one poll of bucket_stats reads well over 64 KiB of answers.
-    const h = await startHarness({ sim: { buckets: 100, nodes: 4, statSet: 'full' }, mutate: (c) => ({ ...only(['buckets', 'bucket_stats'])(c), gcEveryAnswerBytes: 64 * 1024 }) });
+    const h = await startHarness({ sim: { buckets: 100, nodes: 4, statSet: 'full' }, mutate: (c) => ({ ...only(['buckets', 'bucket_stats'])(c), gcEveryAnswerBytes: 64 * 1024, collectionInline: true }) });
     try {
       await h.daemon.ready();
       await h.daemon.scheduler.pollAllOnce();
@@ -82,7 +101,7 @@ describe('collection on the daemon thread (default)', () => {
   }, 60_000);
 
   it('applies the answer budget on this thread: an answer larger than --couchbase.max-buffered-bytes fails its collector, named', async () => {
-    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets', 'nodes'])(c), maxBufferedBytes: 256 }) });
+    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets', 'nodes'])(c), maxBufferedBytes: 256, collectionInline: true }) });
     try {
       await h.daemon.ready();
       const text = await h.metrics();
