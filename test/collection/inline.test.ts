@@ -10,17 +10,9 @@ import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from '../../src
 import type { Config } from '../../src/config/types.js';
 import { setAnswerBudget, setAnswerValueLimit } from '../../src/couchbase/client.js';
 import { processRedactor } from '../../src/redact.js';
-import { startHarness } from '../helpers/daemon.js';
+import { onlyCollectors, startHarness } from '../helpers/daemon.js';
 
-function only(names: string[]): (c: Config) => Config {
-  return (c) => ({
-    ...c,
-    clusters: c.clusters.map((cl) => ({
-      ...cl,
-      collectors: Object.fromEntries(Object.entries(cl.collectors).map(([k, v]) => [k, { ...v, enabled: names.includes(k) }])) as typeof cl.collectors,
-    })),
-  });
-}
+const only = onlyCollectors;
 
 type Gc = (options?: { type?: string; execution?: string; flavor?: string }) => unknown;
 const g = globalThis as { gc?: Gc };
