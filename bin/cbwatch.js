@@ -3,9 +3,9 @@
 // prepare script).
 // Two V8 flags and a Node option. --max-semi-space-size=1: semi-spaces of 1 MB for the thread serving HTTP, which
 // allocates little (what a scrape needs) and otherwise grows its young generation to V8's 48 MB under scrape load
-// (ten gzip connections back to back). The collection worker, which makes nearly all the garbage, gets semi-spaces
-// of 3 MB (a young generation of 9 MB), set at start before it exists (src/v8-flags.ts, setWorkerSemiSpace): a V8
-// flag overrides the 8 MB of its own resourceLimits (WORKER_RESOURCE_LIMITS in src/collection/host.ts), and V8 reads
+// (ten gzip connections back to back); with --collection.inline it polls too, in the same heap. The collection
+// worker, which makes nearly all the garbage, gets semi-spaces of 3 MB (a young generation
+// of 9 MB), set at start before it exists (src/v8-flags.ts, setWorkerSemiSpace): a V8 flag overrides the 8 MB of its own resourceLimits (WORKER_RESOURCE_LIMITS in src/collection/host.ts), and V8 reads
 // it when an isolate is made. bench/RESULTS.md ("Young generations after the allocation cuts", and the memory
 // section's A/B of the split) has the peak and CPU of each size; a 1 MB semi-space for the worker too costs CPU. --expose-gc: the HTTP thread asks V8 for a full collection (in a task of its own) once replaced exposition
 // parts add up to 4 MB (src/collection/release.ts); otherwise V8 frees them only after 64 MB have piled up

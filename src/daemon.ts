@@ -2,8 +2,9 @@
  * The daemon: the HTTP server on this thread, and the collection — a client per cluster, the scheduler, the
  * snapshot store and the renderer of exposition parts — in a worker thread (src/collection/), so that a scrape
  * never waits for a poll, a parse or a render. Used by `cbwatch run`, `cbwatch demo` and the integration and
- * end-to-end tests. `collection: 'inline'` runs the collection on this thread instead (one isolate, for
- * embedding and comparison).
+ * end-to-end tests. With `--collection.inline` (or `collection: 'inline'`) the collection runs on this thread
+ * instead, in one V8 isolate: less memory, for scrapes that wait for the collection's work and its heap's
+ * collections.
  */
 import type { Readable } from 'node:stream';
 import type { ResourceLimits } from 'node:worker_threads';
@@ -14,10 +15,12 @@ import { WorkerCollection } from './collection/host.js';
 import type { StatusSource } from './collection/view.js';
 import type { Collector } from './collectors/types.js';
 import { COLLECTOR_NAMES } from './config/schema.js';
+import { registerConfigSecrets } from './config/secrets.js';
 import type { Config } from './config/types.js';
 import { createLogger } from './log.js';
 import { Exposition } from './metrics/exposition.js';
 import { startProcessMetrics } from './metrics/process.js';
+import { registerSecret } from './redact.js';
 import { recordConfigLoad } from './metrics/self.js';
 import { buildApp } from './server/app.js';
 import { listenOn } from './server/listen.js';
@@ -39,7 +42,7 @@ export interface DaemonOptions {
   readonly rateLimit?: AppDeps['rateLimit'];
   readonly headers?: AppDeps['headers'];
   readonly http2?: AppDeps['http2'];
-  /** Where collection runs: a worker thread (default) or this thread. */
+  /** Where collection runs: a worker thread, or this thread. Default: this thread when `config.collectionInline` is set and no `worker` options are given. */
   readonly collection?: 'worker' | 'inline';
   /** Worker mode: test hooks and tuning (src/collection/host.ts). */
   readonly worker?: {
@@ -83,8 +86,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const log = opts.logger ?? createLogger({ level: config.log.level, format: config.log.format });
   if (opts.processMetrics !== false) startProcessMetrics();
   recordConfigLoad(true);
-  // The collectors' code is loaded where it runs: in the worker (the HTTP thread then never loads the HTTP
-  // client, the collectors or their schemas: bench/RESULTS.md, "Where the resident memory goes"), or here when inline.
+  // The collectors' code is loaded where it runs: here when inline, or in the worker (the HTTP thread then never
+  // loads the HTTP client, the collectors or their schemas).
+  const mode = opts.collection ?? (config.collectionInline === true && opts.worker === undefined ? 'inline' : 'worker');
 
   let view: LocalView | WorkerCollection['view'];
   let start: () => void;
@@ -93,10 +97,24 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   let reconfigure: (c: Config) => Promise<void>;
   let jobs: number;
   let collectionHeapSnapshot: (() => Promise<Readable>) | undefined;
-  if (opts.collection === 'inline') {
-    const [{ CollectionEngine, LocalView }, { collectorList }] = await Promise.all([import('./collection/engine.js'), import('./collectors/index.js')]);
+  if (mode === 'inline') {
+    const [{ CollectionEngine, LocalView }, { collectorList }, { setUpAnswers }] = await Promise.all([
+      import('./collection/engine.js'),
+      import('./collectors/index.js'),
+      import('./collection/discipline.js'),
+    ]);
+    // The answer budget and the heap's collections after answers, and the secrets to redact from what the
+    // collectors log and report, as the worker sets them in its own thread (a configuration not read by loadConfig
+    // has not registered them).
+    const burst = setUpAnswers(config, log);
+    const redact = (c: Config): void => {
+      registerConfigSecrets({ clusters: c.clusters, webhooks: {}, web: {} });
+      for (const secret of extraSecrets(c)) registerSecret(secret);
+    };
+    redact(config);
     const engine = new CollectionEngine({ clusters: config.clusters, collectors: opts.collectors ?? collectorList(), log });
-    const local = new LocalView(engine.store, { eager: true });
+    // A burst of polls is over once no poll runs and its parts are served: what its answers left is collected then.
+    const local = new LocalView(engine.store, { eager: true, onApplied: () => (engine.scheduler.busy() ? undefined : burst.idle()) });
     view = local;
     start = () => engine.start();
     pollAllOnce = async () => {
@@ -108,7 +126,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
       local.preparer.dispose();
     };
     reconfigure = async (c) => {
-      await engine.reconfigure(c.clusters);
+      redact(c);
+      log.info(await engine.reconfigure(c.clusters), 'collection reconfigured');
       await local.flush();
     };
     jobs = engine.scheduler.jobCount;
@@ -174,7 +193,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<Daemon> {
   const shownHost = ['', '0.0.0.0', '::'].includes(config.web.listenHost) ? '127.0.0.1' : config.web.listenHost;
   const url = `${opts.https ? 'https' : 'http'}://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`;
   start();
-  log.info({ url, clusters: config.clusters.map((c) => c.name), collectors: jobs, collection: opts.collection ?? 'worker' }, 'cbwatch started');
+  log.info({ url, clusters: config.clusters.map((c) => c.name), collectors: jobs, collection: mode }, 'cbwatch started');
 
   let closed = false;
   return {

@@ -147,6 +147,7 @@ const COLLECTORS: readonly string[] = ['buckets', 'bucket_stats', 'xdcr', 'nodes
 const RUN_SWITCH_FLAGS: readonly string[] = [
   'web.enable-lifecycle',
   'couchbase.insecure-skip-verify',
+  'collection.inline',
   ...COLLECTORS.flatMap((c) => [`collector.${c}`, `no-collector.${c}`]),
 ];
 

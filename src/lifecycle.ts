@@ -272,6 +272,7 @@ export function lifecyclePlugin(reload: () => Promise<ReloadResult>): (app: Fast
 export interface HeapSnapshotFiles {
   /** The collection worker's; absent when collection runs on the HTTP thread. */
   readonly collection?: string;
+  /** This thread's (the whole daemon's when the collection runs here). */
   readonly http: string;
 }
 
@@ -281,8 +282,9 @@ async function writeSnapshot(snapshot: Readable, file: string): Promise<void> {
 }
 
 /**
- * Write a heap snapshot of the collection worker (first, while the HTTP thread goes on serving) and then of this
- * thread into `dir`, named `cbwatch-<UTC time>-<pid>-{collection,http}.heapsnapshot`.
+ * Write heap snapshots into `dir`: the collection worker's first (while the HTTP thread goes on serving), then this
+ * thread's, named `cbwatch-<UTC time>-<pid>-{collection,http}.heapsnapshot`. With the collection on this thread
+ * (`--collection.inline`), one snapshot holds everything: `cbwatch-<UTC time>-<pid>-daemon.heapsnapshot`.
  */
 export async function writeHeapSnapshots(dir: string, daemon: Pick<Daemon, 'collectionHeapSnapshot'>): Promise<HeapSnapshotFiles> {
   const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -292,7 +294,7 @@ export async function writeHeapSnapshots(dir: string, daemon: Pick<Daemon, 'coll
     collection = name('collection');
     await writeSnapshot(await daemon.collectionHeapSnapshot(), collection);
   }
-  const http = name('http');
+  const http = name(collection === undefined ? 'daemon' : 'http');
   await writeSnapshot(getHeapSnapshot(), http);
   return { ...(collection === undefined ? {} : { collection }), http };
 }

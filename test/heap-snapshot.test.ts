@@ -58,6 +58,28 @@ async function until(what: string, cond: () => boolean, child: ChildProcess, out
 const snapshots = (dir: string): string[] => readdirSync(dir).filter((f) => f.endsWith('.heapsnapshot')).sort();
 
 describe('--debug.heap-snapshot-dir', () => {
+  const expectSnapshots = (dir: string, files: string[]): void => {
+    for (const f of files) {
+      expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+      // V8's heap snapshot format: a JSON object whose meta describes the node and edge fields.
+      const snap = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { snapshot: { meta: { node_fields: string[] }; node_count: number }; strings: string[] };
+      expect(snap.snapshot.meta.node_fields).toContain('self_size');
+      expect(snap.snapshot.node_count).toBeGreaterThan(1000);
+    }
+  };
+
+  it('with --collection.inline, makes SIGUSR2 write one heap snapshot of the daemon (one isolate), readable by the owner only', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cbwatch-heap-'));
+    const d = await daemon(tmpdir(), ['--debug.heap-snapshot-dir', dir, '--collection.inline']);
+    d.child.kill('SIGUSR2');
+    await until('heap snapshots written', () => /heap snapshots written/.test(d.output()), d.child, d.output);
+    const files = snapshots(dir);
+    expect(files).toEqual([expect.stringMatching(new RegExp(`^cbwatch-\\d{8}T\\d{6}Z-${d.child.pid}-daemon\\.heapsnapshot$`))]);
+    expectSnapshots(dir, files);
+    // The daemon goes on serving.
+    expect((await fetch(`${d.url}/metrics`)).status).toBe(200);
+  });
+
   it('makes SIGUSR2 write a heap snapshot of the collection thread and one of the HTTP thread, readable by the owner only', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cbwatch-heap-'));
     const d = await daemon(tmpdir(), ['--debug.heap-snapshot-dir', dir]);
@@ -67,14 +89,7 @@ describe('--debug.heap-snapshot-dir', () => {
     expect(files).toHaveLength(2);
     expect(files.find((f) => f.endsWith(`-${d.child.pid}-collection.heapsnapshot`))).toBeDefined();
     expect(files.find((f) => f.endsWith(`-${d.child.pid}-http.heapsnapshot`))).toBeDefined();
-    for (const f of files) {
-      expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
-      // V8's heap snapshot format: a JSON object whose meta describes the node and edge fields.
-      const snap = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { snapshot: { meta: { node_fields: string[] }; node_count: number }; strings: string[] };
-      expect(snap.snapshot.meta.node_fields).toContain('self_size');
-      expect(snap.snapshot.node_count).toBeGreaterThan(1000);
-    }
-    // The daemon goes on serving.
+    expectSnapshots(dir, files);
     expect((await fetch(`${d.url}/metrics`)).status).toBe(200);
   });
 

@@ -1,7 +1,7 @@
 /**
  * The collection side of the daemon: a client per cluster, the scheduler, the snapshot store, and the part
  * renderer that turns each change into prepared exposition parts. It runs in the collection worker
- * (src/collection/worker.ts) and, for `collection: 'inline'`, in the daemon's own thread.
+ * (src/collection/worker.ts) and, with `--collection.inline`, in the daemon's own thread.
  */
 import type { Log } from '../log-core.js';
 import type { Collector } from '../collectors/types.js';
@@ -64,7 +64,7 @@ export class Preparer {
 }
 
 /**
- * A view fed in-process from a store: tests, and the daemon's inline collection mode. Statuses are read from
+ * A view fed in-process from a store: tests, and the daemon when the collection runs on its thread. Statuses are read from
  * the store itself (true the moment a poll ends); parts are rendered eagerly or on flush.
  */
 export class LocalView extends SnapshotView {
@@ -72,10 +72,17 @@ export class LocalView extends SnapshotView {
 
   constructor(
     private readonly store: SnapshotStore,
-    opts: { eager?: boolean; requestMetrics?: boolean } = {},
+    opts: { eager?: boolean; requestMetrics?: boolean; onApplied?: () => void } = {},
   ) {
     super();
-    this.preparer = new Preparer(store, (u) => this.apply(u), opts);
+    this.preparer = new Preparer(
+      store,
+      (u) => {
+        this.apply(u);
+        opts.onApplied?.();
+      },
+      opts,
+    );
   }
 
   protected override rawStatusVersion(): number {

@@ -1,6 +1,6 @@
 /**
- * Exposition parts, prepared where the polling happens (the collection worker), so the thread that serves
- * HTTP only writes buffers.
+ * Exposition parts, prepared where the polling happens (after each poll, on the collection's thread), so a
+ * scrape only writes buffers.
  *
  * One part per collector, spanning every cluster: a family belongs to exactly one collector, so each family's
  * samples stay contiguous (one HELP/TYPE block) however many clusters there are. A poll marks its collector

@@ -21,7 +21,7 @@
  * whole poll before V8 collects, and the collections during the burst lower its peak (bench/RESULTS.md has the
  * figures). A burst that reads less than SIZE asks for none during the burst; the end of a burst asks for its own
  * as before (BurstCollector). `0` leaves the timing to V8 within a burst.
- * Without `gc` exposed it does nothing, and the worker says so in a warning at start.
+ * Without `gc` exposed it does nothing, and a warning at start says so (src/collection/discipline.ts).
  */
 
 /** V8's gc extension, as `--expose-gc` installs it. */

@@ -7,16 +7,14 @@ import { getPriority, setPriority } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { COLLECTORS } from '../collectors/index.js';
-import { DEFAULT_MAX_ANSWER_VALUES, DEFAULT_MAX_BUFFERED_BYTES } from '../config/defaults.js';
 import { registerConfigSecrets } from '../config/secrets.js';
-import { setAnswerBudget, setAnswerListener, setAnswerValueLimit } from '../couchbase/client.js';
 import { registerSecret } from '../redact.js';
 import type { Collector } from '../collectors/types.js';
 import type { CollectorName } from '../config/schema.js';
 import type { ClusterConfig, ResolvedCollectorOptions } from '../config/types.js';
 import { CollectionEngine } from './engine.js';
 import { PartRenderer } from './parts.js';
-import { BurstCollector, GC_EVERY_DEFAULT_BYTES, IDLE_COLLECT_AFTER_BYTES } from './release.js';
+import { setUpAnswers } from './discipline.js';
 import { WORKER_NICE } from './protocol.js';
 import { WorkerLogger } from './worker-log.js';
 import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
@@ -24,9 +22,7 @@ import type { FromWorker, ToWorker, WorkerInit } from './protocol.js';
 const port = parentPort;
 if (port === null) throw new Error('src/collection/worker.ts runs only as a worker thread');
 const init = workerData as WorkerInit;
-// Module state is per thread: the answer budget and the redactor's secrets must be set in this one too.
-setAnswerBudget(init.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES);
-setAnswerValueLimit(init.maxAnswerValues ?? DEFAULT_MAX_ANSWER_VALUES);
+// Module state is per thread: the redactor's secrets must be set in this one too (the answer budget below).
 registerConfigSecrets({ clusters: init.clusters, webhooks: {}, web: {} });
 for (const secret of init.secrets ?? []) registerSecret(secret);
 // When both threads want a core, the one serving scrapes goes first: on Linux a thread has its own nice value,
@@ -65,16 +61,8 @@ for (const file of init.extraModules ?? []) {
 const withExtra = (list: readonly ClusterConfig[]): readonly ClusterConfig[] =>
   extra.reduce((cs, mod) => cs.map((c) => ({ ...c, collectors: { ...c.collectors, [mod.collector.name]: mod.options } })), list);
 const clusters = withExtra(init.clusters);
-// The answers' garbage is collected every few megabytes read (`--collection.gc-every`, 8 MiB unless set), and once
-// a burst of polls is over, what its answers left is collected then rather than at the next burst (BurstCollector,
-// src/collection/release.ts). Both need V8's gc exposed (the launcher's --expose-gc); without it collectSoon does
-// nothing, and an option set by hand says so rather than being quietly ignored.
-const gcEvery = init.gcEveryAnswerBytes ?? GC_EVERY_DEFAULT_BYTES;
-if ((init.gcEveryAnswerBytes ?? 0) > 0 && typeof (globalThis as { gc?: unknown }).gc !== 'function') {
-  log.warn('--collection.gc-every has no effect: node was started without --expose-gc (bin/cbwatch.js passes it)');
-}
-const burst = new BurstCollector(IDLE_COLLECT_AFTER_BYTES, undefined, gcEvery);
-setAnswerListener((bytes) => burst.count(bytes));
+// The answers' budget and limits, and the collections of this thread's heap that follow them (discipline.ts).
+const burst = setUpAnswers(init, log);
 
 const engine = new CollectionEngine({
   clusters,

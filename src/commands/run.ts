@@ -25,7 +25,7 @@ export async function commandRun(args: ParsedArgs, out: Out): Promise<number> {
   }
   // loadConfig refuses a configuration without clusters unless it receives webhooks; a shard may still hold
   // none, and that replica serves its own metrics instead of exiting (and restarting in a loop).
-  // No answer budget here: answers are buffered in the collection worker, which sets its own.
+  // The answer budget is set where the answers are read (src/collection/discipline.ts), by the daemon.
   const log = createLogger({ level: config.log.level, format: config.log.format });
   for (const w of clearCredentialWarnings(config.clusters)) log.warn({ cluster: w.cluster, urls: w.urls }, w.message);
   for (const w of secretFileWarnings(config)) log.warn({ file: w.file, ...(w.cluster === undefined ? {} : { cluster: w.cluster }) }, w.message);

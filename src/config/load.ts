@@ -222,6 +222,7 @@ export function loadConfig(flags: Partial<Flags> = {}, env: Env = process.env, o
     maxBufferedBytes: given.value('couchbase.max-buffered-bytes'),
     maxAnswerValues: given.value('couchbase.max-answer-values'),
     ...(gcEveryAnswerBytes !== undefined ? { gcEveryAnswerBytes } : {}),
+    ...(given.value('collection.inline') ? { collectionInline: true } : {}),
     ...(heapSnapshotDir !== undefined ? { heapSnapshotDir: heapSnapshotDir.value } : {}),
     log: { level: given.value('log.level'), format: given.value('log.format') },
   };

@@ -35,6 +35,7 @@ export interface Flags {
   readonly 'couchbase.max-buffered-bytes'?: string | undefined;
   readonly 'couchbase.max-answer-values'?: string | undefined;
   readonly 'collection.gc-every'?: string | undefined;
+  readonly 'collection.inline'?: boolean | undefined;
   readonly 'debug.heap-snapshot-dir'?: string | undefined;
   readonly 'log.level'?: LogLevel | undefined;
   readonly 'log.format'?: LogFormat | undefined;
@@ -286,13 +287,19 @@ export const SETTINGS = {
     },
     default: DEFAULT_GC_EVERY_BYTES, defaultText: formatBytes(DEFAULT_GC_EVERY_BYTES),
     help: "collect the collection thread's heap every SIZE of Couchbase answers read: less memory where answers are large, for more CPU (default {default}; 0: V8 decides)",
-    doc: "collect the collection thread's heap every SIZE of Couchbase answers read since its last collection, rather than when V8 decides: an answer's text larger than V8's young generation is freed only by a full collection, and at 1,000 buckets the answers of one poll (35–40 MB) built up to a peak over 300 MB. A burst of polls that reads less than SIZE (the realistic scenario reads 3–7 MB per 30 s) asks for none during the burst; its end has one of its own. Smaller: less memory for more CPU; `0`: V8 decides within a burst. [bench/RESULTS.md](../bench/RESULTS.md) (\"Footprint, tenth round\", scale curve, fleet) has the figures. It needs node's `--expose-gc`, which the launcher passes; without it a size set here makes the worker log a warning and does nothing. `0`, or from `1MiB` to `64GiB`",
+    doc: "collect the collection thread's heap every SIZE of Couchbase answers read since its last collection, rather than when V8 decides: an answer's text larger than V8's young generation is freed only by a full collection, and at 1,000 buckets the answers of one poll (35–40 MB) built up to a peak over 300 MB. A burst of polls that reads less than SIZE (the realistic scenario reads 3–7 MB per 30 s) asks for none during the burst; its end has one of its own. Smaller: less memory for more CPU; `0`: V8 decides within a burst. [bench/RESULTS.md](../bench/RESULTS.md) (\"Footprint, tenth round\", scale curve, fleet) has the figures. It needs node's `--expose-gc`, which the launcher passes; without it a size set here logs a warning and does nothing. `0`, or from `1MiB` to `64GiB`",
+  }),
+  'collection.inline': row<boolean>({
+    flag: 'collection.inline', env: 'CBWATCH_COLLECTION_INLINE', type: 'boolean', commands: ['run', 'demo'], check: 'load', parse: parseBool,
+    default: false, defaultText: 'off',
+    help: 'poll on the thread that serves HTTP (one V8 isolate): less memory, for more CPU and slower scrapes during polls (default off)',
+    doc: "poll and read Couchbase's answers on the thread that serves HTTP, in one V8 isolate, instead of in a worker thread of its own. The process then holds less memory (a second isolate has its own heap, young generation and copy of the modules), but a scrape that arrives during a poll waits for what runs on the thread: an answer's read (answers are read one at a time, and a range answer gives the event loop a turn between two of its queries once it has run 4 ms) and above all the full collections of the one heap that follow the answers (`--collection.gc-every`), which pause both. Meant for a process watching one small cluster under a tight memory limit; [bench/RESULTS.md](../bench/RESULTS.md) (section \"memory\") has the A/B of the two: memory, CPU and scrape latency",
   }),
   'debug.heap-snapshot-dir': row({
     flag: 'debug.heap-snapshot-dir', env: 'CBWATCH_DEBUG_HEAP_SNAPSHOT_DIR', type: 'string', commands: ['run'], metavar: 'DIR', check: 'load', parse: text,
     defaultText: 'off',
     help: 'on SIGUSR2, write a heap snapshot of each thread (HTTP and collection) into DIR (default off)',
-    doc: "on `SIGUSR2`, write a V8 heap snapshot of each of the daemon's threads into `DIR`: `cbwatch-<time>-<pid>-collection.heapsnapshot` (the collection worker) and `cbwatch-<time>-<pid>-http.heapsnapshot` (the thread that serves HTTP), files only the daemon's user may read. A snapshot holds everything in memory, the Couchbase password included: keep `DIR` private. Each thread stops while its snapshot is taken (a scrape waits for the HTTP thread's), and taking one needs memory of about its heap's size again. Off unless set: a `SIGUSR2` is then logged and ignored. `DIR` must be an existing directory. See [Where the memory goes](memory.md)",
+    doc: "on `SIGUSR2`, write a V8 heap snapshot of each of the daemon's threads into `DIR`: `cbwatch-<time>-<pid>-collection.heapsnapshot` (the collection worker) and `cbwatch-<time>-<pid>-http.heapsnapshot` (the thread that serves HTTP), or with `--collection.inline` one, `cbwatch-<time>-<pid>-daemon.heapsnapshot`; files only the daemon's user may read. A snapshot holds everything in memory, the Couchbase password included: keep `DIR` private. Each thread stops while its snapshot is taken (a scrape waits for the snapshot of the thread that serves it), and taking one needs memory of about its heap's size again. Off unless set: a `SIGUSR2` is then logged and ignored. `DIR` must be an existing directory. See [Where the memory goes](memory.md)",
   }),
   'log.level': row<LogLevel>({
     flag: 'log.level', env: 'CBWATCH_LOG_LEVEL', type: 'string', commands: ['run', 'check', 'demo', 'simulate'], metavar: 'LEVEL', check: 'args', parse: oneOf(LOG_LEVELS, true),

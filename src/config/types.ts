@@ -84,6 +84,8 @@ export interface Config {
   readonly maxAnswerValues?: number | undefined;
   /** `--collection.gc-every`: collect the collection thread's heap every this many bytes of answers; 0: off; absent: the table's default. */
   readonly gcEveryAnswerBytes?: number | undefined;
+  /** `--collection.inline`: the collection runs on the HTTP thread (one isolate) rather than in a worker thread. */
+  readonly collectionInline?: boolean | undefined;
   /** `--debug.heap-snapshot-dir`: where SIGUSR2 writes the two threads' heap snapshots; absent: off. */
   readonly heapSnapshotDir?: string | undefined;
   readonly log: { readonly level: string; readonly format: 'json' | 'logfmt' | 'pretty' };

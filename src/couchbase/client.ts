@@ -40,10 +40,12 @@ export interface RequestOptions {
   /** Statuses answered as data instead of thrown (e.g. 404 for an optional endpoint). */
   readonly allowStatus?: readonly number[];
   /**
-   * Reads a 2xx body in place of `JSON.parse` (its result then goes through the schema as usual): for an answer
-   * read piece by piece (src/stats/range.ts). A SyntaxError it throws is the body's "not valid JSON" failure.
+   * Reads a 2xx body in place of `JSON.parse` (its result, or what its Promise resolves to, then goes through the
+   * schema as usual): for an answer read piece by piece (src/stats/range.ts). A SyntaxError it throws is the body's
+   * "not valid JSON" failure. A reader that gives the event loop turns is handed the request's signal: whatever it
+   * throws once the signal has fired is the request's abort.
    */
-  readonly parseBody?: (text: string) => unknown;
+  readonly parseBody?: (text: string, signal: AbortSignal | undefined) => unknown;
 }
 
 export interface RawResponse {
@@ -295,27 +297,34 @@ class Client implements CouchbaseClient {
   ): Promise<JsonResponse<T>> {
     return this.request(route, params, options, async (desc, raw, signal) => {
       if (raw.status < 200 || raw.status >= 300) return { status: raw.status, data: undefined, text: raw.text };
-      await nextTurn();
-      // The poll gave up while this answer waited for its turn: parsing it would only cost time and memory.
-      if (signal?.aborted) throw abortError(desc, signal, undefined);
-      let body: unknown;
-      // Refused unparsed: no Couchbase answer nests so deep, and what nesting costs the parser is not bounded by
-      // the value cap (a parseBody reader checks its own answers' depth).
-      if (options.parseBody === undefined && raw.text.length >= DEPTH_SCAN_FROM_CHARS && nestsDeeperThan(raw.text)) {
-        throw new SchemaError(desc, `body nests deeper than ${MAX_ANSWER_DEPTH} levels: refused unparsed`, raw.status);
-      }
+      const turn = nextTurn();
       try {
-        body = options.parseBody === undefined ? JSON.parse(raw.text) : options.parseBody(raw.text);
-      } catch (err) {
-        if (!(err instanceof SyntaxError)) throw err;
-        // Not kept as the cause: V8's SyntaxError quotes the body, which may hold a secret.
-        const at = /position \d+/.exec((err as Error).message)?.[0];
-        throw new SchemaError(desc, `body is not valid JSON${at === undefined ? '' : ` (${at})`}`, raw.status);
+        await turn.ready;
+        // The poll gave up while this answer waited for its turn: parsing it would only cost time and memory.
+        if (signal?.aborted) throw abortError(desc, signal, undefined);
+        let body: unknown;
+        // Refused unparsed: no Couchbase answer nests so deep, and what nesting costs the parser is not bounded by
+        // the value cap (a parseBody reader checks its own answers' depth).
+        if (options.parseBody === undefined && raw.text.length >= DEPTH_SCAN_FROM_CHARS && nestsDeeperThan(raw.text)) {
+          throw new SchemaError(desc, `body nests deeper than ${MAX_ANSWER_DEPTH} levels: refused unparsed`, raw.status);
+        }
+        try {
+          body = options.parseBody === undefined ? JSON.parse(raw.text) : await options.parseBody(raw.text, signal);
+        } catch (err) {
+          // A reader that gave the event loop turns stopped because the poll gave up meanwhile.
+          if (signal?.aborted) throw abortError(desc, signal, undefined);
+          if (!(err instanceof SyntaxError)) throw err;
+          // Not kept as the cause: V8's SyntaxError quotes the body, which may hold a secret.
+          const at = /position \d+/.exec((err as Error).message)?.[0];
+          throw new SchemaError(desc, `body is not valid JSON${at === undefined ? '' : ` (${at})`}`, raw.status);
+        }
+        const parsed = schema.safeParse(body);
+        // Summarised (a few issues, redacted paths, bounded), never kept: the zod error holds every issue.
+        if (!parsed.success) throw new SchemaError(desc, 'does not match', raw.status, { issues: parsed.error.issues, redactor: this.shared.redactor });
+        return { status: raw.status, data: parsed.data, text: raw.text };
+      } finally {
+        turn.done();
       }
-      const parsed = schema.safeParse(body);
-      // Summarised (a few issues, redacted paths, bounded), never kept: the zod error holds every issue.
-      if (!parsed.success) throw new SchemaError(desc, 'does not match', raw.status, { issues: parsed.error.issues, redactor: this.shared.redactor });
-      return { status: raw.status, data: parsed.data, text: raw.text };
     });
   }
 
@@ -530,12 +539,17 @@ class Client implements CouchbaseClient {
  * finishing eight requests at once) would otherwise be parsed, validated and mapped by their collector back
  * to back in one turn, and a scrape arriving meanwhile would wait for all of them; one per turn, it waits
  * for one at most. An immediate queued from an immediate runs on the next turn, after the I/O phase.
+ * An answer's turn comes once the answer before it is parsed (`done`), so that a reader that gives the event
+ * loop turns of its own (parseBody) is not interleaved with another answer's: one answer is read at a time.
  */
 let turns: Promise<void> = Promise.resolve();
-function nextTurn(): Promise<void> {
-  const turn = turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
-  turns = turn;
-  return turn;
+function nextTurn(): { readonly ready: Promise<void>; readonly done: () => void } {
+  const before = turns;
+  let done = (): void => undefined;
+  turns = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  return { ready: before.then(() => new Promise<void>((resolve) => setImmediate(resolve))), done };
 }
 
 

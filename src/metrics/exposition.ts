@@ -2,8 +2,8 @@
  * The /metrics body, from parts prepared ahead of the scrape. A scrape is a write of buffers already made.
  *
  * - Collector parts (one per collector, spanning every cluster) and the Couchbase request metrics come
- *   prepared from the collection side (src/collection/parts.ts): text, raw deflate blocks and CRC-32. In the
- *   daemon that side is a worker thread, so nothing here waits for a poll, a parse or a render of series.
+ *   prepared from the collection side (src/collection/parts.ts): text, raw deflate blocks and CRC-32, rendered
+ *   after the poll in the collection worker (on this thread with --collection.inline), so a scrape never renders series.
  * - The status families and build info are rendered here from the statuses (a few kilobytes, once per
  *   change), so a collection worker that died still shows as failed collectors.
  * - Live self-metrics (webhooks) once per change; process metrics and the count of requests served at most once

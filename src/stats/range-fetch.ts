@@ -156,9 +156,9 @@ export async function fetchRange(
   let hostAsked = cluster === undefined || active === undefined ? undefined : [...active, ...cluster.filter((n) => !active.includes(n))];
   // Nodes found down or slow in this poll: not asked again by its later requests.
   const down = new Set<string>();
-  // One request after the other, each answer grouped as soon as it is read, and read query by query (readText):
-  // one request's answer and one query's parsed JSON are alive at a time, rather than every batch's: a few round
-  // trips more, within the poll's deadline.
+  // One request after the other, each answer grouped as soon as it is read, and read query by query (readTextSliced,
+  // which lets a scrape in between two queries' answers): one request's answer and one query's parsed JSON are
+  // alive at a time, rather than every batch's: a few round trips more, within the poll's deadline.
   const grouping = new AnswerGrouping(rows, itemOf, st.memo, st.sizes, { nowMs: now, maxT: now + MAX_FUTURE_SKEW_MS });
   // The asked nodes are the cluster's (the data nodes, and every active node for host stats): a series of any other
   // node is dropped and counted.
@@ -187,7 +187,7 @@ export async function fetchRange(
           method: 'POST',
           json: buildQueries(names, extra, plan.window, { narrow: plan.narrow, from: plan.from, end: plan.end, fromByMetric: plan.fromByMetric, aggregated: plan.aggregated, ...(nodes !== undefined ? { nodes } : {}), ...(hostNodes !== undefined ? { hostNodes } : {}), timeoutMs: serverTimeoutMs(remaining, ctx.cluster.requestTimeout) }),
           allowStatus: [400, 403, 404, 405],
-          parseBody: (text) => grouping.readText(text, names, summed),
+          parseBody: (text, signal) => grouping.readTextSliced(text, names, summed, { signal }),
         });
         if (res.status === 403) throw new RangeForbiddenError();
         if (res.status === 404 || res.status === 405) throw new RangeUnavailableError(res.status);

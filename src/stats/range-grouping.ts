@@ -171,19 +171,54 @@ export class AnswerGrouping {
     // Points refused as read are counted in caps.points; nothing counted elsewhere is taken for this poll's.
     takeRefused();
     try {
-      return this.readStaged(text, names, summed);
+      const steps = this.readStaged(text, names, summed);
+      for (;;) {
+        const step = steps.next();
+        if (step.done === true) return step.value;
+      }
     } finally {
       this.caps.takePoints();
     }
   }
 
-  private readStaged(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | unknown {
-    const read = this.readDirect(text, names, summed);
+  /**
+   * readText, giving the event loop a turn between two query answers once the read has run for `sliceMs` since it
+   * started or last gave one: a scrape on the same thread waits for about a slice and one answer's read, not the
+   * whole request's. The same result, counts and errors as readText. `signal`: once it has fired, the read stops at
+   * its next turn and throws its reason. No other read may stage meanwhile (the client reads one answer at a time):
+   * a layer finds the series it repeats by its records' consecutive marks (range-groups.ts).
+   */
+  async readTextSliced(text: string, names: readonly string[], summed: ReadonlySet<string>, opts: { readonly sliceMs?: number; readonly signal?: AbortSignal | undefined } = {}): Promise<StagedRequest | unknown> {
+    const sliceMs = opts.sliceMs ?? READ_SLICE_MS;
+    takeRefused();
+    try {
+      const steps = this.readStaged(text, names, summed);
+      let since = performance.now();
+      for (;;) {
+        const step = steps.next();
+        if (step.done === true) return step.value;
+        if (performance.now() - since < sliceMs) continue;
+        // What other code runs meanwhile may count or take refused points: this read's are taken before, and
+        // whatever is left after is not this read's.
+        this.caps.takePoints();
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        takeRefused();
+        opts.signal?.throwIfAborted();
+        since = performance.now();
+      }
+    } finally {
+      this.caps.takePoints();
+    }
+  }
+
+  /** readText's steps: each yield falls between two query answers, where a read may give the event loop a turn. */
+  private *readStaged(text: string, names: readonly string[], summed: ReadonlySet<string>): Generator<void, StagedRequest | unknown, void> {
+    const read = yield* this.readDirect(text, names, summed);
     if (read !== undefined) return read;
     const bounds = arrayElementBounds(text);
     if (bounds !== undefined) {
       for (let i = 0; i < Math.min(names.length, bounds.length / 2); i++) this.sizes?.set(names[i] as string, (bounds[2 * i + 1] as number) - (bounds[2 * i] as number));
-      return this.stageAll(names, summed, bounds.length / 2, (i) => {
+      return yield* this.stageAll(names, summed, bounds.length / 2, (i) => {
         const from = bounds[2 * i] as number;
         const to = bounds[2 * i + 1] as number;
         return nestingDepth(text, from, to) > MAX_JSON_DEPTH ? TOO_DEEP : parseSlice(text, from, to);
@@ -196,7 +231,7 @@ export class AnswerGrouping {
       throw new SyntaxError(`Not a range answer: nested deeper than ${MAX_JSON_DEPTH} levels`);
     }
     const raw: unknown = JSON.parse(text);
-    return Array.isArray(raw) ? this.stageAll(names, summed, raw.length, (i) => raw[i]) : raw;
+    return Array.isArray(raw) ? yield* this.stageAll(names, summed, raw.length, (i) => raw[i]) : raw;
   }
 
   /**
@@ -204,7 +239,7 @@ export class AnswerGrouping {
    * up, sliced and parsed on its own (as the second way does). Undefined when the text is not an array of answers
    * as the reader sees it (the second way then reads it all again and decides); nothing is changed until commit.
    */
-  private readDirect(text: string, names: readonly string[], summed: ReadonlySet<string>): StagedRequest | undefined {
+  private *readDirect(text: string, names: readonly string[], summed: ReadonlySet<string>): Generator<void, StagedRequest | undefined, void> {
     const l = this.g.layer();
     const r = this.reader;
     let p = skipSpace(text, 0);
@@ -235,6 +270,8 @@ export class AnswerGrouping {
         if (c === Ch.CloseSquare) break;
         if (c !== Ch.Comma) return undefined;
         p = skipSpace(text, p + 1);
+        // Between two answers (lastDepth is read above, before any other read may run).
+        yield;
       }
       i++;
     }
@@ -291,9 +328,10 @@ export class AnswerGrouping {
   }
 
   /** Every element is read (an element past the names is still parsed: a body that is not JSON fails whole). */
-  private stageAll(names: readonly string[], summed: ReadonlySet<string>, count: number, element: (i: number) => unknown): StagedRequest {
+  private *stageAll(names: readonly string[], summed: ReadonlySet<string>, count: number, element: (i: number) => unknown): Generator<void, StagedRequest, void> {
     const l = this.g.layer();
     for (let i = 0; i < Math.max(count, names.length); i++) {
+      if (i > 0) yield;
       const raw = i < count ? element(i) : undefined;
       const name = names[i];
       if (name === undefined) continue;
@@ -347,6 +385,9 @@ export class AnswerGrouping {
     return groups;
   }
 }
+
+/** How long a sliced read (readTextSliced) runs before it gives the event loop a turn, in ms. */
+export const READ_SLICE_MS = 4;
 
 /** A query's answer refused unparsed for its nesting (stageAll's marker). */
 const TOO_DEEP: unknown = Symbol('too deep');

@@ -13,7 +13,7 @@ import type { Config } from '../../src/config/types.js';
 import { WORKER_RESOURCE_LIMITS } from '../../src/collection/host.js';
 import { WORKER_NICE } from '../../src/collection/protocol.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
-import { startHarness } from '../helpers/daemon.js';
+import { onlyCollectors, startHarness } from '../helpers/daemon.js';
 import { requireBinary } from '../helpers/tools.js';
 
 const FIXTURES = join(PACKAGE_ROOT, 'test', 'fixtures', 'collection');
@@ -40,15 +40,7 @@ function raw(url: string, headers: Record<string, string>): Promise<{ status: nu
 }
 
 /** Only the collectors the test needs, so the daemon starts fast. */
-function only(names: string[]): (c: Config) => Config {
-  return (c) => ({
-    ...c,
-    clusters: c.clusters.map((cl) => ({
-      ...cl,
-      collectors: Object.fromEntries(Object.entries(cl.collectors).map(([k, v]) => [k, { ...v, enabled: names.includes(k) }])) as typeof cl.collectors,
-    })),
-  });
-}
+const only = onlyCollectors;
 
 describe('collection worker', () => {
   it('with --collection.gc-every, asks for a collection of its heap each time that many bytes of answers are read; with 0, never', async () => {
@@ -117,7 +109,7 @@ describe('collection worker', () => {
   }, 240_000);
 
   it('with --collection.gc-every but no gc exposed (node without --expose-gc), says so in a warning and polls as usual', async () => {
-    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets'])(c), gcEveryAnswerBytes: 1024 }) });
+    const h = await startHarness({ mutate: (c) => ({ ...only(['buckets'])(c), gcEveryAnswerBytes: 1024 }), daemon: { collection: 'worker' } });
     try {
       await h.daemon.ready();
       await h.daemon.scheduler.pollAllOnce();
@@ -289,7 +281,7 @@ describe('collection worker', () => {
     const threads = (): Map<string, number> => new Map(readdirSync('/proc/self/task').map((t) => [t, niceOf(t)]));
     const base = niceOf(String(process.pid));
     const before = threads();
-    const h = await startHarness({ mutate: only(['tasks']) });
+    const h = await startHarness({ mutate: only(['tasks']), daemon: { collection: 'worker' } });
     try {
       await h.daemon.ready();
       const added = [...threads()].filter(([t]) => !before.has(t));

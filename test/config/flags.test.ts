@@ -50,7 +50,7 @@ describe('parseArgs: flags', () => {
       port: '1', 'prometheus.port': '1', 'alertmanager.port': '1', buckets: '1', nodes: '1', latency: '5', replications: '1', speed: '1', 'stat-set': 'full', 'server-version': '8.0.0',
       'log.level': 'info', 'log.format': 'json', shard: '0/2', 'web.max-requests': '10',
     };
-    const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus', 'web.enable-lifecycle'];
+    const booleans = ['config.check', 'couchbase.insecure-skip-verify', 'with-prometheus', 'web.enable-lifecycle', 'collection.inline'];
     const switchFlag = /^(no-)?collector\./.test(name);
     const argv = booleans.includes(name) || switchFlag ? [`--${name}`] : [`--${name}`, sample[name] ?? 'x'];
     const taken = (['run', 'check', 'demo', 'simulate'] as const).flatMap((cmd) => {

@@ -349,6 +349,99 @@ describe('answers parsed one per event-loop turn', () => {
   });
 });
 
+describe('a parseBody that gives the event loop turns (returns a Promise)', () => {
+  /** A turn of the event loop. */
+  const turn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+  it('what it resolves to goes through the schema; it is handed the request signal', async () => {
+    const ac = new AbortController();
+    const root = client();
+    const c = root.scoped({ signal: ac.signal });
+    let handed: AbortSignal | undefined;
+    const r = await c.requestJson('/pools/default', {}, z.object({ turns: z.literal(2) }), {
+      parseBody: async (_text, signal) => {
+        handed = signal;
+        await turn();
+        await turn();
+        return { turns: 2 };
+      },
+    });
+    expect(r.data).toEqual({ turns: 2 });
+    // The scope's signal (combined with the request's, when both are given).
+    expect(handed?.aborted).toBe(false);
+    ac.abort(new Error('done'));
+    expect(handed?.aborted).toBe(true);
+    await root.close();
+  });
+
+  it('a SyntaxError it rejects with is the same "not valid JSON" failure as a synchronous one', async () => {
+    const c = client();
+    // As a reader throws it: the position in the whole body.
+    const broken = (): never => {
+      throw new SyntaxError('Unexpected token } in JSON at position 3');
+    };
+    const sync = await failure(c.requestJson('/pools/default', {}, loose, { parseBody: broken }));
+    const later = await failure(
+      c.requestJson('/pools/default', {}, loose, {
+        parseBody: async () => {
+          await turn();
+          return broken();
+        },
+      }),
+    );
+    expect(sync.code).toBe('CBW_ERR_SCHEMA');
+    expect(later.code).toBe('CBW_ERR_SCHEMA');
+    expect(later.message).toBe(sync.message);
+    expect(later.message).toContain('body is not valid JSON (position 3)');
+    // Other errors are its own.
+    const odd = new RangeError('odd');
+    await expect(c.requestJson('/pools/default', {}, loose, { parseBody: () => Promise.reject(odd) })).rejects.toBe(odd);
+    await c.close();
+  });
+
+  it('stopped by the poll giving up while it runs: the abort error a request waiting for its turn gets', async () => {
+    const c = client();
+    for (const [reason, code] of [
+      [new Error('poll abandoned'), 'CBW_ERR_ABORTED'],
+      [new DOMException('deadline', 'TimeoutError'), 'CBW_ERR_TIMEOUT'],
+    ] as const) {
+      const ac = new AbortController();
+      let stopped = false;
+      const e = await failure(
+        c.scoped({ signal: ac.signal }).requestJson('/pools/default', {}, loose, {
+          parseBody: async (text, signal) => {
+            setImmediate(() => ac.abort(reason));
+            await turn();
+            stopped = signal?.aborted === true;
+            // What a reader throws once stopped (its reason, or a SyntaxError of what it did not read) is the abort.
+            if (stopped) return JSON.parse(text.slice(0, 10)) as unknown;
+            return JSON.parse(text) as unknown;
+          },
+        }),
+      );
+      expect(stopped).toBe(true);
+      expect(e.code).toBe(code);
+      expect(e.cause).toBe(reason);
+    }
+    await c.close();
+  });
+
+  it('two answers are read one after the other, never interleaved, however many turns each reader gives', async () => {
+    const c = client();
+    const log: string[] = [];
+    const parseBody = (name: string) => async (text: string) => {
+      log.push(`${name} start`);
+      for (let i = 0; i < 3; i++) await turn();
+      log.push(`${name} end`);
+      return JSON.parse(text) as unknown;
+    };
+    await Promise.all(['a', 'b', 'c'].map((n) => c.requestJson('/pools/default', {}, loose, { parseBody: parseBody(n) })));
+    expect(log).toHaveLength(6);
+    for (let i = 0; i < 6; i += 2) expect(log[i + 1]).toBe((log[i] as string).replace('start', 'end'));
+    await c.close();
+  });
+});
+
 describe('answers under load (hardening)', () => {
   it('an answer that would pass the process-wide budget fails with CBW_ERR_BUDGET, and the budget is given back', async () => {
     const budget = new ByteBudget(8 * 1024 * 1024);

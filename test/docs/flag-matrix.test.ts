@@ -65,7 +65,7 @@ describe('the flag → command matrix', () => {
       if (listed === ALL) continue;
       const name = flag === '--[no-]collector.<name>' ? `--no-collector.${COLLECTOR_NAMES[0] as string}` : flag;
       // A value that every flag taking one accepts (a port, a count, a path...).
-      const args = (command: string): string[] => [command, name, ...(/^--(?:no-)?collector\.|^--config\.check$|^--web\.enable-lifecycle$|^--with-prometheus$|^--couchbase\.insecure-skip-verify$/.test(name) ? [] : [valueFor(name)])];
+      const args = (command: string): string[] => [command, name, ...(/^--(?:no-)?collector\.|^--config\.check$|^--web\.enable-lifecycle$|^--with-prometheus$|^--couchbase\.insecure-skip-verify$|^--collection\.inline$/.test(name) ? [] : [valueFor(name)])];
       for (const command of COMMANDS) {
         const takes = listed.split(', ').includes(command);
         if (takes) expect(() => parseArgs(args(command)), `${command} ${name}`).not.toThrow();

@@ -81,7 +81,7 @@ export function fakeClient(routes: Record<string, FakeRoute>, baseUrl = 'http://
       let body: unknown;
       try {
         // parseBody as the real client honours it: the body's text read by the caller's reader.
-        body = options.parseBody !== undefined ? options.parseBody(text) : (a.body ?? JSON.parse(text));
+        body = options.parseBody !== undefined ? await options.parseBody(text, options.signal) : (a.body ?? JSON.parse(text));
       } catch (err) {
         if (err instanceof SyntaxError) throw new SchemaError(desc, 'body is not valid JSON', a.status);
         throw err;

@@ -73,3 +73,14 @@ export async function startQuietDaemon(sim: Simulator, name: string): Promise<Da
   await daemon.ready();
   return daemon;
 }
+
+/** A configuration change enabling only the collectors named, on every cluster. */
+export function onlyCollectors(names: readonly string[]): (c: Config) => Config {
+  return (c) => ({
+    ...c,
+    clusters: c.clusters.map((cl) => ({
+      ...cl,
+      collectors: Object.fromEntries(Object.entries(cl.collectors).map(([k, v]) => [k, { ...v, enabled: names.includes(k) }])) as typeof cl.collectors,
+    })),
+  });
+}

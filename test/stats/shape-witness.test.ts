@@ -31,19 +31,19 @@ function answer(t) {
     data.push('{"metric":{"nodes":["n' + n + ':8091"],"name":"kv_ops","bucket":"b' + b + '","op":"' + op + '"},"values":[[' + t + ',"' + (t * 3 + b) + '"],[' + (t + 10) + ',"' + (t * 3 + b + 7.5) + '"]]}');
   return '[{"data":[' + data.join(',') + '],"errors":[],"startTimestamp":' + t + ',"endTimestamp":' + (t + 10) + '}]';
 }
-function poll(t) {
+async function poll(t) {
   const g = new r.AnswerGrouping(nm.KV_NATIVE_MAP, r.kvItemOf, memo);
-  g.commit(g.readText(answer(t), ['kv_ops'], new Set()));
+  g.commit(await g.readTextSliced(answer(t), ['kv_ops'], new Set()));
   return g.done().items.size;
 }
 if (process.argv.includes('keep')) r.keepShapes();
 let t = 1000;
-for (let i = 0; i < 400; i++) poll((t += 10));
+for (let i = 0; i < 400; i++) await poll((t += 10));
 await new Promise((res) => setTimeout(res, 100));
-for (let i = 0; i < 50; i++) poll((t += 10));
+for (let i = 0; i < 50; i++) await poll((t += 10));
 globalThis.gc();
 globalThis.gc();
-console.error('BUCKETS', poll((t += 10)));
+console.error('BUCKETS', await poll((t += 10)));
 // A class's methods, its base classes' included (the reader's text steps are its JsonCursor's).
 const own = (c) => {
   const out = [];
