@@ -118,8 +118,9 @@ describe('http app', () => {
     expect(inner.toString('utf8')).toBe(text);
     expect(text).toContain('couchbase_bucket_fake_bytes{couchbase_cluster="prod",bucket="<b>"} 7');
     expect(text).toContain('process_resident_memory_bytes');
-    // Process metrics are re-read once a second: compare the rest, which a second boundary cannot change.
-    const steady = (t: string): string => t.split('\n').filter((l) => !/^process_/.test(l)).join('\n');
+    // Process and Node.js runtime metrics (event-loop lag, active resources) are re-read once a second: compare the
+    // rest, which a second boundary cannot change.
+    const steady = (t: string): string => t.split('\n').filter((l) => !/^(process|nodejs)_/.test(l)).join('\n');
     expect(steady(text)).toBe(steady(await exposition.text()));
   });
 
