@@ -54,14 +54,27 @@ interface ImageConfig {
   rootfs: { diff_ids: string[] };
 }
 
-/** The revision the .deb was built from (its dist/build-info.json), read with dpkg-deb and tar. */
-/** A TCP port free on this machine's loopback now (for podman to publish the container's 9420 on). */
+/**
+ * A TCP port free on this machine's loopback now, for podman to publish the container's 9420 on, chosen below
+ * Linux's ephemeral range (32768–60999), from which every `listen(0)` of the other tests draws. Podman's port
+ * forwarding is a DNAT rule for 127.0.0.1:PORT; where its teardown fails (a sandboxed run), the rule outlives the
+ * container, and a later test listening on that port would see its loopback connections sent to the dead
+ * container (connect EHOSTUNREACH).
+ */
 async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const ok = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(candidate, '127.0.0.1', () => resolve(true));
+    });
+    if (ok) {
+      await new Promise((resolve) => server.close(resolve));
+      return candidate;
+    }
+  }
+  throw new Error('no free port between 20000 and 32000 on 127.0.0.1');
 }
 
 /** An IPv4 address of this machine that is not the loopback, if it has one. */
@@ -71,6 +84,7 @@ function outsideAddress(): string | undefined {
     .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
 }
 
+/** The revision the .deb was built from (its dist/build-info.json), read with dpkg-deb and tar. */
 function debRevision(): string {
   const tar = execFileSync('dpkg-deb', ['--fsys-tarfile', DEB], { maxBuffer: 1 << 30 });
   const info = execFileSync('tar', ['-xO', './usr/lib/cbwatch/dist/build-info.json'], { input: tar, encoding: 'utf8' });
@@ -251,6 +265,9 @@ describe.skipIf(!enabled)('the OCI image archive', () => {
       expect(h.status, h.stdout + h.stderr).toBe(0);
     } finally {
       const code = await demo.stop();
+      // The container's network is torn down with it (its port forwarding rule removed) even where --rm's own
+      // cleanup did not run; then the image goes.
+      if (runners.length > 0) spawnSync(podman as string, [...P, 'rm', '-f', '-i', name], { env, stdio: 'ignore' });
       if (runners.length > 0) spawnSync(podman as string, [...P, 'rmi', '-af'], { env, stdio: 'ignore' });
       expect(code, `${runner.label}\nstderr:\n${demo.output().err}`).toBe(0);
     }
