@@ -24,7 +24,7 @@ import { AnswerGrouping, keepShapes, stagedRequestSchema } from './range-groupin
 import type { RawAnswer } from './range-grouping.js';
 import { clusterNodes, missingCode, missingNodes, NODE_DOWN, reportRangeErrors, statsNodes } from './range-nodes.js';
 import { buildQueries, isHostMetric, MAX_FUTURE_SKEW_MS, planPoll } from './range-plan.js';
-import type { CounterMemo } from './range-values.js';
+import { CounterMemo } from './counter-memo.js';
 
 export const STATS_RANGE_ROUTE = '/pools/default/stats/range';
 
@@ -92,7 +92,7 @@ export const RANGE_STATE_KEY = '\u0000range';
 export function rangeStateOf(state: Map<string, unknown>, key: string = RANGE_STATE_KEY): RangeState {
   let s = state.get(key) as RangeState | undefined;
   if (s === undefined) {
-    s = { memo: new Map(), lastPoll: undefined, sizes: new Map(), warnedFuture: new Set() };
+    s = { memo: new CounterMemo(), lastPoll: undefined, sizes: new Map(), warnedFuture: new Set() };
     state.set(key, s);
   }
   return s;

@@ -26,7 +26,7 @@ import { QueryReader } from './range-reader.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import type { QueryResult } from './range-tree.js';
 import { dropAfter, dropNegative, rawRun, REFUSED, seriesKey, seriesValue, takeRefused, valueInto, valueRun } from './range-values.js';
-import type { CounterMemo } from './range-values.js';
+import { CounterMemo } from './counter-memo.js';
 
 /**
  * Group the answers' series by item and node for the rows of `rows`, computing each series' value against the memo
@@ -39,7 +39,7 @@ export function groupSeries(rows: readonly NativeMapRow[], results: readonly Que
     l.errors(r.metric, r.erroredNodes);
     for (const s of r.series) {
       const key = seriesKey(s);
-      const rec = memo.get(key);
+      const rec = memo.slotOf(key);
       const has = valueInto(seriesValue(s.points, l.previous(key, rec)));
       if (has !== 0) l.put(key, rec, s.metric, s.node, s.labels, has);
     }
@@ -300,7 +300,7 @@ export class AnswerGrouping {
     const n = list.n;
     for (let i = 0; i < n; i++) {
       const key = list.keys[i] as string;
-      const rec = list.recs[i];
+      const rec = list.recs[i] as number;
       const node = list.nodes[i] as string;
       const from = list.from[i] as number;
       const end = list.to[i] as number;
@@ -348,7 +348,7 @@ export class AnswerGrouping {
     l.errors(metric, head.erroredNodes, head.clusterErrors, head.byNode);
     for (const e of entries) {
       const key = this.treeKey(metric, e.node, e.labels);
-      const rec = this.memo.get(key);
+      const rec = this.memo.slotOf(key);
       const run = rawRun(e.values);
       if (this.foreign(e.node, run.n)) continue;
       let to = dropAfter(run, 0, run.n, this.maxT);
@@ -440,7 +440,7 @@ export function shapesKept(): boolean {
 /** Made at the first poll (fetchRange), then the same object; test/stats/shape-witness.test.ts shows what it keeps. */
 export function keepShapes(): unknown {
   if (shapeWitness === undefined) {
-    const g = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map());
+    const g = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new CounterMemo());
     // A constant answer the reader reads (the test's witness would find the reader's code dropped otherwise).
     const staged = g.readText(WITNESS_ANSWER, ['kv_ops'], new Set()) as StagedRequest;
     g.commit(staged);

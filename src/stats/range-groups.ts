@@ -13,7 +13,8 @@
  * the whole request has been read, so a body that turns out not to be JSON halfway through changes nothing.
  */
 import type { NativeMapRow, NativeSeries } from './native-map.js';
-import type { CounterMemo, MemoPoint } from './range-values.js';
+import { NO_RECORD } from './counter-memo.js';
+import type { CounterMemo, MemoSlot } from './counter-memo.js';
 import { HAS_INC, HAS_MEAN, RUN_VALUE, V_INC, V_MEAN, V_SECS, V_T, V_V } from './range-values.js';
 import { MAX_GAP_NODES } from '../metrics/family.js';
 import { boundedText } from '../errors.js';
@@ -226,6 +227,8 @@ export type RefusedWhy = 'range_cells' | 'range_cell_series';
  * without them). A scan of the layer's records instead was quadratic in an answer that repeats its series.
  */
 let staged = 0;
+/** previous()'s answer, reused: its caller values the series with it before the next call. */
+const PREVIOUS = { t: 0, v: 0 };
 /** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
 let groupings = 0;
 /** Turns of counting a metric's series per cell (Layer.put), across layers: a cell's count belongs to one turn. */
@@ -240,7 +243,7 @@ export class Layer {
   private first = -1;
   readonly parts: Parts;
   /** Known series: their records and newest points (time, value pairs in `points`), in the order read. */
-  readonly recs: MemoPoint[] = [];
+  readonly recs: MemoSlot[] = [];
   private points = new Float64Array(64);
   /** Series not in the memo: key → newest point. */
   readonly fresh = new Map<string, { t: number; v: number }>();
@@ -280,12 +283,14 @@ export class Layer {
    * The previous newest point to value a series against: what this layer already read of it when the answer
    * repeats it, else the memo's. `rec`: the series' memo record, when it has one.
    */
-  previous(key: string, rec: MemoPoint | undefined): { t: number; v: number } | undefined {
-    if (rec === undefined) return this.fresh.get(key);
-    const i = (rec.staged ?? -1) - this.first;
+  previous(key: string, rec: MemoSlot): { t: number; v: number } | undefined {
+    if (rec === NO_RECORD) return this.fresh.get(key);
+    const i = this.memo.stagedOf(rec) - this.first;
     // Staged here only when the mark falls within this layer's and names this record.
-    if (this.first < 0 || i < 0 || i >= this.recs.length || this.recs[i] !== rec) return rec;
-    return { t: this.points[2 * i] as number, v: this.points[2 * i + 1] as number };
+    if (this.first < 0 || i < 0 || i >= this.recs.length || this.recs[i] !== rec) return this.memo.pointInto(rec, PREVIOUS);
+    PREVIOUS.t = this.points[2 * i] as number;
+    PREVIOUS.v = this.points[2 * i + 1] as number;
+    return PREVIOUS;
   }
 
   /** The time (`k` 0) or value (1) of the i-th known series' newest point. */
@@ -356,7 +361,7 @@ export class Layer {
    * One series, valued (its value in RUN_VALUE, `has` saying what is set: range-values.ts valueRun): its memo
    * update, and its value added to the row parts that read it.
    */
-  put(key: string, rec: MemoPoint | undefined, metric: string, node: string, labels: Readonly<Record<string, string>>, has: number): void {
+  put(key: string, rec: MemoSlot, metric: string, node: string, labels: Readonly<Record<string, string>>, has: number): void {
     const item = this.itemOf(labels);
     if (this.parts.cellCount >= MAX_CELLS_PER_REQUEST && !this.parts.has(item, node)) {
       // Each cell costs a slot per row part: an answer of fresh buckets without a bound would cost memory without
@@ -384,11 +389,11 @@ export class Layer {
     cell.series++;
     const t = RUN_VALUE[V_T] as number;
     const v = RUN_VALUE[V_V] as number;
-    if (rec !== undefined) {
-      // Kept a small integer (V8 then stores it in the record itself): a daemon stages 2^30 records in weeks.
-      staged = (staged + 1) & 0x3fffffff;
-      rec.staged = staged;
-      if (this.first < 0) this.first = rec.staged;
+    if (rec !== NO_RECORD) {
+      // Kept under 2^30 (and never 0, the mark of a record never staged): a daemon stages 2^30 records in weeks.
+      staged = (staged & 0x3fffffff) + 1;
+      this.memo.setStaged(rec, staged);
+      if (this.first < 0) this.first = staged;
       const i = this.recs.length;
       this.recs.push(rec);
       if (2 * i + 2 > this.points.length) {
@@ -485,13 +490,8 @@ export class Grouping {
     for (const n of l.nodes) this.nodes.add(n);
     for (const [n, why] of l.nodeErrors) if (!this.nodeErrors.has(n) && this.nodeErrors.size < MAX_GAP_NODES) this.nodeErrors.set(n, why);
     for (const [n, k] of l.future) countNode(this.future, n, k);
-    for (let i = 0; i < l.recs.length; i++) {
-      const r = l.recs[i] as MemoPoint;
-      r.t = l.pointOf(i, 0);
-      r.v = l.pointOf(i, 1);
-      r.gen = this.gen;
-    }
-    for (const [key, p] of l.fresh) this.memo.set(key, { t: p.t, v: p.v, gen: this.gen, staged: 0, seenAt: -1 });
+    for (let i = 0; i < l.recs.length; i++) this.memo.set(l.recs[i] as MemoSlot, l.pointOf(i, 0), l.pointOf(i, 1), this.gen);
+    for (const [key, p] of l.fresh) this.memo.add(key, p.t, p.v, this.gen);
     // The first request's parts are taken as they are; a later one's are added in.
     if (this.parts.used === 0) this.parts = l.parts;
     else this.parts.merge(l.parts);
@@ -499,10 +499,7 @@ export class Grouping {
 
   /** The groups; the memo forgets the series this grouping's answers no longer have. */
   done(): RangeItems {
-    // Deleting the entry being visited is allowed while iterating a Map.
-    this.memo.forEach((r, k) => {
-      if (r.gen !== this.gen) this.memo.delete(k);
-    });
+    this.memo.forgetUnseen(this.gen);
     return { items: this.parts.items, nodeWide: this.parts.nodeWide, data: this.parts.data, slots: this.parts.slots, plan: this.plan, errored: this.errored, nodes: this.nodes, nodeErrors: this.nodeErrors, future: this.future, nowMs: this.nowMs };
   }
 }

@@ -6,7 +6,8 @@
 import { Ch } from './json-slices.js';
 import { keptLabel, RANGE_LIMITS } from './range-limits.js';
 import type { RangeCaps } from './range-limits.js';
-import type { MemoPoint } from './range-values.js';
+import { NO_RECORD } from './counter-memo.js';
+import type { MemoSlot } from './counter-memo.js';
 
 /**
  * The strings of label names and values, each kept once as a copy of its own, with a number of its own (1, 2, …;
@@ -248,7 +249,7 @@ export interface ReadEntry {
   readonly idTo: number;
   /** The series' key in the counter memo (idKey, else seriesKey) and its record there (set once the answer is read). */
   key: string;
-  rec: MemoPoint | undefined;
+  rec: MemoSlot;
 }
 
 /**
@@ -261,7 +262,8 @@ export class EntryList {
   readonly labels: Array<Record<string, string>> = [];
   readonly nodes: string[] = [];
   readonly keys: string[] = [];
-  readonly recs: Array<MemoPoint | undefined> = [];
+  /** Per entry: its record in the memo (NO_RECORD: none), set once the answer is read. */
+  recs = new Int32Array(64);
   /** Per entry: the node's number, the points' stretch [from, to) in the run and the labels' numbers' [idFrom, idTo). */
   nodeIds = new Int32Array(64);
   from = new Int32Array(64);
@@ -275,7 +277,7 @@ export class EntryList {
     this.labels[i] = labels;
     this.nodes[i] = node;
     this.keys[i] = '';
-    this.recs[i] = undefined;
+    this.recs[i] = NO_RECORD;
     this.nodeIds[i] = nodeId;
     this.from[i] = from;
     this.to[i] = to;
@@ -290,7 +292,7 @@ export class EntryList {
     this.labels[to] = this.labels[from] as Record<string, string>;
     this.nodes[to] = this.nodes[from] as string;
     this.keys[to] = this.keys[from] as string;
-    this.recs[to] = this.recs[from];
+    this.recs[to] = this.recs[from] as number;
     this.nodeIds[to] = this.nodeIds[from] as number;
     this.from[to] = this.from[from] as number;
     this.to[to] = this.to[from] as number;
@@ -309,7 +311,7 @@ export class EntryList {
       idFrom: this.idFrom[i] as number,
       idTo: this.idTo[i] as number,
       key: this.keys[i] as string,
-      rec: this.recs[i],
+      rec: this.recs[i] as number,
     };
   }
 
@@ -322,7 +324,7 @@ export class EntryList {
     this.labels.fill(NO_LABELS);
     this.nodes.fill('');
     this.keys.fill('');
-    this.recs.fill(undefined);
+    this.recs.fill(NO_RECORD);
   }
 
   private grow(): void {
@@ -336,6 +338,7 @@ export class EntryList {
     this.to = more(this.to);
     this.idFrom = more(this.idFrom);
     this.idTo = more(this.idTo);
+    this.recs = more(this.recs);
   }
 }
 

@@ -22,7 +22,8 @@ import { EntryList, IdList, idKey, Interner, NO_LABELS } from './range-interner.
 import type { ReadEntry } from './range-interner.js';
 import { AnswerErrors, keptLabel, ownString, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-limits.js';
 import { PointRun, REFUSED, refuseText, seriesKey } from './range-values.js';
-import type { CounterMemo } from './range-values.js';
+import { NO_RECORD } from './counter-memo.js';
+import type { CounterMemo } from './counter-memo.js';
 
 export { AnswerErrors, errorText, keptLabel, RANGE_LIMITS, RangeCaps, tooManySeriesText } from './range-limits.js';
 export type { RangeCapWhat } from './range-limits.js';
@@ -178,13 +179,13 @@ export class QueryReader extends JsonCursor {
       const key =
         idKey(l.nodeIds[i] as number, metricId, this.ids.a, l.idFrom[i] as number, l.idTo[i] as number) ??
         seriesKey({ metric, node: l.nodes[i] as string, labels: l.labels[i] as Record<string, string> });
-      const rec = memo?.get(key);
+      const rec = memo === undefined ? NO_RECORD : memo.slotOf(key);
       let first: number | undefined;
-      if (rec !== undefined) {
+      if (rec !== NO_RECORD) {
         // Its place in this answer's list so far, if the place holds it; else a place in an earlier answer.
-        const at = rec.seenAt ?? -1;
+        const at = (memo as CounterMemo).seenAtOf(rec);
         if (at >= 0 && at < out && l.recs[at] === rec) first = at;
-        else rec.seenAt = out;
+        else (memo as CounterMemo).setSeenAt(rec, out);
       } else {
         first = seen.get(key);
         if (first === undefined) seen.set(key, out);

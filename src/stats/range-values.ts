@@ -235,28 +235,6 @@ export function pointsOf(values: readonly unknown[]): Point[] {
 }
 
 /**
- * The previous newest point of a native series, kept between polls and updated in place (a poll makes no new
- * record for a series it already knows). `gen`: the grouping that last saw it; a grouping's end forgets the
- * records it did not see.
- */
-export interface MemoPoint {
-  t: number;
-  v: number;
-  gen?: number;
-  /** When it was last staged (range-groups.ts: finding a series a request repeats). */
-  staged?: number;
-  /**
-   * Its entry's place in the last answer read that had it (range-reader.ts: finding a series an answer repeats; the
-   * reader checks the place holds this record). One small integer: a memo keeps a record per series for the life of
-   * the process, and its size is part of every full collection's work.
-   */
-  seenAt?: number;
-}
-
-/** The previous newest point of each native series (node, metric, labels), kept between polls. */
-export type CounterMemo = Map<string, MemoPoint>;
-
-/**
  * A native series' key in the memo: node, metric, then its labels in name order. The `name` label, which the
  * range API sets to the metric's own name, is left out when it is that: the key is kept per series, for the life
  * of the memo.

@@ -24,7 +24,10 @@ import { MAX_FUTURE_SKEW_MS, MAX_QUERIES_PER_REQUEST, RANGE_STEP_SECONDS, rangeW
 import type { RangeQuery } from './range-plan.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import { dropAfter, dropNegative, HAS_INC, rawRun, REFUSED, RUN_VALUE, seriesKey, takeRefused, V_INC, V_SECS, V_T, V_V, valueRun } from './range-values.js';
-import type { CounterMemo } from './range-values.js';
+import type { MemoPoint } from './counter-memo.js';
+
+/** A service spec's previous newest point per native series (few series: a Map of points). */
+type PointMemo = Map<string, MemoPoint>;
 import { declaredServiceSpecs, everyNode, itemKey, kindOfServiceRow, nativeMetrics } from './service-table.js';
 import type { ServiceSpec, ServiceStatRow } from './service-table.js';
 import { ITEM_WIDE, itemOf as itemValuesOf, setOf } from './values.js';
@@ -224,6 +227,9 @@ export function rowValue(row: ServiceStatRow, parts: ReadonlyMap<string, Part>):
   return { value: num.level * scale };
 }
 
+/** valueRun's previous point, reused: read before the next series is valued. */
+const PREVIOUS = { t: 0, v: 0 };
+
 /** The memo of one spec's series in a collector's state. */
 function stateKey(spec: ServiceSpec): string {
   return `\u0000range:${spec.id}`;
@@ -256,7 +262,7 @@ export function serviceRangeValues(ctx: StatsContext, spec: ServiceSpec, shared:
   const cells: Cells = new Map();
   const newest = new Map<string, number>();
   const future = new Map<string, number>();
-  const seen: CounterMemo = new Map();
+  const seen: PointMemo = new Map();
   const nodesSeen = new Set<string>();
   for (const e of entries) {
     const name = e.labels.name;
@@ -280,7 +286,7 @@ export function serviceRangeValues(ctx: StatsContext, spec: ServiceSpec, shared:
     if (to < run.n && (future.has(e.node) || future.size < MAX_GAP_NODES)) future.set(e.node, (future.get(e.node) ?? 0) + run.n - to);
     if (!rows.every((r) => r.signed === true)) to = dropNegative(run, 0, to);
     const key = seriesKey({ metric: name, node: e.node, labels: e.labels });
-    const flags = valueRun(run, 0, to, st.memo.get(key));
+    const flags = valueRun(run, 0, to, st.memo.pointInto(st.memo.slotOf(key), PREVIOUS));
     if (flags === 0) continue;
     const t = RUN_VALUE[V_T] as number;
     const v = RUN_VALUE[V_V] as number;
@@ -302,7 +308,7 @@ export function serviceRangeValues(ctx: StatsContext, spec: ServiceSpec, shared:
   }
   // The memo keeps this answer's newest points only: a series gone takes its record with it.
   st.memo.clear();
-  for (const [k, r] of seen) st.memo.set(k, r);
+  for (const [k, r] of seen) st.memo.add(k, r.t, r.v, 0);
   st.lastPoll = now;
   caps.takePoints();
   for (const [what, n] of caps.counts) ctx.out.countCap(what, n);

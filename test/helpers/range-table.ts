@@ -3,13 +3,14 @@
  * hand over made-up metrics, what a poll's groups say whatever their layout, and the check that a request's body
  * read from its text gives what the same answers give parsed.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { expect } from 'vitest';
 import type { Matchers, NativeMapRow } from '../../src/stats/native-map.js';
 import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
 import type { RawAnswer } from '../../src/stats/range.js';
 import { newestOf, rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
-import type { CounterMemo } from '../../src/stats/range-values.js';
+
 
 /** One native series of a row: a metric and its matchers. */
 export const ser = (metric: string, matchers: Matchers = {}) => ({ metric, matchers, type: 'counter' as const });

@@ -6,6 +6,7 @@
  * aggregate left out), ep_dcp_views+indexes_* (menelaus_stats ViewsIndexesStats: views + 2i + fts),
  * hibernated_requests (hibernates − unhibernates) and ep_cache_miss_rate by line.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { describe, expect, it } from 'vitest';
 import { nativeMapFor } from '../../src/stats/native-map.js';
 import type { NativeMapRow, ServerLine } from '../../src/stats/native-map.js';
@@ -22,7 +23,7 @@ function value(line: ServerLine, legacy: string, answers: ReturnType<typeof answ
   const t = nativeMapFor(line);
   const row = t.kvByLegacy.get(legacy) as NativeMapRow;
   expect(row, `${line} ${legacy}`).toBeDefined();
-  return rowValue(row, groupSeries(t.kv, answers, kvItemOf, new Map()), 'b', node);
+  return rowValue(row, groupSeries(t.kv, answers, kvItemOf, new CounterMemo()), 'b', node);
 }
 
 // n1: a small file (1 MB, under 128 KiB × 512 vBuckets = 64 MiB), data 0.4 MB; n2: 100 MB file, 60 MB data, 10 MB history.

@@ -4,6 +4,7 @@
  * values merged as ns_server merges nodes (summed; max for cpu_utilization_rate; ratios from the summed sides).
  * Expected values are computed by hand from the per-line formulas (ns_server's), not from the tables.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { xdcrCollector } from '../../src/collectors/xdcr.js';
@@ -50,7 +51,7 @@ const q = (metric: string, data: unknown[]): QueryResult => parseQueryAnswer(met
 
 function line(l: ServerLine, nodes: string[], answers: QueryResult[]): LineGroups {
   const table = nativeMapFor(l);
-  return { table, nodes, groups: groupSeries(withRatioParts(table.kv), answers, kvItemOf, new Map()) };
+  return { table, nodes, groups: groupSeries(withRatioParts(table.kv), answers, kvItemOf, new CounterMemo()) };
 }
 
 describe('mergedValue: a cluster mid-upgrade (n1 on 7.2, n2 on 7.6.8)', () => {
@@ -113,7 +114,7 @@ describe('mergedValue mid-upgrade across 7.6.8: a computed ratio once, with the 
   ];
   const linesServedBy = (serving: ServerLine): { lines: LineGroups[]; table: ReturnType<typeof nativeMapFor> } => {
     const table = nativeMapFor(serving);
-    const of = (l: ServerLine, node: string, a: QueryResult[]): LineGroups => ({ table: nativeMapFor(l), nodes: [node], groups: groupSeries(withRatioParts(nativeMapFor(l).kv, table.kv), a, kvItemOf, new Map()) });
+    const of = (l: ServerLine, node: string, a: QueryResult[]): LineGroups => ({ table: nativeMapFor(l), nodes: [node], groups: groupSeries(withRatioParts(nativeMapFor(l).kv, table.kv), a, kvItemOf, new CounterMemo()) });
     return { table, lines: [of('7.2', 'n1', answers('n1', 5, 50, 40, 10)), of('7.6.8', 'n2', answers('n2', 7, 70, 80, 20))] };
   };
   it('a 7.6.8 node serving: 100 × (1 + 2) / (5 + 10) = 20 %, from get_misses / cmd_get of both nodes', () => {

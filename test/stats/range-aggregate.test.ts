@@ -4,6 +4,7 @@
  * stats under a bucket (cpu_*, mem_*, swap_*, cpu_cores_available) summed like any other, as the envelope does.
  * Expected values are worked out by hand from the answers below.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { describe, expect, it } from 'vitest';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
@@ -29,7 +30,7 @@ describe('host stats under a bucket: as the envelope merges them', () => {
       host('sys_cpu_user_rate', { n1: [[10, 4], [20, 6]], n2: [[10, 10], [20, 20]] }),
     ],
     kvItemOf,
-    new Map(),
+    new CounterMemo(),
   );
   it('memory, swap and cores are summed over the nodes (not their mean)', () => {
     expect(rowValue(row('mem_total'), g, 'b', undefined)).toBe(24e9);
@@ -64,7 +65,7 @@ describe('asking for the aggregate over the nodes (bucket_stats without per_node
   it('the maxed series gives the max at each instant, and its window mean is the mean of those maxima (the envelope\'s samples)', () => {
     // Per instant: max(10, 50) = 50, max(90, 70) = 90: mean 70 — where the per-node means (50, 60) would give 60.
     const maxed = parseQueryAnswer('sys_cpu_utilization_rate', { data: [{ metric: { nodes: ['n1', 'n2'], aggregationFunction: 'max' }, values: [[10, '50'], [20, '90']] }], errors: [] }, true);
-    const g = groupSeries(KV_NATIVE_MAP, [kvAnswer, maxed], kvItemOf, new Map());
+    const g = groupSeries(KV_NATIVE_MAP, [kvAnswer, maxed], kvItemOf, new CounterMemo());
     expect(rowValue(row('cpu_utilization_rate'), g, 'b', undefined)).toBe(70);
   });
 });
@@ -103,7 +104,7 @@ describe('a ratio over the nodes that answered both its parts', () => {
         parseQueryAnswer('kv_cmd_lookup', { data: [s('n1', {}, 0, 100)], errors: [{ node: 'n2', error: 'Request timed out' }] }),
       ],
       kvItemOf,
-      new Map(),
+      new CounterMemo(),
     );
     // Only n1's parts: 100 × 10 / 100 = 10 (with n2's 30 fetches it would read 40).
     expect(rowValue(row('ep_cache_miss_rate'), g, 'b', undefined)).toBeCloseTo(10, 12);

@@ -4,13 +4,14 @@
  * entries capped per query (the excess counted), nesting refused past 64 levels, item errors one per cause. Every
  * expected figure is written by hand from the limits documented in docs/security.md ("Range answers").
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { describe, expect, it } from 'vitest';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { ser, tableRow } from '../helpers/range-table.js';
 import { AnswerGrouping, kvItemOf, reportRangeErrors, StagedRequest } from '../../src/stats/range.js';
 import { rowValue } from '../../src/stats/row-values.js';
 import { Interner, QueryReader, RangeCaps } from '../../src/stats/range-reader.js';
-import type { CounterMemo } from '../../src/stats/range-values.js';
+
 
 const TABLE: readonly NativeMapRow[] = [tableRow('m0_level', 'level', [ser('m0')]), tableRow('m1_level', 'level', [ser('m1')])];
 const T0 = 1_700_000_000;
@@ -40,7 +41,7 @@ describe('interned strings', () => {
   });
 
   it('are released when a poll no longer uses them, and their numbers given out again', () => {
-    const memo: CounterMemo = new Map();
+    const memo: CounterMemo = new CounterMemo();
     const interner = () => (poll(memo, '[]', []) as unknown as { reader: QueryReader }).reader.interner;
     const i = interner();
     for (let p = 0; p < 50; p++) {
@@ -70,8 +71,8 @@ describe('label values', () => {
   });
 
   it('the parse cuts them alike (an answer the reader gives up on)', () => {
-    const memoA: CounterMemo = new Map();
-    const memoB: CounterMemo = new Map();
+    const memoA: CounterMemo = new CounterMemo();
+    const memoB: CounterMemo = new CounterMemo();
     const big = 'é'.repeat(MB);
     // The escape in `other` makes the reader give up on the second body: JSON.parse reads it.
     const a = poll(memoA, `[${answer([{ bucket: big }])}]`, ['m0']);
@@ -89,7 +90,7 @@ describe('label values', () => {
 describe('errors entries', () => {
   it('ten 4 MB errors: each text kept is at most 200 characters, and the metric fails on their nodes', () => {
     const errors = Array.from({ length: 10 }, (_, k) => ({ node: `n${k}:8091`, error: `${k}`.repeat(4 * MB) }));
-    const g = poll(new Map(), `[${answer([{ bucket: 'b' }], errors)},${answer([{ bucket: 'b' }])}]`);
+    const g = poll(new CounterMemo(), `[${answer([{ bucket: 'b' }], errors)},${answer([{ bucket: 'b' }])}]`);
     // Entries that name a node are that node's gap (one item error per node and poll, not per text): no text of
     // the metric's own, and each node's reason cut to 200 characters.
     expect(g.errorTexts).toHaveLength(0);
@@ -145,7 +146,7 @@ describe('errors entries', () => {
 describe('series and nesting', () => {
   it('200,001 series in one query: the query refused (its metric failed on every node), counted; the next query kept', () => {
     const series = Array.from({ length: 200_001 }, (_, k) => ({ bucket: 'b7', op: `o${k}` }));
-    const g = poll(new Map(), `[${answer(series)},${answer([{ bucket: 'b7' }])}]`);
+    const g = poll(new CounterMemo(), `[${answer(series)},${answer([{ bucket: 'b7' }])}]`);
     const groups = g.done();
     expect(g.caps.counts.get('range_series')).toBe(1);
     expect([...(groups.errored.get('m0') ?? [])]).toEqual(['*']);
@@ -156,7 +157,7 @@ describe('series and nesting', () => {
 
   it('200,000 series in one query are all kept: 200 buckets of 1,000 series, 1,000 × 5 each', () => {
     const series = Array.from({ length: 200_000 }, (_, k) => ({ bucket: `b${k % 200}`, op: `o${Math.floor(k / 200)}` }));
-    const g = poll(new Map(), `[${answer(series)}]`, ['m0']);
+    const g = poll(new CounterMemo(), `[${answer(series)}]`, ['m0']);
     const groups = g.done();
     expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b0', undefined)).toBe(5_000);
     expect(rowValue(TABLE[0] as NativeMapRow, groups, 'b199', undefined)).toBe(5_000);
@@ -165,11 +166,11 @@ describe('series and nesting', () => {
 
   it('1,024 series of one bucket on one node are kept (1,024 × 5); a 1,025th refuses the metric, counted; the neighbour keeps its own', () => {
     const ops = (n: number) => Array.from({ length: n }, (_, k) => ({ bucket: 'b', op: `o${k}` }));
-    const ok = poll(new Map(), `[${answer(ops(1024))}]`, ['m0']);
+    const ok = poll(new CounterMemo(), `[${answer(ops(1024))}]`, ['m0']);
     expect(rowValue(TABLE[0] as NativeMapRow, ok.done(), 'b', undefined)).toBe(5_120);
     expect(ok.caps.counts.size).toBe(0);
 
-    const memo: CounterMemo = new Map();
+    const memo: CounterMemo = new CounterMemo();
     const over = poll(memo, `[${answer(ops(3000))},${answer([{ bucket: 'b' }])}]`);
     const groups = over.done();
     // The 1,025th and the 1,975 after it.
@@ -185,7 +186,7 @@ describe('series and nesting', () => {
 
   it('the bound is per node: 1,024 series of one bucket on each of two nodes are kept (2,048 × 5)', () => {
     const data = ['n1:8091', 'n2:8091'].flatMap((node) => Array.from({ length: 1024 }, (_, k) => ({ metric: { nodes: [node], name: 'x', bucket: 'b', op: `o${k}` }, values: [[T0, '5']] })));
-    const g = poll(new Map(), `[${JSON.stringify({ data, errors: [], startTimestamp: T0 - 60, endTimestamp: T0 })}]`, ['m0']);
+    const g = poll(new CounterMemo(), `[${JSON.stringify({ data, errors: [], startTimestamp: T0 - 60, endTimestamp: T0 })}]`, ['m0']);
     expect(rowValue(TABLE[0] as NativeMapRow, g.done(), 'b', undefined)).toBe(10_240);
     expect(g.caps.counts.size).toBe(0);
   });
@@ -194,20 +195,20 @@ describe('series and nesting', () => {
     const series: Array<Record<string, string>> = Array.from({ length: 1025 }, (_, k) => ({ bucket: 'b', op: `o${k}` }));
     // The escape makes the reader give up: JSON.parse reads the answer, put() bounds it.
     (series[0] as Record<string, string>)['other'] = 'q"x';
-    const g = poll(new Map(), `[${answer(series)}]`, ['m0']);
+    const g = poll(new CounterMemo(), `[${answer(series)}]`, ['m0']);
     expect(g.caps.counts.get('range_cell_series')).toBe(1);
     expect([...(g.done().errored.get('m0') ?? [])]).toEqual(['*']);
   });
 
   it('25,000 buckets in one request are kept; a series of a 25,001st refuses its metric, counted; the other metric keeps its own', () => {
     const series = (n: number) => Array.from({ length: n }, (_, k) => ({ bucket: `b${k}` }));
-    const ok = poll(new Map(), `[${answer(series(25_000))}]`, ['m0']);
+    const ok = poll(new CounterMemo(), `[${answer(series(25_000))}]`, ['m0']);
     const g1 = ok.done();
     expect(g1.items.size).toBe(25_000);
     expect(rowValue(TABLE[0] as NativeMapRow, g1, 'b24999', undefined)).toBe(5);
     // m0 makes 25,000 cells; m1's one series of b0 has its cell already, its b25000 is one too many: m1 is refused
     // before any of its series is put, both counted.
-    const over = poll(new Map(), `[${answer(series(25_000))},${answer([{ bucket: 'b0' }, { bucket: 'b25000' }])}]`);
+    const over = poll(new CounterMemo(), `[${answer(series(25_000))},${answer([{ bucket: 'b0' }, { bucket: 'b25000' }])}]`);
     const g2 = over.done();
     expect(over.caps.counts.get('range_cells')).toBe(2);
     expect([...(g2.errored.get('m1') ?? [])]).toEqual(['*']);
@@ -217,7 +218,7 @@ describe('series and nesting', () => {
   });
 
   it('a query naming 100,000 fresh buckets stages nothing of them: no cell, no memo record; its neighbour kept', () => {
-    const memo: CounterMemo = new Map();
+    const memo: CounterMemo = new CounterMemo();
     const fresh = Array.from({ length: 100_000 }, (_, k) => ({ bucket: `chaos-${k}` }));
     const g = poll(memo, `[${answer(fresh)},${answer([{ bucket: 'b' }])}]`);
     const groups = g.done();
@@ -232,7 +233,7 @@ describe('series and nesting', () => {
   it('an answer nested 3,000,000 deep is refused unparsed, counted; its neighbour kept', () => {
     const deep = `${'['.repeat(3_000_000)}${']'.repeat(3_000_000)}`;
     const first = answer([{ bucket: 'b' }]).replace('"data":[', `"data":[${deep},`);
-    const g = poll(new Map(), `[${first},${answer([{ bucket: 'b' }])}]`);
+    const g = poll(new CounterMemo(), `[${first},${answer([{ bucket: 'b' }])}]`);
     const groups = g.done();
     expect(g.caps.counts.get('range_nesting')).toBe(1);
     expect([...(groups.errored.get('m0') ?? [])]).toEqual(['*']);
@@ -242,15 +243,15 @@ describe('series and nesting', () => {
   it('an answer nested 65 levels is refused, 64 is not (an odd entry is skipped as the parse skips it)', () => {
     // The answer and its `data`: 2 levels before the entry.
     const at = (depth: number) => answer([{ bucket: 'b' }]).replace('"data":[', `"data":[${'['.repeat(depth - 2)}${']'.repeat(depth - 2)},`);
-    const ok = poll(new Map(), `[${at(64)}]`, ['m0']);
+    const ok = poll(new CounterMemo(), `[${at(64)}]`, ['m0']);
     expect(ok.caps.counts.get('range_nesting')).toBeUndefined();
     expect(rowValue(TABLE[0] as NativeMapRow, ok.done(), 'b', undefined)).toBe(5);
-    const deep = poll(new Map(), `[${at(65)}]`, ['m0']);
+    const deep = poll(new CounterMemo(), `[${at(65)}]`, ['m0']);
     expect(deep.caps.counts.get('range_nesting')).toBe(1);
   });
 
   it('a body that is no array and nests past 64 levels is refused unparsed (SyntaxError), not parsed whole', () => {
-    const g = new AnswerGrouping(TABLE, kvItemOf, new Map());
+    const g = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
     expect(() => g.readText(`{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`, ['m0'], new Set())).toThrow(/deeper than 64/);
   });
 });

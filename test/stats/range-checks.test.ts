@@ -4,6 +4,7 @@
  * numbers. Each case both ways an answer is read (the text's reader, and JSON.parse where the reader gives up: an
  * escaped quote in an extra label forces it), against values worked out by hand from the points below.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { describe, expect, it } from 'vitest';
 import { KV_NATIVE_MAP, KV_ROW_BY_LEGACY } from '../../src/stats/native-map.js';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
@@ -22,7 +23,7 @@ type Entry = { labels: Record<string, string>; node?: string; values: unknown[] 
 function poll(metric: string, entries: readonly Entry[], parsed: boolean): { g: RangeItems; duplicates: number } {
   const data = entries.map((e) => ({ metric: { nodes: [e.node ?? 'n1:8091'], name: metric, ...e.labels, ...(parsed ? { note: 'a "quoted" note' } : {}) }, values: e.values }));
   const text = JSON.stringify([{ data, errors: [], startTimestamp: T0 - 60, endTimestamp: T0 + 60 }]);
-  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map());
+  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new CounterMemo());
   const staged = a.readText(text, [metric], new Set());
   expect(staged).toBeInstanceOf(StagedRequest);
   a.commit(staged as StagedRequest);

@@ -4,6 +4,7 @@
  * hand-written values. Answers are generated: points out of order, repeated times, numbers and numeric strings,
  * unusable entries, errors, several nodes, summed series, and two polls in a row sharing one memo.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { arrayElementBounds } from '../../src/stats/json-slices.js';
@@ -14,7 +15,7 @@ import type { RawAnswer } from '../../src/stats/range.js';
 import { rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { pointsOf, rawSeriesValue, seriesValue } from '../../src/stats/range-values.js';
-import type { CounterMemo, Point } from '../../src/stats/range-values.js';
+import type { Point } from '../../src/stats/range-values.js';
 
 const rawPoint = fc.oneof(
   fc.tuple(fc.integer({ min: 1_700_000_000, max: 1_700_000_100 }), fc.oneof(fc.integer({ min: 0, max: 50 }).map(String), fc.integer({ min: 0, max: 50 }), fc.constantFrom('NaN', '', 'x'))),
@@ -73,8 +74,8 @@ describe('groupAnswers', () => {
   it('gives the groups, memo and error texts of parseQueryAnswer then groupSeries, over two polls', () => {
     fc.assert(
       fc.property(poll, poll, (first, second) => {
-        const memoA: CounterMemo = new Map();
-        const memoB: CounterMemo = new Map();
+        const memoA: CounterMemo = new CounterMemo();
+        const memoB: CounterMemo = new CounterMemo();
         for (const round of [first, second]) {
           const raw: RawAnswer[] = round.map(([a, summed, failed], i) => (failed && i === 0 ? { metric: `m${i}`, failed: true } : { metric: `m${i}`, raw: a, summed }));
           const parsed = raw.map((r) => ('failed' in r ? { metric: r.metric, series: [], erroredNodes: new Set(['*']), errors: [] } : parseQueryAnswer(r.metric, r.raw, r.summed)));
@@ -169,7 +170,7 @@ describe('the groups against every series kept whole', () => {
   it('each row, item and node (and over the nodes) has the value of the sums over the series it reads, over two polls', () => {
     fc.assert(
       fc.property(poll, poll, (first, second) => {
-        const memo: CounterMemo = new Map();
+        const memo: CounterMemo = new CounterMemo();
         const keptMemo = new Map<string, Point>();
         for (const round of [first, second]) {
           const raw: RawAnswer[] = round.map(([a, summed, failed], i) => (failed && i === 0 ? { metric: `m${i}`, failed: true } : { metric: `m${i}`, raw: a, summed }));
@@ -207,8 +208,8 @@ describe('AnswerGrouping.readText', () => {
     const tricky = fc.record({ data: fc.constant([{ metric: { name: 'kv_ops', bucket: 'a],"{b\\"', nodes: ['n1:8091'] }, values: [[1_700_000_000, '1'], [1_700_000_010, '3']] }]), errors: fc.constant([]) });
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.array(fc.oneof(answer, tricky), { minLength: 0, maxLength: 4 }), fc.boolean(), spacing), { minLength: 2, maxLength: 2 }), (polls) => {
-        const memoA: CounterMemo = new Map();
-        const memoB: CounterMemo = new Map();
+        const memoA: CounterMemo = new CounterMemo();
+        const memoB: CounterMemo = new CounterMemo();
         for (const [answers, summedFirst, ws] of polls) {
           const summed = new Set(summedFirst ? ['m0'] : []);
           expectReadAsParsed(TABLE, bodyText(answers, ws), answers, names, summed, memoA, memoB);
@@ -219,7 +220,7 @@ describe('AnswerGrouping.readText', () => {
   });
 
   it('a body that is not JSON throws SyntaxError with its position in the whole body, and changes nothing', () => {
-    const memo: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
+    const memo: CounterMemo = new CounterMemo([['k', { t: 1, v: 2 }]]);
     const g = new AnswerGrouping(TABLE, kvItemOf, memo);
     const good = JSON.stringify({ data: [{ metric: { name: 'kv_ops', bucket: 'a', nodes: ['n1:8091'] }, values: [[1_700_000_000, '5']] }], errors: [] });
     // The second answer is broken (`tru`); the third query's answer is past the names and still must be JSON.
@@ -238,7 +239,7 @@ describe('AnswerGrouping.readText', () => {
   });
 
   it('a body that is JSON but not an array comes back as parsed, for the schema to refuse', () => {
-    const g = new AnswerGrouping(TABLE, kvItemOf, new Map());
+    const g = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
     expect(g.readText(' {"data":[]} ', names, new Set())).toEqual({ data: [] });
     expect(g.readText('null', names, new Set())).toBeNull();
   });

@@ -5,6 +5,7 @@
  * labels that are not strings, escapes (where the reader gives up and JSON.parse decides), over two polls. And, by
  * hand, that the reader does read the answers Couchbase sends (it would be no use giving up on every one).
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
@@ -13,7 +14,7 @@ import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.j
 import { rowValue } from '../../src/stats/row-values.js';
 import type { RangeItems } from '../../src/stats/range-groups.js';
 import { idKey, Interner, QueryReader } from '../../src/stats/range-reader.js';
-import type { CounterMemo } from '../../src/stats/range-values.js';
+
 import { loadFixture } from '../helpers/collect.js';
 
 const TABLE: readonly NativeMapRow[] = [
@@ -97,8 +98,8 @@ describe('reading the text against parsing it', () => {
     let parsedWhole = 0;
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.array(answer, { maxLength: 4 }), fc.boolean(), fc.array(spaces, { minLength: 1, maxLength: 8 })), { minLength: 2, maxLength: 2 }), (polls) => {
-        const memoA: CounterMemo = new Map();
-        const memoB: CounterMemo = new Map();
+        const memoA: CounterMemo = new CounterMemo();
+        const memoB: CounterMemo = new CounterMemo();
         for (const [answers, summedFirst, wss] of polls) {
           let k = 0;
           const ws = () => wss[k++ % wss.length] as string;
@@ -134,7 +135,7 @@ describe('reading the text against parsing it', () => {
           valid = false;
         }
         if (valid) return;
-        const memo: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
+        const memo: CounterMemo = new CounterMemo([['k', { t: 1, v: 2 }]]);
         const g = new AnswerGrouping(TABLE, kvItemOf, memo);
         expect(() => g.readText(broken, NAMES, new Set())).toThrow(SyntaxError);
         expect([...memo]).toEqual([['k', { t: 1, v: 2 }]]);
@@ -155,10 +156,10 @@ describe('reading the text against parsing it, by hand: what a generated value c
     ['values before metric', '{"values":[[1700000000,"-2"],[1700000010,"7"]],"metric":{"nodes":["n1:8091"],"bucket":"a","op":"get"}}'],
   ])('%s', (what, entryText) => {
     const body = `[{"data":[${entryText}],"errors":[]}]`;
-    const a = new AnswerGrouping(TABLE, kvItemOf, new Map());
+    const a = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
     const staged = a.readText(body, ['m0'], new Set());
     a.commit(staged as StagedRequest);
-    const b = new AnswerGrouping(TABLE, kvItemOf, new Map());
+    const b = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
     b.add([{ metric: 'm0', raw: (JSON.parse(body) as unknown[])[0], summed: false }]);
     expect(view(a.done())).toEqual(view(b.done()));
     // A label given twice is left to the parse; the rest the reader reads.
@@ -168,7 +169,7 @@ describe('reading the text against parsing it, by hand: what a generated value c
 
 describe('one key per series, however its answer is read', () => {
   it('a series read from the text, then from a parsed answer (an errors entry is parsed), counts from its previous newest point', () => {
-    const memo: CounterMemo = new Map();
+    const memo: CounterMemo = new CounterMemo();
     const series = '{"metric":{"nodes":["n1:8091"],"bucket":"a","op":"get","name":"m0"},"values":';
     const poll = (body: string) => {
       const g = new AnswerGrouping(TABLE, kvItemOf, memo);
@@ -176,12 +177,13 @@ describe('one key per series, however its answer is read', () => {
       return g.done();
     };
     poll(`[{"data":[${series}[[${T0},"100"],[${T0 + 10},"110"]]}],"errors":[]}]`);
-    const rec = [...memo.values()][0];
+    const [key] = [...memo][0] as [string, unknown];
+    const rec = memo.slotOf(key);
     // The window starts before the previous newest point: counted from the start, the rate would be 50/20 s.
     const g = poll(`[{"data":[${series}[[${T0},"100"],[${T0 + 10},"110"],[${T0 + 20},"150"]]}],"errors":[{"node":"n2:8091","error":"timeout"}]}]`);
     expect(rowValue(TABLE[0] as NativeMapRow, g, 'a', 'n1:8091')).toBe(4);
     expect(memo.size).toBe(1);
-    expect([...memo.values()][0]).toBe(rec);
+    expect(memo.slotOf(key)).toBe(rec);
   });
 });
 

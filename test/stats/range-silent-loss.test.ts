@@ -3,6 +3,7 @@
  * range API (every point of its series refused, or no series at all) is an item failure naming it, shown on the
  * landing page; never "ok … 0 series". Hand-made answers in menelaus_web_stats' shape.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { describe, expect, it } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { xdcrCollector } from '../../src/collectors/xdcr.js';
@@ -96,7 +97,7 @@ describe('xdcr from the range API', () => {
 function refusedBy(values: unknown[], parsed: boolean): Map<string, number> {
   const data = [{ metric: { nodes: [N1], name: 'kv_curr_items', bucket: 'b', ...(parsed ? { note: 'a "quoted" note' } : {}) }, values }];
   const text = JSON.stringify([{ data, errors: [], startTimestamp: T - 60, endTimestamp: T + 60 }]);
-  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map());
+  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new CounterMemo());
   const staged = a.readText(text, ['kv_curr_items'], new Set());
   a.commit(staged as StagedRequest);
   a.done();
@@ -135,7 +136,7 @@ describe('the counter', () => {
 function pollOne(metric: string, values: unknown[], parsed: boolean) {
   const data = [{ metric: { nodes: [N1], name: metric, bucket: 'b', ...(parsed ? { note: 'a "quoted" note' } : {}) }, values }];
   const text = JSON.stringify([{ data, errors: [], startTimestamp: T - 60, endTimestamp: T + 60 }]);
-  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map());
+  const a = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new CounterMemo());
   a.commit(a.readText(text, [metric], new Set()) as StagedRequest);
   return { g: a.done(), refused: new Map(a.caps.points) };
 }

@@ -4,13 +4,14 @@
  * groups, memo, error texts, sizes and counts of what was cut or refused, the same errors; that it does give turns
  * (and gives none within its slice); and that an aborted request's read stops.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { NativeMapRow } from '../../src/stats/native-map.js';
 import { memoPoints, ser, tableRow, viewOf } from '../helpers/range-table.js';
 import { AnswerGrouping, kvItemOf, StagedRequest } from '../../src/stats/range.js';
 import { REFUSED, takeRefused } from '../../src/stats/range-values.js';
-import type { CounterMemo } from '../../src/stats/range-values.js';
+
 import { loadFixture } from '../helpers/collect.js';
 
 /** A rate, a ratio of two metrics and a level: what a value depends on (memo, summed parts, newest point). */
@@ -55,8 +56,8 @@ async function poll(memo: CounterMemo, body: string, names: readonly string[], s
 
 /** The same polls read by readText and by readTextSliced with `sliceMs`, each into a memo of its own. */
 async function expectSameReads(bodies: readonly string[], sliceMs: number, names: readonly string[] = NAMES, summed: ReadonlySet<string> = new Set()): Promise<void> {
-  const memoA: CounterMemo = new Map();
-  const memoB: CounterMemo = new Map();
+  const memoA: CounterMemo = new CounterMemo();
+  const memoB: CounterMemo = new CounterMemo();
   for (const body of bodies) {
     const a = await poll(memoA, body, names, summed, (g) => g.readText(body, names, summed));
     const b = await poll(memoB, body, names, summed, (g) => g.readTextSliced(body, names, summed, { sliceMs }));
@@ -108,15 +109,15 @@ describe('readTextSliced against readText', () => {
     const good = JSON.stringify(A0);
     const broken = [`[${good},{"data":tru}]`, `[${good},${good},{"x":}]`, `[${good}`, `[${good},]`, `[${good}] x`, `[${good},${'['.repeat(70)}`, `${'['.repeat(100)}x`];
     for (const body of broken) {
-      const memoA: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
-      const memoB: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
+      const memoA: CounterMemo = new CounterMemo([['k', { t: 1, v: 2 }]]);
+      const memoB: CounterMemo = new CounterMemo([['k', { t: 1, v: 2 }]]);
       const a = await poll(memoA, body, NAMES, new Set(), (g) => g.readText(body, NAMES, new Set()));
       const b = await poll(memoB, body, NAMES, new Set(), (g) => g.readTextSliced(body, NAMES, new Set(), { sliceMs: 0 }));
       expect(b).toEqual(a);
       expect(b.outcome.error).toMatch(/^SyntaxError: /);
       expect(b.view).toEqual({ items: {}, nodes: [], errored: [] });
       // Before done() (which forgets the series a poll did not see): nothing read was added.
-      const memo: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
+      const memo: CounterMemo = new CounterMemo([['k', { t: 1, v: 2 }]]);
       const g = new AnswerGrouping(TABLE, kvItemOf, memo);
       await expect(g.readTextSliced(body, NAMES, new Set(), { sliceMs: 0 })).rejects.toThrow(SyntaxError);
       expect([...memo]).toEqual([['k', { t: 1, v: 2 }]]);
@@ -167,7 +168,7 @@ describe('readTextSliced gives the event loop turns', () => {
   it('with no slice, a turn between every two answers: an immediate queued before the read runs before it ends', async () => {
     // Answers the reader reads, and answers it gives up on (each then parsed from its own slice of the text).
     for (const text of [body, JSON.stringify([A2, A2, A2])]) {
-      const g = new AnswerGrouping(TABLE, kvItemOf, new Map());
+      const g = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
       const { turns, result } = await turnsDuring(() => g.readTextSliced(text, NAMES, new Set(), { sliceMs: 0 }));
       // Three answers: a turn after the first and after the second.
       expect(turns).toBeGreaterThanOrEqual(2);
@@ -176,14 +177,14 @@ describe('readTextSliced gives the event loop turns', () => {
   });
 
   it('within its slice, none: the read ends before an immediate queued before it', async () => {
-    const g = new AnswerGrouping(TABLE, kvItemOf, new Map());
+    const g = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
     const { turns, result } = await turnsDuring(() => g.readTextSliced(body, NAMES, new Set(), { sliceMs: 60_000 }));
     expect(turns).toBe(0);
     expect(result).toBeInstanceOf(StagedRequest);
   });
 
   it('stops at its next turn once the signal has fired, with its reason, the groups and memo untouched', async () => {
-    const memo: CounterMemo = new Map([['k', { t: 1, v: 2 }]]);
+    const memo: CounterMemo = new CounterMemo([['k', { t: 1, v: 2 }]]);
     const g = new AnswerGrouping(TABLE, kvItemOf, memo);
     const ac = new AbortController();
     const why = new Error('poll abandoned');
@@ -198,15 +199,15 @@ describe('readTextSliced gives the event loop turns', () => {
   it('a read that gives turns keeps its refused points from what runs meanwhile', async () => {
     // Two answers, a point refused (blank) in each; between them, another grouping's read refuses one of its own.
     const blank = answer([{ bucket: 'b1', node: 'n1:8091', values: [[T0, '']] }]);
-    const g = new AnswerGrouping(TABLE, kvItemOf, new Map());
-    const other = new AnswerGrouping(TABLE, kvItemOf, new Map());
+    const g = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
+    const other = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
     setImmediate(() => other.readText(JSON.stringify([blank]), ['m0'], new Set()));
     const staged = await g.readTextSliced(JSON.stringify([blank, blank]), ['m0', 'm2'], new Set(), { sliceMs: 0 });
     expect(staged).toBeInstanceOf(StagedRequest);
     expect([...g.caps.points]).toEqual([['blank', 2]]);
     expect([...other.caps.points]).toEqual([['blank', 1]]);
     // Nor does it take for its own what other code counted meanwhile and left.
-    const h = new AnswerGrouping(TABLE, kvItemOf, new Map());
+    const h = new AnswerGrouping(TABLE, kvItemOf, new CounterMemo());
     setImmediate(() => {
       REFUSED.not_a_number += 3;
     });

@@ -4,6 +4,7 @@
  * parses; the source is chosen by the cluster's compatibility version, and a 7.0+ cluster without the range API
  * falls back (auto) or fails (range).
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { describe, expect, it, vi } from 'vitest';
 import { bucketStatsCollector } from '../../src/collectors/bucket_stats.js';
 import { KV_ROW_BY_LEGACY, nativeMetricsOf } from '../../src/stats/native-map.js';
@@ -14,7 +15,7 @@ import { ALL_NODES } from '../../src/stats/range-groups.js';
 import { rowValue } from '../../src/stats/row-values.js';
 import { seriesKey, seriesValue } from '../../src/stats/range-values.js';
 import { KV_NATIVE_MAP } from '../../src/stats/native-map.js';
-import type { CounterMemo, Point } from '../../src/stats/range-values.js';
+import type { Point } from '../../src/stats/range-values.js';
 import { clusterCompat } from '../../src/stats/source.js';
 import { collect, fakeClient, loadFixture } from '../helpers/collect.js';
 
@@ -137,17 +138,17 @@ describe('the sum over the nodes (bucket_stats without per_node)', () => {
     const node = (n: string, v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: [n], bucket: 'b', ...labels }, values: [[20, String(v)]] });
     const all = (v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: ['n1', 'n2'], aggregationFunction: 'sum', bucket: 'b', ...labels }, values: [[10, String(v - 1)], [20, String(v)]] });
     const host = parseQueryAnswer('sys_cpu_utilization_rate', { data: [{ metric: { nodes: ['n1'] }, values: [[10, '10'], [20, '30']] }, { metric: { nodes: ['n2'] }, values: [[10, '50'], [20, '70']] }], errors: [] });
-    const perNode = groupSeries([parseQueryAnswer('kv_curr_items', { data: [node('n1', 600), node('n2', 400)], errors: [] }), parseQueryAnswer('kv_vb_num_non_resident', { data: [node('n1', 150, { state: 'active' }), node('n2', 50, { state: 'active' })], errors: [] }), host], kvItemOf, new Map());
+    const perNode = groupSeries([parseQueryAnswer('kv_curr_items', { data: [node('n1', 600), node('n2', 400)], errors: [] }), parseQueryAnswer('kv_vb_num_non_resident', { data: [node('n1', 150, { state: 'active' }), node('n2', 50, { state: 'active' })], errors: [] }), host], kvItemOf, new CounterMemo());
     const summed = [parseQueryAnswer('kv_curr_items', { data: [all(1000)], errors: [] }, true), parseQueryAnswer('kv_vb_num_non_resident', { data: [all(200, { state: 'active' })], errors: [] }, true)];
     expect(summed[0]?.series[0]?.node).toBe(ALL_NODES);
-    const g = groupSeries([...summed, host], kvItemOf, new Map());
+    const g = groupSeries([...summed, host], kvItemOf, new CounterMemo());
     expect([...g.nodes].sort()).toEqual(['n1', 'n2']);
     for (const legacy of ['curr_items', 'vb_active_resident_items_ratio', 'cpu_utilization_rate']) {
       expect(rowValue(row(legacy), g, 'b', undefined), legacy).toBeCloseTo(rowValue(row(legacy), perNode, 'b', undefined) as number, 12);
     }
     expect(rowValue(row('curr_items'), g, 'b', undefined)).toBe(1000);
     // An errors entry of a node leaves the sum over the nodes that answered (as the envelope over the live nodes).
-    const e = groupSeries([parseQueryAnswer('kv_curr_items', { data: [all(900)], errors: [{ node: 'n2', error: 'timeout' }] }, true)], kvItemOf, new Map());
+    const e = groupSeries([parseQueryAnswer('kv_curr_items', { data: [all(900)], errors: [{ node: 'n2', error: 'timeout' }] }, true)], kvItemOf, new CounterMemo());
     expect(rowValue(row('curr_items'), e, 'b', undefined)).toBe(900);
   });
 });
@@ -172,7 +173,7 @@ function answer(extraErrors: Array<{ node: string; error: string }> = []) {
 
 describe('rowValue: levels, rates and ratios from summed parts', () => {
   it('bucket-wide and per node, in the legacy unit', () => {
-    const g = groupSeries(answer(), kvItemOf, new Map());
+    const g = groupSeries(answer(), kvItemOf, new CounterMemo());
     // cmd_get: (160+40) / 20 s on n1, (60+140) / 20 s on n2.
     expect(rowValue(row('cmd_get'), g, 'b', 'n1')).toBe(10);
     expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBe(20);
@@ -188,12 +189,12 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
 
   it('zero divisors give what menelaus_stats gives the envelope', () => {
     const z = [parseQueryAnswer('kv_curr_items', { data: [{ metric: { nodes: ['n1'], bucket: 'b' }, values: [[20, '0']] }], errors: [] }), parseQueryAnswer('kv_vb_num_non_resident', { data: [{ metric: { nodes: ['n1'], bucket: 'b', state: 'active' }, values: [[20, '0']] }], errors: [] })];
-    const g = groupSeries(z, kvItemOf, new Map());
+    const g = groupSeries(z, kvItemOf, new CounterMemo());
     expect(rowValue(row('vb_active_resident_items_ratio'), g, 'b', undefined)).toBe(100);
   });
 
   it('an errors entry for n2 costs n2\'s values of that metric; the bucket-wide value is the sum over the nodes that answered', () => {
-    const g = groupSeries(answer([{ node: 'n2', error: 'Request timed out' }]), kvItemOf, new Map());
+    const g = groupSeries(answer([{ node: 'n2', error: 'Request timed out' }]), kvItemOf, new CounterMemo());
     // n2's series are still in this hand-made answer: the sum is over what was answered.
     expect(rowValue(row('cmd_get'), g, 'b', undefined)).toBe(20);
     expect(rowValue(row('cmd_get'), g, 'b', 'n2')).toBeUndefined();
@@ -202,7 +203,7 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
   });
 
   it('the memo carries each series from one answer to the next, and forgets series no longer answered', () => {
-    const memo: CounterMemo = new Map();
+    const memo: CounterMemo = new CounterMemo();
     groupSeries(answer(), kvItemOf, memo);
     expect(memo.size).toBe(8);
     const next = [parseQueryAnswer('kv_ops', { data: [{ metric: { nodes: ['n1'], bucket: 'b', op: 'get', result: 'hit' }, values: [[20, '160'], [30, '260']] }], errors: [] })];
@@ -213,15 +214,16 @@ describe('rowValue: levels, rates and ratios from summed parts', () => {
   });
 
   it('the memo updates each known series\' record in place, and a grouping cut short (no done) keeps nothing stale', () => {
-    const memo: CounterMemo = new Map();
+    const memo: CounterMemo = new CounterMemo();
     const hit = (t: number, v: string) => [parseQueryAnswer('kv_ops', { data: [{ metric: { nodes: ['n1'], bucket: 'b', op: 'get', result: 'hit' }, values: [[t, v]] }], errors: [] })];
     groupSeries(hit(20, '160'), kvItemOf, memo);
-    const rec = [...memo.values()][0];
+    const [key] = [...memo][0] as [string, unknown];
+    const rec = memo.slotOf(key);
     groupSeries(hit(30, '260'), kvItemOf, memo);
     expect(memo.size).toBe(1);
     // The same record, holding the newest point (epoch ms).
-    expect([...memo.values()][0]).toBe(rec);
-    expect(rec).toMatchObject({ t: 30_000, v: 260 });
+    expect(memo.slotOf(key)).toBe(rec);
+    expect([...memo]).toEqual([[key, { t: 30_000, v: 260 }]]);
     // A poll that sees the series but is cut short before its end, then one that does not see it: forgotten.
     const cut = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, memo);
     cut.add([{ metric: 'kv_ops', raw: { data: [{ metric: { nodes: ['n1'], bucket: 'b', op: 'get', result: 'hit' }, values: [[40, '300']] }], errors: [] }, summed: false }]);
@@ -266,7 +268,7 @@ describe('balancedBatches: requests whose answers weigh about the same', () => {
     const a = '{"data":[{"metric":{"nodes":["n1:8091"],"bucket":"b"},"values":[[1700000000,"9"]]}],"errors":[]}';
     const b = '{"data":[{"metric":{"nodes":["n1:8091"],"bucket":"b\\u0041"},"values":[[1700000000,"3"]]}],"errors":[]}';
     const sizes = new Map<string, number>();
-    const g = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new Map(), sizes);
+    const g = new AnswerGrouping(KV_NATIVE_MAP, kvItemOf, new CounterMemo(), sizes);
     g.readText(`[${a}, ${b}]`, ['kv_curr_items', 'kv_ops'], new Set());
     expect(sizes).toEqual(new Map([['kv_curr_items', a.length], ['kv_ops', b.length]]));
   });

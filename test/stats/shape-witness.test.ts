@@ -24,7 +24,8 @@ const r = await import(${url('range.js')});
 const rr = await import(${url('range-reader.js')});
 const nm = await import(${url('native-map.js')});
 const rg = await import(${url('range-groups.js')});
-const memo = new Map();
+const cm = await import(${url('counter-memo.js')});
+const memo = new cm.CounterMemo();
 function answer(t) {
   const data = [];
   for (let b = 0; b < 40; b++) for (const op of ['get', 'set', 'delete']) for (let n = 0; n < 2; n++)

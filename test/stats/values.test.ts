@@ -3,6 +3,7 @@
  * way. The range source builds no legacy envelope, and the stats layer declares the context it needs instead of
  * importing the collectors'. Expected values are worked out by hand.
  */
+import { CounterMemo } from '../../src/stats/counter-memo.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,7 +33,7 @@ describe('the stats layer', () => {
 const ctr = (v: number, labels: Record<string, string> = {}) => ({ metric: { nodes: ['n1'], bucket: 'b', ...labels }, values: [[100, '0'], [110, String(v)]] });
 const q = (metric: string, data: unknown[]): QueryResult => parseQueryAnswer(metric, { data, errors: [] });
 const table = nativeMapFor('7.6');
-const linesOf = (answers: QueryResult[]) => [{ table, nodes: ['n1'], groups: groupSeries(table.kv, answers, kvItemOf, new Map()) }];
+const linesOf = (answers: QueryResult[]) => [{ table, nodes: ['n1'], groups: groupSeries(table.kv, answers, kvItemOf, new CounterMemo()) }];
 
 describe('range source values', () => {
   it('a bucket\'s values in Couchbase\'s units, at the newest point\'s time: 40 hits of 50 gets in 10 s → cmd_get 5/s, hit_ratio 80 %', () => {
@@ -95,7 +96,7 @@ describe('replication_changes_left and replication_docs_rep_queue per bucket (ra
     ]),
     q('xdcr_docs_rep_queue_total', [x('n1', 5, 'b', 'u1', 't1', 'Main'), x('n2', 6, 'b', 'u2', 't2', 'Main')]),
   ];
-  const lines = [{ table, nodes: ['n1', 'n2'], groups: groupSeries(table.kv, answers, bucketOf, new Map()) }];
+  const lines = [{ table, nodes: ['n1', 'n2'], groups: groupSeries(table.kv, answers, bucketOf, new CounterMemo()) }];
   it('sums them over the bucket\'s replications, pipelines and nodes: b 100 + 20 + 3 + 7 = 130 changes left, 5 + 6 = 11 queued', () => {
     const b = linesBucketValues(lines, 'b', undefined, CATALOG_SPECS)?.values;
     expect(b?.get('replication_changes_left')).toBe(130);
