@@ -7,7 +7,9 @@ function callerGaveUp(err: unknown): boolean {
 }
 
 /**
- * Single-flight memo with a maximum age; failures are not cached.
+ * Single-flight memo with a maximum age; failures are not cached. A value is dropped once it is older than the
+ * maximum age of the caller who fetched it: no caller may use it then, and it would otherwise stay until the next
+ * fetch (the bucket list of a large cluster, megabytes, from one poll to the next).
  *
  * A fetch runs on the client (and so the deadline) of the caller who started it. When that caller's deadline
  * ends it, a caller who merely joined and still has time starts the fetch again with its own client, so one slow
@@ -15,10 +17,15 @@ function callerGaveUp(err: unknown): boolean {
  */
 export function createSharedCache(now: () => number = Date.now): SharedCache {
   const entries = new Map<string, { at: number; value?: unknown; pending?: Promise<unknown> }>();
-  const start = <T>(key: string, load: () => Promise<T>): Promise<T> => {
+  const start = <T>(key: string, maxAgeMs: number, load: () => Promise<T>): Promise<T> => {
     const pending = load().then(
       (value) => {
-        entries.set(key, { at: now(), value });
+        const entry = { at: now(), value };
+        entries.set(key, entry);
+        const expiry = setTimeout(() => {
+          if (entries.get(key) === entry) entries.delete(key);
+        }, maxAgeMs + 1);
+        expiry.unref?.();
         return value;
       },
       (err: unknown) => {
@@ -37,11 +44,11 @@ export function createSharedCache(now: () => number = Date.now): SharedCache {
           if (!callerGaveUp(err)) throw err;
           // Join a fetch another joiner restarted meanwhile, else start one on this caller's own deadline.
           const again = entries.get(key);
-          return again?.pending ? (again.pending as Promise<T>) : start(key, load);
+          return again?.pending ? (again.pending as Promise<T>) : start(key, maxAgeMs, load);
         });
       }
       if (e && 'value' in e && now() - e.at <= maxAgeMs) return Promise.resolve(e.value as T);
-      return start(key, load);
+      return start(key, maxAgeMs, load);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createSharedCache } from '../../src/collectors/shared.js';
 import { HttpStatusError, TimeoutError } from '../../src/errors.js';
 
@@ -16,6 +16,28 @@ describe('the shared fetch cache', () => {
     expect(await cache.get('k', 5000, load)).toBe(1);
     t = 6000;
     expect(await cache.get('k', 5000, load)).toBe(2);
+  });
+
+  it('drops a value once it is past its maximum age, without waiting for the next caller', async () => {
+    vi.useFakeTimers();
+    try {
+      const cache = createSharedCache(() => Date.now());
+      let loads = 0;
+      const big = { buckets: new Array(1000).fill('b') };
+      expect(await cache.get('buckets', 5000, async () => (++loads, big))).toBe(big);
+      // Within its age: the same value, no second load.
+      vi.advanceTimersByTime(4000);
+      expect(await cache.get('buckets', 5000, async () => (++loads, { buckets: [] }))).toBe(big);
+      expect(loads).toBe(1);
+      // Past the age it was fetched with, the cache no longer holds it: even a caller who would accept an older value
+      // loads again.
+      vi.advanceTimersByTime(1100);
+      const fresh = await cache.get('buckets', 60_000, async () => (++loads, { buckets: ['c'] }));
+      expect(fresh).toEqual({ buckets: ['c'] });
+      expect(loads).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('is not bound to the shortest deadline: a joiner with time left fetches again when the starter times out', async () => {
