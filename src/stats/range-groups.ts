@@ -227,6 +227,13 @@ export type RefusedWhy = 'range_cells' | 'range_cell_series';
  * without them). A scan of the layer's records instead was quadratic in an answer that repeats its series.
  */
 let staged = 0;
+/** `a` copied into one twice its length. */
+function grown(a: Float64Array): Float64Array {
+  const more = new Float64Array(a.length * 2);
+  more.set(a);
+  return more;
+}
+
 /** previous()'s answer, reused: its caller values the series with it before the next call. */
 const PREVIOUS = { t: 0, v: 0 };
 /** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
@@ -244,9 +251,10 @@ export class Layer {
   readonly parts: Parts;
   /** Known series: their records and newest points (time, value pairs in `points`), in the order read. */
   readonly recs: MemoSlot[] = [];
-  private points = new Float64Array(64);
-  /** Series not in the memo: key → newest point. */
-  readonly fresh = new Map<string, { t: number; v: number }>();
+  private points: Float64Array = new Float64Array(64);
+  /** Series not in the memo: key → its place in `freshPoints` (time, value pairs), in the order read. */
+  readonly fresh = new Map<string, number>();
+  private freshPoints: Float64Array = new Float64Array(64);
   readonly errored: Array<[string, Set<string>]> = [];
   readonly errorTexts: Array<{ metric: string; errors: string[] }> = [];
   readonly nodes = new Set<string>();
@@ -284,7 +292,13 @@ export class Layer {
    * repeats it, else the memo's. `rec`: the series' memo record, when it has one.
    */
   previous(key: string, rec: MemoSlot): { t: number; v: number } | undefined {
-    if (rec === NO_RECORD) return this.fresh.get(key);
+    if (rec === NO_RECORD) {
+      const j = this.fresh.get(key);
+      if (j === undefined) return undefined;
+      PREVIOUS.t = this.freshPoints[2 * j] as number;
+      PREVIOUS.v = this.freshPoints[2 * j + 1] as number;
+      return PREVIOUS;
+    }
     const i = this.memo.stagedOf(rec) - this.first;
     // Staged here only when the mark falls within this layer's and names this record.
     if (this.first < 0 || i < 0 || i >= this.recs.length || this.recs[i] !== rec) return this.memo.pointInto(rec, PREVIOUS);
@@ -296,6 +310,11 @@ export class Layer {
   /** The time (`k` 0) or value (1) of the i-th known series' newest point. */
   pointOf(i: number, k: 0 | 1): number {
     return this.points[2 * i + k] as number;
+  }
+
+  /** The time (`k` 0) or value (1) of the newest point of the fresh series at place `j`. */
+  freshPointOf(j: number, k: 0 | 1): number {
+    return this.freshPoints[2 * j + k] as number;
   }
 
   /** Series refused, by why: making a cell past MAX_CELLS_PER_REQUEST, or a cell's series past MAX_SERIES_PER_CELL. */
@@ -396,14 +415,20 @@ export class Layer {
       if (this.first < 0) this.first = staged;
       const i = this.recs.length;
       this.recs.push(rec);
-      if (2 * i + 2 > this.points.length) {
-        const more = new Float64Array(this.points.length * 2);
-        more.set(this.points);
-        this.points = more;
-      }
+      if (2 * i + 2 > this.points.length) this.points = grown(this.points);
       this.points[2 * i] = t;
       this.points[2 * i + 1] = v;
-    } else this.fresh.set(key, { t, v });
+    } else {
+      // A repeat of a fresh series (an answer that gives it twice) keeps its place: its newest point is replaced.
+      let j = this.fresh.get(key);
+      if (j === undefined) {
+        j = this.fresh.size;
+        this.fresh.set(key, j);
+        if (2 * j + 2 > this.freshPoints.length) this.freshPoints = grown(this.freshPoints);
+      }
+      this.freshPoints[2 * j] = t;
+      this.freshPoints[2 * j + 1] = v;
+    }
     if (node !== ALL_NODES) this.nodes.add(node);
     if (t > cell.newest) cell.newest = t;
     const targets = this.plan.byMetric.get(metric);
@@ -491,7 +516,7 @@ export class Grouping {
     for (const [n, why] of l.nodeErrors) if (!this.nodeErrors.has(n) && this.nodeErrors.size < MAX_GAP_NODES) this.nodeErrors.set(n, why);
     for (const [n, k] of l.future) countNode(this.future, n, k);
     for (let i = 0; i < l.recs.length; i++) this.memo.set(l.recs[i] as MemoSlot, l.pointOf(i, 0), l.pointOf(i, 1), this.gen);
-    for (const [key, p] of l.fresh) this.memo.add(key, p.t, p.v, this.gen);
+    for (const [key, j] of l.fresh) this.memo.add(key, l.freshPointOf(j, 0), l.freshPointOf(j, 1), this.gen);
     // The first request's parts are taken as they are; a later one's are added in.
     if (this.parts.used === 0) this.parts = l.parts;
     else this.parts.merge(l.parts);
