@@ -5,8 +5,8 @@
  * One part per collector, spanning every cluster: a family belongs to exactly one collector, so each family's
  * samples stay contiguous (one HELP/TYPE block) however many clusters there are. A poll marks its collector
  * dirty in the store; the next update re-renders that collector's part alone, from the per-set text the
- * renderer keeps (src/metrics/render.ts: the other clusters' sets are not formatted again), deflates it and
- * computes its CRC-32. A `tasks` poll therefore costs the few kilobytes of the tasks part, not the megabytes
+ * renderer keeps (src/metrics/render.ts: the other clusters' sets are not formatted again), deflating it and
+ * computing its CRC-32 a piece at a time as it is written (PartWriter). A `tasks` poll therefore costs the few kilobytes of the tasks part, not the megabytes
  * of bucket statistics.
  *
  * The part's shape and its deflate are the exposition's (src/metrics/part.ts). Only the deflated form crosses to
@@ -19,9 +19,9 @@
 import { findProblems } from '../metrics/problems.js';
 import type { Problem } from '../metrics/problems.js';
 import type { CollectorStatus, SnapshotStore } from '../metrics/store.js';
-import { preparePart, tidy } from '../metrics/part.js';
+import { PartWriter, preparePart, tidy } from '../metrics/part.js';
 import type { PreparedPart } from '../metrics/part.js';
-import { renderSetsBytes } from '../metrics/render.js';
+import { renderSetsTo } from '../metrics/render.js';
 import { requestMetricsText, requestMetricsVersion } from '../metrics/requests.js';
 
 /** What changed since the previous update. */
@@ -41,8 +41,6 @@ export const REQUESTS_PART = '~requests';
 export class PartRenderer {
   /** Names of the parts that have text, in order. */
   private readonly present = new Set<string>();
-  /** Each part's latest size in bytes: the next render's buffer is sized from it. */
-  private readonly sizes = new Map<string, number>();
   private requestsSeen = -1;
 
   constructor(
@@ -55,16 +53,16 @@ export class PartRenderer {
     const dirty = this.store.takeDirty();
     const parts: PreparedPart[] = [];
     for (const name of dirty) {
-      const last = this.sizes.get(name) ?? 0;
-      // An eighth more than last time: a poll adds a few series at most, and a render that outgrows it grows.
-      const plain = renderSetsBytes(this.store.collectorSets(name), last + last / 8);
-      this.sizes.set(name, plain.length);
-      if (plain.length === 0) {
+      // Deflated as it is rendered: the part's whole text is never held.
+      const writer = new PartWriter();
+      renderSetsTo(writer, this.store.collectorSets(name));
+      const part = writer.finish(name);
+      if (part === undefined) {
         this.present.delete(name);
         continue;
       }
       this.present.add(name);
-      parts.push(preparePart(name, plain));
+      parts.push(part);
     }
     if (this.opts.requestMetrics !== false && requestMetricsVersion() !== this.requestsSeen) {
       this.requestsSeen = requestMetricsVersion();

@@ -9,6 +9,7 @@
 import { constants, crc32, deflateRawSync } from 'node:zlib';
 import { counterHeaderEdits, crcOf, omChunks } from './openmetrics.js';
 import type { OmEdit } from './openmetrics.js';
+import type { TextSink } from './render.js';
 
 /** A part ready to serve: its raw deflate blocks, and the length and CRC-32 of the text they hold. */
 export interface PreparedPart {
@@ -71,6 +72,84 @@ export function preparePart(name: string, text: string | Buffer): PreparedPart {
     crc: crc32(plain),
     om: { edits, deflated: interleave(omHeads), crc: crcOf(omChunks(plain, edits)) },
   };
+}
+
+/** How much of a part's text PartWriter holds before it deflates it. */
+export const PIECE_BYTES = 1 << 20;
+
+/**
+ * A part written as it is rendered: its text is deflated a piece at a time, so the whole text (megabytes for a large
+ * cluster's bucket statistics) is never in memory at once. The part is the one preparePart makes of the whole text:
+ * the same length, CRC-32, OpenMetrics edits (at their places in the whole text) and deflated text, in more blocks.
+ * A piece ends between two writes, and the renderer writes a family's HELP and TYPE lines in one, so an edit never
+ * spans two pieces.
+ */
+export class PartWriter implements TextSink {
+  private buf: Buffer;
+  private at = 0;
+  /** Bytes of text deflated so far. */
+  private done = 0;
+  private crc = 0;
+  private omCrc = 0;
+  private readonly text: Buffer[] = [];
+  private readonly om: Buffer[] = [];
+  private readonly edits: OmEdit[] = [];
+
+  constructor(private readonly pieceBytes = PIECE_BYTES) {
+    this.buf = Buffer.allocUnsafeSlow(pieceBytes);
+  }
+
+  /** Bytes of text written. */
+  get length(): number {
+    return this.done + this.at;
+  }
+
+  write(s: string): void {
+    // A UTF-16 unit is at most 3 UTF-8 bytes: most writes need no exact length.
+    if (s.length * 3 <= this.buf.length - this.at) {
+      this.at += this.buf.write(s, this.at, 'utf8');
+      return;
+    }
+    const n = Buffer.byteLength(s, 'utf8');
+    if (n > this.buf.length - this.at) {
+      this.flush();
+      // One write longer than a piece (a set's kept text) is a piece of its own size.
+      if (n > this.buf.length) this.buf = Buffer.allocUnsafeSlow(n);
+    }
+    this.at += this.buf.write(s, this.at, 'utf8');
+  }
+
+  /** The part, or undefined when nothing was written. */
+  finish(name: string): PreparedPart | undefined {
+    this.flush();
+    if (this.done === 0) return undefined;
+    const deflated = owned(Buffer.concat(this.text));
+    if (this.edits.length === 0) return { name, length: this.done, deflated, crc: this.crc };
+    return { name, length: this.done, deflated, crc: this.crc, om: { edits: this.edits, deflated: owned(Buffer.concat(this.om)), crc: this.omCrc } };
+  }
+
+  /** Deflate the text held (both forms, as preparePart does), and start the next piece. */
+  private flush(): void {
+    if (this.at === 0) return;
+    const piece = this.buf.subarray(0, this.at);
+    this.crc = crc32(piece, this.crc);
+    const edits = counterHeaderEdits(piece);
+    let from = 0;
+    for (const e of edits) {
+      const body = deflatePart(piece.subarray(from, e.start));
+      this.text.push(body, deflatePart(piece.subarray(e.start, e.end)));
+      this.om.push(body, deflatePart(e.text));
+      this.edits.push({ start: this.done + e.start, end: this.done + e.end, text: e.text });
+      from = e.end;
+    }
+    const rest = deflatePart(piece.subarray(from));
+    this.text.push(rest);
+    this.om.push(rest);
+    for (const c of omChunks(piece, edits)) this.omCrc = crc32(c, this.omCrc);
+    this.done += this.at;
+    this.at = 0;
+    if (this.buf.length > this.pieceBytes) this.buf = Buffer.allocUnsafeSlow(this.pieceBytes);
+  }
 }
 
 /** prom-client's text, with the blank lines between its metrics removed and a final newline. */

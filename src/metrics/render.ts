@@ -66,45 +66,6 @@ class StringSink implements TextSink {
   }
 }
 
-/** The buffer a BytesSink starts with when it has no size hint (a part's first render). */
-const FIRST_BYTES = 64 * 1024;
-
-/**
- * Collects the text as UTF-8 bytes in one Buffer, sized from a hint: a part's previous size, which the next
- * render of that part is close to. A render that outgrows it moves to a buffer half as large again. Written into
- * chunks joined at the end, a large part took twice its size per render (the chunks, then the copy), and the chunks
- * stayed until the thread's next full GC. The bytes are deflated and dropped
- * (src/collection/parts.ts), so slack past them is not copied away.
- */
-export class BytesSink implements TextSink {
-  private buf: Buffer;
-  private at = 0;
-
-  constructor(sizeHint = 0) {
-    this.buf = Buffer.allocUnsafeSlow(sizeHint > 0 ? Math.ceil(sizeHint) : FIRST_BYTES);
-  }
-
-  write(s: string): void {
-    // A UTF-16 unit is at most 3 UTF-8 bytes: most lines need no exact length.
-    if (s.length * 3 > this.buf.length - this.at) {
-      const n = Buffer.byteLength(s, 'utf8');
-      if (n > this.buf.length - this.at) this.grow(this.at + n);
-    }
-    this.at += this.buf.write(s, this.at, 'utf8');
-  }
-
-  private grow(need: number): void {
-    const next = Buffer.allocUnsafeSlow(Math.max(need, Math.ceil(this.buf.length * 1.5)));
-    this.buf.copy(next, 0, 0, this.at);
-    this.buf = next;
-  }
-
-  /** The bytes written (a view on the sink's buffer). */
-  bytes(): Buffer {
-    return this.buf.subarray(0, this.at);
-  }
-}
-
 /**
  * One family's series from one set: their text, when the set's text is kept (see blocksOf), or the samples to
  * write it from, with the set's base label pairs and the text of each labels object's pairs made so far.
@@ -203,14 +164,4 @@ export function renderSets(sets: readonly LabelledSet[]): string {
   const sink = new StringSink();
   renderSetsTo(sink, sets);
   return sink.text();
-}
-
-/**
- * The exposition text of `sets` as UTF-8 bytes (see BytesSink). `sizeHint`: the expected length in bytes (the
- * part's previous size).
- */
-export function renderSetsBytes(sets: readonly LabelledSet[], sizeHint = 0): Buffer {
-  const sink = new BytesSink(sizeHint);
-  renderSetsTo(sink, sets);
-  return sink.bytes();
 }

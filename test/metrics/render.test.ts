@@ -1,7 +1,10 @@
 import client from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import { SampleSet, defineFamily } from '../../src/metrics/family.js';
-import { renderSets, renderSetsBytes, type LabelledSet } from '../../src/metrics/render.js';
+import { constants, crc32, inflateRawSync as inflateAll } from 'node:zlib';
+import { PIECE_BYTES, PartWriter, preparePart } from '../../src/metrics/part.js';
+import type { PreparedPart } from '../../src/metrics/part.js';
+import { renderSets, renderSetsTo, type LabelledSet } from '../../src/metrics/render.js';
 
 const bytes = defineFamily('buckets', 'couchbase_render_bytes', 'gauge', 'Bytes, with a "quote" and \\ backslash.', ['bucket', 'node'], 'bytes');
 const ops = defineFamily('buckets', 'couchbase_render_ops_total', 'counter', 'Operations.', ['bucket']);
@@ -125,49 +128,61 @@ describe('renderSets', () => {
   });
 });
 
-describe('renderSetsBytes', () => {
-  it('writes the UTF-8 bytes of the same text, growing its buffer past 64 KiB', () => {
-    // 3,000 series whose labels mix 1-, 2-, 3- and 4-byte characters: lines land across many chunk ends.
-    const s = new SampleSet();
-    for (let i = 0; i < 3000; i++) s.add(bytes, { bucket: `b-${i}-é中😀`, node: `n${i % 7}` }, i);
-    // One line longer than a chunk (a label value at the cap of 64 KiB would be shortened: the cap is lifted).
-    const wide = new SampleSet({ maxLabelValueLength: 200_000 });
-    wide.add(bytes, { bucket: 'ü'.repeat(70_000), node: 'n' }, 1);
-    const sets: LabelledSet[] = [{ base: { couchbase_cluster: 'ç' }, set: s }];
-    const text = renderSets(sets);
-    const buf = renderSetsBytes(sets);
-    expect(Buffer.byteLength(text)).toBeGreaterThan(3 * 64 * 1024);
-    expect(buf.equals(Buffer.from(text, 'utf8'))).toBe(true);
-    // Grown by half each time from 64 KiB (no larger than half again what it had to hold).
-    expect(buf.buffer.byteLength).toBeGreaterThanOrEqual(buf.length);
-    expect(buf.buffer.byteLength).toBeLessThanOrEqual(buf.length * 1.5 + 70_000 * 2);
-    const w: LabelledSet[] = [{ base: {}, set: wide }];
-    expect(renderSetsBytes(w).equals(Buffer.from(renderSets(w), 'utf8'))).toBe(true);
-    // Hand-written: the long line is the family's only series.
-    expect(renderSets(w).split('\n')[2]).toBe(`couchbase_render_bytes{bucket="${'ü'.repeat(70_000)}",node="n"} 1`);
-    expect(renderSetsBytes([]).length).toBe(0);
+describe('PartWriter: a part deflated as it is rendered', () => {
+  /** A part's deflate blocks end with a sync flush, not a final block. */
+  const inflateRawSync = (b: Uint8Array): Buffer => inflateAll(b, { finishFlush: constants.Z_SYNC_FLUSH });
+
+  /** Families of every kind, counters among them, with labels of 1- to 4-byte characters, in two clusters' sets. */
+  function sets(): LabelledSet[] {
+    const out: LabelledSet[] = [];
+    for (const cluster of ['ç', 'z']) {
+      const s = new SampleSet();
+      for (let i = 0; i < 3000; i++) s.add(bytes, { bucket: `b-${i}-é中😀`, node: `n${i % 7}` }, i);
+      for (let i = 0; i < 2000; i++) s.add(ops, { bucket: `b-${i}` }, i * 3);
+      s.add(up, {}, 1);
+      s.add(info, { version: '8.0.0' }, 1);
+      out.push({ base: { couchbase_cluster: cluster }, set: s });
+    }
+    return out;
+  }
+
+  it('gives the part preparePart makes of the whole text, whatever the piece size: text, length, CRC and OpenMetrics form', () => {
+    const all = sets();
+    const text = Buffer.from(renderSets(all), 'utf8');
+    const whole = preparePart('p', text);
+    // Hand-checked: one counter family, so one edit (its HELP and TYPE lines), and the text spans many pieces.
+    expect(whole.om?.edits).toHaveLength(1);
+    expect(text.length).toBeGreaterThan(300 * 1024);
+    for (const piece of [64, 4096, 64 * 1024, PIECE_BYTES]) {
+      const w = new PartWriter(piece);
+      renderSetsTo(w, all);
+      const part = w.finish('p') as PreparedPart;
+      expect(part.length).toBe(text.length);
+      expect(inflateRawSync(part.deflated).equals(text)).toBe(true);
+      expect(part.crc).toBe(crc32(text));
+      expect(part.om?.edits.map((e) => [e.start, e.end, Buffer.from(e.text).toString()])).toEqual(whole.om?.edits.map((e) => [e.start, e.end, Buffer.from(e.text).toString()]));
+      expect(part.om?.crc).toBe(whole.om?.crc);
+      expect(inflateRawSync(part.om?.deflated as Buffer).equals(inflateRawSync(whole.om?.deflated as Buffer))).toBe(true);
+    }
+    // The counter's OpenMetrics header, by hand: the family named without _total.
+    expect(inflateRawSync(whole.om?.deflated as Buffer).toString()).toContain('# HELP couchbase_render_ops Operations.\n# TYPE couchbase_render_ops counter\n');
   });
 
-  it('fills a buffer of the hinted size when the text fits, and grows one too small', () => {
-    const s = new SampleSet();
-    for (let i = 0; i < 5000; i++) s.add(bytes, { bucket: `bucket-${i}`, node: 'n1' }, i);
-    const sets: LabelledSet[] = [{ base: {}, set: s }];
-    const exact = Buffer.from(renderSets(sets), 'utf8');
-    // A hint an eighth over the text (what a part's previous size gives): one buffer of that size, no growth.
-    const hint = exact.length + Math.floor(exact.length / 8);
-    const fitted = renderSetsBytes(sets, hint);
-    expect(fitted.equals(exact)).toBe(true);
-    expect(fitted.byteOffset).toBe(0);
-    expect(fitted.buffer.byteLength).toBe(hint);
-    // A part that shrank: the same bytes from the larger buffer.
-    expect(renderSetsBytes(sets, exact.length * 10).equals(exact)).toBe(true);
-    // A hint too small: the buffer grows and the text is whole.
-    expect(renderSetsBytes(sets, 100).equals(exact)).toBe(true);
-    // A small part's first render (no hint) starts at 64 KiB.
-    const small: LabelledSet[] = [{ base: {}, set: set([[ops, { bucket: 'a' }, 1]]) }];
-    const first = renderSetsBytes(small);
-    expect(first.toString()).toBe(renderSets(small));
-    expect(first.buffer.byteLength).toBe(64 * 1024);
+  it('takes a write longer than a piece whole, and gives nothing for an empty render', () => {
+    // One line of 140 KB (a label value past the default cap: the cap is lifted), in pieces of 4 KiB.
+    const wide = new SampleSet({ maxLabelValueLength: 200_000 });
+    wide.add(bytes, { bucket: 'ü'.repeat(70_000), node: 'n' }, 1);
+    const w = new PartWriter(4096);
+    const all: LabelledSet[] = [{ base: {}, set: wide }];
+    renderSetsTo(w, all);
+    const part = w.finish('wide') as PreparedPart;
+    const text = inflateRawSync(part.deflated).toString('utf8');
+    expect(text).toBe(renderSets(all));
+    expect(text.split('\n')[2]).toBe(`couchbase_render_bytes{bucket="${'ü'.repeat(70_000)}",node="n"} 1`);
+    expect(part.om).toBeUndefined();
+    const empty = new PartWriter();
+    renderSetsTo(empty, []);
+    expect(empty.finish('none')).toBeUndefined();
   });
 });
 
