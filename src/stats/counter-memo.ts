@@ -3,8 +3,9 @@
  * kept between polls, so that a counter's increase counts from it.
  *
  * A record is a slot number, its fields columns of typed arrays: a poll updates a known series' slot in place, and
- * the memo holds, per series, its key, a Map entry and 28 bytes of columns. An object per record with two boxed
- * doubles cost about 96 bytes more, and every full collection of the collection thread's heap walked it.
+ * the memo holds, per series, its key, a Map entry and its place in the columns. A record as an object added three
+ * heap objects per series (the object and its two boxed numbers), kept for the life of the process and walked by
+ * every full collection of the collection thread's heap.
  */
 
 /** A record's number in a memo; NO_RECORD for a series the memo does not know. */
