@@ -77,6 +77,9 @@ export function preparePart(name: string, text: string | Buffer): PreparedPart {
 /** How much of a part's text PartWriter holds before it deflates it. */
 export const PIECE_BYTES = 1 << 20;
 
+/** What PartWriter's buffer starts at, doubling up to a piece. */
+const FIRST_PIECE_BYTES = 64 * 1024;
+
 /**
  * A part written as it is rendered: its text is deflated a piece at a time, so the whole text (megabytes for a large
  * cluster's bucket statistics) is never in memory at once. The part is the one preparePart makes of the whole text:
@@ -96,7 +99,8 @@ export class PartWriter implements TextSink {
   private readonly edits: OmEdit[] = [];
 
   constructor(private readonly pieceBytes = PIECE_BYTES) {
-    this.buf = Buffer.allocUnsafeSlow(pieceBytes);
+    // A small part (most collectors' are a few KB) never takes a whole piece.
+    this.buf = Buffer.allocUnsafeSlow(Math.min(FIRST_PIECE_BYTES, pieceBytes));
   }
 
   /** Bytes of text written. */
@@ -112,9 +116,16 @@ export class PartWriter implements TextSink {
     }
     const n = Buffer.byteLength(s, 'utf8');
     if (n > this.buf.length - this.at) {
-      this.flush();
-      // One write longer than a piece (a set's kept text) is a piece of its own size.
-      if (n > this.buf.length) this.buf = Buffer.allocUnsafeSlow(n);
+      if (this.at + n <= this.pieceBytes) {
+        // The first piece grows to a whole one before anything is deflated.
+        const next = Buffer.allocUnsafeSlow(Math.min(this.pieceBytes, Math.max(this.at + n, this.buf.length * 2)));
+        this.buf.copy(next, 0, 0, this.at);
+        this.buf = next;
+      } else {
+        this.flush();
+        // One write longer than a piece (a set's kept text) is a piece of its own size.
+        if (n > this.buf.length) this.buf = Buffer.allocUnsafeSlow(Math.max(n, this.pieceBytes));
+      }
     }
     this.at += this.buf.write(s, this.at, 'utf8');
   }

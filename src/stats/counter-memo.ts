@@ -8,6 +8,8 @@
  * every full collection of the collection thread's heap.
  */
 
+import { doubled } from './grow.js';
+
 /** A record's number in a memo; NO_RECORD for a series the memo does not know. */
 export type MemoSlot = number;
 export const NO_RECORD: MemoSlot = -1;
@@ -54,8 +56,13 @@ export class CounterMemo {
     return this.slots.get(key) ?? NO_RECORD;
   }
 
-  /** A new record (a series not known: slotOf gave NO_RECORD). */
+  /** A new record, or a known series' record updated (as set). */
   add(key: string, t: number, v: number, gen: number): MemoSlot {
+    const known = this.slots.get(key);
+    if (known !== undefined) {
+      this.set(known, t, v, gen);
+      return known;
+    }
     let s = this.free.pop();
     if (s === undefined) {
       s = this.top++;
@@ -148,21 +155,10 @@ export class CounterMemo {
   }
 
   private grow(): void {
-    const n = this.t.length * 2;
-    const f = (a: Float64Array): Float64Array => {
-      const b = new Float64Array(n);
-      b.set(a);
-      return b;
-    };
-    const i = (a: Int32Array): Int32Array => {
-      const b = new Int32Array(n);
-      b.set(a);
-      return b;
-    };
-    this.t = f(this.t);
-    this.v = f(this.v);
-    this.gen = i(this.gen);
-    this.stagedAt = i(this.stagedAt);
-    this.seen = i(this.seen);
+    this.t = doubled(this.t);
+    this.v = doubled(this.v);
+    this.gen = doubled(this.gen);
+    this.stagedAt = doubled(this.stagedAt);
+    this.seen = doubled(this.seen);
   }
 }

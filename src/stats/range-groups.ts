@@ -14,6 +14,7 @@
  */
 import type { NativeMapRow, NativeSeries } from './native-map.js';
 import { NO_RECORD } from './counter-memo.js';
+import { doubled } from './grow.js';
 import type { CounterMemo, MemoSlot } from './counter-memo.js';
 import { HAS_INC, HAS_MEAN, RUN_VALUE, V_INC, V_MEAN, V_SECS, V_T, V_V } from './range-values.js';
 import { MAX_GAP_NODES } from '../metrics/family.js';
@@ -227,13 +228,6 @@ export type RefusedWhy = 'range_cells' | 'range_cell_series';
  * without them). A scan of the layer's records instead was quadratic in an answer that repeats its series.
  */
 let staged = 0;
-/** `a` copied into one twice its length. */
-function grown(a: Float64Array): Float64Array {
-  const more = new Float64Array(a.length * 2);
-  more.set(a);
-  return more;
-}
-
 /** previous()'s answer, reused: its caller values the series with it before the next call. */
 const PREVIOUS = { t: 0, v: 0 };
 /** Groupings made so far: each has its own number, so a poll cut short leaves nothing to reset. */
@@ -409,13 +403,13 @@ export class Layer {
     const t = RUN_VALUE[V_T] as number;
     const v = RUN_VALUE[V_V] as number;
     if (rec !== NO_RECORD) {
-      // Kept under 2^30 (and never 0, the mark of a record never staged): a daemon stages 2^30 records in weeks.
+      // At most 2^30 (and never 0, the mark of a record never staged): a daemon stages 2^30 records in weeks.
       staged = (staged & 0x3fffffff) + 1;
       this.memo.setStaged(rec, staged);
       if (this.first < 0) this.first = staged;
       const i = this.recs.length;
       this.recs.push(rec);
-      if (2 * i + 2 > this.points.length) this.points = grown(this.points);
+      if (2 * i + 2 > this.points.length) this.points = doubled(this.points);
       this.points[2 * i] = t;
       this.points[2 * i + 1] = v;
     } else {
@@ -424,7 +418,7 @@ export class Layer {
       if (j === undefined) {
         j = this.fresh.size;
         this.fresh.set(key, j);
-        if (2 * j + 2 > this.freshPoints.length) this.freshPoints = grown(this.freshPoints);
+        if (2 * j + 2 > this.freshPoints.length) this.freshPoints = doubled(this.freshPoints);
       }
       this.freshPoints[2 * j] = t;
       this.freshPoints[2 * j + 1] = v;

@@ -7,6 +7,7 @@ import { Ch } from './json-slices.js';
 import { keptLabel, RANGE_LIMITS } from './range-limits.js';
 import type { RangeCaps } from './range-limits.js';
 import { NO_RECORD } from './counter-memo.js';
+import { doubled } from './grow.js';
 import type { MemoSlot } from './counter-memo.js';
 
 /**
@@ -328,17 +329,12 @@ export class EntryList {
   }
 
   private grow(): void {
-    const more = (a: Int32Array) => {
-      const b = new Int32Array(a.length * 2);
-      b.set(a);
-      return b;
-    };
-    this.nodeIds = more(this.nodeIds);
-    this.from = more(this.from);
-    this.to = more(this.to);
-    this.idFrom = more(this.idFrom);
-    this.idTo = more(this.idTo);
-    this.recs = more(this.recs);
+    this.nodeIds = doubled(this.nodeIds);
+    this.from = doubled(this.from);
+    this.to = doubled(this.to);
+    this.idFrom = doubled(this.idFrom);
+    this.idTo = doubled(this.idTo);
+    this.recs = doubled(this.recs);
   }
 }
 

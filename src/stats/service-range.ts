@@ -25,13 +25,13 @@ import type { RangeQuery } from './range-plan.js';
 import { answerHead, treeEntries } from './range-tree.js';
 import { dropAfter, dropNegative, HAS_INC, rawRun, REFUSED, RUN_VALUE, seriesKey, takeRefused, V_INC, V_SECS, V_T, V_V, valueRun } from './range-values.js';
 import type { MemoPoint } from './counter-memo.js';
-
-/** A service spec's previous newest point per native series (few series: a Map of points). */
-type PointMemo = Map<string, MemoPoint>;
 import { declaredServiceSpecs, everyNode, itemKey, kindOfServiceRow, nativeMetrics } from './service-table.js';
 import type { ServiceSpec, ServiceStatRow } from './service-table.js';
 import { ITEM_WIDE, itemOf as itemValuesOf, setOf } from './values.js';
 import type { ItemValues, SourceValues, ValueKind } from './values.js';
+
+/** A service spec's previous newest point per native series (few series: a Map of points). */
+type PointMemo = Map<string, MemoPoint>;
 
 /** What the service sources need besides a statistics context: which collectors are enabled, and their intervals. */
 export interface ServiceContext extends StatsContext {

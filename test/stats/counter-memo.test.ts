@@ -56,6 +56,18 @@ describe('CounterMemo', () => {
     for (const i of [0, 63, 64, 511, 999]) expect(m.pointInto(m.slotOf(`k${i}`), into)).toEqual({ t: 1_700_000_000_000 + i, v: i / 4 });
   });
 
+  it('adding a known series updates its record: no second slot, none lost', () => {
+    const m = new CounterMemo();
+    const a = m.add('a', 1, 1, 1);
+    expect(m.add('a', 2, 5, 2)).toBe(a);
+    expect([...m]).toEqual([['a', { t: 2, v: 5 }]]);
+    m.forgetUnseen(2);
+    expect(m.size).toBe(1);
+    m.forgetUnseen(3);
+    // Its one slot is free again.
+    expect(m.add('b', 3, 3, 3)).toBe(a);
+  });
+
   it('starts from given points (tests), seen by no grouping yet', () => {
     const m = new CounterMemo([['k', { t: 1, v: 2 }]]);
     expect([...m.values()]).toEqual([{ t: 1, v: 2 }]);
