@@ -46,31 +46,38 @@ export function deflatePart(plain: Uint8Array): Buffer {
   return deflateRawSync(plain, { level: 6, finishFlush: constants.Z_SYNC_FLUSH });
 }
 
+/**
+ * The deflate blocks of `plain` in both forms, each ended by a sync flush (as parts are: see exposition.ts), in text
+ * order [body, header, body, header, …, body]: the headers as they are (`text`) or with `edits` applied (`om`), the
+ * bodies between them deflated once for both.
+ */
+function deflateForms(plain: Uint8Array, edits: readonly OmEdit[], text: Buffer[], om: Buffer[]): void {
+  let at = 0;
+  for (const e of edits) {
+    const body = deflatePart(plain.subarray(at, e.start));
+    text.push(body, deflatePart(plain.subarray(e.start, e.end)));
+    om.push(body, deflatePart(e.text));
+    at = e.end;
+  }
+  const rest = deflatePart(plain.subarray(at));
+  text.push(rest);
+  om.push(rest);
+}
+
 /** A part from its text (read here, not kept). */
 export function preparePart(name: string, text: string | Buffer): PreparedPart {
   const plain = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
   const edits = counterHeaderEdits(plain);
   if (edits.length === 0) return { name, length: plain.length, deflated: owned(deflatePart(plain)), crc: crc32(plain) };
-  // Both forms deflated piece by piece (each piece ended by a sync flush, as parts are: see exposition.ts), the
-  // pieces between the edits once for both: [body, header, body, header, …, body].
-  const bodies: Buffer[] = [];
-  const textHeads: Buffer[] = [];
-  const omHeads: Buffer[] = [];
-  let at = 0;
-  for (const e of edits) {
-    bodies.push(deflatePart(plain.subarray(at, e.start)));
-    textHeads.push(deflatePart(plain.subarray(e.start, e.end)));
-    omHeads.push(deflatePart(e.text));
-    at = e.end;
-  }
-  bodies.push(deflatePart(plain.subarray(at)));
-  const interleave = (heads: readonly Buffer[]): Buffer => owned(Buffer.concat(bodies.flatMap((b, i) => (i < heads.length ? [b, heads[i] as Buffer] : [b]))));
+  const textBlocks: Buffer[] = [];
+  const omBlocks: Buffer[] = [];
+  deflateForms(plain, edits, textBlocks, omBlocks);
   return {
     name,
     length: plain.length,
-    deflated: interleave(textHeads),
+    deflated: owned(Buffer.concat(textBlocks)),
     crc: crc32(plain),
-    om: { edits, deflated: interleave(omHeads), crc: crcOf(omChunks(plain, edits)) },
+    om: { edits, deflated: owned(Buffer.concat(omBlocks)), crc: crcOf(omChunks(plain, edits)) },
   };
 }
 
@@ -145,17 +152,8 @@ export class PartWriter implements TextSink {
     const piece = this.buf.subarray(0, this.at);
     this.crc = crc32(piece, this.crc);
     const edits = counterHeaderEdits(piece);
-    let from = 0;
-    for (const e of edits) {
-      const body = deflatePart(piece.subarray(from, e.start));
-      this.text.push(body, deflatePart(piece.subarray(e.start, e.end)));
-      this.om.push(body, deflatePart(e.text));
-      this.edits.push({ start: this.done + e.start, end: this.done + e.end, text: e.text });
-      from = e.end;
-    }
-    const rest = deflatePart(piece.subarray(from));
-    this.text.push(rest);
-    this.om.push(rest);
+    deflateForms(piece, edits, this.text, this.om);
+    for (const e of edits) this.edits.push({ start: this.done + e.start, end: this.done + e.end, text: e.text });
     for (const c of omChunks(piece, edits)) this.omCrc = crc32(c, this.omCrc);
     this.done += this.at;
     this.at = 0;
