@@ -36,7 +36,7 @@ export class CounterMemo {
    * reader checks the place holds this record); -1: none.
    */
   private seen: Int32Array = new Int32Array(START_SLOTS);
-  /** Slots freed by forget(), given out again before new ones. */
+  /** Slots freed by forgetUnseen(), given out again before new ones. */
   private readonly free: MemoSlot[] = [];
   /** Slots given out so far (the columns' used length). */
   private top = 0;
